@@ -1,0 +1,45 @@
+// ModelConfig: the shape of one decode step (SPEC §1) and the rules it must obey.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace kvbench {
+
+// A configuration that breaks a rule. The message names the CLI option, the
+// value and the rule, plus a hint where one helps.
+class ConfigError : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+struct ModelConfig {
+    std::size_t n_batch = 1;     // B, --batch
+    std::size_t seq_len = 1;     // N, --seq: positions the new token attends to, itself included
+    std::size_t model_dim = 64;  // D, --dim
+    std::size_t n_heads = 4;     // H, --heads
+    std::size_t n_kv_heads = 4;  // G, --kv-heads
+    std::size_t n_layers = 1;    // L, --layers
+
+    std::size_t head_dim() const { return model_dim / n_heads; }
+    std::size_t kv_dim() const { return n_kv_heads * head_dim(); }
+    // Query heads sharing one KV head (llama2.c's kv_mul).
+    std::size_t group_size() const { return n_heads / n_kv_heads; }
+    // Width of the fused q|k|v projection output.
+    std::size_t qkv_dim() const { return model_dim + 2 * kv_dim(); }
+
+    bool operator==(const ModelConfig&) const = default;
+};
+
+// Throws ConfigError on the first broken rule: every field positive,
+// --dim divisible by --heads, --heads divisible by --kv-heads.
+void validate(const ModelConfig& config);
+
+// "MHA", "MQA" or "GQA-<G>".
+std::string grouping_label(std::size_t n_heads, std::size_t n_kv_heads);
+
+// "B=1 N=1024 D=1024 H=16 G=4 L=1": how a point is named in messages.
+std::string describe(const ModelConfig& config);
+
+}  // namespace kvbench

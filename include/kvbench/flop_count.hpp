@@ -1,0 +1,20 @@
+// FlopCount: FLOPs a kernel reports having executed, so tests can hold execution to SPEC §2.
+#pragma once
+
+#include <cstdint>
+
+namespace kvbench {
+
+// FLOPs of a kernel: `useful` is what SPEC §2 counts (the causal triangle); `executed`
+// adds the masked products that a tile straddling the diagonal computes anyway.
+struct FlopCount {
+    std::uint64_t useful = 0;
+    std::uint64_t executed = 0;
+    FlopCount& operator+=(const FlopCount& other) {
+        useful += other.useful;
+        executed += other.executed;
+        return *this;
+    }
+};
+
+}  // namespace kvbench

@@ -1,0 +1,26 @@
+// A small seeded generator whose stream is the same on every platform and standard library.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace kvbench {
+
+// SplitMix64 (Steele, Lea, Flood 2014): std::uniform_real_distribution is not
+// specified bit-for-bit across standard libraries, and "same seed, same output"
+// must hold wherever kvbench is built.
+class Rng {
+public:
+    explicit Rng(std::uint64_t seed) : state_(seed) {}
+    std::uint64_t next_u64();
+    // Uniform in [-1, 1), from the top 24 bits so every value is an exact float.
+    float next_symmetric();
+
+private:
+    std::uint64_t state_;
+};
+
+// Fills `values` with uniform samples in [-scale, scale).
+void fill_uniform(Rng& rng, std::span<float> values, float scale);
+
+}  // namespace kvbench

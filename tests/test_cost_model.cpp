@@ -1,0 +1,54 @@
+#include "kvbench/cost_model.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace kvbench;
+using kvbench::test::make_config;
+
+TEST_CASE("cached and uncached flops match hand-computed values") {
+    // B=2 N=10 D=8 H=2 G=1 L=3: dh=4, P = 2·64 + 2·8·4 = 192.
+    const auto config = make_config(2, 10, 8, 2, 1, 3);
+    CHECK(weights_per_layer(config) == 192);
+    // L·B·(2P + 4·H·dh·N) = 3·2·(384 + 4·2·4·10) = 3·2·704
+    CHECK(step_flops(config, DecodePath::cached) == 4224);
+    // L·B·(2·N·P + 2·H·dh·N·(N+1)) = 3·2·(3840 + 2·8·10·11) = 3·2·5600
+    CHECK(step_flops(config, DecodePath::uncached) == 33600);
+}
+
+TEST_CASE("bytes match hand-computed values") {
+    const auto config = make_config(2, 10, 8, 2, 1, 3);
+    // L·(P·4 + 2·B·N·G·dh·4 + 2·B·D·4) = 3·(768 + 640 + 128)
+    CHECK(step_bytes(config, DecodePath::cached) == 4608);
+    // L·(P·4 + 2·B·N·G·dh·4 + 2·B·N·D·4) = 3·(768 + 640 + 1280)
+    CHECK(step_bytes(config, DecodePath::uncached) == 8064);
+    // 2·L·B·N·G·dh·4
+    CHECK(kv_cache_bytes(config) == 1920);
+}
+
+TEST_CASE("mqa kv bytes are mha kv bytes divided by the head count") {
+    const auto mha = make_config(4, 4096, 4096, 32, 32, 2);
+    auto mqa = mha;
+    mqa.n_kv_heads = 1;
+    auto gqa = mha;
+    gqa.n_kv_heads = 8;
+    CHECK(kv_cache_bytes(mqa) * 32 == kv_cache_bytes(mha));
+    CHECK(kv_cache_bytes(gqa) * 4 == kv_cache_bytes(mha));
+}
+
+TEST_CASE("large configurations count without overflow") {
+    const auto config = make_config(64, 131072, 8192, 64, 8, 80);
+    // 2·80·64·131072·1024·4 bytes = 5 TiB, well past 32 bits.
+    CHECK(kv_cache_bytes(config) == 2ull * 80 * 64 * 131072 * 1024 * 4);
+    CHECK(step_flops(config, DecodePath::uncached) > step_flops(config, DecodePath::cached));
+}
+
+TEST_CASE("step_cost bundles the three counts") {
+    const auto config = make_config(1, 100, 64, 4, 2, 1);
+    const StepCost cost = step_cost(config, DecodePath::cached);
+    CHECK(cost.flops == step_flops(config, DecodePath::cached));
+    CHECK(cost.bytes == step_bytes(config, DecodePath::cached));
+    CHECK(cost.kv_bytes == kv_cache_bytes(config));
+    CHECK(std::string(path_name(DecodePath::uncached)) == "uncached");
+}

@@ -1,0 +1,234 @@
+#include "kvbench/cost_model.hpp"
+#include "kvbench/decoder.hpp"
+#include "kvbench/reference.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+using namespace kvbench;
+using kvbench::test::divisors;
+using kvbench::test::make_config;
+using kvbench::test::positions;
+
+namespace {
+
+constexpr double spec_tolerance = 1e-4;  // SPEC §1
+constexpr std::size_t test_threads = 2;
+
+struct Comparison {
+    double rel_error = 0;
+    FlopCount cached_flops;
+    FlopCount uncached_flops;
+};
+
+// SPEC §1: fill a cache with positions 1..N-1 from a prefill of the first N-1 tokens,
+// take one cached step for token N, compare with row N of the uncached forward.
+Comparison compare_cached_with_uncached(const ModelConfig& config, std::uint64_t seed) {
+    const ModelWeights weights = make_weights(config, seed);
+    const std::vector<float> inputs = make_inputs(config, seed);
+    const std::size_t n = config.seq_len, dim = config.model_dim;
+
+    std::vector<float> full_out(inputs.size());
+    ForwardScratch full_scratch(config, test_threads);
+    Comparison result;
+    result.uncached_flops = forward_full(config, weights, inputs.data(), full_out.data(), full_scratch);
+
+    KvCache cache(config, n);
+    if (n > 1) {
+        ModelConfig prefix_config = config;
+        prefix_config.seq_len = n - 1;
+        const auto prefix_inputs = positions(inputs, config.n_batch, n, dim, 0, n - 1);
+        std::vector<float> prefix_out(prefix_inputs.size());
+        ForwardScratch prefix_scratch(prefix_config, test_threads);
+        forward_full(prefix_config, weights, prefix_inputs.data(), prefix_out.data(), prefix_scratch, &cache);
+    }
+    REQUIRE(cache.length() == n - 1);
+    const auto step_in = positions(inputs, config.n_batch, n, dim, n - 1, 1);
+    std::vector<float> step_out(step_in.size());
+    DecodeScratch step_scratch(config, n, test_threads);
+    result.cached_flops = decode_step(config, weights, cache, step_in.data(), step_out.data(), step_scratch);
+    CHECK(cache.length() == n);
+
+    result.rel_error = relative_error(step_out, positions(full_out, config.n_batch, n, dim, n - 1, 1));
+    return result;
+}
+
+}  // namespace
+
+TEST_CASE("the cached step equals the last row of the uncached forward over the whole grid") {
+    std::size_t n_configs = 0;
+    double worst = 0;
+    for (std::size_t n_batch : {1u, 3u}) {
+        for (std::size_t seq_len : {1u, 2u, 17u, 64u}) {
+            for (std::size_t dim : {64u, 96u}) {
+                for (std::size_t n_heads : {4u, 8u}) {
+                    for (std::size_t n_kv_heads : divisors(n_heads)) {
+                        for (std::size_t n_layers : {1u, 3u}) {
+                            const auto config = make_config(n_batch, seq_len, dim, n_heads, n_kv_heads, n_layers);
+                            const Comparison c = compare_cached_with_uncached(config, 42 + n_configs);
+                            INFO(describe(config));
+                            CHECK(c.rel_error < spec_tolerance);
+                            worst = std::max(worst, c.rel_error);
+                            ++n_configs;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    CHECK(n_configs == 2 * 4 * 2 * (3 + 4) * 2);
+    MESSAGE("worst relative error over " << n_configs << " configurations: " << worst);
+}
+
+TEST_CASE("a whole generation through the cache reproduces every row of one uncached forward") {
+    for (std::size_t n_kv_heads : {8u, 2u, 1u}) {
+        const auto config = make_config(2, 40, 64, 8, n_kv_heads, 2);
+        const ModelWeights weights = make_weights(config, 7);
+        const std::vector<float> inputs = make_inputs(config, 7);
+        std::vector<float> full_out(inputs.size());
+        ForwardScratch full_scratch(config, test_threads, 16);
+        forward_full(config, weights, inputs.data(), full_out.data(), full_scratch);
+
+        KvCache cache(config, config.seq_len);
+        DecodeScratch scratch(config, config.seq_len, test_threads);
+        double worst = 0;
+        for (std::size_t pos = 0; pos < config.seq_len; ++pos) {
+            const auto x = positions(inputs, config.n_batch, config.seq_len, config.model_dim, pos, 1);
+            std::vector<float> y(x.size());
+            decode_step(config, weights, cache, x.data(), y.data(), scratch);
+            const auto expected = positions(full_out, config.n_batch, config.seq_len, config.model_dim, pos, 1);
+            worst = std::max(worst, relative_error(y, expected));
+        }
+        INFO(describe(config));
+        CHECK(cache.length() == config.seq_len);
+        CHECK(worst < spec_tolerance);
+    }
+}
+
+TEST_CASE("the uncached forward matches the plain-loop reference model") {
+    for (std::size_t n_kv_heads : {4u, 2u, 1u}) {
+        const auto config = make_config(2, 70, 32, 4, n_kv_heads, 2);  // 70 rows: two tiles of 64
+        const ModelWeights weights = make_weights(config, 3);
+        const std::vector<float> inputs = make_inputs(config, 3);
+        std::vector<float> out(inputs.size());
+        ForwardScratch scratch(config, test_threads);
+        forward_full(config, weights, inputs.data(), out.data(), scratch);
+        INFO(describe(config));
+        CHECK(relative_error(out, forward_reference(config, weights, inputs)) < spec_tolerance);
+    }
+}
+
+TEST_CASE("kv heads equal to query heads is exactly the mha computation") {
+    // The reference computes MHA head by head with its own K and V per head.
+    const auto config = make_config(1, 9, 64, 8, 8, 2);
+    const ModelWeights weights = make_weights(config, 5);
+    const auto inputs = make_inputs(config, 5);
+    KvCache cache(config, config.seq_len);
+    DecodeScratch scratch(config, config.seq_len, test_threads);
+    std::vector<float> y(config.model_dim);
+    for (std::size_t pos = 0; pos < config.seq_len; ++pos) {
+        decode_step(config, weights, cache, inputs.data() + pos * config.model_dim, y.data(), scratch);
+    }
+    const auto expected = forward_reference(config, weights, inputs);
+    CHECK(relative_error(y, positions(expected, 1, config.seq_len, config.model_dim, config.seq_len - 1, 1)) <
+          spec_tolerance);
+}
+
+TEST_CASE("mha with kv weights shared across heads computes the same as its mqa version") {
+    const auto mqa = make_config(2, 23, 64, 4, 1, 2);
+    auto mha = mqa;
+    mha.n_kv_heads = mqa.n_heads;
+    const ModelWeights mqa_weights = make_weights(mqa, 9);
+    ModelWeights mha_weights;
+    const std::size_t dim = mqa.model_dim, dh = mqa.head_dim();
+    for (const LayerWeights& layer : mqa_weights.layers) {
+        LayerWeights copy;
+        copy.wo = layer.wo;
+        // Wq^T rows as they are; the single K head's rows (and V's) repeated once per query head.
+        copy.wqkv.assign(layer.wqkv.begin(), layer.wqkv.begin() + static_cast<std::ptrdiff_t>(dim * dim));
+        for (std::size_t part = 0; part < 2; ++part) {
+            const auto first = layer.wqkv.begin() + static_cast<std::ptrdiff_t>((dim + part * dh) * dim);
+            for (std::size_t h = 0; h < mha.n_heads; ++h) {
+                copy.wqkv.insert(copy.wqkv.end(), first, first + static_cast<std::ptrdiff_t>(dh * dim));
+            }
+        }
+        REQUIRE(copy.wqkv.size() == mha.qkv_dim() * dim);
+        mha_weights.layers.push_back(std::move(copy));
+    }
+    const auto inputs = make_inputs(mqa, 9);
+    std::vector<float> mqa_out(inputs.size()), mha_out(inputs.size());
+    ForwardScratch mqa_scratch(mqa, test_threads), mha_scratch(mha, test_threads);
+    forward_full(mqa, mqa_weights, inputs.data(), mqa_out.data(), mqa_scratch);
+    forward_full(mha, mha_weights, inputs.data(), mha_out.data(), mha_scratch);
+    CHECK(relative_error(mha_out, mqa_out) < 1e-6);
+    // And a genuinely different MHA model does not agree, so the check above can fail.
+    const ModelWeights other = make_weights(mha, 9);
+    std::vector<float> other_out(inputs.size());
+    forward_full(mha, other, inputs.data(), other_out.data(), mha_scratch);
+    CHECK(relative_error(other_out, mqa_out) > 1e-2);
+}
+
+TEST_CASE("counted flops equal the spec formulas for both paths") {
+    const ModelConfig configs[] = {make_config(1, 1, 64, 4, 4, 1), make_config(3, 17, 96, 8, 2, 3),
+                                   make_config(2, 64, 64, 4, 1, 2), make_config(1, 200, 128, 8, 8, 1)};
+    for (const ModelConfig& config : configs) {
+        INFO(describe(config));
+        const Comparison c = compare_cached_with_uncached(config, 1);
+        CHECK(c.cached_flops.useful == step_flops(config, DecodePath::cached));
+        CHECK(c.cached_flops.executed == c.cached_flops.useful);
+        CHECK(c.uncached_flops.useful == step_flops(config, DecodePath::uncached));
+        CHECK(c.uncached_flops.executed >= c.uncached_flops.useful);
+    }
+}
+
+TEST_CASE("same seed gives the same output bit for bit and another seed does not") {
+    const auto config = make_config(2, 33, 64, 8, 2, 2);
+    auto run = [&](std::uint64_t seed) {
+        const ModelWeights weights = make_weights(config, seed);
+        const auto inputs = make_inputs(config, seed);
+        std::vector<float> out(inputs.size());
+        ForwardScratch scratch(config, test_threads);
+        KvCache cache(config, config.seq_len + 1);
+        forward_full(config, weights, inputs.data(), out.data(), scratch, &cache);
+        DecodeScratch step_scratch(config, config.seq_len + 1, test_threads);
+        std::vector<float> step_out(config.n_batch * config.model_dim);
+        decode_step(config, weights, cache, out.data(), step_out.data(), step_scratch);
+        out.insert(out.end(), step_out.begin(), step_out.end());
+        return out;
+    };
+    const auto first = run(11), second = run(11), third = run(12);
+    REQUIRE(first.size() == second.size());
+    CHECK(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)) == 0);
+    CHECK(std::memcmp(first.data(), third.data(), first.size() * sizeof(float)) != 0);
+}
+
+TEST_CASE("a full cache refuses the next step instead of writing past its end") {
+    const auto config = make_config(1, 2, 32, 4, 4, 1);
+    const ModelWeights weights = make_weights(config, 1);
+    KvCache cache(config, 2);
+    DecodeScratch scratch(config, 2, test_threads);
+    std::vector<float> x(config.model_dim, 0.5f), y(config.model_dim);
+    decode_step(config, weights, cache, x.data(), y.data(), scratch);
+    decode_step(config, weights, cache, x.data(), y.data(), scratch);
+    CHECK_THROWS_AS(decode_step(config, weights, cache, x.data(), y.data(), scratch), std::out_of_range);
+    CHECK(cache.length() == 2);
+}
+
+TEST_CASE("activations stay of order one through many layers") {
+    const auto config = make_config(1, 16, 128, 8, 2, 12);
+    const ModelWeights weights = make_weights(config, 4);
+    const auto inputs = make_inputs(config, 4);
+    std::vector<float> out(inputs.size());
+    ForwardScratch scratch(config, test_threads);
+    forward_full(config, weights, inputs.data(), out.data(), scratch);
+    double sum_sq = 0;
+    for (float v : out) sum_sq += double(v) * v;
+    const double rms = std::sqrt(sum_sq / double(out.size()));
+    CHECK(rms > 0.5);
+    CHECK(rms < 3.0);
+}

@@ -1,0 +1,46 @@
+// Helpers shared by the engine tests: a model in one struct, slicing positions out of (B, N, D).
+#pragma once
+
+#include "kvbench/config.hpp"
+#include "kvbench/weights.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace kvbench::test {
+
+inline ModelConfig make_config(std::size_t n_batch, std::size_t seq_len, std::size_t model_dim,
+                               std::size_t n_heads, std::size_t n_kv_heads, std::size_t n_layers) {
+    ModelConfig config;
+    config.n_batch = n_batch;
+    config.seq_len = seq_len;
+    config.model_dim = model_dim;
+    config.n_heads = n_heads;
+    config.n_kv_heads = n_kv_heads;
+    config.n_layers = n_layers;
+    return config;
+}
+
+// Rows [first, first + count) of every sequence of a (n_batch, seq_len, dim) tensor,
+// as a (n_batch, count, dim) tensor.
+inline std::vector<float> positions(const std::vector<float>& tensor, std::size_t n_batch,
+                                    std::size_t seq_len, std::size_t dim, std::size_t first,
+                                    std::size_t count) {
+    std::vector<float> out(n_batch * count * dim);
+    for (std::size_t b = 0; b < n_batch; ++b) {
+        std::copy_n(tensor.begin() + static_cast<std::ptrdiff_t>((b * seq_len + first) * dim),
+                    count * dim, out.begin() + static_cast<std::ptrdiff_t>(b * count * dim));
+    }
+    return out;
+}
+
+inline std::vector<std::size_t> divisors(std::size_t n) {
+    std::vector<std::size_t> result;
+    for (std::size_t d = 1; d <= n; ++d) {
+        if (n % d == 0) result.push_back(d);
+    }
+    return result;
+}
+
+}  // namespace kvbench::test
