@@ -1,0 +1,17 @@
+// Writes a file all at once: into a temporary beside it, then renamed over it.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <ostream>
+
+namespace kvbench {
+
+// Calls `write` on a stream to `path` + ".tmp-<pid>", flushes and closes it, and
+// renames it to `path`, so `path` is either complete or untouched. On any failure,
+// including an exception from `write`, removes the temporary and throws
+// std::runtime_error("cannot write <path>: <reason>").
+void write_file_atomically(const std::filesystem::path& path,
+                           const std::function<void(std::ostream&)>& write);
+
+}  // namespace kvbench

@@ -1,0 +1,66 @@
+// Roofline: the machine's measured peak read bandwidth and fp32 FLOP/s, their JSON file, and the bound they give (SPEC §2).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace kvbench {
+
+struct Roofline {
+    double peak_gflops = 0.0;                 // best fp32 sgemm rate, 1e9 FLOP/s
+    double peak_gbps = 0.0;                   // best streaming read rate, 1e9 bytes/s
+    std::size_t n_threads = 0;                // compute threads both were measured with
+    std::string cpu_model;                    // Environment::cpu_model
+    std::size_t llc_bytes = 0;                // Environment::llc_bytes
+    std::string blas_library;                 // Environment::blas_library
+    std::string openblas_coretype;            // $OPENBLAS_CORETYPE: picks the sgemm kernel, so the peak
+    std::string measured_at;                  // UTC, ISO 8601
+    std::size_t bandwidth_buffer_bytes = 0;   // bytes read per bandwidth repetition
+    std::size_t sgemm_dim = 0;                // the sgemm was (dim, dim) · (dim, dim)
+    std::size_t n_reps = 0;                   // timed repetitions of each, best kept
+
+    bool operator==(const Roofline&) const = default;
+};
+
+struct RooflineOptions {
+    // 0 picks max(8 × LLC, 1 GiB): far beyond the LLC, so the read streams from DRAM.
+    std::size_t bandwidth_buffer_bytes = 0;
+    // Large enough that OpenBLAS runs at its kernel's peak; about 58 GFLOP per call.
+    std::size_t sgemm_dim = 3072;
+    std::size_t n_reps = 5;
+};
+
+// Buffer size the bandwidth test uses when options ask for 0.
+std::size_t default_bandwidth_buffer_bytes(std::size_t llc_bytes);
+
+// Measures both peaks on n_threads compute threads, one untimed warm-up each,
+// then options.n_reps timed repetitions, keeping the best. Restores the previous
+// compute thread count before returning.
+// Requires: n_threads >= 1, options.n_reps >= 1, options.sgemm_dim >= 1.
+Roofline measure_roofline(std::size_t n_threads, const RooflineOptions& options = {});
+
+// Writes the roofline as JSON to a temporary file beside path, then renames it
+// over path, so a reader never sees a partial file. Throws std::runtime_error
+// naming the file when it cannot be written (e.g. the directory does not exist).
+void save_roofline(const std::filesystem::path& path, const Roofline& roofline);
+
+// Throws std::runtime_error naming the file when it is missing, is not JSON,
+// has another schema_version, lacks a field, or holds a non-positive peak.
+Roofline load_roofline(const std::filesystem::path& path);
+
+// $KVBENCH_ROOFLINE_DIR, else $XDG_CACHE_HOME/kvbench, else $HOME/.cache/kvbench,
+// with file name roofline-t<n_threads>.json (peaks depend on the thread count).
+// Throws std::runtime_error when none of the three variables is set.
+std::filesystem::path default_roofline_path(std::size_t n_threads);
+
+// Roofline time of one step in seconds: max(flops / peak FLOP/s, bytes / peak B/s).
+// Requires: roofline.peak_gflops > 0, roofline.peak_gbps > 0.
+double roofline_time_s(std::uint64_t flops, std::uint64_t bytes, const Roofline& roofline);
+
+// 100 · roofline_time_s / measured_median_s: how close a measurement came to the bound.
+// Requires: measured_median_s > 0.
+double roofline_pct(double roofline_time_s, double measured_median_s);
+
+}  // namespace kvbench

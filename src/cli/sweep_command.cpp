@@ -1,0 +1,235 @@
+// The sweep's scheduler: memory check, dry run, the measuring loop, and where each report goes.
+#include "sweep_command.hpp"
+
+#include "interrupt.hpp"
+#include "progress.hpp"
+
+#include "kvbench/cache_flush.hpp"
+#include "kvbench/environment.hpp"
+#include "kvbench/memory.hpp"
+#include "kvbench/roofline.hpp"
+#include "kvbench/summary_tables.hpp"
+#include "kvbench/units.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+
+namespace kvbench {
+
+namespace {
+
+constexpr double verify_tolerance = 1e-4;  // SPEC §1
+constexpr double noisy_cv = 0.05;
+
+void warn(const std::string& message) { fmt::print(stderr, "kvbench: warning: {}\n", message); }
+
+std::string point_label(const GridPoint& point) {
+    return fmt::format("{} T={} ({})", describe(point.config), point.n_threads,
+                       grouping_label(point.config.n_heads, point.config.n_kv_heads));
+}
+
+// The roofline of each thread count: --roofline for all, else the saved file when there is one.
+std::map<std::size_t, Roofline> load_rooflines(const SweepPlan& plan) {
+    std::map<std::size_t, Roofline> rooflines;
+    for (const GridPoint& point : plan.grid.points) {
+        if (rooflines.contains(point.n_threads)) continue;
+        if (plan.roofline) {
+            rooflines.emplace(point.n_threads, load_roofline(*plan.roofline));
+            continue;
+        }
+        std::filesystem::path saved;
+        try {
+            saved = default_roofline_path(point.n_threads);
+        } catch (const std::runtime_error&) {
+            continue;  // no home or cache directory: run without a roofline
+        }
+        if (std::filesystem::exists(saved)) rooflines.emplace(point.n_threads, load_roofline(saved));
+    }
+    return rooflines;
+}
+
+const Roofline* roofline_of(const std::map<std::size_t, Roofline>& rooflines, std::size_t n_threads) {
+    const auto found = rooflines.find(n_threads);
+    return found == rooflines.end() ? nullptr : &found->second;
+}
+
+// Drops, with one warning each, the points whose allocations exceed the memory limit.
+std::vector<GridPoint> points_that_fit(const SweepPlan& plan, std::uint64_t flush_bytes) {
+    const std::optional<std::uint64_t> available = available_memory_bytes();
+    const std::optional<std::uint64_t> limit = plan.max_memory ? plan.max_memory : available;
+    const char* limit_name = plan.max_memory ? "--max-memory" : "the memory available now";
+    std::vector<GridPoint> kept;
+    for (const GridPoint& point : plan.grid.points) {
+        const std::uint64_t needed = point_memory_bytes(point, plan.run) + flush_bytes;
+        if (limit && needed > *limit) {
+            warn(fmt::format("skipping {}: it needs {}, more than {} ({})", point_label(point),
+                             format_bytes(needed), limit_name, format_bytes(*limit)));
+            continue;
+        }
+        kept.push_back(point);
+    }
+    if (kept.empty()) {
+        throw ConfigError(fmt::format("no point of the grid fits in {}: choose a smaller --seq, --batch, "
+                                      "--dim or --layers, or raise --max-memory",
+                                      limit_name));
+    }
+    return kept;
+}
+
+void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan,
+                   const std::map<std::size_t, Roofline>& rooflines, std::uint64_t flush_bytes) {
+    double total_seconds = 0;
+    fmt::print("{:<40} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "point", "cached", "uncached", "KV cache",
+               "memory", "est. time");
+    for (const GridPoint& point : points) {
+        const double seconds =
+            estimate_point_seconds(point, plan.run, roofline_of(rooflines, point.n_threads), flush_bytes);
+        total_seconds += seconds;
+        auto flops = [&](bool run, DecodePath path) {
+            return run ? format_flops(static_cast<double>(step_flops(point.config, path))) : std::string("-");
+        };
+        fmt::print("{:<40} {:>10} {:>10} {:>10} {:>10} {:>10}\n", point_label(point),
+                   flops(plan.run.run_cached, DecodePath::cached),
+                   flops(plan.run.run_uncached, DecodePath::uncached),
+                   format_bytes(kv_cache_bytes(point.config)),
+                   format_bytes(point_memory_bytes(point, plan.run) + flush_bytes),
+                   format_duration_ns(seconds * 1e9));
+    }
+    fmt::print("{} points, about {} in all ({}; FLOPs per step, memory as allocated)\n", points.size(),
+               format_duration_ns(total_seconds * 1e9),
+               rooflines.empty() ? "no roofline saved: estimates assume 100 GFLOP/s and 20 GB/s"
+                                 : "estimates from the saved roofline");
+}
+
+void warn_if_noisy(const Row& row) {
+    if (row.stats.n_samples < 3 || row.stats.cv <= noisy_cv) return;
+    warn(fmt::format("{} T={} {}: latency varies (CV {:.1f} %, MdAPE {:.1f} %); add --warmup or --reps, "
+                     "or use fewer --threads than cores",
+                     describe(row.config), row.n_threads, path_name(row.path), 100 * row.stats.cv,
+                     100 * row.stats.mdape));
+}
+
+// Fills roofline_pct and fits_in_llc, which need the machine and not only the measurement.
+void attach_machine_figures(std::vector<Row>& rows, const std::map<std::size_t, Roofline>& rooflines,
+                            const Environment& env) {
+    for (Row& row : rows) {
+        row.fits_in_llc = env.llc_bytes > 0 && row.cost.bytes <= env.llc_bytes;
+        if (const Roofline* roofline = roofline_of(rooflines, row.n_threads)) {
+            row.roofline_pct = roofline_pct(roofline_time_s(row.cost.flops, row.cost.bytes, *roofline),
+                                            row.stats.median_ns * 1e-9);
+        }
+    }
+}
+
+void check_output_directory(const std::optional<std::string>& output) {
+    if (!output) return;
+    const std::filesystem::path parent = std::filesystem::absolute(*output).parent_path();
+    if (!std::filesystem::is_directory(parent)) {
+        throw ConfigError(fmt::format("-o {}: directory {} does not exist", *output, parent.string()));
+    }
+}
+
+}  // namespace
+
+int run_sweep_command(const SweepCliOptions& options) {
+    const SweepPlan plan = to_sweep_plan(options);
+    check_output_directory(plan.output);
+    for (const std::string& skipped : plan.grid.skipped) warn("skipping " + skipped);
+
+    const Environment env = collect_environment();
+    if (!env.optimized_build) {
+        warn(fmt::format("this is a {} build: its timings mean nothing; build with "
+                         "-DCMAKE_BUILD_TYPE=Release", env.build_type));
+    }
+    const std::map<std::size_t, Roofline> rooflines = load_rooflines(plan);
+    const std::uint64_t flush_bytes =
+        plan.run.cold_cache
+            ? CacheFlusher::llc_multiple * (env.llc_bytes > 0 ? env.llc_bytes : CacheFlusher::fallback_llc_bytes)
+            : 0;
+    const std::vector<GridPoint> points = points_that_fit(plan, flush_bytes);
+    if (plan.dry_run) {
+        print_dry_run(points, plan, rooflines, flush_bytes);
+        return 0;
+    }
+
+    const std::atomic<bool>& stop = install_interrupt_flag();
+    std::optional<CacheFlusher> flusher;
+    if (plan.run.cold_cache) flusher.emplace(env.llc_bytes);
+    PointRunner runner(flusher ? &*flusher : nullptr);
+
+    std::vector<double> work;
+    double total_work = 0;
+    for (const GridPoint& point : points) {
+        work.push_back(estimate_point_seconds(point, plan.run, roofline_of(rooflines, point.n_threads), flush_bytes));
+        total_work += work.back();
+    }
+    Progress progress(points.size(), total_work);
+    std::vector<Row> rows;
+    std::size_t n_finished = 0;
+    std::vector<std::string> verify_failures;
+    double worst_error = 0;
+    const std::string cache_state = plan.run.cold_cache ? "cold" : "warm";
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const GridPoint& point = points[i];
+        progress.start_point(i, point_label(point));
+        PointMeasurement measured = runner.run(point, plan.run, stop);
+        if (measured.interrupted) break;
+        for (auto* path : {&measured.cached, &measured.uncached}) {
+            if (!*path) continue;
+            const DecodePath which = path == &measured.cached ? DecodePath::cached : DecodePath::uncached;
+            Row row = make_row(which, point.config, point.n_threads, cache_state, std::move((*path)->samples_ns));
+            row.verify_rel_error = measured.verify_rel_error;
+            progress.clear();
+            warn_if_noisy(row);
+            rows.push_back(std::move(row));
+        }
+        if (measured.verify_rel_error) {
+            worst_error = std::max(worst_error, *measured.verify_rel_error);
+            if (!(*measured.verify_rel_error < verify_tolerance)) {
+                verify_failures.push_back(fmt::format("{}: relative error {:.3g}", point_label(point),
+                                                      *measured.verify_rel_error));
+            }
+        }
+        progress.finish_point(work[i]);
+        ++n_finished;
+    }
+    progress.clear();
+
+    assign_speedups(rows);
+    attach_machine_figures(rows, rooflines, env);
+    // Without -o the chosen format goes to stdout; with it, the file gets the format and
+    // the terminal keeps the human tables.
+    const bool stdout_is_report = !plan.output && plan.format != OutputFormat::table;
+    if (plan.output) {
+        write_report_file(*plan.output, plan.format, rows, env);
+        write_table(std::cout, rows, env);
+    } else {
+        write_report(std::cout, plan.format, rows, env);
+    }
+    std::cout.flush();
+    std::FILE* notes = stdout_is_report ? stderr : stdout;
+
+    if (plan.run.verify && !verify_failures.empty()) {
+        for (const std::string& failure : verify_failures) {
+            fmt::print(stderr, "kvbench: error: --verify failed at {} (tolerance {:.0e})\n", failure,
+                       verify_tolerance);
+        }
+    } else if (plan.run.verify && n_finished > 0) {
+        fmt::print(notes, "verify: cached step == uncached forward at all {} points; worst relative error "
+                          "{:.2e} (tolerance {:.0e})\n",
+                   n_finished, worst_error, verify_tolerance);
+    }
+    if (plan.output) fmt::print(notes, "wrote {} rows to {}\n", rows.size(), *plan.output);
+    if (n_finished < points.size()) {
+        fmt::print(stderr, "kvbench: interrupted after {} of {} points; {} holds the finished ones\n",
+                   n_finished, points.size(), plan.output ? *plan.output : std::string("the report above"));
+        return 130;
+    }
+    return verify_failures.empty() ? 0 : 1;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,56 @@
+// `kvbench sweep` on the command line: raw options, their registration, and the checked plan.
+#pragma once
+
+#include "kvbench/report.hpp"
+#include "kvbench/runner.hpp"
+#include "kvbench/sweep.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+// What the user typed, typed but unchecked across flags. Axis lists stay text until
+// to_sweep_plan parses them, so their errors name the flag and the offending item.
+struct SweepCliOptions {
+    static constexpr std::uint64_t not_given = ~std::uint64_t{0};
+    std::string seq = "128-4096*2";
+    std::string batch = "1";
+    std::string dim = "1024";
+    std::string heads = "16";
+    std::string kv_heads = "16,4,1";
+    std::string layers = "1";
+    std::string threads;  // empty: all available cores
+    std::vector<std::string> paths{"cached", "uncached"};
+    std::size_t n_reps = 10;
+    std::size_t n_warmup = 2;
+    std::string cache_state = "cold";
+    std::uint64_t seed = 1;
+    bool verify = false;
+    bool dry_run = false;
+    OutputFormat format = OutputFormat::table;
+    std::string output;             // -o FILE; empty: stdout only
+    std::uint64_t max_memory = not_given;  // bytes; not_given: what the machine has available now
+    std::string roofline;           // --roofline FILE; empty: the saved measurement, if any
+};
+
+struct SweepPlan {
+    Grid grid;
+    RunOptions run;
+    OutputFormat format = OutputFormat::table;
+    std::optional<std::string> output;
+    std::optional<std::uint64_t> max_memory;
+    std::optional<std::string> roofline;
+    bool dry_run = false;
+};
+
+CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options);
+
+// Parses the axis lists and applies the cross-flag rules. Throws ConfigError naming the flag.
+SweepPlan to_sweep_plan(const SweepCliOptions& options);
+
+}  // namespace kvbench

@@ -1,0 +1,397 @@
+// Report writers on two fabricated rows: CSV columns and quoting, JSON shape, tables, atomic files.
+#include "kvbench/atomic_file.hpp"
+#include "kvbench/report.hpp"
+#include "kvbench/report_columns.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+using namespace kvbench;
+
+namespace {
+
+// B=1 N=4 D=8 H=2 G=1 L=1, so dh = 4 and P = 2·64 + 2·8·4 = 192 (SPEC §2):
+// cached flops 2·192 + 4·2·4·4 = 512, uncached 2·4·192 + 2·8·4·5 = 1856;
+// cached bytes 192·4 + 2·4·4·4 + 2·8·4 = 960, uncached 768 + 128 + 2·4·8·4 = 1152; kv_bytes 128.
+ModelConfig small_mqa() {
+    ModelConfig c;
+    c.n_batch = 1;
+    c.seq_len = 4;
+    c.model_dim = 8;
+    c.n_heads = 2;
+    c.n_kv_heads = 1;
+    c.n_layers = 1;
+    return c;
+}
+
+std::vector<Row> two_rows() {
+    std::vector<Row> rows;
+    rows.push_back(make_row(DecodePath::cached, small_mqa(), 2, "cold", {1000, 1200, 1100}));
+    rows.push_back(make_row(DecodePath::uncached, small_mqa(), 2, "cold", {4400, 4000}));
+    rows[0].roofline_pct = 12.5;
+    rows[0].verify_rel_error = 3e-7;
+    rows[0].fits_in_llc = true;
+    assign_speedups(rows);
+    return rows;
+}
+
+Environment fixed_environment() {
+    Environment env;
+    env.tool_version = "0.1.0";
+    env.git_commit = "abc1234";
+    env.build_type = "Release";
+    env.compiler = "GNU 12.2.0";
+    env.cpu_model = "AMD \"Zen\", 8-core";  // a comma and quotes: RFC 4180 must quote it
+    env.n_cores = 8;
+    env.llc_bytes = 32u << 20;
+    env.blas_library = "OpenBLAS 0.3.21";
+    env.blas_threading = "openmp";
+    env.timestamp = "2024-01-02T03:04:05Z";
+    return env;
+}
+
+template <typename Writer>
+std::string render(Writer write, const std::vector<Row>& rows) {
+    std::ostringstream out;
+    write(out, rows, fixed_environment());
+    return out.str();
+}
+
+// A minimal RFC 4180 reader: quoted fields, doubled quotes, LF records.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+    std::vector<std::vector<std::string>> records;
+    std::vector<std::string> record;
+    std::string field;
+    bool quoted = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+                field += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                field += c;
+            }
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            record.push_back(field);
+            field.clear();
+        } else if (c == '\n') {
+            record.push_back(field);
+            field.clear();
+            records.push_back(record);
+            record.clear();
+        } else {
+            field += c;
+        }
+    }
+    return records;
+}
+
+std::size_t column_index(const std::string& name) {
+    const auto& columns = csv_columns();
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+        if (columns[i] == name) return i;
+    }
+    throw std::out_of_range(name);
+}
+
+// A fresh empty directory, removed when the test ends.
+struct ScratchDir {
+    std::filesystem::path path;
+    ScratchDir() {
+        static int counter = 0;
+        path = std::filesystem::temp_directory_path() /
+               fmt::format("kvbench_test_report_{}_{}", ::getpid(), counter++);
+        std::filesystem::remove_all(path);
+        std::filesystem::create_directories(path);
+    }
+    ~ScratchDir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+    }
+    ScratchDir(const ScratchDir&) = delete;
+    ScratchDir& operator=(const ScratchDir&) = delete;
+    std::size_t n_entries() const {
+        return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(path),
+                                                      std::filesystem::directory_iterator()));
+    }
+};
+
+std::string read_all(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("the csv header starts with SPEC section 4's columns in order") {
+    const std::vector<std::string> spec{
+        "path",   "batch",  "seq",          "dim",     "heads",   "kv_heads",          "head_dim",
+        "layers", "threads", "kv_dtype",    "flops",   "bytes",   "kv_bytes",          "reps",
+        "latency_us_median", "latency_us_min", "latency_us_max", "gflops", "gbps", "roofline_pct",
+        "speedup"};
+    const auto& columns = csv_columns();
+    REQUIRE(columns.size() > spec.size());
+    CHECK(std::vector<std::string>(columns.begin(), columns.begin() + static_cast<std::ptrdiff_t>(spec.size())) ==
+          spec);
+}
+
+TEST_CASE("the csv header carries the provenance columns after the spec ones") {
+    for (const char* name : {"grouping", "cache_state", "latency_us_p90", "latency_us_mean", "latency_cv",
+                             "latency_mdape", "verify_rel_error", "fits_in_llc", "tool_version", "git_commit",
+                             "build_type", "compiler", "cpu_model", "blas_library", "blas_threading",
+                             "openblas_coretype", "openblas_l2_size", "timestamp"}) {
+        CHECK_NOTHROW(column_index(name));
+    }
+}
+
+TEST_CASE("make_row derives cost, stats and rates from the samples") {
+    const Row row = make_row(DecodePath::uncached, small_mqa(), 3, "warm", {4400, 4000});
+    CHECK(row.cost == StepCost{1856, 1152, 128});
+    CHECK(row.stats.median_ns == 4200);
+    CHECK(row.gflops == doctest::Approx(1856.0 / 4200e-9 / 1e9));
+    CHECK(row.gbps == doctest::Approx(1152.0 / 4200e-9 / 1e9));
+    CHECK(row.n_threads == 3);
+    CHECK(row.cache_state == "warm");
+    CHECK(row.samples_ns == std::vector<std::int64_t>{4400, 4000});
+    CHECK_FALSE(row.speedup.has_value());
+}
+
+TEST_CASE("speedups pair rows of the same configuration only") {
+    std::vector<Row> rows = two_rows();
+    rows.push_back(make_row(DecodePath::cached, small_mqa(), 1, "cold", {500}));  // no uncached at 1 thread
+    assign_speedups(rows);
+    CHECK(*rows[0].speedup == doctest::Approx(4200.0 / 1100.0));
+    CHECK(*rows[1].speedup == doctest::Approx(1.0));
+    CHECK_FALSE(rows[2].speedup.has_value());
+}
+
+TEST_CASE("two fabricated rows give the golden csv") {
+    const std::string expected =
+        "path,batch,seq,dim,heads,kv_heads,head_dim,layers,threads,kv_dtype,flops,bytes,kv_bytes,reps,"
+        "latency_us_median,latency_us_min,latency_us_max,gflops,gbps,roofline_pct,speedup,grouping,cache_state,"
+        "latency_us_p90,latency_us_mean,latency_cv,latency_mdape,verify_rel_error,fits_in_llc,tool_version,"
+        "git_commit,build_type,compiler,cpu_model,blas_library,blas_threading,openblas_coretype,openblas_l2_size,"
+        "timestamp\n"
+        "cached,1,4,8,2,1,4,1,2,f32,512,960,128,3,1.100,1.000,1.200,0.465455,0.872727,12.5,3.81818,MQA,cold,"
+        "1.180,1.100,0.0909091,0.0909091,3e-07,true,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
+        "OpenBLAS 0.3.21,openmp,,,2024-01-02T03:04:05Z\n"
+        "uncached,1,4,8,2,1,4,1,2,f32,1856,1152,128,2,4.200,4.000,4.400,0.441905,0.274286,,1,MQA,cold,"
+        "4.360,4.200,0.0673435,0.047619,,false,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
+        "OpenBLAS 0.3.21,openmp,,,2024-01-02T03:04:05Z\n";
+    CHECK(render(write_csv, two_rows()) == expected);
+}
+
+TEST_CASE("the csv parses back with one field per column and the cpu model intact") {
+    const auto records = parse_csv(render(write_csv, two_rows()));
+    REQUIRE(records.size() == 3);
+    CHECK(records[0] == csv_columns());
+    for (const auto& record : records) CHECK(record.size() == csv_columns().size());
+    CHECK(records[1][column_index("cpu_model")] == "AMD \"Zen\", 8-core");
+    CHECK(records[2][column_index("roofline_pct")].empty());
+    CHECK(records[1][column_index("openblas_coretype")].empty());
+}
+
+TEST_CASE("csv rates and speedup agree with the csv's own flops, bytes and medians") {
+    const auto records = parse_csv(render(write_csv, two_rows()));
+    REQUIRE(records.size() == 3);
+    auto number = [&](std::size_t record, const char* name) {
+        return std::stod(records[record][column_index(name)]);
+    };
+    for (std::size_t r = 1; r <= 2; ++r) {
+        const double median_s = number(r, "latency_us_median") * 1e-6;
+        CHECK(number(r, "gflops") == doctest::Approx(number(r, "flops") / median_s / 1e9).epsilon(1e-5));
+        CHECK(number(r, "gbps") == doctest::Approx(number(r, "bytes") / median_s / 1e9).epsilon(1e-5));
+    }
+    CHECK(number(1, "speedup") ==
+          doctest::Approx(number(2, "latency_us_median") / number(1, "latency_us_median")).epsilon(1e-5));
+    CHECK(number(2, "speedup") == 1.0);
+}
+
+TEST_CASE("a csv field holding a line break is quoted") {
+    Environment env = fixed_environment();
+    env.compiler = "GNU\n12";
+    std::ostringstream out;
+    write_csv(out, two_rows(), env);
+    CHECK(out.str().find("\"GNU\n12\"") != std::string::npos);
+    CHECK(parse_csv(out.str())[1][column_index("compiler")] == "GNU\n12");
+}
+
+TEST_CASE("json has the schema version, the environment once and the samples") {
+    const std::string text = render(write_json, two_rows());
+    const nlohmann::json report = nlohmann::json::parse(text);
+    CHECK(report.at("schema_version") == 1);
+    CHECK(report.at("environment").at("cpu_model") == "AMD \"Zen\", 8-core");
+    CHECK(report.at("environment").at("llc_bytes") == 32u << 20);
+    CHECK(report.at("environment").at("openblas_coretype").is_null());
+    CHECK(text.find("\"environment\"") == text.rfind("\"environment\""));
+    CHECK(text.find("\"cpu_model\"") == text.rfind("\"cpu_model\""));
+
+    const auto& rows = report.at("rows");
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].at("samples_ns") == nlohmann::json::array({1000, 1200, 1100}));
+    CHECK(rows[0].at("flops") == 512);
+    CHECK(rows[0].at("latency_us_median") == doctest::Approx(1.1));
+    CHECK(rows[0].at("roofline_pct") == 12.5);
+    CHECK(rows[1].at("roofline_pct").is_null());
+    CHECK(rows[1].at("verify_rel_error").is_null());
+    CHECK(rows[1].at("fits_in_llc") == false);
+}
+
+TEST_CASE("json rows have every row column of the csv") {
+    const nlohmann::json report = nlohmann::json::parse(render(write_json, two_rows()));
+    for (const RowColumn& column : row_columns()) CHECK(report.at("rows")[0].contains(column.name));
+}
+
+TEST_CASE("the table shows the run, the three titles and human units") {
+    const std::string text = render(write_table, two_rows());
+    CHECK(text.find("AMD \"Zen\", 8-core (8 cores, LLC 32.0 MiB)") != std::string::npos);
+    CHECK(text.find("BLAS: OpenBLAS 0.3.21 (openmp)") != std::string::npos);
+    CHECK(text.find("threads: 2") != std::string::npos);
+    CHECK(text.find("build: Release abc1234") != std::string::npos);
+    CHECK(text.find("FLOPs per step\n") != std::string::npos);
+    CHECK(text.find("Latency\n") != std::string::npos);
+    CHECK(text.find("KV memory\n") != std::string::npos);
+    CHECK(text.find("512 FLOP") != std::string::npos);
+    CHECK(text.find("1.86 KFLOP") != std::string::npos);
+    CHECK(text.find("3.62x") != std::string::npos);       // 1856 / 512 = 3.625, rounded half to even
+    CHECK(text.find("1.10 µs") != std::string::npos);     // cached median
+    CHECK(text.find("4.36 µs") != std::string::npos);     // uncached p90
+    CHECK(text.find("12.5 %") != std::string::npos);      // roofline
+    CHECK(text.find("3.82x") != std::string::npos);       // speedup
+    CHECK(text.find("1.00x") != std::string::npos);       // the uncached row's own speedup
+    CHECK(text.find("128 B") != std::string::npos);       // KV cache
+    CHECK(text.find("256 B") != std::string::npos);       // MHA at H = 2
+    CHECK(text.find("-50.0 % (2.00x smaller)") != std::string::npos);
+}
+
+TEST_CASE("table columns line up, counting µ as one column") {
+    const std::string text = render(write_table, two_rows());
+    const std::size_t start = text.find("Latency\n") + 8;
+    const std::size_t end = text.find("\n\n", start);
+    std::istringstream block(text.substr(start, end - start));
+    std::vector<std::size_t> widths;
+    for (std::string line; std::getline(block, line);) {
+        std::size_t width = 0;
+        for (const char c : line) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+        widths.push_back(width);
+    }
+    REQUIRE(widths.size() == 4);  // header, rule, two rows
+    // The last column is right-aligned, so every line ends at the same column.
+    for (const std::size_t width : widths) CHECK(width == widths.front());
+}
+
+TEST_CASE("a configuration with one path shows dashes for the other") {
+    std::vector<Row> rows{make_row(DecodePath::cached, small_mqa(), 2, "cold", {1000})};
+    assign_speedups(rows);
+    const std::string text = render(write_table, rows);
+    const std::size_t line_start = text.rfind('\n', text.find("512 FLOP")) + 1;
+    std::istringstream line(text.substr(line_start, text.find('\n', line_start) - line_start));
+    std::vector<std::string> tokens;
+    for (std::string token; line >> token;) tokens.push_back(token);
+    // cached FLOPs, then uncached FLOPs and the ratio missing, cached intensity, uncached intensity missing.
+    CHECK(tokens == std::vector<std::string>{"1", "4", "8", "2", "1", "1", "MQA", "512", "FLOP", "-", "-",
+                                             "0.533", "-"});
+}
+
+TEST_CASE("mha shows no saving in the kv memory table") {
+    ModelConfig mha = small_mqa();
+    mha.n_kv_heads = 2;
+    const std::string text =
+        render(write_table, std::vector<Row>{make_row(DecodePath::cached, mha, 1, "cold", {1000})});
+    const std::string kv_block = text.substr(text.find("KV memory"));
+    CHECK(kv_block.find("MHA") != std::string::npos);
+    CHECK(kv_block.find("smaller") == std::string::npos);
+    CHECK(kv_block.find("256 B") != std::string::npos);
+}
+
+TEST_CASE("markdown has the run paragraph and three pipe tables") {
+    const std::string text = render(write_markdown, two_rows());
+    CHECK(text.rfind("machine: AMD", 0) == 0);
+    CHECK(text.find("### FLOPs per step\n\n| B | N |") != std::string::npos);
+    CHECK(text.find("### Latency\n") != std::string::npos);
+    CHECK(text.find("### KV memory\n") != std::string::npos);
+    CHECK(text.find("| ---: |") != std::string::npos);
+    CHECK(text.find("| 1.10 µs |") != std::string::npos);
+}
+
+TEST_CASE("write_report dispatches on the format") {
+    const std::vector<Row> rows = two_rows();
+    std::ostringstream csv;
+    write_report(csv, OutputFormat::csv, rows, fixed_environment());
+    CHECK(csv.str() == render(write_csv, rows));
+    std::ostringstream md;
+    write_report(md, OutputFormat::md, rows, fixed_environment());
+    CHECK(md.str() == render(write_markdown, rows));
+}
+
+TEST_CASE("write_report_file writes the report and leaves no temporary behind") {
+    const ScratchDir dir;
+    const std::filesystem::path path = dir.path / "out.csv";
+    write_report_file(path, OutputFormat::csv, two_rows(), fixed_environment());
+    CHECK(read_all(path) == render(write_csv, two_rows()));
+    CHECK(dir.n_entries() == 1);
+}
+
+TEST_CASE("write_report_file replaces an existing file") {
+    const ScratchDir dir;
+    const std::filesystem::path path = dir.path / "out.json";
+    std::ofstream(path) << "old";
+    write_report_file(path, OutputFormat::json, two_rows(), fixed_environment());
+    CHECK(nlohmann::json::parse(read_all(path)).at("schema_version") == 1);
+    CHECK(dir.n_entries() == 1);
+}
+
+TEST_CASE("write_report_file into a missing directory throws and creates nothing") {
+    const ScratchDir dir;
+    const std::filesystem::path path = dir.path / "missing" / "out.csv";
+    CHECK_THROWS_WITH_AS(write_report_file(path, OutputFormat::csv, two_rows(), fixed_environment()),
+                         doctest::Contains(fmt::format("cannot write {}: ", path.string()).c_str()),
+                         std::runtime_error);
+    CHECK_FALSE(std::filesystem::exists(path));
+    CHECK(dir.n_entries() == 0);
+}
+
+TEST_CASE("a failing writer leaves the old file untouched and no temporary") {
+    const ScratchDir dir;
+    const std::filesystem::path path = dir.path / "out.csv";
+    std::ofstream(path) << "old";
+    const auto half_then_fail = [](std::ostream& out) {
+        out << "partial";
+        throw std::runtime_error("disk on fire");
+    };
+    std::string message;
+    try {
+        write_file_atomically(path, half_then_fail);
+    } catch (const std::runtime_error& error) {
+        message = error.what();
+    }
+    CHECK(message == fmt::format("cannot write {}: disk on fire", path.string()));
+    CHECK(read_all(path) == "old");
+    CHECK(dir.n_entries() == 1);
+}
+
+TEST_CASE("write_report_file onto a directory throws and removes its temporary") {
+    const ScratchDir dir;
+    std::filesystem::create_directory(dir.path / "taken");
+    CHECK_THROWS_AS(write_report_file(dir.path / "taken", OutputFormat::csv, two_rows(), fixed_environment()),
+                    std::runtime_error);
+    CHECK(dir.n_entries() == 1);
+    CHECK(std::filesystem::is_directory(dir.path / "taken"));
+}

@@ -1,0 +1,207 @@
+// Roofline: JSON round trip, error messages that name the file, and the bound's arithmetic.
+#include "kvbench/roofline.hpp"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh directory under the system temp dir, removed with everything in it on scope exit.
+class TempDir {
+public:
+    TempDir() {
+        static int counter = 0;
+        path_ = fs::temp_directory_path() / ("kvbench_test_roofline_" + std::to_string(getpid()) + "_" +
+                                             std::to_string(counter++));
+        fs::create_directories(path_);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    ~TempDir() {
+        std::error_code ignored;
+        fs::remove_all(path_, ignored);
+    }
+    const fs::path& path() const { return path_; }
+
+private:
+    fs::path path_;
+};
+
+kvbench::Roofline sample_roofline() {
+    kvbench::Roofline roofline;
+    roofline.peak_gflops = 123.456789012345;
+    roofline.peak_gbps = 45.6789;
+    roofline.n_threads = 2;
+    roofline.cpu_model = "AMD EPYC";
+    roofline.llc_bytes = std::size_t{32} << 20;
+    roofline.blas_library = "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64";
+    roofline.openblas_coretype = "Haswell";
+    roofline.measured_at = "2024-05-01T12:34:56Z";
+    roofline.bandwidth_buffer_bytes = std::size_t{1} << 30;
+    roofline.sgemm_dim = 3072;
+    roofline.n_reps = 5;
+    return roofline;
+}
+
+// The message of the std::runtime_error fn throws, or "" when it throws nothing.
+template <typename Fn>
+std::string runtime_error_message(Fn fn) {
+    try {
+        fn();
+    } catch (const std::runtime_error& e) {
+        return e.what();
+    }
+    return {};
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text;
+}
+
+}  // namespace
+
+TEST_CASE("a saved roofline loads back equal") {
+    const TempDir dir;
+    const fs::path path = dir.path() / "roofline.json";
+    const kvbench::Roofline saved = sample_roofline();
+    kvbench::save_roofline(path, saved);
+    CHECK(kvbench::load_roofline(path) == saved);
+}
+
+TEST_CASE("saving over an existing roofline replaces it and leaves no temporary file") {
+    const TempDir dir;
+    const fs::path path = dir.path() / "roofline.json";
+    kvbench::Roofline roofline = sample_roofline();
+    kvbench::save_roofline(path, roofline);
+    roofline.peak_gbps = 99.5;
+    kvbench::save_roofline(path, roofline);
+    CHECK(kvbench::load_roofline(path).peak_gbps == 99.5);
+    CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("loading a missing roofline throws naming the file") {
+    const TempDir dir;
+    const fs::path path = dir.path() / "absent.json";
+    const std::string message = runtime_error_message([&] { kvbench::load_roofline(path); });
+    CHECK_MESSAGE(message.find(path.string()) != std::string::npos, message);
+}
+
+TEST_CASE("loading corrupt json throws naming the file") {
+    const TempDir dir;
+    const fs::path path = dir.path() / "corrupt.json";
+    write_text(path, "{\"schema_version\": 1, \"peak_gflops\": ");
+    const std::string message = runtime_error_message([&] { kvbench::load_roofline(path); });
+    CHECK_MESSAGE(message.find(path.string()) != std::string::npos, message);
+}
+
+TEST_CASE("loading json without a required field throws naming the file and the field") {
+    const TempDir dir;
+    const fs::path path = dir.path() / "partial.json";
+    write_text(path, R"({"schema_version": 1, "peak_gflops": 100.0})");
+    const std::string message = runtime_error_message([&] { kvbench::load_roofline(path); });
+    CHECK_MESSAGE(message.find(path.string()) != std::string::npos, message);
+    CHECK_MESSAGE(message.find("peak_gbps") != std::string::npos, message);
+}
+
+TEST_CASE("loading a roofline of another schema version throws") {
+    const TempDir dir;
+    const fs::path path = dir.path() / "roofline.json";
+    kvbench::save_roofline(path, sample_roofline());
+    std::string text;
+    {
+        std::ifstream in(path);
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const std::string field = "\"schema_version\": 1";
+    const auto at = text.find(field);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, field.size(), "\"schema_version\": 999");
+    write_text(path, text);
+    const std::string message = runtime_error_message([&] { kvbench::load_roofline(path); });
+    CHECK_MESSAGE(message.find("999") != std::string::npos, message);
+}
+
+TEST_CASE("loading a roofline with a zero peak throws") {
+    const TempDir dir;
+    const fs::path path = dir.path() / "roofline.json";
+    kvbench::Roofline roofline = sample_roofline();
+    roofline.peak_gbps = 0.0;
+    kvbench::save_roofline(path, roofline);
+    const std::string message = runtime_error_message([&] { kvbench::load_roofline(path); });
+    CHECK_MESSAGE(message.find(path.string()) != std::string::npos, message);
+}
+
+TEST_CASE("saving into a directory that does not exist throws and creates nothing") {
+    const TempDir dir;
+    const fs::path missing_dir = dir.path() / "missing";
+    const fs::path path = missing_dir / "roofline.json";
+    const std::string message = runtime_error_message([&] { kvbench::save_roofline(path, sample_roofline()); });
+    CHECK_MESSAGE(message.find(path.string()) != std::string::npos, message);
+    CHECK_FALSE(fs::exists(missing_dir));
+    CHECK(fs::is_empty(dir.path()));
+}
+
+TEST_CASE("the default roofline path honours KVBENCH_ROOFLINE_DIR and names the thread count") {
+    const char* previous = std::getenv("KVBENCH_ROOFLINE_DIR");
+    const std::string saved = previous == nullptr ? std::string() : std::string(previous);
+    setenv("KVBENCH_ROOFLINE_DIR", "/some/dir", 1);
+    const fs::path path = kvbench::default_roofline_path(3);
+    if (previous == nullptr) {
+        unsetenv("KVBENCH_ROOFLINE_DIR");
+    } else {
+        setenv("KVBENCH_ROOFLINE_DIR", saved.c_str(), 1);
+    }
+    CHECK(path == fs::path("/some/dir/roofline-t3.json"));
+}
+
+TEST_CASE("roofline time is the larger of the compute and the memory bound") {
+    kvbench::Roofline roofline;
+    roofline.peak_gflops = 100.0;  // 1e11 FLOP/s
+    roofline.peak_gbps = 50.0;     // 5e10 B/s
+    // 2e9 FLOPs take 20 ms, 1e8 bytes take 2 ms: compute bound.
+    CHECK(kvbench::roofline_time_s(2'000'000'000, 100'000'000, roofline) == doctest::Approx(0.02));
+    // 1e6 FLOPs take 10 us, 1e9 bytes take 20 ms: memory bound.
+    CHECK(kvbench::roofline_time_s(1'000'000, 1'000'000'000, roofline) == doctest::Approx(0.02));
+    // 1e9 FLOPs take 10 ms, 5e8 bytes take 10 ms: the ridge, both bounds equal.
+    CHECK(kvbench::roofline_time_s(1'000'000'000, 500'000'000, roofline) == doctest::Approx(0.01));
+    CHECK(kvbench::roofline_time_s(0, 0, roofline) == 0.0);
+}
+
+TEST_CASE("roofline pct is a hundred times bound over measured") {
+    CHECK(kvbench::roofline_pct(0.002, 0.008) == doctest::Approx(25.0));
+    CHECK(kvbench::roofline_pct(0.01, 0.01) == doctest::Approx(100.0));
+    CHECK(kvbench::roofline_pct(3e-6, 2e-6) == doctest::Approx(150.0));
+}
+
+TEST_CASE("a tiny roofline measurement records its settings and positive finite peaks") {
+    kvbench::RooflineOptions options;
+    options.bandwidth_buffer_bytes = std::size_t{4} << 20;
+    options.sgemm_dim = 64;
+    options.n_reps = 1;
+    const kvbench::Roofline roofline = kvbench::measure_roofline(1, options);
+    CHECK(roofline.n_threads == 1);
+    CHECK(roofline.bandwidth_buffer_bytes == options.bandwidth_buffer_bytes);
+    CHECK(roofline.sgemm_dim == 64);
+    CHECK(roofline.n_reps == 1);
+    CHECK(std::isfinite(roofline.peak_gbps));
+    CHECK(roofline.peak_gbps > 0.0);
+    CHECK(std::isfinite(roofline.peak_gflops));
+    CHECK(roofline.peak_gflops > 0.0);
+    CHECK_FALSE(roofline.measured_at.empty());
+}
+
+TEST_CASE("the default bandwidth buffer is at least 1 GiB and eight times the llc") {
+    CHECK(kvbench::default_bandwidth_buffer_bytes(0) == std::size_t{1} << 30);
+    CHECK(kvbench::default_bandwidth_buffer_bytes(std::size_t{256} << 20) == std::size_t{2} << 30);
+}

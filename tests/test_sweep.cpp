@@ -1,0 +1,53 @@
+#include "kvbench/sweep.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace kvbench;
+
+TEST_CASE("the grid is the cartesian product with the model shape outermost") {
+    SweepSpec spec;
+    spec.dim = {64, 128};
+    spec.heads = {4};
+    spec.kv_heads = {4, 1};
+    spec.layers = {1};
+    spec.batch = {1, 2};
+    spec.seq = {8, 16, 32};
+    spec.threads = {1};
+    const Grid grid = expand(spec);
+    REQUIRE(grid.points.size() == 2 * 2 * 2 * 3);
+    CHECK(grid.skipped.empty());
+    // First point, then seq varies fastest, then batch, then kv_heads, then dim.
+    CHECK(grid.points[0].config.model_dim == 64);
+    CHECK(grid.points[0].config.n_kv_heads == 4);
+    CHECK(grid.points[1].config.seq_len == 16);
+    CHECK(grid.points[3].config.n_batch == 2);
+    CHECK(grid.points[6].config.n_kv_heads == 1);
+    CHECK(grid.points[12].config.model_dim == 128);
+    CHECK(grid.points.back().config.seq_len == 32);
+}
+
+TEST_CASE("combinations breaking a rule are skipped and named once") {
+    SweepSpec spec;
+    spec.dim = {96};
+    spec.heads = {8};
+    spec.kv_heads = {8, 3, 1};
+    spec.layers = {1, 2};
+    spec.seq = {4, 8};
+    const Grid grid = expand(spec);
+    CHECK(grid.points.size() == 2 * 2 * 2);
+    REQUIRE(grid.skipped.size() == 1);
+    CHECK(grid.skipped[0] == "D=96 H=8 G=3: --kv-heads 3 must divide --heads 8 (try 1, 2, 4 or 8)");
+}
+
+TEST_CASE("a grid with no valid point is an error naming the rule") {
+    SweepSpec spec;
+    spec.dim = {100};
+    spec.heads = {8};
+    spec.kv_heads = {8};
+    CHECK_THROWS_WITH_AS(expand(spec),
+                         doctest::Contains("the grid is empty: every combination of --dim, --heads and "
+                                           "--kv-heads breaks a rule (D=100 H=8 G=8: --heads 8 must divide --dim 100"),
+                         ConfigError);
+}

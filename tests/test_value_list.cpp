@@ -1,0 +1,159 @@
+// Sweep axis syntax: lists, geometric and arithmetic ranges, and every error message.
+#include "kvbench/value_list.hpp"
+
+#include "kvbench/config.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using namespace kvbench;
+using Values = std::vector<std::size_t>;
+
+namespace {
+
+// The ConfigError message parse_value_list throws, or "" when it does not throw.
+std::string error_of(std::string_view text, std::size_t max_value = std::size_t{1} << 30) {
+    try {
+        parse_value_list(text, "--seq", max_value);
+    } catch (const ConfigError& error) {
+        return error.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("a single number is a one-value list") {
+    CHECK(parse_value_list("16", "--seq") == Values{16});
+}
+
+TEST_CASE("a comma list keeps the order written") {
+    CHECK(parse_value_list("16,1,4", "--seq") == Values{16, 1, 4});
+}
+
+TEST_CASE("a geometric range multiplies up to its end") {
+    CHECK(parse_value_list("128-4096*2", "--seq") == Values{128, 256, 512, 1024, 2048, 4096});
+}
+
+TEST_CASE("a geometric range stops before passing its end") {
+    CHECK(parse_value_list("1-100*10", "--seq") == Values{1, 10, 100});
+    CHECK(parse_value_list("3-100*4", "--seq") == Values{3, 12, 48});
+}
+
+TEST_CASE("an arithmetic range adds its step up to its end") {
+    CHECK(parse_value_list("64-256+64", "--seq") == Values{64, 128, 192, 256});
+    CHECK(parse_value_list("1-10+4", "--seq") == Values{1, 5, 9});
+}
+
+TEST_CASE("a plain range steps by one") {
+    CHECK(parse_value_list("3-6", "--seq") == Values{3, 4, 5, 6});
+}
+
+TEST_CASE("a range from a value to itself is that value") {
+    CHECK(parse_value_list("8-8*2", "--seq") == Values{8});
+}
+
+TEST_CASE("lists and ranges mix") {
+    CHECK(parse_value_list("1,8,128-1024*2", "--seq") == Values{1, 8, 128, 256, 512, 1024});
+}
+
+TEST_CASE("duplicates are removed keeping the first") {
+    CHECK(parse_value_list("4,1-4,2", "--seq") == Values{4, 1, 2, 3});
+}
+
+TEST_CASE("a geometric range near the top of size_t does not overflow") {
+    const std::size_t top = std::size_t{1} << 62;
+    CHECK(parse_value_list("1-4611686018427387904*1073741824", "--seq", top) ==
+          Values{1, std::size_t{1} << 30, std::size_t{1} << 60});
+}
+
+TEST_CASE("the maximum value itself is allowed") {
+    CHECK(parse_value_list("4096", "--seq", 4096) == Values{4096});
+}
+
+TEST_CASE("empty text is refused") {
+    CHECK(error_of("") == "--seq: the list is empty (use 1,4,16 or 128-4096*2 or 64-256+64)");
+}
+
+TEST_CASE("an empty item is refused with the whole list") {
+    CHECK(error_of("1,,2") == "--seq: \"1,,2\" has an empty item (use 1,4,16 or 128-4096*2 or 64-256+64)");
+    CHECK(error_of("1,2,") == "--seq: \"1,2,\" has an empty item (use 1,4,16 or 128-4096*2 or 64-256+64)");
+    CHECK(error_of(",1") == "--seq: \",1\" has an empty item (use 1,4,16 or 128-4096*2 or 64-256+64)");
+}
+
+TEST_CASE("a non-number is refused with the syntax") {
+    CHECK(error_of("abc") == "--seq: \"abc\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+    CHECK(error_of("1.5") == "--seq: \"1.5\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+    CHECK(error_of(" 4") == "--seq: \" 4\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+    CHECK(error_of("+4") == "--seq: \"+4\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+    CHECK(error_of("128*2") == "--seq: \"128*2\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+}
+
+TEST_CASE("a non-number inside a range names the part and the item") {
+    CHECK(error_of("128-abc") ==
+          "--seq: \"abc\" in \"128-abc\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+    CHECK(error_of("1-8*x") ==
+          "--seq: \"x\" in \"1-8*x\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+    CHECK(error_of("1-2-3") ==
+          "--seq: \"2-3\" in \"1-2-3\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+}
+
+TEST_CASE("a range missing a number is refused") {
+    CHECK(error_of("1-") == "--seq: \"1-\" is missing a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+    CHECK(error_of("1-8*") == "--seq: \"1-8*\" is missing a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+}
+
+TEST_CASE("zero is refused") {
+    CHECK(error_of("0") == "--seq: \"0\" must be at least 1");
+    CHECK(error_of("0-8*2") == "--seq: \"0\" in \"0-8*2\" must be at least 1");
+}
+
+TEST_CASE("a negative number is refused, not read as a range") {
+    CHECK(error_of("-5") == "--seq: \"-5\" must be at least 1");
+    CHECK(error_of("4,-5") == "--seq: \"-5\" must be at least 1");
+    CHECK(error_of("-5-10") == "--seq: \"-5\" in \"-5-10\" must be at least 1");
+    CHECK(error_of("5--3") == "--seq: \"-3\" in \"5--3\" must be at least 1");
+}
+
+TEST_CASE("a value above the maximum is refused") {
+    CHECK(error_of("5000", 4096) == "--seq: \"5000\" must be at most 4096");
+    CHECK(error_of("1-8192*2", 4096) == "--seq: \"8192\" in \"1-8192*2\" must be at most 4096");
+}
+
+TEST_CASE("a number too big for size_t is refused as above the maximum") {
+    CHECK(error_of("99999999999999999999999") ==
+          "--seq: \"99999999999999999999999\" must be at most 1073741824");
+}
+
+TEST_CASE("a range ending below its start is refused with the fix") {
+    CHECK(error_of("4096-128*2") == "--seq: \"4096-128*2\" ends below its start (write 128-4096*2)");
+    CHECK(error_of("9-3") == "--seq: \"9-3\" ends below its start (write 3-9)");
+}
+
+TEST_CASE("a geometric factor below 2 is refused") {
+    CHECK(error_of("128-4096*1") == "--seq: \"128-4096*1\" has factor 1, which must be at least 2");
+    CHECK(error_of("128-4096*0") == "--seq: \"128-4096*0\" has factor 0, which must be at least 2");
+}
+
+TEST_CASE("a negative geometric factor is refused as below 2") {
+    CHECK(error_of("1-8*-2") == "--seq: \"1-8*-2\" has factor -2, which must be at least 2");
+}
+
+TEST_CASE("an arithmetic step of 0 is refused") {
+    CHECK(error_of("64-256+0") == "--seq: \"64-256+0\" has step 0, which must be at least 1");
+    CHECK(error_of("64-256+-1") == "--seq: \"64-256+-1\" has step -1, which must be at least 1");
+}
+
+TEST_CASE("a list longer than the cap is refused before it is built") {
+    CHECK(error_of("1-1000000") ==
+          "--seq: \"1-1000000\" makes the list longer than 10000 values (use a larger step or factor)");
+    CHECK(error_of("1-9999,20000-20001") ==
+          "--seq: \"20000-20001\" makes the list longer than 10000 values (use a larger step or factor)");
+    CHECK(parse_value_list("1-10000", "--seq").size() == max_value_list_size);
+}
+
+TEST_CASE("the option name in the message is the one given") {
+    CHECK_THROWS_WITH_AS(parse_value_list("0", "--batch"), "--batch: \"0\" must be at least 1", ConfigError);
+}
