@@ -35,6 +35,7 @@ void write_markdown(std::ostream& out, const std::vector<Row>& rows, const Envir
         for (const Align align : table.align) out << (align == Align::right ? " ---: |" : " --- |");
         out << '\n';
         for (const auto& cells : table.lines) write_pipe_row(out, cells);
+        if (!table.footnote.empty()) out << '\n' << escape_cell(table.footnote) << '\n';
     }
 }
 

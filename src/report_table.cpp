@@ -29,6 +29,8 @@ void write_cells(std::ostream& out, const std::vector<std::string>& cells,
     out << line << '\n';
 }
 
+}  // namespace
+
 void write_text_table(std::ostream& out, const TextTable& table) {
     std::vector<std::size_t> widths;
     for (const std::string& name : table.header) widths.push_back(display_width(name));
@@ -41,9 +43,8 @@ void write_text_table(std::ostream& out, const TextTable& table) {
     for (const std::size_t width : widths) rules.emplace_back(width, '-');
     write_cells(out, rules, widths, table.align);
     for (const auto& cells : table.lines) write_cells(out, cells, widths, table.align);
+    if (!table.footnote.empty()) out << "  " << table.footnote << '\n';
 }
-
-}  // namespace
 
 void write_table(std::ostream& out, const std::vector<Row>& rows, const Environment& env) {
     out << describe_run(rows, env) << '\n';

@@ -60,7 +60,7 @@ std::string flops_of(const Row* row) {
 }
 
 TextTable flops_table(const std::vector<ConfigPair>& pairs) {
-    TextTable table{"FLOPs per step", point_header, point_then_numbers(0, 5), {}};
+    TextTable table{"FLOPs per step", point_header, point_then_numbers(0, 5), {}, {}};
     for (const char* name :
          {"cached", "uncached", "uncached/cached", "cached FLOP/B", "uncached FLOP/B"}) {
         table.header.emplace_back(name);
@@ -85,7 +85,7 @@ TextTable latency_table(const std::vector<Row>& rows) {
     const bool mixed_cache_states =
         std::any_of(rows.begin(), rows.end(),
                     [&](const Row& r) { return r.cache_state != rows.front().cache_state; });
-    TextTable table{"Latency", point_header, {}, {}};
+    TextTable table{"Latency", point_header, {}, {}, {}};
     table.header.emplace_back("T");
     if (mixed_cache_states) table.header.emplace_back("cache");
     table.header.emplace_back("path");
@@ -109,7 +109,12 @@ TextTable latency_table(const std::vector<Row>& rows) {
         line.push_back(format_duration_ns(row.stats.p90_ns));
         line.push_back(format_number(row.gflops));
         line.push_back(format_number(row.gbps));
-        line.push_back(row.roofline_pct ? format_percent(*row.roofline_pct) : missing);
+        // A step whose whole working set fits in the LLC can beat DRAM bandwidth when warm.
+        line.push_back((row.roofline_pct ? format_percent(*row.roofline_pct) : missing) +
+                       (row.fits_in_llc ? "*" : ""));
+        if (row.fits_in_llc) {
+            table.footnote = "* the step's working set fits in the last-level cache";
+        }
         line.push_back(row.speedup ? format_ratio(*row.speedup) : missing);
         table.lines.push_back(std::move(line));
     }
@@ -117,7 +122,7 @@ TextTable latency_table(const std::vector<Row>& rows) {
 }
 
 TextTable kv_memory_table(const std::vector<ConfigPair>& pairs) {
-    TextTable table{"KV memory", point_header, point_then_numbers(0, 3), {}};
+    TextTable table{"KV memory", point_header, point_then_numbers(0, 3), {}, {}};
     for (const char* name : {"KV cache", "MHA KV cache", "saved by grouping"}) table.header.emplace_back(name);
     for (const ConfigPair& pair : pairs) {
         const ModelConfig& c = pair.config;

@@ -4,6 +4,8 @@
 #include "kvbench/report_columns.hpp"
 
 #include <doctest/doctest.h>
+
+#include "csv_reader.hpp"
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -65,40 +67,6 @@ std::string render(Writer write, const std::vector<Row>& rows) {
     std::ostringstream out;
     write(out, rows, fixed_environment());
     return out.str();
-}
-
-// A minimal RFC 4180 reader: quoted fields, doubled quotes, LF records.
-std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
-    std::vector<std::vector<std::string>> records;
-    std::vector<std::string> record;
-    std::string field;
-    bool quoted = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (quoted) {
-            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-                field += '"';
-                ++i;
-            } else if (c == '"') {
-                quoted = false;
-            } else {
-                field += c;
-            }
-        } else if (c == '"') {
-            quoted = true;
-        } else if (c == ',') {
-            record.push_back(field);
-            field.clear();
-        } else if (c == '\n') {
-            record.push_back(field);
-            field.clear();
-            records.push_back(record);
-            record.clear();
-        } else {
-            field += c;
-        }
-    }
-    return records;
 }
 
 std::size_t column_index(const std::string& name) {
@@ -199,7 +167,7 @@ TEST_CASE("two fabricated rows give the golden csv") {
 }
 
 TEST_CASE("the csv parses back with one field per column and the cpu model intact") {
-    const auto records = parse_csv(render(write_csv, two_rows()));
+    const auto records = kvbench::test::parse_csv(render(write_csv, two_rows()));
     REQUIRE(records.size() == 3);
     CHECK(records[0] == csv_columns());
     for (const auto& record : records) CHECK(record.size() == csv_columns().size());
@@ -209,7 +177,7 @@ TEST_CASE("the csv parses back with one field per column and the cpu model intac
 }
 
 TEST_CASE("csv rates and speedup agree with the csv's own flops, bytes and medians") {
-    const auto records = parse_csv(render(write_csv, two_rows()));
+    const auto records = kvbench::test::parse_csv(render(write_csv, two_rows()));
     REQUIRE(records.size() == 3);
     auto number = [&](std::size_t record, const char* name) {
         return std::stod(records[record][column_index(name)]);
@@ -230,7 +198,7 @@ TEST_CASE("a csv field holding a line break is quoted") {
     std::ostringstream out;
     write_csv(out, two_rows(), env);
     CHECK(out.str().find("\"GNU\n12\"") != std::string::npos);
-    CHECK(parse_csv(out.str())[1][column_index("compiler")] == "GNU\n12");
+    CHECK(kvbench::test::parse_csv(out.str())[1][column_index("compiler")] == "GNU\n12");
 }
 
 TEST_CASE("json has the schema version, the environment once and the samples") {

@@ -4,6 +4,7 @@
 #include "kvbench/environment.hpp"
 #include "kvbench/report.hpp"
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,11 @@ struct TextTable {
     std::vector<std::string> header;               // one name per column
     std::vector<Align> align;                      // one per column: labels left, numbers right
     std::vector<std::vector<std::string>> lines;   // each exactly header.size() cells
+    std::string footnote;                          // printed under the table when not empty
 };
+
+// Space-aligned columns under the title, for terminals (UTF-8 aware widths).
+void write_text_table(std::ostream& out, const TextTable& table);
 
 // "machine: <cpu> (2 cores); BLAS: ... (openmp); threads: 2; cache: cold; build: Release abc1234 (GNU 12.2.0); kvbench 0.1.0".
 std::string describe_run(const std::vector<Row>& rows, const Environment& env);

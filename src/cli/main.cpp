@@ -4,6 +4,7 @@
 #include "sweep_options.hpp"
 
 #include "kvbench/config.hpp"
+#include "kvbench/suggest.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -23,6 +24,41 @@ constexpr const char* overview = R"(Quick start:
 
 Exit status: 0 success, 1 runtime failure or --verify mismatch, 2 bad usage, 130 interrupted.)";
 
+// Names a mistyped option or subcommand could have meant, from the command that was parsing it.
+std::vector<std::string> known_names(const CLI::App& command, bool option) {
+    std::vector<std::string> names;
+    if (option) {
+        for (const CLI::Option* opt : command.get_options()) {
+            for (const std::string& name : opt->get_lnames()) names.push_back("--" + name);
+            for (const std::string& name : opt->get_snames()) names.push_back("-" + name);
+        }
+    } else {
+        for (const CLI::App* sub : command.get_subcommands({})) names.push_back(sub->get_name());
+    }
+    return names;
+}
+
+// CLI11's message on one line, prefixed like every kvbench error, with a suggestion for a typo.
+int report_parse_error(const CLI::App& app, const CLI::ParseError& error) {
+    std::string message = error.what();
+    if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
+        const CLI::App* command = &app;
+        for (const CLI::App* sub : app.get_subcommands()) command = sub;
+        for (const std::string& extra : command->remaining()) {
+            const bool is_option = !extra.empty() && extra.front() == '-';
+            const std::string typed = extra.substr(0, extra.find('='));
+            if (auto hint = kvbench::closest_name(typed, known_names(*command, is_option))) {
+                message = fmt::format("unknown {} '{}' (did you mean {}?)",
+                                      is_option ? "option" : "command", typed, *hint);
+                break;
+            }
+        }
+    }
+    fmt::print(stderr, "kvbench: error: {}; see kvbench{} --help\n", message,
+               app.get_subcommands().empty() ? "" : " " + app.get_subcommands().front()->get_name());
+    return exit_usage;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -39,7 +75,9 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
-        return app.exit(error);
+        // Help and version are "errors" that exit 0 and print to stdout.
+        if (error.get_exit_code() == 0) return app.exit(error);
+        return report_parse_error(app, error);
     }
 
     try {

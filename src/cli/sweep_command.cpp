@@ -82,9 +82,13 @@ std::vector<GridPoint> points_that_fit(const SweepPlan& plan, std::uint64_t flus
 
 void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan,
                    const std::map<std::size_t, Roofline>& rooflines, std::uint64_t flush_bytes) {
+    TextTable table{"Dry run: the grid, nothing measured",
+                    {"point", "T", "grouping", "cached", "uncached", "KV cache", "memory", "est. time"},
+                    {Align::left, Align::right, Align::left, Align::right, Align::right, Align::right,
+                     Align::right, Align::right},
+                    {},
+                    {}};
     double total_seconds = 0;
-    fmt::print("{:<40} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "point", "cached", "uncached", "KV cache",
-               "memory", "est. time");
     for (const GridPoint& point : points) {
         const double seconds =
             estimate_point_seconds(point, plan.run, roofline_of(rooflines, point.n_threads), flush_bytes);
@@ -92,17 +96,20 @@ void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan,
         auto flops = [&](bool run, DecodePath path) {
             return run ? format_flops(static_cast<double>(step_flops(point.config, path))) : std::string("-");
         };
-        fmt::print("{:<40} {:>10} {:>10} {:>10} {:>10} {:>10}\n", point_label(point),
-                   flops(plan.run.run_cached, DecodePath::cached),
-                   flops(plan.run.run_uncached, DecodePath::uncached),
-                   format_bytes(kv_cache_bytes(point.config)),
-                   format_bytes(point_memory_bytes(point, plan.run) + flush_bytes),
-                   format_duration_ns(seconds * 1e9));
+        table.lines.push_back({describe(point.config), fmt::format("{}", point.n_threads),
+                               grouping_label(point.config.n_heads, point.config.n_kv_heads),
+                               flops(plan.run.run_cached, DecodePath::cached),
+                               flops(plan.run.run_uncached, DecodePath::uncached),
+                               format_bytes(kv_cache_bytes(point.config)),
+                               format_bytes(point_memory_bytes(point, plan.run) + flush_bytes),
+                               format_duration_ns(seconds * 1e9)});
     }
-    fmt::print("{} points, about {} in all ({}; FLOPs per step, memory as allocated)\n", points.size(),
-               format_duration_ns(total_seconds * 1e9),
-               rooflines.empty() ? "no roofline saved: estimates assume 100 GFLOP/s and 20 GB/s"
-                                 : "estimates from the saved roofline");
+    table.footnote = fmt::format(
+        "{} points, about {} in all. FLOPs per step; memory is what the point allocates; time {}.",
+        points.size(), format_duration_ns(total_seconds * 1e9),
+        rooflines.empty() ? "assumes 100 GFLOP/s and 20 GB/s (run `kvbench roofline` for this machine's)"
+                          : "from the saved roofline");
+    write_text_table(std::cout, table);
 }
 
 void warn_if_noisy(const Row& row) {

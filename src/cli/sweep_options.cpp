@@ -57,13 +57,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "Check at every point that the cached step equals the uncached forward (SPEC 1e-4)");
     sweep->add_flag("--dry-run", options.dry_run,
                     "List the grid with FLOPs, KV bytes, peak memory and estimated time; run nothing");
-    const std::map<std::string, OutputFormat> formats{{"table", OutputFormat::table},
-                                                      {"csv", OutputFormat::csv},
-                                                      {"json", OutputFormat::json},
-                                                      {"md", OutputFormat::md}};
     sweep->add_option("-f,--format", options.format, "Output format: table, csv, json or md")
-        ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case))
-        ->default_str("table");
+        ->check(CLI::IsMember({"table", "csv", "json", "md"}))
+        ->capture_default_str();
     sweep->add_option("-o,--output", options.output,
                       "Write the report to FILE (whole or not at all); the terminal still shows tables");
     sweep->add_option("--max-memory", options.max_memory,
@@ -101,7 +97,11 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     plan.run.cold_cache = options.cache_state == "cold";
     plan.run.verify = options.verify;
     plan.run.seed = options.seed;
-    plan.format = options.format;
+    const std::map<std::string, OutputFormat> formats{{"table", OutputFormat::table},
+                                                      {"csv", OutputFormat::csv},
+                                                      {"json", OutputFormat::json},
+                                                      {"md", OutputFormat::md}};
+    plan.format = formats.at(options.format);
     if (!options.output.empty()) plan.output = options.output;
     if (options.max_memory == 0) throw ConfigError("--max-memory 0 must be at least 1 byte (e.g. 8GiB)");
     if (options.max_memory != SweepCliOptions::not_given) plan.max_memory = options.max_memory;

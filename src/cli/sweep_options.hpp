@@ -32,7 +32,7 @@ struct SweepCliOptions {
     std::uint64_t seed = 1;
     bool verify = false;
     bool dry_run = false;
-    OutputFormat format = OutputFormat::table;
+    std::string format = "table";
     std::string output;             // -o FILE; empty: stdout only
     std::uint64_t max_memory = not_given;  // bytes; not_given: what the machine has available now
     std::string roofline;           // --roofline FILE; empty: the saved measurement, if any

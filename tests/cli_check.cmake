@@ -1,0 +1,41 @@
+# Runs one kvbench command and checks what it promises: exit code, output, and the file it
+# writes (or must not write). Invoked by ctest as
+#   cmake -DKVBENCH=<exe> -DARGS=<|-separated arguments> [-DEXIT=n] [-DSTDOUT=regex] [-DSTDERR=regex]
+#         [-DFILE=path -DFILE_REGEX=regex | -DNO_FILE=path] -P cli_check.cmake
+string(REPLACE "|" ";" ARGS "${ARGS}")
+if(NOT DEFINED EXIT)
+  set(EXIT 0)
+endif()
+foreach(path IN ITEMS "${FILE}" "${NO_FILE}")
+  if(path)
+    file(REMOVE "${path}")
+  endif()
+endforeach()
+
+execute_process(COMMAND ${KVBENCH} ${ARGS}
+  RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+
+if(NOT code EQUAL EXIT)
+  message(FATAL_ERROR "exit code ${code}, expected ${EXIT}\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+if(DEFINED STDOUT AND NOT out MATCHES "${STDOUT}")
+  message(FATAL_ERROR "stdout does not match '${STDOUT}':\n${out}")
+endif()
+if(DEFINED STDERR AND NOT err MATCHES "${STDERR}")
+  message(FATAL_ERROR "stderr does not match '${STDERR}':\n${err}")
+endif()
+if(FILE)
+  if(NOT EXISTS "${FILE}")
+    message(FATAL_ERROR "expected file ${FILE} was not written\nstderr:\n${err}")
+  endif()
+  file(READ "${FILE}" content)
+  if(DEFINED FILE_REGEX AND NOT content MATCHES "${FILE_REGEX}")
+    message(FATAL_ERROR "${FILE} does not match '${FILE_REGEX}':\n${content}")
+  endif()
+endif()
+if(NO_FILE)
+  file(GLOB leftovers "${NO_FILE}*")
+  if(leftovers)
+    message(FATAL_ERROR "a failed run left files behind: ${leftovers}")
+  endif()
+endif()

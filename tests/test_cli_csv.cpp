@@ -1,0 +1,101 @@
+// Runs the real kvbench binary on a small grid and reads its CSV back.
+#include "kvbench/cost_model.hpp"
+
+#include "csv_reader.hpp"
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+
+using namespace kvbench;
+
+namespace {
+
+std::string run_and_capture(const std::string& command) {
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+    REQUIRE(pipe != nullptr);
+    std::string output;
+    char buffer[4096];
+    while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe.get())) output.append(buffer, n);
+    return output;
+}
+
+// SPEC §2 written out again, independently of src/cost_model.cpp.
+std::uint64_t spec_flops(bool cached, std::uint64_t b, std::uint64_t n, std::uint64_t d, std::uint64_t h,
+                         std::uint64_t g, std::uint64_t l) {
+    const std::uint64_t dh = d / h, p = 2 * d * d + 2 * d * g * dh;
+    return cached ? l * b * (2 * p + 4 * h * dh * n) : l * b * (2 * n * p + 2 * h * dh * n * (n + 1));
+}
+std::uint64_t spec_bytes(bool cached, std::uint64_t b, std::uint64_t n, std::uint64_t d, std::uint64_t h,
+                         std::uint64_t g, std::uint64_t l) {
+    const std::uint64_t dh = d / h, p = 2 * d * d + 2 * d * g * dh;
+    return l * (p * 4 + 2 * b * n * g * dh * 4 + 2 * b * (cached ? 1 : n) * d * 4);
+}
+
+}  // namespace
+
+TEST_CASE("the csv of a small sweep has the spec's columns, exact counts and consistent rates") {
+    const std::string csv = run_and_capture(std::string(KVBENCH_EXE) +
+                                            " sweep -n 7,40 -b 1,2 -d 64 --heads 4 -g 4,2,1 -l 2 -r 3 -w 1"
+                                            " --cache-state warm -t 1 --format csv");
+    const auto records = test::parse_csv(csv);
+    REQUIRE(records.size() == 1 + 2 * 2 * 3 * 2);
+    const std::vector<std::string> spec_columns{
+        "path", "batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads", "kv_dtype",
+        "flops", "bytes", "kv_bytes", "reps", "latency_us_median", "latency_us_min", "latency_us_max",
+        "gflops", "gbps", "roofline_pct", "speedup"};
+    const auto& header = records.front();
+    REQUIRE(header.size() >= spec_columns.size());
+    CHECK(std::vector<std::string>(header.begin(), header.begin() + 21) == spec_columns);
+    std::map<std::string, std::size_t> col;
+    for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+    for (const char* provenance : {"tool_version", "git_commit", "cpu_model", "blas_library", "blas_threading",
+                                   "timestamp"}) {
+        CHECK(col.contains(provenance));
+    }
+
+    std::map<std::string, double> uncached_median;  // by configuration
+    auto key = [&](const std::vector<std::string>& r) {
+        return r[col["batch"]] + "/" + r[col["seq"]] + "/" + r[col["kv_heads"]];
+    };
+    for (std::size_t i = 1; i < records.size(); ++i) {
+        const auto& r = records[i];
+        REQUIRE(r.size() == header.size());
+        if (r[col["path"]] == "uncached") uncached_median[key(r)] = std::stod(r[col["latency_us_median"]]);
+    }
+    for (std::size_t i = 1; i < records.size(); ++i) {
+        const auto& r = records[i];
+        const bool cached = r[col["path"]] == "cached";
+        const std::uint64_t b = std::stoull(r[col["batch"]]), n = std::stoull(r[col["seq"]]);
+        const std::uint64_t g = std::stoull(r[col["kv_heads"]]);
+        INFO("row " << i << ": " << r[col["path"]] << " B=" << b << " N=" << n << " G=" << g);
+        CHECK(r[col["dim"]] == "64");
+        CHECK(r[col["head_dim"]] == "16");
+        CHECK(r[col["kv_dtype"]] == "f32");
+        CHECK(r[col["reps"]] == "3");
+        CHECK(std::stoull(r[col["flops"]]) == spec_flops(cached, b, n, 64, 4, g, 2));
+        CHECK(std::stoull(r[col["bytes"]]) == spec_bytes(cached, b, n, 64, 4, g, 2));
+        CHECK(std::stoull(r[col["kv_bytes"]]) == 2 * 2 * b * n * g * 16 * 4);
+        const double median_s = std::stod(r[col["latency_us_median"]]) * 1e-6;
+        CHECK(std::stod(r[col["latency_us_min"]]) <= std::stod(r[col["latency_us_median"]]));
+        CHECK(std::stod(r[col["latency_us_median"]]) <= std::stod(r[col["latency_us_max"]]));
+        CHECK(std::stod(r[col["gflops"]]) ==
+              doctest::Approx(double(std::stoull(r[col["flops"]])) / median_s / 1e9).epsilon(1e-3));
+        CHECK(std::stod(r[col["gbps"]]) ==
+              doctest::Approx(double(std::stoull(r[col["bytes"]])) / median_s / 1e9).epsilon(1e-3));
+        CHECK(std::stod(r[col["speedup"]]) ==
+              doctest::Approx(uncached_median.at(key(r)) * 1e-6 / median_s).epsilon(1e-3));
+    }
+}
+
+TEST_CASE("a csv without the uncached path leaves speedup empty") {
+    const auto records = test::parse_csv(run_and_capture(
+        std::string(KVBENCH_EXE) + " sweep -n 9 -d 64 --heads 4 -g 2 -r 2 -w 0 -t 1 --paths cached --format csv"));
+    REQUIRE(records.size() == 2);
+    CHECK(records[1][0] == "cached");
+    CHECK(records[1][20].empty());
+}
