@@ -1,0 +1,80 @@
+// BM_AttendDecode: attend_decode() alone (the cached step's attention) over context N x grouping G,
+// with the last-level cache evicted before every iteration (cold) or not (warm).
+#include "bench_support.hpp"
+
+#include "kvbench/attention.hpp"
+
+#include <chrono>
+#include <exception>
+
+namespace kvbench::bench {
+namespace {
+
+// Cold iterations each pay a flush of 4 × LLC outside the timed region, so a fixed
+// count, not a minimum time, bounds their wall time.
+constexpr benchmark::IterationCount cold_iterations = 50;
+constexpr double warm_min_time_s = 0.1;
+
+// Args: B, N, D, H, G, cold (1 = flush the LLC before each iteration, 0 = warm).
+// Timed manually so the flush stays outside the timed region without Pause/ResumeTiming's overhead.
+void BM_AttendDecode(benchmark::State& state) {
+    const std::size_t n_threads = use_all_cores();
+    ModelConfig config;
+    try {
+        config = config_from_args(state);
+    } catch (const std::exception& e) {
+        state.SkipWithError(e.what());
+        return;
+    }
+    const bool cold = state.range(5) != 0;
+    const std::size_t n_ctx = config.seq_len;
+    const std::size_t model_dim = config.model_dim;
+
+    KvCache cache(config, n_ctx);
+    fill_cache(config, cache, n_ctx);
+    DecodeAttentionScratch scratch(config, n_ctx, n_threads);
+    const std::vector<float> q = random_floats(config.n_batch * model_dim, 1);  // (n_batch, model_dim)
+    std::vector<float> out(config.n_batch * model_dim);                         // (n_batch, model_dim)
+    CacheFlusher* flusher = cold ? &shared_flusher() : nullptr;
+
+    for (auto _ : state) {
+        if (flusher != nullptr) flusher->flush();
+        const auto start = std::chrono::steady_clock::now();
+        benchmark::DoNotOptimize(
+            attend_decode(config, q.data(), model_dim, cache, 0, n_ctx, out.data(), scratch));
+        benchmark::ClobberMemory();
+        const auto stop = std::chrono::steady_clock::now();
+        state.SetIterationTime(std::chrono::duration<double>(stop - start).count());
+    }
+    benchmark::DoNotOptimize(out.data());
+
+    // SPEC §2 for the kernel alone: q·K^T and p·V are 2 FLOPs per (head, position, dim) each,
+    // 4·B·H·dh·N; the compulsory traffic is K and V once, 2·B·N·G·dh·4 bytes (q and out are
+    // B·D floats each, negligible).
+    const std::uint64_t b = config.n_batch, h = config.n_heads, g = config.n_kv_heads;
+    const std::uint64_t head_dim = config.head_dim(), n = n_ctx;
+    set_rate_counters(state, 4 * b * h * head_dim * n, 2 * b * n * g * head_dim * 4);
+    state.SetLabel(grouping_label(config.n_heads, config.n_kv_heads));
+}
+
+// The acceptance shape (B=1, D=4096, H=32, N=8192, G = 32/8/1) and a shorter context.
+std::vector<std::vector<std::int64_t>> attention_shapes(std::int64_t cold) {
+    return {{1}, {1024, 8192}, {4096}, {32}, {32, 8, 1}, {cold}};
+}
+
+BENCHMARK(BM_AttendDecode)
+    ->ArgNames({"B", "N", "D", "H", "G", "cold"})
+    ->ArgsProduct(attention_shapes(1))
+    ->Iterations(cold_iterations)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+BENCHMARK(BM_AttendDecode)
+    ->ArgNames({"B", "N", "D", "H", "G", "cold"})
+    ->ArgsProduct(attention_shapes(0))
+    ->MinTime(warm_min_time_s)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace kvbench::bench
