@@ -1,6 +1,7 @@
-// Uncached causal attention as tiled sgemm calls, tiles spread over the OpenMP pool.
+// Uncached causal attention as tiled sgemm calls with a vectorised softmax between them, on the OpenMP pool.
 #include "kvbench/causal_attention.hpp"
 
+#include "kvbench/attention.hpp"
 #include "kvbench/blas.hpp"
 
 #include <algorithm>
@@ -18,6 +19,11 @@ CausalAttentionScratch::CausalAttentionScratch(std::size_t max_seq_len_, std::si
 
 std::size_t CausalAttentionScratch::bytes() const { return tiles.size() * sizeof(float); }
 
+std::size_t CausalAttentionScratch::bytes_for(std::size_t max_seq_len_, std::size_t n_threads_,
+                                              std::size_t block_rows_) {
+    return n_threads_ * block_rows_ * max_seq_len_ * sizeof(float);
+}
+
 namespace {
 
 // Row i of the tile (absolute position first_row + i) may see keys [0, first_row + i].
@@ -26,14 +32,7 @@ void masked_softmax_rows(float* tile, std::size_t stride, std::size_t first_row,
     for (std::size_t i = 0; i < n_rows; ++i) {
         float* row = tile + i * stride;
         const std::size_t n_visible = first_row + i + 1;
-        const float max_score = *std::max_element(row, row + n_visible);
-        float sum = 0.0f;
-        for (std::size_t t = 0; t < n_visible; ++t) {
-            row[t] = std::exp(row[t] - max_score);
-            sum += row[t];
-        }
-        const float inv_sum = 1.0f / sum;
-        for (std::size_t t = 0; t < n_visible; ++t) row[t] *= inv_sum;
+        softmax_row(row, n_visible);
         std::fill(row + n_visible, row + n_keys, 0.0f);
     }
 }

@@ -64,21 +64,22 @@ void fill_cache_synthetic(const ModelConfig& config, KvCache& cache, std::size_t
 
 std::uint64_t point_memory_bytes(const GridPoint& point, const RunOptions& options) {
     const ModelConfig& c = point.config;
-    const std::uint64_t b = c.n_batch, n = c.seq_len, d = c.model_dim, h = c.n_heads;
-    const std::uint64_t threads = point.n_threads;
+    const std::uint64_t b = c.n_batch, n = c.seq_len, d = c.model_dim;
     const std::uint64_t sequence_floats = b * n * d;  // one (B, N, D) tensor
     std::uint64_t floats = std::uint64_t{c.n_layers} * weights_per_layer(c) + sequence_floats;
     if (needs_prefill(options)) {
-        // Output of the forward, its q|k|v and head outputs, one score tile per thread.
-        floats += sequence_floats + b * n * c.qkv_dim() + sequence_floats + threads * 64 * n;
+        // Output of the forward, its q|k|v and head outputs (ForwardScratch).
+        floats += sequence_floats + b * n * c.qkv_dim() + sequence_floats;
     }
     if (needs_cache(options)) {
-        const std::uint64_t max_splits = std::max<std::uint64_t>(1, 2 * threads);
         floats += kv_cache_bytes(c) / float_bytes;
-        floats += b * c.qkv_dim() + b * d + b * h * n + max_splits * b * (d + 2 * h);
+        floats += b * c.qkv_dim() + b * d;  // DecodeScratch's q|k|v and head outputs
         floats += 2 * b * d;  // the step's input and output rows
     }
-    return floats * float_bytes;
+    std::uint64_t bytes = floats * float_bytes;
+    if (needs_prefill(options)) bytes += CausalAttentionScratch::bytes_for(n, point.n_threads);
+    if (needs_cache(options)) bytes += DecodeAttentionScratch::bytes_for(c, point.n_threads);
+    return bytes;
 }
 
 double estimate_point_seconds(const GridPoint& point, const RunOptions& options,

@@ -7,7 +7,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 using namespace kvbench;
@@ -61,10 +64,19 @@ TEST_CASE("attend_chunk reads one kv head for a whole group and matches the refe
     const auto q = random_vector(group_size * head_dim, 1);
     const auto k = random_vector(n_ctx * head_dim, 2);
     const auto v = random_vector(n_ctx * head_dim, 3);
-    std::vector<float> scores(group_size * n_ctx), out(group_size * head_dim), row_max(group_size),
-        row_sum(group_size);
-    attend_chunk(q.data(), k.data(), v.data(), n_ctx, group_size, head_dim, 1.0f / 4.0f, scores.data(),
-                 n_ctx, out.data(), row_max.data(), row_sum.data());
+    std::vector<float> out(group_size * head_dim), row_max(group_size), row_sum(group_size);
+    ChunkProblem problem;
+    problem.q = q.data();
+    problem.q_stride = head_dim;
+    problem.n_rows = group_size;
+    problem.keys = k.data();
+    problem.values = v.data();
+    problem.kv_stride = head_dim;
+    problem.n_ctx = n_ctx;
+    problem.head_dim = head_dim;
+    problem.scale = 1.0f / 4.0f;
+    ChunkWorkspace workspace(group_size, head_dim);
+    attend_chunk(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
     for (std::size_t i = 0; i < group_size; ++i) {
         for (std::size_t d = 0; d < head_dim; ++d) out[i * head_dim + d] /= row_sum[i];
     }
@@ -135,4 +147,172 @@ TEST_CASE("attend_causal matches per-row reference attention and skips the upper
         }
         CHECK(count.executed - count.useful == heads * waste);
     }
+}
+
+namespace {
+
+// attend_chunk on random data, normalised, against the reference. q and K/V rows are
+// strided wider than head_dim when `padded`, as in the uncached qkv rows.
+double chunk_error(std::size_t group_size, std::size_t head_dim, std::size_t n_ctx, bool padded) {
+    const std::size_t q_stride = padded ? head_dim + 5 : head_dim;
+    const std::size_t kv_stride = padded ? head_dim + 3 : head_dim;
+    const auto q = random_vector(group_size * q_stride, 40 + group_size);
+    const auto k = random_vector(n_ctx * kv_stride, 41 + n_ctx, 2.0f);
+    const auto v = random_vector(n_ctx * kv_stride, 42 + head_dim);
+    std::vector<float> out(group_size * head_dim), row_max(group_size), row_sum(group_size);
+    ChunkProblem problem;
+    problem.q = q.data();
+    problem.q_stride = q_stride;
+    problem.n_rows = group_size;
+    problem.keys = k.data();
+    problem.values = v.data();
+    problem.kv_stride = kv_stride;
+    problem.n_ctx = n_ctx;
+    problem.head_dim = head_dim;
+    problem.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    ChunkWorkspace workspace(group_size, head_dim);
+    attend_chunk(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
+    for (std::size_t i = 0; i < group_size; ++i) {
+        for (std::size_t d = 0; d < head_dim; ++d) out[i * head_dim + d] /= row_sum[i];
+    }
+
+    // The reference takes contiguous rows, with the scale folded into q.
+    std::vector<float> q_rows(group_size * head_dim), k_rows(n_ctx * head_dim), v_rows(n_ctx * head_dim);
+    const float unscale = std::sqrt(static_cast<float>(head_dim)) * problem.scale;
+    for (std::size_t i = 0; i < group_size; ++i) {
+        for (std::size_t d = 0; d < head_dim; ++d) q_rows[i * head_dim + d] = q[i * q_stride + d] * unscale;
+    }
+    for (std::size_t t = 0; t < n_ctx; ++t) {
+        std::copy_n(k.data() + t * kv_stride, head_dim, k_rows.data() + t * head_dim);
+        std::copy_n(v.data() + t * kv_stride, head_dim, v_rows.data() + t * head_dim);
+    }
+    std::vector<float> expected(out.size());
+    attention_reference(q_rows.data(), k_rows.data(), v_rows.data(), n_ctx, group_size, head_dim, expected.data());
+    return relative_error(out, expected);
+}
+
+}  // namespace
+
+TEST_CASE("exp_polynomial is within 1.5e-7 of exp over the float range, and exact at the edges") {
+    // 2^20 + 3 points: not a multiple of any vector width, so the masked tail runs too.
+    const std::size_t n = (std::size_t{1} << 20) + 3;
+    std::vector<float> x(n), y(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        x[i] = -87.3f + 175.6f * static_cast<float>(i) / static_cast<float>(n - 1);
+    }
+    exp_polynomial(x.data(), n, y.data());
+    double worst = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double expected = std::exp(static_cast<double>(x[i]));
+        worst = std::max(worst, std::abs(static_cast<double>(y[i]) - expected) / expected);
+    }
+    MESSAGE("worst relative error of exp_polynomial: " << worst);
+    CHECK(worst < 1.5e-7);
+
+    std::vector<float> edges = {-std::numeric_limits<float>::infinity(), -1000.0f, -87.34f, 0.0f, 1.0f,
+                                std::numeric_limits<float>::quiet_NaN()};
+    exp_polynomial(edges.data(), edges.size(), edges.data());  // in place
+    CHECK(edges[0] == 0.0f);
+    CHECK(edges[1] == 0.0f);
+    CHECK(edges[2] == 0.0f);
+    CHECK(edges[3] == 1.0f);
+    CHECK(std::abs(edges[4] - 2.7182817f) < 3e-7f);
+    CHECK(std::isnan(edges[5]));
+}
+
+TEST_CASE("softmax_row sums to one, is stable with large logits and leaves nothing past n") {
+    for (std::size_t n : {1u, 7u, 16u, 33u, 1000u}) {
+        auto row = random_vector(n + 1, 50 + n, 1e4f);  // logits up to ±1e4 overflow a naive exp
+        row[n] = 123.0f;
+        std::vector<double> expected(n);
+        const float max_logit = *std::max_element(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(n));
+        double total = 0;
+        for (std::size_t t = 0; t < n; ++t) total += expected[t] = std::exp(static_cast<double>(row[t] - max_logit));
+        softmax_row(row.data(), n);
+        INFO("n=" << n);
+        double sum = 0, worst = 0;
+        for (std::size_t t = 0; t < n; ++t) {
+            sum += row[t];
+            worst = std::max(worst, std::abs(row[t] - expected[t] / total));
+        }
+        CHECK(std::abs(sum - 1.0) < 1e-5);
+        CHECK(worst < 1e-6);
+        CHECK(row[n] == 123.0f);
+    }
+}
+
+TEST_CASE("attend_chunk matches the reference for group sizes 1-20, odd head dims and ragged contexts") {
+    // Group sizes up to 8 take the dot-product tiles, larger ones the transposed-key tiles;
+    // 13 and 20 leave partial tiles. Contexts straddle the 16- and 32-key blocks.
+    for (std::size_t group_size : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 9u, 12u, 13u, 16u, 20u}) {
+        for (std::size_t head_dim : {8u, 24u, 64u, 128u}) {
+            for (std::size_t n_ctx : {1u, 15u, 33u, 70u}) {
+                INFO("group_size=" << group_size << " head_dim=" << head_dim << " n_ctx=" << n_ctx);
+                CHECK(chunk_error(group_size, head_dim, n_ctx, false) < 1e-5);
+            }
+        }
+    }
+    // Strided rows (values packed, keys read with a stride).
+    for (std::size_t group_size : {1u, 6u, 17u}) {
+        for (std::size_t head_dim : {24u, 64u}) {
+            INFO("strided group_size=" << group_size << " head_dim=" << head_dim);
+            CHECK(chunk_error(group_size, head_dim, 100, true) < 1e-5);
+        }
+    }
+}
+
+TEST_CASE("attend_decode matches the reference for head dims 8 to 128 and group sizes up to 24") {
+    struct Shape {
+        std::size_t n_batch, model_dim, n_heads, n_kv_heads;
+    };
+    // dh = 8, 24, 64, 128; group sizes 1, 2, 3, 8, 12, 16, 24.
+    for (const Shape& s : {Shape{2, 64, 8, 8}, Shape{1, 192, 8, 1}, Shape{3, 72, 3, 1}, Shape{1, 1024, 16, 2},
+                           Shape{2, 1536, 12, 1}, Shape{1, 1024, 16, 1}, Shape{1, 1536, 24, 1}, Shape{2, 512, 4, 2}}) {
+        for (std::size_t n_ctx : {1u, 31u, 77u, 300u}) {
+            const auto config = make_config(s.n_batch, n_ctx, s.model_dim, s.n_heads, s.n_kv_heads, 1);
+            INFO(describe(config));
+            check_decode_against_reference(config, n_ctx, 2);
+        }
+    }
+}
+
+TEST_CASE("attend_decode splits long contexts of large groups and merges them") {
+    // B·G = 1 < 4 threads: up to 4 slices of at least 64 positions, each a multi-block chunk.
+    CHECK(decode_split_count(1, 1000, 4, 8) == 4);
+    for (std::size_t n_ctx : {129u, 1000u}) {
+        INFO("n_ctx=" << n_ctx);
+        check_decode_against_reference(make_config(1, n_ctx, 1024, 16, 1, 1), n_ctx, 4);  // gs 16, dh 64
+        check_decode_against_reference(make_config(1, n_ctx, 384, 3, 1, 1), n_ctx, 3);    // gs 3, dh 128
+    }
+}
+
+TEST_CASE("attend_decode gives the same bits on every run") {
+    const auto config = make_config(2, 500, 256, 8, 2, 1);
+    KvCache cache(config, 500);
+    for (std::size_t b = 0; b < 2; ++b) {
+        for (std::size_t g = 0; g < 2; ++g) {
+            const auto k = random_vector(500 * 32, 60 + b + 2 * g), v = random_vector(500 * 32, 70 + b + 2 * g);
+            std::copy(k.begin(), k.end(), cache.keys(0, b, g));
+            std::copy(v.begin(), v.end(), cache.values(0, b, g));
+        }
+    }
+    cache.extend_to(500);
+    const auto q = random_vector(2 * 256, 80);
+    DecodeAttentionScratch scratch(config, 500, 3);  // 3 threads, 4 tasks: uneven shares
+    std::vector<float> first(2 * 256), again(2 * 256);
+    attend_decode(config, q.data(), 256, cache, 0, 500, first.data(), scratch);
+    for (int run = 0; run < 5; ++run) {
+        attend_decode(config, q.data(), 256, cache, 0, 500, again.data(), scratch);
+        CHECK(std::memcmp(first.data(), again.data(), first.size() * sizeof(float)) == 0);
+    }
+}
+
+TEST_CASE("the decode scratch reports what it allocates, and the context does not change it") {
+    const auto config = make_config(3, 100, 192, 6, 2, 1);
+    for (std::size_t n_threads : {1u, 2u, 5u}) {
+        const DecodeAttentionScratch scratch(config, 100, n_threads);
+        CHECK(scratch.bytes() == DecodeAttentionScratch::bytes_for(config, n_threads));
+        CHECK(DecodeAttentionScratch(config, 5000, n_threads).bytes() == scratch.bytes());
+    }
+    CHECK(ChunkWorkspace(3, 24).bytes() == ChunkWorkspace::bytes_for(3, 24));
 }

@@ -255,7 +255,12 @@ TEST_CASE("table columns line up, counting µ as one column") {
     const std::size_t end = text.find("\n\n", start);
     std::istringstream block(text.substr(start, end - start));
     std::vector<std::size_t> widths;
+    std::string footnote;
     for (std::string line; std::getline(block, line);) {
+        if (line.rfind("  * ", 0) == 0) {
+            footnote = line;
+            continue;
+        }
         std::size_t width = 0;
         for (const char c : line) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
         widths.push_back(width);
@@ -263,6 +268,9 @@ TEST_CASE("table columns line up, counting µ as one column") {
     REQUIRE(widths.size() == 4);  // header, rule, two rows
     // The last column is right-aligned, so every line ends at the same column.
     for (const std::size_t width : widths) CHECK(width == widths.front());
+    // Rows whose working set fits in the LLC are starred, and the star is explained once.
+    const bool any_fits = two_rows()[0].fits_in_llc || two_rows()[1].fits_in_llc;
+    CHECK((footnote == "  * the step's working set fits in the last-level cache") == any_fits);
 }
 
 TEST_CASE("a configuration with one path shows dashes for the other") {

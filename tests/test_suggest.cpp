@@ -4,10 +4,12 @@
 
 using namespace kvbench;
 
-TEST_CASE("edit distance counts insertions, deletions and substitutions") {
+TEST_CASE("edit distance counts insertions, deletions, substitutions and swaps") {
     CHECK(edit_distance("", "") == 0);
     CHECK(edit_distance("seq", "seq") == 0);
-    CHECK(edit_distance("--sqe", "--seq") == 2);
+    CHECK(edit_distance("--sqe", "--seq") == 1);
+    CHECK(edit_distance("ab", "ba") == 1);
+    CHECK(edit_distance("abc", "") == 3);
     CHECK(edit_distance("--hed", "--heads") == 2);
     CHECK(edit_distance("kitten", "sitting") == 3);
 }

@@ -14,8 +14,16 @@ namespace kvbench {
 // O(threads · block_rows · N), never H · N².
 struct CausalAttentionScratch {
     // Requires: block_rows >= 1.
-    CausalAttentionScratch(std::size_t max_seq_len, std::size_t n_threads, std::size_t block_rows = 64);
+    CausalAttentionScratch(std::size_t max_seq_len, std::size_t n_threads,
+                           std::size_t block_rows = default_block_rows);
     std::size_t bytes() const;
+    // What the constructor allocates, without allocating it (for memory estimates).
+    static std::size_t bytes_for(std::size_t max_seq_len, std::size_t n_threads,
+                                 std::size_t block_rows = default_block_rows);
+
+    // Tall enough for sgemm to run near its peak on Q·K^T, short enough that the diagonal
+    // tiles' masked half stays a small fraction of the work.
+    static constexpr std::size_t default_block_rows = 64;
 
     std::size_t n_threads;
     std::size_t max_seq_len;

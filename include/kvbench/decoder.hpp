@@ -28,7 +28,8 @@ struct DecodeScratch {
 struct ForwardScratch {
     // Sized for config.seq_len tokens; block_rows is the query tile height of attend_causal.
     // Requires: config validated, n_threads >= 1, block_rows >= 1.
-    ForwardScratch(const ModelConfig& config, std::size_t n_threads, std::size_t block_rows = 64);
+    ForwardScratch(const ModelConfig& config, std::size_t n_threads,
+                   std::size_t block_rows = CausalAttentionScratch::default_block_rows);
     std::size_t bytes() const;
 
     std::vector<float> qkv;        // (n_batch · seq_len, qkv_dim)

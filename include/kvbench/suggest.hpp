@@ -8,7 +8,7 @@
 
 namespace kvbench {
 
-// Levenshtein distance (insertions, deletions, substitutions each cost 1).
+// Edit distance: insertions, deletions, substitutions and swaps of adjacent characters each cost 1.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // The candidate nearest to `typed`, if it is near enough to be a typo

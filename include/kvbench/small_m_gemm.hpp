@@ -1,0 +1,35 @@
+// small_m_gemm(): y = x · W^T (+ y) for a few rows of x, streaming each weight once for all rows.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace kvbench {
+
+// Most rows of x one call takes: at 8, the accumulators of two weight rows for every row of x
+// fill most of the register file. linear() covers more rows with a call per group of rows.
+inline constexpr std::size_t small_m_max_rows = 8;
+
+// Instruction sets a kernel can be built for, slowest first.
+enum class SmallMIsa { scalar, avx2, avx512 };
+
+// The kernels this build compiled, slowest first; the last is what the default overload runs.
+// `scalar` is always there, so tests can hold every compiled path to the reference.
+std::vector<SmallMIsa> small_m_isas();
+
+// "scalar", "avx2" or "avx512".
+const char* isa_name(SmallMIsa isa);
+
+// y (n_rows, out_dim) = x (n_rows, in_dim) · W^T + beta · y, W (out_dim, in_dim) row-major.
+// Each OpenMP thread streams one contiguous slab of W's rows once, for all n_rows rows of x.
+// y is not read when beta is 0, so it may hold garbage then. The order of the sums depends
+// on the shape and isa only, never on addresses or the thread count: equal inputs give equal
+// bits. A page-aligned W streams fastest (W 16 bytes into a page: about 15 % slower at 8 rows).
+// Requires: 1 <= n_rows <= small_m_max_rows; in_dim >= 1; beta is 0 or 1;
+// y overlaps neither x nor w; isa is in small_m_isas().
+void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
+                  std::size_t out_dim, float beta, float* y, SmallMIsa isa);
+void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
+                  std::size_t out_dim, float beta, float* y);
+
+}  // namespace kvbench

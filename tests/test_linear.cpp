@@ -1,0 +1,137 @@
+#include "kvbench/linear.hpp"
+#include "kvbench/reference.hpp"
+#include "kvbench/rng.hpp"
+#include "kvbench/small_m_gemm.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+using namespace kvbench;
+
+namespace {
+
+std::vector<float> random_vector(std::size_t n, std::uint64_t seed) {
+    Rng rng(seed);
+    std::vector<float> v(n);
+    fill_uniform(rng, v, 1.0f);
+    return v;
+}
+
+// y = x · W^T + beta · y0 by the reference, for comparing with a kernel's output.
+std::vector<float> expected_product(const std::vector<float>& x, std::size_t n_rows,
+                                    std::size_t in_dim, const std::vector<float>& w,
+                                    std::size_t out_dim, float beta, const std::vector<float>& y0) {
+    std::vector<float> y(n_rows * out_dim);
+    linear_reference(x.data(), n_rows, in_dim, w.data(), out_dim, y.data());
+    if (beta != 0.0f) {
+        for (std::size_t i = 0; i < y.size(); ++i) y[i] += y0[i];
+    }
+    return y;
+}
+
+}  // namespace
+
+TEST_CASE("small_m_gemm matches the reference for every row count, ragged shape and beta") {
+    // in_dim 1, 7 and 33 are shorter than or ragged against every vector width; 4096 spans
+    // several x chunks; out_dim 1, 3 and 17 leave rows after the last whole tile.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (const SmallMIsa isa : small_m_isas()) {
+        for (std::size_t n_rows = 1; n_rows <= small_m_max_rows; ++n_rows) {
+            for (std::size_t in_dim : {1u, 7u, 33u, 4096u}) {
+                for (std::size_t out_dim : {1u, 3u, 17u, 1024u}) {
+                    const auto x = random_vector(n_rows * in_dim, 11);
+                    const auto w = random_vector(out_dim * in_dim, 12);
+                    const auto y0 = random_vector(n_rows * out_dim, 13);
+                    for (float beta : {0.0f, 1.0f}) {
+                        // beta = 0 must not read y: NaN there would leak into the result.
+                        std::vector<float> y = y0;
+                        if (beta == 0.0f) std::fill(y.begin(), y.end(), nan);
+                        small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, beta, y.data(),
+                                     isa);
+                        INFO("isa=" << isa_name(isa) << " rows=" << n_rows << " in=" << in_dim
+                                    << " out=" << out_dim << " beta=" << beta);
+                        const auto expected =
+                            expected_product(x, n_rows, in_dim, w, out_dim, beta, y0);
+                        CHECK(relative_error(y, expected) < 1e-5);
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("small_m_gemm gives the same bits wherever x and W are allocated") {
+    // Same values at other offsets within a cache line and a page: the sums must not depend
+    // on addresses, or the same seed would not reproduce a run bit for bit.
+    const std::size_t n_rows = 8, in_dim = 2048 + 5, out_dim = 37;
+    const auto x = random_vector(n_rows * in_dim, 51);
+    const auto w = random_vector(out_dim * in_dim, 52);
+    std::vector<float> expected(n_rows * out_dim);
+    linear_reference(x.data(), n_rows, in_dim, w.data(), out_dim, expected.data());
+    for (const SmallMIsa isa : small_m_isas()) {
+        std::vector<float> first(n_rows * out_dim);
+        small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, first.data(), isa);
+        CHECK(relative_error(first, expected) < 1e-5);
+        for (std::size_t offset : {1u, 3u, 4u, 15u, 1000u}) {
+            std::vector<float> x_moved(offset + x.size()), w_moved(offset + w.size());
+            std::copy(x.begin(), x.end(), x_moved.begin() + static_cast<std::ptrdiff_t>(offset));
+            std::copy(w.begin(), w.end(), w_moved.begin() + static_cast<std::ptrdiff_t>(offset));
+            std::vector<float> moved(n_rows * out_dim);
+            small_m_gemm(x_moved.data() + offset, n_rows, in_dim, w_moved.data() + offset, out_dim,
+                         0.0f, moved.data(), isa);
+            INFO("isa=" << isa_name(isa) << " offset=" << offset);
+            CHECK(std::memcmp(moved.data(), first.data(), first.size() * sizeof(float)) == 0);
+        }
+    }
+}
+
+TEST_CASE("small_m_gemm lists scalar first and its default is the widest compiled kernel") {
+    const auto isas = small_m_isas();
+    REQUIRE(!isas.empty());
+    CHECK(isas.front() == SmallMIsa::scalar);
+    const std::size_t n_rows = 3, in_dim = 100, out_dim = 50;
+    const auto x = random_vector(n_rows * in_dim, 21);
+    const auto w = random_vector(out_dim * in_dim, 22);
+    std::vector<float> by_default(n_rows * out_dim), widest(n_rows * out_dim);
+    small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, by_default.data());
+    small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, widest.data(), isas.back());
+    CHECK(by_default == widest);
+}
+
+TEST_CASE("linear matches the reference on both sides of the small-m dispatch") {
+    for (std::size_t n_rows : {1u, 2u, 5u, 8u, 9u, 12u, 16u, 17u, 33u}) {
+        for (std::size_t in_dim : {7u, 257u}) {
+            for (std::size_t out_dim : {3u, 130u}) {
+                const auto x = random_vector(n_rows * in_dim, 31);
+                const auto w = random_vector(out_dim * in_dim, 32);
+                const auto y0 = random_vector(n_rows * out_dim, 33);
+                for (float beta : {0.0f, 1.0f}) {
+                    std::vector<float> y = y0;
+                    const auto flops =
+                        linear(x.data(), n_rows, in_dim, w.data(), out_dim, beta, y.data());
+                    INFO("rows=" << n_rows << " in=" << in_dim << " out=" << out_dim
+                                 << " beta=" << beta);
+                    const auto expected = expected_product(x, n_rows, in_dim, w, out_dim, beta, y0);
+                    CHECK(relative_error(y, expected) < 1e-5);
+                    CHECK(flops == 2ull * n_rows * out_dim * in_dim);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("linear at a decode projection shape matches the reference") {
+    // B = 8 rows through a 4096-wide model's Wo: the shape the small-m kernel is for.
+    const std::size_t n_rows = 8, in_dim = 4096, out_dim = 512;
+    const auto x = random_vector(n_rows * in_dim, 41);
+    const auto w = random_vector(out_dim * in_dim, 42);
+    const auto y0 = random_vector(n_rows * out_dim, 43);
+    std::vector<float> y = y0;
+    linear(x.data(), n_rows, in_dim, w.data(), out_dim, 1.0f, y.data());
+    CHECK(relative_error(y, expected_product(x, n_rows, in_dim, w, out_dim, 1.0f, y0)) < 1e-5);
+}
