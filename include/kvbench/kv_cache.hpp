@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvbench/config.hpp"
+#include "kvbench/page_aligned.hpp"
 
 #include <cstddef>
 #include <vector>
@@ -45,8 +46,8 @@ private:
     std::size_t head_dim_;
     std::size_t max_seq_len_;
     std::size_t length_ = 0;
-    std::vector<float> keys_;    // (n_layers, n_batch, n_kv_heads, max_seq_len, head_dim)
-    std::vector<float> values_;  // same shape as keys_
+    PageAlignedVector<float> keys_;    // (n_layers, n_batch, n_kv_heads, max_seq_len, head_dim)
+    PageAlignedVector<float> values_;  // same shape as keys_
 };
 
 }  // namespace kvbench

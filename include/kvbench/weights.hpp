@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvbench/config.hpp"
+#include "kvbench/page_aligned.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -14,8 +15,8 @@ namespace kvbench {
 struct LayerWeights {
     // (qkv_dim, model_dim): rows [0, D) are Wq^T, [D, D + kv_dim) Wk^T, [D + kv_dim, qkv_dim) Wv^T.
     // Fused so the three projections of a step are one matrix product.
-    std::vector<float> wqkv;
-    std::vector<float> wo;  // (model_dim, model_dim): Wo^T
+    PageAlignedVector<float> wqkv;
+    PageAlignedVector<float> wo;  // (model_dim, model_dim): Wo^T
 };
 
 struct ModelWeights {

@@ -41,6 +41,18 @@ std::map<std::size_t, Roofline> load_rooflines(const SweepPlan& plan) {
             rooflines.emplace(point.n_threads, load_roofline(*plan.roofline));
             continue;
         }
+        if (plan.measure_roofline && !plan.dry_run) {
+            const Roofline& measured =
+                rooflines.emplace(point.n_threads, measure_roofline(point.n_threads)).first->second;
+            try {
+                const std::filesystem::path saved = default_roofline_path(point.n_threads);
+                std::filesystem::create_directories(saved.parent_path());
+                save_roofline(saved, measured);
+            } catch (const std::exception& error) {
+                warn(fmt::format("roofline measured but not saved: {}", error.what()));
+            }
+            continue;
+        }
         std::filesystem::path saved;
         try {
             saved = default_roofline_path(point.n_threads);

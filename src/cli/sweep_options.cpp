@@ -68,6 +68,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
     sweep->add_option("--roofline", options.roofline,
                       "Roofline JSON from `kvbench roofline` (default: the saved one for the thread count)")
         ->check(CLI::ExistingFile);
+    sweep->add_flag("--measure-roofline", options.measure_roofline,
+                    "Measure the roofline first (a few seconds per thread count) and save it: "
+                    "on a shared machine, bandwidth drifts")
+        ->excludes("--roofline");
     return sweep;
 }
 
@@ -106,6 +110,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     if (options.max_memory == 0) throw ConfigError("--max-memory 0 must be at least 1 byte (e.g. 8GiB)");
     if (options.max_memory != SweepCliOptions::not_given) plan.max_memory = options.max_memory;
     if (!options.roofline.empty()) plan.roofline = options.roofline;
+    plan.measure_roofline = options.measure_roofline;
     plan.dry_run = options.dry_run;
     return plan;
 }

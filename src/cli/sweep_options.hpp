@@ -36,6 +36,7 @@ struct SweepCliOptions {
     std::string output;             // -o FILE; empty: stdout only
     std::uint64_t max_memory = not_given;  // bytes; not_given: what the machine has available now
     std::string roofline;           // --roofline FILE; empty: the saved measurement, if any
+    bool measure_roofline = false;  // measure the roofline first, in this run
 };
 
 struct SweepPlan {
@@ -45,6 +46,7 @@ struct SweepPlan {
     std::optional<std::string> output;
     std::optional<std::uint64_t> max_memory;
     std::optional<std::string> roofline;
+    bool measure_roofline = false;
     bool dry_run = false;
 };
 
