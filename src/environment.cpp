@@ -1,6 +1,8 @@
 // Collects the machine, BLAS and build facts that make a result reproducible.
 #include "kvbench/environment.hpp"
 
+#include "kvbench_git_commit.hpp"
+
 #include "kvbench/blas.hpp"
 
 #include <fmt/format.h>
@@ -18,9 +20,6 @@
 // Fallbacks for builds that do not link the kvbench_provenance target.
 #ifndef KVBENCH_VERSION
 #define KVBENCH_VERSION "unknown"
-#endif
-#ifndef KVBENCH_GIT_COMMIT
-#define KVBENCH_GIT_COMMIT "unknown"
 #endif
 #ifndef KVBENCH_BUILD_TYPE
 #define KVBENCH_BUILD_TYPE "unknown"

@@ -8,7 +8,7 @@ namespace kvbench {
 
 struct Environment {
     std::string tool_version;      // KVBENCH_VERSION
-    std::string git_commit;        // KVBENCH_GIT_COMMIT at configure time
+    std::string git_commit;        // git describe at build time, "-dirty" for uncommitted changes
     std::string build_type;        // Release, Debug, ...
     std::string compiler;          // "GNU 12.2.0"
     bool optimized_build = true;   // false for Debug or sanitizer builds: their timings mean nothing

@@ -17,8 +17,8 @@ namespace kvbench {
 struct RunOptions {
     bool run_cached = true;
     bool run_uncached = true;
-    std::size_t n_reps = 10;
-    std::size_t n_warmup = 2;
+    std::size_t n_reps = 20;
+    std::size_t n_warmup = 3;
     bool cold_cache = true;  // evict the LLC before every timed repetition (SPEC §3)
     bool verify = false;     // check SPEC §1's equivalence at this point
     std::uint64_t seed = 1;

@@ -4,6 +4,7 @@
 #include "sweep_options.hpp"
 
 #include "kvbench/config.hpp"
+#include "kvbench_git_commit.hpp"
 #include "kvbench/suggest.hpp"
 
 #include <CLI/CLI.hpp>

@@ -26,8 +26,8 @@ struct SweepCliOptions {
     std::string layers = "1";
     std::string threads;  // empty: all available cores
     std::vector<std::string> paths{"cached", "uncached"};
-    std::size_t n_reps = 10;
-    std::size_t n_warmup = 2;
+    std::size_t n_reps = 20;
+    std::size_t n_warmup = 3;
     std::string cache_state = "cold";
     std::uint64_t seed = 1;
     bool verify = false;
