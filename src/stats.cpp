@@ -64,4 +64,10 @@ Stats summarize(std::span<const std::int64_t> samples_ns) {
     return stats;
 }
 
+bool is_noisy(const Stats& stats) {
+    constexpr double noisy_cv = 0.05;
+    constexpr double noisy_mdape = 0.02;
+    return stats.n_samples >= 3 && stats.cv > noisy_cv && stats.mdape > noisy_mdape;
+}
+
 }  // namespace kvbench

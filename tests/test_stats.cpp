@@ -58,3 +58,16 @@ TEST_CASE("mdape ignores one outlier that the cv does not") {
 TEST_CASE("summarizing no samples is refused") {
     CHECK_THROWS_AS(summarize(std::vector<std::int64_t>{}), std::invalid_argument);
 }
+
+TEST_CASE("a point is noisy when its spread is broad, not when one repetition is an outlier") {
+    // One slow outlier among steady samples: CV above 5 %, but the median barely moves.
+    const kvbench::Stats outlier = kvbench::summarize(std::vector<std::int64_t>{100, 100, 101, 99, 100, 100, 100, 100, 100, 160});
+    CHECK(outlier.cv > 0.05);
+    CHECK_FALSE(kvbench::is_noisy(outlier));
+    // A broad spread: CV and MdAPE both high.
+    const kvbench::Stats broad = kvbench::summarize(std::vector<std::int64_t>{80, 120, 90, 110, 100, 70, 130});
+    CHECK(kvbench::is_noisy(broad));
+    // Steady samples, and too few samples to judge.
+    CHECK_FALSE(kvbench::is_noisy(kvbench::summarize(std::vector<std::int64_t>{100, 101, 99, 100})));
+    CHECK_FALSE(kvbench::is_noisy(kvbench::summarize(std::vector<std::int64_t>{50, 150})));
+}

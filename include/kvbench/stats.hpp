@@ -22,4 +22,9 @@ struct Stats {
 // Requires: samples_ns not empty.
 Stats summarize(std::span<const std::int64_t> samples_ns);
 
+// Whether a point's timings are too spread to trust: CV above 5 % and MdAPE above 2 %,
+// with at least 3 samples. Both, because one outlier inflates the CV but leaves the
+// median, the figure reported, alone; a broad spread moves both.
+bool is_noisy(const Stats& stats);
+
 }  // namespace kvbench

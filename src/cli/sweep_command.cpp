@@ -23,7 +23,6 @@ namespace kvbench {
 namespace {
 
 constexpr double verify_tolerance = 1e-4;  // SPEC §1
-constexpr double noisy_cv = 0.05;
 
 void warn(const std::string& message) { fmt::print(stderr, "kvbench: warning: {}\n", message); }
 
@@ -125,7 +124,7 @@ void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan,
 }
 
 void warn_if_noisy(const Row& row) {
-    if (row.stats.n_samples < 3 || row.stats.cv <= noisy_cv) return;
+    if (!is_noisy(row.stats)) return;
     warn(fmt::format("{} T={} {}: latency varies (CV {:.1f} %, MdAPE {:.1f} %); add --warmup or --reps, "
                      "or use fewer --threads than cores",
                      describe(row.config), row.n_threads, path_name(row.path), 100 * row.stats.cv,
