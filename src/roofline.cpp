@@ -161,6 +161,10 @@ std::size_t default_bandwidth_buffer_bytes(std::size_t llc_bytes) {
     return std::max(8 * llc_bytes, std::size_t{1} << 30);
 }
 
+double measure_read_bandwidth_gbps(std::size_t buffer_bytes, std::size_t n_reps) {
+    return measure_read_gbps(buffer_bytes, n_reps);
+}
+
 Roofline measure_roofline(std::size_t n_threads, const RooflineOptions& options) {
     if (n_threads == 0) throw std::invalid_argument("measure_roofline: n_threads must be at least 1");
     if (options.n_reps == 0) throw std::invalid_argument("measure_roofline: n_reps must be at least 1");

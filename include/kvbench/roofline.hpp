@@ -41,6 +41,12 @@ std::size_t default_bandwidth_buffer_bytes(std::size_t llc_bytes);
 // Requires: n_threads >= 1, options.n_reps >= 1, options.sgemm_dim >= 1.
 Roofline measure_roofline(std::size_t n_threads, const RooflineOptions& options = {});
 
+// The read-bandwidth half of measure_roofline alone, on the current compute threads:
+// best GB/s of n_reps streaming passes over buffer_bytes (after one warm-up pass).
+// A sweep calls it again at its end to see whether the host's bandwidth drifted.
+// Requires: buffer_bytes >= 4, n_reps >= 1.
+double measure_read_bandwidth_gbps(std::size_t buffer_bytes, std::size_t n_reps);
+
 // Writes the roofline as JSON to a temporary file beside path, then renames it
 // over path, so a reader never sees a partial file. Throws std::runtime_error
 // naming the file when it cannot be written (e.g. the directory does not exist).

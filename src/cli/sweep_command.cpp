@@ -4,6 +4,7 @@
 #include "interrupt.hpp"
 #include "progress.hpp"
 
+#include "kvbench/blas.hpp"
 #include "kvbench/cache_flush.hpp"
 #include "kvbench/environment.hpp"
 #include "kvbench/memory.hpp"
@@ -143,6 +144,30 @@ void attach_machine_figures(std::vector<Row>& rows, const std::map<std::size_t, 
     }
 }
 
+// On a shared or virtualised host, memory bandwidth drifts by tens of percent over minutes
+// (seen on the reference machine: 50 to 90 GB/s). Read it again now and say so when the
+// roofline no longer describes the machine the points ran on.
+void warn_if_bandwidth_drifted(const std::map<std::size_t, Roofline>& rooflines, const Environment& env) {
+    for (const auto& [n_threads, roofline] : rooflines) {
+        // The roofline's own buffer size, so the two figures compare like with like.
+        const std::size_t buffer_bytes = roofline.bandwidth_buffer_bytes > 0
+                                             ? roofline.bandwidth_buffer_bytes
+                                             : default_bandwidth_buffer_bytes(env.llc_bytes);
+        const std::optional<std::uint64_t> available = available_memory_bytes();
+        if (available && buffer_bytes > *available / 2) continue;  // not worth squeezing the machine for
+        set_compute_threads(n_threads);
+        const double now_gbps = measure_read_bandwidth_gbps(buffer_bytes, 3);
+        const double ratio = now_gbps / roofline.peak_gbps;
+        constexpr double tolerated_drift = 0.15;
+        if (ratio < 1 - tolerated_drift || ratio > 1 + tolerated_drift) {
+            warn(fmt::format("memory bandwidth on {} threads reads {:.1f} GB/s now against the roofline's {:.1f} GB/s "
+                             "(measured {}): this host's bandwidth drifts, so roofline % are approximate; "
+                             "use --measure-roofline to measure it in the same run",
+                             n_threads, now_gbps, roofline.peak_gbps, roofline.measured_at));
+        }
+    }
+}
+
 void check_output_directory(const std::optional<std::string>& output) {
     if (!output) return;
     const std::filesystem::path parent = std::filesystem::absolute(*output).parent_path();
@@ -216,6 +241,7 @@ int run_sweep_command(const SweepCliOptions& options) {
         ++n_finished;
     }
     progress.clear();
+    if (n_finished == points.size() && !rows.empty()) warn_if_bandwidth_drifted(rooflines, env);
 
     assign_speedups(rows);
     attach_machine_figures(rows, rooflines, env);
