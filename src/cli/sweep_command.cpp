@@ -162,7 +162,7 @@ void warn_if_bandwidth_drifted(const std::map<std::size_t, Roofline>& rooflines,
         if (ratio < 1 - tolerated_drift || ratio > 1 + tolerated_drift) {
             warn(fmt::format("memory bandwidth on {} threads reads {:.1f} GB/s now against the roofline's {:.1f} GB/s "
                              "(measured {}): this host's bandwidth drifts, so roofline % are approximate; "
-                             "use --measure-roofline to measure it in the same run",
+                             "re-run with --measure-roofline when the host is quieter",
                              n_threads, now_gbps, roofline.peak_gbps, roofline.measured_at));
         }
     }
