@@ -6,6 +6,7 @@
 #include "kvbench/config.hpp"
 #include "kvbench/kv_cache.hpp"
 #include "kvbench/rng.hpp"
+#include "kvbench/weights.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -54,19 +55,7 @@ inline std::vector<float> random_floats(std::size_t count, std::uint64_t stream)
 // Fills positions [0, length) of every layer, batch row and KV head and sets the cache length.
 // Requires: length <= cache.max_seq_len().
 inline void fill_cache(const ModelConfig& config, KvCache& cache, std::size_t length) {
-    Rng rng(seed);
-    const float bound = std::sqrt(3.0f);
-    const std::size_t block = length * config.head_dim();
-    for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
-        for (std::size_t b = 0; b < config.n_batch; ++b) {
-            for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
-                fill_uniform(rng, {cache.keys(layer, b, g), block}, bound);
-                fill_uniform(rng, {cache.values(layer, b, g), block}, bound);
-            }
-        }
-    }
-    cache.roll_back(0);
-    cache.extend_to(length);
+    fill_cache_seeded(config, cache, length, seed);
 }
 
 // One flusher for the process: its buffer (4 × LLC) is allocated and first-touched once.

@@ -35,4 +35,5 @@ if ((${#missing[@]} > 0)); then
 fi
 
 cmake -S "$KVBENCH_ROOT" -B "$KVBENCH_BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$KVBENCH_BUILD_DIR" -j "$(nproc)"
+# Build progress goes to stderr: stdout is kvbench's own output.
+cmake --build "$KVBENCH_BUILD_DIR" -j "$(nproc)" >&2

@@ -5,7 +5,6 @@
 #include "kvbench/cost_model.hpp"
 #include "kvbench/decoder.hpp"
 #include "kvbench/reference.hpp"
-#include "kvbench/rng.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -16,8 +15,6 @@ namespace kvbench {
 namespace {
 
 constexpr std::uint64_t float_bytes = sizeof(float);
-// Seed stream of the synthetic cache fill, apart from weights and inputs.
-constexpr std::uint64_t cache_fill_stream = 0xCAC4'E000'0000'0003ull;
 
 bool needs_prefill(const RunOptions& options) { return options.run_uncached || options.verify; }
 bool needs_cache(const RunOptions& options) { return options.run_cached || options.verify; }
@@ -42,23 +39,6 @@ std::vector<float> gather_position(const std::vector<float>& tensor, const Model
     return rows;
 }
 
-// Keys and values of the scale real ones have (unit variance), for timing-only runs.
-void fill_cache_synthetic(const ModelConfig& config, KvCache& cache, std::size_t length,
-                          std::uint64_t seed) {
-    Rng rng(seed ^ cache_fill_stream);
-    const float bound = std::sqrt(3.0f);
-    const std::size_t block = length * config.head_dim();
-    for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
-        for (std::size_t b = 0; b < config.n_batch; ++b) {
-            for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
-                fill_uniform(rng, {cache.keys(layer, b, g), block}, bound);
-                fill_uniform(rng, {cache.values(layer, b, g), block}, bound);
-            }
-        }
-    }
-    cache.roll_back(0);
-    cache.extend_to(length);
-}
 
 }  // namespace
 
@@ -149,7 +129,7 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
             forward_full(config, weights, inputs.data(), full_out.data(), *forward_scratch, &*cache);
             cache->roll_back(n - 1);
         } else {
-            fill_cache_synthetic(config, *cache, n - 1, options.seed);
+            fill_cache_seeded(config, *cache, n - 1, options.seed);
         }
     }
 

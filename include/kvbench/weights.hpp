@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvbench/config.hpp"
+#include "kvbench/kv_cache.hpp"
 #include "kvbench/page_aligned.hpp"
 
 #include <cstdint>
@@ -31,5 +32,11 @@ ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed);
 
 // Token embeddings for every position: (n_batch, seq_len, model_dim), uniform with variance 1.
 std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed);
+
+// Seeded keys and values of the scale real ones have (variance 1) at positions [0, length)
+// of every layer, batch row and KV head; the cache's length becomes `length`. For runs
+// that only time the cached step, whose speed does not depend on the values.
+// Requires: length <= cache.max_seq_len(); cache built for config.
+void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t length, std::uint64_t seed);
 
 }  // namespace kvbench
