@@ -50,6 +50,11 @@ const std::vector<RowColumn>& row_columns() {
         {"latency_mdape", [](const Row& r) -> CellValue { return r.stats.mdape; }},
         {"verify_rel_error", [](const Row& r) { return optional_real(r.verify_rel_error); }},
         {"fits_in_llc", [](const Row& r) -> CellValue { return r.fits_in_llc; }},
+        {"flops_executed",
+         [](const Row& r) -> CellValue {
+             if (!r.flops_executed) return std::monostate{};
+             return *r.flops_executed;
+         }},
     };
     return columns;
 }

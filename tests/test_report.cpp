@@ -43,6 +43,7 @@ std::vector<Row> two_rows() {
     rows[0].roofline_pct = 12.5;
     rows[0].verify_rel_error = 3e-7;
     rows[0].fits_in_llc = true;
+    rows[1].flops_executed = 2048;
     assign_speedups(rows);
     return rows;
 }
@@ -122,7 +123,7 @@ TEST_CASE("the csv header starts with SPEC section 4's columns in order") {
 
 TEST_CASE("the csv header carries the provenance columns after the spec ones") {
     for (const char* name : {"grouping", "cache_state", "latency_us_p90", "latency_us_mean", "latency_cv",
-                             "latency_mdape", "verify_rel_error", "fits_in_llc", "tool_version", "git_commit",
+                             "latency_mdape", "verify_rel_error", "fits_in_llc", "flops_executed", "tool_version", "git_commit",
                              "build_type", "compiler", "cpu_model", "blas_library", "blas_threading",
                              "openblas_coretype", "openblas_l2_size", "timestamp"}) {
         CHECK_NOTHROW(column_index(name));
@@ -154,14 +155,14 @@ TEST_CASE("two fabricated rows give the golden csv") {
     const std::string expected =
         "path,batch,seq,dim,heads,kv_heads,head_dim,layers,threads,kv_dtype,flops,bytes,kv_bytes,reps,"
         "latency_us_median,latency_us_min,latency_us_max,gflops,gbps,roofline_pct,speedup,grouping,cache_state,"
-        "latency_us_p90,latency_us_mean,latency_cv,latency_mdape,verify_rel_error,fits_in_llc,tool_version,"
+        "latency_us_p90,latency_us_mean,latency_cv,latency_mdape,verify_rel_error,fits_in_llc,flops_executed,tool_version,"
         "git_commit,build_type,compiler,cpu_model,blas_library,blas_threading,openblas_coretype,openblas_l2_size,"
         "timestamp\n"
         "cached,1,4,8,2,1,4,1,2,f32,512,960,128,3,1.100,1.000,1.200,0.465455,0.872727,12.5,3.81818,MQA,cold,"
-        "1.180,1.100,0.0909091,0.0909091,3e-07,true,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
+        "1.180,1.100,0.0909091,0.0909091,3e-07,true,,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
         "OpenBLAS 0.3.21,openmp,,,2024-01-02T03:04:05Z\n"
         "uncached,1,4,8,2,1,4,1,2,f32,1856,1152,128,2,4.200,4.000,4.400,0.441905,0.274286,,1,MQA,cold,"
-        "4.360,4.200,0.0673435,0.047619,,false,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
+        "4.360,4.200,0.0673435,0.047619,,false,2048,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
         "OpenBLAS 0.3.21,openmp,,,2024-01-02T03:04:05Z\n";
     CHECK(render(write_csv, two_rows()) == expected);
 }
@@ -220,6 +221,8 @@ TEST_CASE("json has the schema version, the environment once and the samples") {
     CHECK(rows[1].at("roofline_pct").is_null());
     CHECK(rows[1].at("verify_rel_error").is_null());
     CHECK(rows[1].at("fits_in_llc") == false);
+    CHECK(rows[0].at("flops_executed").is_null());
+    CHECK(rows[1].at("flops_executed") == 2048);
 }
 
 TEST_CASE("json rows have every row column of the csv") {

@@ -31,6 +31,9 @@ struct Row {
     std::optional<double> speedup;              // uncached median / this median; empty without uncached
     std::optional<double> verify_rel_error;     // SPEC §1 check, when --verify ran
     bool fits_in_llc = false;                   // working set below the last-level cache
+    // FLOPs the kernels executed in one step: flops plus the masked products that diagonal
+    // tiles of the uncached attention compute anyway. Empty when not measured.
+    std::optional<std::uint64_t> flops_executed;
 };
 
 // Fills the derived fields (cost, stats, gflops, gbps) from the config and samples;

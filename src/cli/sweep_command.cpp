@@ -226,6 +226,7 @@ int run_sweep_command(const SweepCliOptions& options) {
             const DecodePath which = path == &measured.cached ? DecodePath::cached : DecodePath::uncached;
             Row row = make_row(which, point.config, point.n_threads, cache_state, std::move((*path)->samples_ns));
             row.verify_rel_error = measured.verify_rel_error;
+            row.flops_executed = (*path)->flops.executed;
             progress.clear();
             warn_if_noisy(row);
             rows.push_back(std::move(row));
