@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -187,6 +188,13 @@ int run_sweep_command(const SweepCliOptions& options) {
     if (!env.optimized_build) {
         warn(fmt::format("this is a {} build: its timings mean nothing; build with "
                          "-DCMAKE_BUILD_TYPE=Release", env.build_type));
+    }
+    std::size_t max_threads = 0;
+    for (const GridPoint& point : plan.grid.points) max_threads = std::max(max_threads, point.n_threads);
+    if (max_threads > env.n_cores) {
+        warn(fmt::format("--threads {} is more than the {} cores this process may use: those points also "
+                         "time the scheduler",
+                         max_threads, env.n_cores));
     }
     const std::map<std::size_t, Roofline> rooflines = load_rooflines(plan);
     const std::uint64_t flush_bytes =
