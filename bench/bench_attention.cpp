@@ -19,13 +19,9 @@ constexpr double warm_min_time_s = 0.1;
 // Timed manually so the flush stays outside the timed region without Pause/ResumeTiming's overhead.
 void BM_AttendDecode(benchmark::State& state) {
     const std::size_t n_threads = use_all_cores();
-    ModelConfig config;
-    try {
-        config = config_from_args(state);
-    } catch (const std::exception& e) {
-        state.SkipWithError(e.what());
-        return;
-    }
+    const std::optional<ModelConfig> parsed = config_or_skip(state);
+    if (!parsed) return;
+    const ModelConfig& config = *parsed;
     const bool cold = state.range(5) != 0;
     const std::size_t n_ctx = config.seq_len;
     const std::size_t model_dim = config.model_dim;

@@ -15,13 +15,9 @@ namespace {
 // positions, the step appends the N-th and is rolled back after each iteration.
 void BM_DecodeStep(benchmark::State& state) {
     const std::size_t n_threads = use_all_cores();
-    ModelConfig config;
-    try {
-        config = config_from_args(state);
-    } catch (const std::exception& e) {
-        state.SkipWithError(e.what());
-        return;
-    }
+    const std::optional<ModelConfig> parsed = config_or_skip(state);
+    if (!parsed) return;
+    const ModelConfig& config = *parsed;
     const std::size_t n_ctx = config.seq_len;
     const ModelWeights weights = make_weights(config, seed);
     KvCache cache(config, n_ctx);
@@ -44,13 +40,9 @@ void BM_DecodeStep(benchmark::State& state) {
 // Args: B, N, D, H, G (one layer). The uncached path: the full causal forward of N tokens.
 void BM_ForwardFull(benchmark::State& state) {
     const std::size_t n_threads = use_all_cores();
-    ModelConfig config;
-    try {
-        config = config_from_args(state);
-    } catch (const std::exception& e) {
-        state.SkipWithError(e.what());
-        return;
-    }
+    const std::optional<ModelConfig> parsed = config_or_skip(state);
+    if (!parsed) return;
+    const ModelConfig& config = *parsed;
     const ModelWeights weights = make_weights(config, seed);
     ForwardScratch scratch(config, n_threads);
     const std::vector<float> x_in = make_inputs(config, seed);  // (n_batch, seq_len, model_dim)

@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <optional>
 #include <vector>
 
 namespace kvbench::bench {
@@ -42,6 +44,16 @@ inline ModelConfig config_from_args(const benchmark::State& state) {
     config.n_layers = 1;
     validate(config);
     return config;
+}
+
+// config_from_args, or the benchmark skipped with the rule the arguments broke.
+inline std::optional<ModelConfig> config_or_skip(benchmark::State& state) {
+    try {
+        return config_from_args(state);
+    } catch (const std::exception& e) {
+        state.SkipWithError(e.what());
+        return std::nullopt;
+    }
 }
 
 // Uniform values with unit variance, the scale real activations, keys and values have.

@@ -14,16 +14,11 @@
 #include <vector>
 
 using namespace kvbench;
+using kvbench::test::random_vector;
 using kvbench::test::make_config;
 
 namespace {
 
-std::vector<float> random_vector(std::size_t n, std::uint64_t seed, float scale = 1.0f) {
-    Rng rng(seed);
-    std::vector<float> v(n);
-    fill_uniform(rng, v, scale);
-    return v;
-}
 
 // Runs attend_decode on a cache filled with random K/V and checks every head against the reference.
 void check_decode_against_reference(const ModelConfig& config, std::size_t n_ctx, std::size_t n_threads,

@@ -3,21 +3,15 @@
 #include "kvbench/reference.hpp"
 #include "kvbench/rng.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <limits>
 #include <vector>
 
 using namespace kvbench;
-
-namespace {
-std::vector<float> random_vector(std::size_t n, std::uint64_t seed) {
-    Rng rng(seed);
-    std::vector<float> v(n);
-    fill_uniform(rng, v, 1.0f);
-    return v;
-}
-}  // namespace
+using kvbench::test::random_vector;
 
 TEST_CASE("linear matches the reference for one row and for many") {
     for (std::size_t n_rows : {1u, 2u, 7u, 33u}) {

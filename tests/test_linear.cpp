@@ -3,6 +3,8 @@
 #include "kvbench/rng.hpp"
 #include "kvbench/small_m_gemm.hpp"
 
+#include "test_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,15 +14,10 @@
 #include <vector>
 
 using namespace kvbench;
+using kvbench::test::random_vector;
 
 namespace {
 
-std::vector<float> random_vector(std::size_t n, std::uint64_t seed) {
-    Rng rng(seed);
-    std::vector<float> v(n);
-    fill_uniform(rng, v, 1.0f);
-    return v;
-}
 
 // y = x · W^T + beta · y0 by the reference, for comparing with a kernel's output.
 std::vector<float> expected_product(const std::vector<float>& x, std::size_t n_rows,

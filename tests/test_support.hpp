@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvbench/config.hpp"
+#include "kvbench/rng.hpp"
 #include "kvbench/weights.hpp"
 
 #include <algorithm>
@@ -9,6 +10,14 @@
 #include <vector>
 
 namespace kvbench::test {
+
+// Seeded uniform values in [-scale, scale).
+inline std::vector<float> random_vector(std::size_t n, std::uint64_t seed, float scale = 1.0f) {
+    Rng rng(seed);
+    std::vector<float> v(n);
+    fill_uniform(rng, v, scale);
+    return v;
+}
 
 inline ModelConfig make_config(std::size_t n_batch, std::size_t seq_len, std::size_t model_dim,
                                std::size_t n_heads, std::size_t n_kv_heads, std::size_t n_layers) {
