@@ -2,7 +2,7 @@
 // with the last-level cache evicted before every iteration (cold) or not (warm).
 #include "bench_support.hpp"
 
-#include "kvbench/attention.hpp"
+#include "kvbench/engine/attention.hpp"
 
 #include <chrono>
 #include <exception>

@@ -1,7 +1,7 @@
 // BM_Linear: linear(), the projections of a step, at model shapes: a few rows times a D x D weight.
 #include "bench_support.hpp"
 
-#include "kvbench/linear.hpp"
+#include "kvbench/engine/linear.hpp"
 
 namespace kvbench::bench {
 namespace {

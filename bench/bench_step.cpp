@@ -2,9 +2,9 @@
 // (SPEC §1), over MHA, GQA and MQA, with SPEC §2's analytic FLOPs and bytes as rate counters.
 #include "bench_support.hpp"
 
-#include "kvbench/cost_model.hpp"
-#include "kvbench/decoder.hpp"
-#include "kvbench/weights.hpp"
+#include "kvbench/engine/cost_model.hpp"
+#include "kvbench/engine/decoder.hpp"
+#include "kvbench/engine/weights.hpp"
 
 #include <exception>
 

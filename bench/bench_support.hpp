@@ -1,12 +1,12 @@
 // What every micro-benchmark shares: thread count, shapes from benchmark args, seeded data, rate counters.
 #pragma once
 
-#include "kvbench/blas.hpp"
-#include "kvbench/cache_flush.hpp"
-#include "kvbench/config.hpp"
-#include "kvbench/kv_cache.hpp"
-#include "kvbench/rng.hpp"
-#include "kvbench/weights.hpp"
+#include "kvbench/engine/blas.hpp"
+#include "kvbench/measure/cache_flush.hpp"
+#include "kvbench/engine/config.hpp"
+#include "kvbench/engine/kv_cache.hpp"
+#include "kvbench/engine/rng.hpp"
+#include "kvbench/engine/weights.hpp"
 
 #include <benchmark/benchmark.h>
 

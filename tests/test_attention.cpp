@@ -1,7 +1,7 @@
-#include "kvbench/attention.hpp"
-#include "kvbench/causal_attention.hpp"
-#include "kvbench/reference.hpp"
-#include "kvbench/rng.hpp"
+#include "kvbench/engine/attention.hpp"
+#include "kvbench/engine/causal_attention.hpp"
+#include "kvbench/engine/reference.hpp"
+#include "kvbench/engine/rng.hpp"
 
 #include "test_support.hpp"
 

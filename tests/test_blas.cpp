@@ -1,7 +1,7 @@
-#include "kvbench/blas.hpp"
-#include "kvbench/linear.hpp"
-#include "kvbench/reference.hpp"
-#include "kvbench/rng.hpp"
+#include "kvbench/engine/blas.hpp"
+#include "kvbench/engine/linear.hpp"
+#include "kvbench/engine/reference.hpp"
+#include "kvbench/engine/rng.hpp"
 
 #include "test_support.hpp"
 

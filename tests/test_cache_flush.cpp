@@ -1,7 +1,7 @@
 // CacheFlusher: buffer sizing and that flush() really walks every line.
-#include "kvbench/cache_flush.hpp"
+#include "kvbench/measure/cache_flush.hpp"
 
-#include "kvbench/environment.hpp"
+#include "kvbench/measure/environment.hpp"
 
 #include <doctest/doctest.h>
 

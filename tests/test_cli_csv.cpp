@@ -1,5 +1,5 @@
 // Runs the real kvbench binary on a small grid and reads its CSV back.
-#include "kvbench/cost_model.hpp"
+#include "kvbench/engine/cost_model.hpp"
 
 #include "csv_reader.hpp"
 #include "test_support.hpp"

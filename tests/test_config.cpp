@@ -1,4 +1,4 @@
-#include "kvbench/config.hpp"
+#include "kvbench/engine/config.hpp"
 
 #include "test_support.hpp"
 

@@ -1,4 +1,4 @@
-#include "kvbench/cost_model.hpp"
+#include "kvbench/engine/cost_model.hpp"
 
 #include "test_support.hpp"
 

@@ -1,6 +1,6 @@
-#include "kvbench/cost_model.hpp"
-#include "kvbench/decoder.hpp"
-#include "kvbench/reference.hpp"
+#include "kvbench/engine/cost_model.hpp"
+#include "kvbench/engine/decoder.hpp"
+#include "kvbench/engine/reference.hpp"
 
 #include "test_support.hpp"
 

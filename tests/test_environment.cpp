@@ -1,5 +1,5 @@
 // Environment: the provenance fields every result row carries.
-#include "kvbench/environment.hpp"
+#include "kvbench/measure/environment.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
-#include "kvbench/kv_cache.hpp"
+#include "kvbench/engine/kv_cache.hpp"
 
-#include "kvbench/cost_model.hpp"
+#include "kvbench/engine/cost_model.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>

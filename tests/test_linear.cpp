@@ -1,7 +1,7 @@
-#include "kvbench/linear.hpp"
-#include "kvbench/reference.hpp"
-#include "kvbench/rng.hpp"
-#include "kvbench/small_m_gemm.hpp"
+#include "kvbench/engine/linear.hpp"
+#include "kvbench/engine/reference.hpp"
+#include "kvbench/engine/rng.hpp"
+#include "kvbench/engine/small_m_gemm.hpp"
 
 #include "test_support.hpp"
 

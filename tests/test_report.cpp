@@ -1,7 +1,7 @@
 // Report writers on two fabricated rows: CSV columns and quoting, JSON shape, tables, atomic files.
-#include "kvbench/atomic_file.hpp"
-#include "kvbench/report.hpp"
-#include "kvbench/report_columns.hpp"
+#include "kvbench/report/atomic_file.hpp"
+#include "kvbench/report/report.hpp"
+#include "kvbench/report/columns.hpp"
 
 #include <doctest/doctest.h>
 

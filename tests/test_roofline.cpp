@@ -1,5 +1,5 @@
 // Roofline: JSON round trip, error messages that name the file, and the bound's arithmetic.
-#include "kvbench/roofline.hpp"
+#include "kvbench/measure/roofline.hpp"
 
 #include <doctest/doctest.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
-#include "kvbench/runner.hpp"
+#include "kvbench/measure/runner.hpp"
 
-#include "kvbench/cost_model.hpp"
-#include "kvbench/decoder.hpp"
+#include "kvbench/engine/cost_model.hpp"
+#include "kvbench/engine/decoder.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
 // Summary statistics against hand-computed samples.
-#include "kvbench/stats.hpp"
+#include "kvbench/measure/stats.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "kvbench/suggest.hpp"
+#include "cli/suggest.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,9 +1,9 @@
 // Helpers shared by the engine tests: a model in one struct, slicing positions out of (B, N, D).
 #pragma once
 
-#include "kvbench/config.hpp"
-#include "kvbench/rng.hpp"
-#include "kvbench/weights.hpp"
+#include "kvbench/engine/config.hpp"
+#include "kvbench/engine/rng.hpp"
+#include "kvbench/engine/weights.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "kvbench/sweep.hpp"
+#include "kvbench/measure/sweep.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // Human units: three significant figures and the unit that keeps the number below 1000.
-#include "kvbench/units.hpp"
+#include "kvbench/report/units.hpp"
 
 #include <doctest/doctest.h>
 

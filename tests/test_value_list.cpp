@@ -1,7 +1,7 @@
 // Sweep axis syntax: lists, geometric and arithmetic ranges, and every error message.
-#include "kvbench/value_list.hpp"
+#include "cli/value_list.hpp"
 
-#include "kvbench/config.hpp"
+#include "kvbench/engine/config.hpp"
 
 #include <doctest/doctest.h>
 

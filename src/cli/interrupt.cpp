@@ -1,5 +1,5 @@
 // SIGINT -> an atomic flag (async-signal-safe: a lock-free store and signal()).
-#include "interrupt.hpp"
+#include "cli/interrupt.hpp"
 
 #include <csignal>
 

@@ -1,11 +1,11 @@
 // kvbench's entry point: parse, dispatch to a subcommand, map exceptions to exit codes.
-#include "roofline_command.hpp"
-#include "sweep_command.hpp"
-#include "sweep_options.hpp"
+#include "cli/roofline_command.hpp"
+#include "cli/sweep_command.hpp"
+#include "cli/sweep_options.hpp"
 
-#include "kvbench/config.hpp"
+#include "kvbench/engine/config.hpp"
 #include "kvbench_git_commit.hpp"
-#include "kvbench/suggest.hpp"
+#include "cli/suggest.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

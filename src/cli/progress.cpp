@@ -1,7 +1,7 @@
 // Progress line: carriage return and erase-line, so it rewrites itself in place.
-#include "progress.hpp"
+#include "cli/progress.hpp"
 
-#include "kvbench/units.hpp"
+#include "kvbench/report/units.hpp"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
 // The `kvbench roofline` subcommand: options, measurement, summary and saved JSON.
-#include "roofline_command.hpp"
+#include "cli/roofline_command.hpp"
 
-#include "kvbench/blas.hpp"
-#include "kvbench/environment.hpp"
-#include "kvbench/roofline.hpp"
+#include "kvbench/engine/blas.hpp"
+#include "kvbench/measure/environment.hpp"
+#include "kvbench/measure/roofline.hpp"
 
 #include <fmt/format.h>
 

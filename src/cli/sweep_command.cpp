@@ -1,16 +1,16 @@
 // The sweep's scheduler: memory check, dry run, the measuring loop, and where each report goes.
-#include "sweep_command.hpp"
+#include "cli/sweep_command.hpp"
 
-#include "interrupt.hpp"
-#include "progress.hpp"
+#include "cli/interrupt.hpp"
+#include "cli/progress.hpp"
 
-#include "kvbench/blas.hpp"
-#include "kvbench/cache_flush.hpp"
-#include "kvbench/environment.hpp"
-#include "kvbench/memory.hpp"
-#include "kvbench/roofline.hpp"
-#include "kvbench/summary_tables.hpp"
-#include "kvbench/units.hpp"
+#include "kvbench/engine/blas.hpp"
+#include "kvbench/measure/cache_flush.hpp"
+#include "kvbench/measure/environment.hpp"
+#include "kvbench/measure/memory.hpp"
+#include "kvbench/measure/roofline.hpp"
+#include "kvbench/report/summary_tables.hpp"
+#include "kvbench/report/units.hpp"
 
 #include <fmt/format.h>
 

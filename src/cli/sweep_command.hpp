@@ -1,7 +1,7 @@
 // `kvbench sweep`: plan, check memory, measure every point, report.
 #pragma once
 
-#include "sweep_options.hpp"
+#include "cli/sweep_options.hpp"
 
 namespace kvbench {
 

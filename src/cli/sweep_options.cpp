@@ -1,8 +1,8 @@
 // Registration of `kvbench sweep`'s flags and the checks that turn them into a SweepPlan.
-#include "sweep_options.hpp"
+#include "cli/sweep_options.hpp"
 
-#include "kvbench/blas.hpp"
-#include "kvbench/value_list.hpp"
+#include "kvbench/engine/blas.hpp"
+#include "cli/value_list.hpp"
 
 #include <fmt/format.h>
 

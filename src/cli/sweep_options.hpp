@@ -1,9 +1,9 @@
 // `kvbench sweep` on the command line: raw options, their registration, and the checked plan.
 #pragma once
 
-#include "kvbench/report.hpp"
-#include "kvbench/runner.hpp"
-#include "kvbench/sweep.hpp"
+#include "kvbench/report/report.hpp"
+#include "kvbench/measure/runner.hpp"
+#include "kvbench/measure/sweep.hpp"
 
 #include <CLI/CLI.hpp>
 

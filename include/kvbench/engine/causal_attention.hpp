@@ -1,0 +1,43 @@
+// attend_causal(): the uncached path's attention, every position of every sequence at once.
+#pragma once
+
+#include "kvbench/engine/config.hpp"
+#include "kvbench/engine/flop_count.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace kvbench {
+
+// Scratch of attend_causal: one score tile per thread, so extra memory is
+// O(threads · block_rows · N), never H · N².
+struct CausalAttentionScratch {
+    // Requires: block_rows >= 1.
+    CausalAttentionScratch(std::size_t max_seq_len, std::size_t n_threads,
+                           std::size_t block_rows = default_block_rows);
+    std::size_t bytes() const;
+    // What the constructor allocates, without allocating it (for memory estimates).
+    static std::size_t bytes_for(std::size_t max_seq_len, std::size_t n_threads,
+                                 std::size_t block_rows = default_block_rows);
+
+    // Tall enough for sgemm to run near its peak on Q·K^T, short enough that the diagonal
+    // tiles' masked half stays a small fraction of the work.
+    static constexpr std::size_t default_block_rows = 64;
+
+    std::size_t n_threads;
+    std::size_t max_seq_len;
+    std::size_t block_rows;    // query rows per tile
+    std::vector<float> tiles;  // (n_threads, block_rows, max_seq_len)
+};
+
+// Causal softmax attention for all seq_len positions of every batch row:
+//   out[b, i, h] = softmax_{t <= i}(q[b, i, h] · k[b, t, g] / sqrt(dh)) · v[b, ·, g],  g = h / group_size.
+// qkv: (n_batch · seq_len, qkv_dim), each row q | k | v as the fused projection writes it;
+// out: (n_batch · seq_len, model_dim). A tile of block_rows queries multiplies only the keys
+// up to its last row, so the upper triangle is skipped except inside diagonal tiles.
+// Requires: config.seq_len <= scratch.max_seq_len.
+FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
+                        CausalAttentionScratch& scratch);
+
+}  // namespace kvbench

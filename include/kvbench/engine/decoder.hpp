@@ -1,0 +1,57 @@
+// The two decode paths of SPEC §1: decode_step (cached) and forward_full (uncached).
+// Neither allocates, prints or owns memory: buffers live in the scratch structs,
+// sized once per configuration like llama2.c's RunState.
+#pragma once
+
+#include "kvbench/engine/attention.hpp"
+#include "kvbench/engine/causal_attention.hpp"
+#include "kvbench/engine/config.hpp"
+#include "kvbench/engine/flop_count.hpp"
+#include "kvbench/engine/kv_cache.hpp"
+#include "kvbench/engine/weights.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace kvbench {
+
+struct DecodeScratch {
+    // Requires: config validated, max_seq_len >= 1, n_threads >= 1.
+    DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
+    std::size_t bytes() const;
+
+    std::vector<float> qkv;        // (n_batch, qkv_dim): q | k | v of the new token
+    std::vector<float> attention;  // (n_batch, model_dim): concatenated head outputs
+    DecodeAttentionScratch heads;
+};
+
+struct ForwardScratch {
+    // Sized for config.seq_len tokens; block_rows is the query tile height of attend_causal.
+    // Requires: config validated, n_threads >= 1, block_rows >= 1.
+    ForwardScratch(const ModelConfig& config, std::size_t n_threads,
+                   std::size_t block_rows = CausalAttentionScratch::default_block_rows);
+    std::size_t bytes() const;
+
+    std::vector<float> qkv;        // (n_batch · seq_len, qkv_dim)
+    std::vector<float> attention;  // (n_batch · seq_len, model_dim)
+    CausalAttentionScratch tiles;
+};
+
+// Cached path: one step for the token at position pos = cache.length() of every sequence.
+// Computes q, k, v of that token only, writes k, v into the cache at pos, attends over
+// positions [0, pos], and leaves the cache at length pos + 1.
+// x_in, x_out: (n_batch, model_dim); x_out is the residual stream after the last layer.
+// Throws std::out_of_range (before touching anything) if the cache is full.
+// Requires: cache and scratch built for this config's n_batch, n_kv_heads, head_dim, n_layers.
+FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, KvCache& cache,
+                      const float* x_in, float* x_out, DecodeScratch& scratch);
+
+// Uncached path: the full causal forward of config.seq_len tokens of every sequence,
+// recomputing Q, K, V of every position in every layer.
+// x_in, x_out: (n_batch, seq_len, model_dim). When `prefill` is given, K and V of every
+// layer and position are also stored in it and its length becomes seq_len (a prefill).
+// Requires: scratch built for this config; prefill (if any) has max_seq_len >= seq_len.
+FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, const float* x_in,
+                       float* x_out, ForwardScratch& scratch, KvCache* prefill = nullptr);
+
+}  // namespace kvbench

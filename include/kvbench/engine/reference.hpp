@@ -1,0 +1,31 @@
+// Plain-loop reference implementations (llm.c's *_naive), no BLAS: what every fast path is held to.
+#pragma once
+
+#include "kvbench/engine/config.hpp"
+#include "kvbench/engine/weights.hpp"
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace kvbench {
+
+// y (n_rows, out_dim) = x (n_rows, in_dim) · W^T, W (out_dim, in_dim); double accumulators.
+void linear_reference(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
+                      std::size_t out_dim, float* y);
+
+// Normalised attention of group_size queries sharing one KV head over n_ctx positions.
+// q: (group_size, head_dim); keys, values: (n_ctx, head_dim); out: (group_size, head_dim).
+void attention_reference(const float* q, const float* keys, const float* values, std::size_t n_ctx,
+                         std::size_t group_size, std::size_t head_dim, float* out);
+
+// SPEC §1's model written as directly as possible: every layer, every position, separate
+// Wq, Wk, Wv, the causal mask as a loop bound. inputs and result: (n_batch, seq_len, model_dim).
+std::vector<float> forward_reference(const ModelConfig& config, const ModelWeights& weights,
+                                     std::span<const float> inputs);
+
+// SPEC §1's tolerance measure: max |actual - expected| / max |expected|.
+// Requires: equal sizes. Returns 0 when both are all zero, infinity when only `expected` is.
+double relative_error(std::span<const float> actual, std::span<const float> expected);
+
+}  // namespace kvbench

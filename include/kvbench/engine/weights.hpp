@@ -1,0 +1,42 @@
+// Seeded weights of every layer and seeded input tokens.
+#pragma once
+
+#include "kvbench/engine/config.hpp"
+#include "kvbench/engine/kv_cache.hpp"
+#include "kvbench/engine/page_aligned.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace kvbench {
+
+// SPEC §1 writes q = x·Wq with Wq (D×D). We store each W transposed, (out, in) row-major
+// as llama2.c does, so one output is a contiguous dot product and a projection of B rows
+// is x (B, in) · W^T: every weight row is streamed once for all B rows.
+struct LayerWeights {
+    // (qkv_dim, model_dim): rows [0, D) are Wq^T, [D, D + kv_dim) Wk^T, [D + kv_dim, qkv_dim) Wv^T.
+    // Fused so the three projections of a step are one matrix product.
+    PageAlignedVector<float> wqkv;
+    PageAlignedVector<float> wo;  // (model_dim, model_dim): Wo^T
+};
+
+struct ModelWeights {
+    std::vector<LayerWeights> layers;  // n_layers entries
+    std::size_t bytes() const;
+};
+
+// Uniform weights with variance 1/D, so q, k, v and y keep the scale of x; Wo is further
+// scaled by 1/sqrt(L) so the residual stream's variance grows to about 2, not 2^L,
+// through L layers. Requires: config validated.
+ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed);
+
+// Token embeddings for every position: (n_batch, seq_len, model_dim), uniform with variance 1.
+std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed);
+
+// Seeded keys and values of the scale real ones have (variance 1) at positions [0, length)
+// of every layer, batch row and KV head; the cache's length becomes `length`. For runs
+// that only time the cached step, whose speed does not depend on the values.
+// Requires: length <= cache.max_seq_len(); cache built for config.
+void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t length, std::uint64_t seed);
+
+}  // namespace kvbench

@@ -1,0 +1,40 @@
+// The columns of a result row, in CSV order, each with its typed value: one list for the CSV and JSON writers.
+#pragma once
+
+#include "kvbench/measure/environment.hpp"
+#include "kvbench/report/report.hpp"
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace kvbench {
+
+// A latency in microseconds: the CSV prints it with fixed decimals (ns resolution),
+// other reals with six significant figures.
+struct Microseconds {
+    double value = 0;
+};
+
+// std::monostate is an absent optional: an empty CSV field, a JSON null.
+using CellValue = std::variant<std::monostate, bool, std::uint64_t, double, Microseconds, std::string>;
+
+// A column computed from the Row alone.
+struct RowColumn {
+    const char* name;
+    CellValue (*value)(const Row& row);
+};
+
+// A column repeated on every CSV row from the run's Environment (SPEC §4: every row is reproducible).
+struct EnvironmentColumn {
+    const char* name;
+    std::string (*value)(const Environment& env);
+};
+
+// SPEC §4's columns first, in its order, then the extras.
+const std::vector<RowColumn>& row_columns();
+// Follow the row columns in the CSV; the JSON writer puts the whole Environment once instead.
+const std::vector<EnvironmentColumn>& environment_columns();
+
+}  // namespace kvbench

@@ -1,0 +1,140 @@
+// Parses a sweep axis in llama-bench's syntax: "1,4,16", "128-4096*2", "64-256+64", "1-8" and mixes.
+#include "cli/value_list.hpp"
+
+#include "kvbench/engine/config.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <string>
+#include <unordered_set>
+
+namespace kvbench {
+
+namespace {
+
+constexpr std::string_view syntax_hint = "(use 1,4,16 or 128-4096*2 or 64-256+64)";
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Everything one item needs to say what is wrong with it.
+struct ItemContext {
+    std::string_view option;
+    std::string_view item;  // the whole comma-separated item, e.g. "128-4096*2"
+    std::size_t max_value;
+
+    [[noreturn]] void fail(std::string_view part, std::string_view rule) const {
+        if (part == item) throw ConfigError(fmt::format("{}: \"{}\" {}", option, item, rule));
+        throw ConfigError(fmt::format("{}: \"{}\" in \"{}\" {}", option, part, item, rule));
+    }
+
+    [[noreturn]] void fail_below(std::string_view part, std::size_t min_value, std::string_view role) const {
+        if (role.empty()) fail(part, fmt::format("must be at least {}", min_value));
+        fail(item, fmt::format("has {} {}, which must be at least {}", role, part, min_value));
+    }
+
+    // One number of the item: digits only, at least `min_value`, at most max_value.
+    // A leading '-' followed by a digit is a negative number, hence below the minimum.
+    // `role` ("factor", "step") names a range's stride in the below-minimum message.
+    std::size_t parse_number(std::string_view part, std::size_t min_value, std::string_view role = {}) const {
+        if (part.empty()) {
+            throw ConfigError(fmt::format("{}: \"{}\" is missing a number {}", option, item, syntax_hint));
+        }
+        if (part.size() > 1 && part[0] == '-' && is_digit(part[1])) fail_below(part, min_value, role);
+        for (const char c : part) {
+            if (!is_digit(c)) fail(part, fmt::format("is not a number {}", syntax_hint));
+        }
+        std::size_t value = 0;
+        const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
+        // Only digits reach here, so the one possible failure is a number too big for size_t.
+        if (error != std::errc{} || end != part.data() + part.size() || value > max_value) {
+            fail(part, fmt::format("must be at most {}", max_value));
+        }
+        if (value < min_value) fail_below(part, min_value, role);
+        return value;
+    }
+};
+
+enum class Stride { plus, times };
+
+// Appends the values of one item; `n_generated` counts every value appended so far.
+void expand_item(const ItemContext& ctx, std::vector<std::size_t>& values, std::size_t& n_generated) {
+    const std::string_view item = ctx.item;
+    // A '-' at position 0 is a sign, not a range dash: parse_number rejects it.
+    const std::size_t dash = item.find('-', 1);
+    std::size_t first = 0;
+    std::size_t last = 0;
+    std::size_t stride = 1;
+    Stride kind = Stride::plus;
+    if (dash == std::string_view::npos) {
+        first = last = ctx.parse_number(item, 1);
+    } else {
+        const std::string_view end_and_stride = item.substr(dash + 1);
+        const std::size_t op = end_and_stride.find_first_of("*+");
+        const std::string_view stride_suffix =
+            op == std::string_view::npos ? std::string_view{} : end_and_stride.substr(op);  // "*2", "+64" or ""
+        first = ctx.parse_number(item.substr(0, dash), 1);
+        last = ctx.parse_number(end_and_stride.substr(0, op), 1);
+        if (op != std::string_view::npos) {
+            kind = end_and_stride[op] == '*' ? Stride::times : Stride::plus;
+            // A factor of 1 or a step of 0 would never reach the end.
+            stride = kind == Stride::times ? ctx.parse_number(end_and_stride.substr(op + 1), 2, "factor")
+                                           : ctx.parse_number(end_and_stride.substr(op + 1), 1, "step");
+        }
+        if (last < first) {
+            ctx.fail(item, fmt::format("ends below its start (write {}-{}{})", last, first, stride_suffix));
+        }
+    }
+
+    // Count before generating, so that 1-1000000000 is refused without allocating.
+    std::size_t n_values = 0;
+    if (kind == Stride::plus) {
+        n_values = (last - first) / stride + 1;
+    } else {
+        for (std::size_t v = first;; v *= stride) {
+            ++n_values;
+            if (v > last / stride) break;  // the next value would pass `last` (or overflow)
+        }
+    }
+    if (n_values > max_value_list_size - n_generated) {
+        ctx.fail(item, fmt::format("makes the list longer than {} values (use a larger step or factor)",
+                                   max_value_list_size));
+    }
+    n_generated += n_values;
+    std::size_t v = first;
+    for (std::size_t i = 0; i < n_values; ++i) {
+        values.push_back(v);
+        if (i + 1 < n_values) v = kind == Stride::plus ? v + stride : v * stride;
+    }
+}
+
+}  // namespace
+
+std::vector<std::size_t> parse_value_list(std::string_view text, std::string_view option,
+                                          std::size_t max_value) {
+    if (text.empty()) throw ConfigError(fmt::format("{}: the list is empty {}", option, syntax_hint));
+    std::vector<std::size_t> expanded;
+    std::size_t n_generated = 0;
+    std::size_t begin = 0;
+    while (true) {
+        const std::size_t comma = text.find(',', begin);
+        const std::string_view item = text.substr(begin, comma == std::string_view::npos
+                                                             ? std::string_view::npos
+                                                             : comma - begin);
+        if (item.empty()) {
+            throw ConfigError(fmt::format("{}: \"{}\" has an empty item {}", option, text, syntax_hint));
+        }
+        expand_item(ItemContext{option, item, max_value}, expanded, n_generated);
+        if (comma == std::string_view::npos) break;
+        begin = comma + 1;
+    }
+
+    std::vector<std::size_t> values;
+    std::unordered_set<std::size_t> seen;
+    for (const std::size_t v : expanded) {
+        if (seen.insert(v).second) values.push_back(v);
+    }
+    return values;
+}
+
+}  // namespace kvbench

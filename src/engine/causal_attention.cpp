@@ -1,0 +1,95 @@
+// Uncached causal attention as tiled sgemm calls with a vectorised softmax between them, on the OpenMP pool.
+#include "kvbench/engine/causal_attention.hpp"
+
+#include "kvbench/engine/attention.hpp"
+#include "kvbench/engine/blas.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <omp.h>
+
+namespace kvbench {
+
+CausalAttentionScratch::CausalAttentionScratch(std::size_t max_seq_len_, std::size_t n_threads_,
+                                               std::size_t block_rows_)
+    : n_threads(n_threads_),
+      max_seq_len(max_seq_len_),
+      block_rows(block_rows_),
+      tiles(n_threads_ * block_rows_ * max_seq_len_) {}
+
+std::size_t CausalAttentionScratch::bytes() const { return tiles.size() * sizeof(float); }
+
+std::size_t CausalAttentionScratch::bytes_for(std::size_t max_seq_len_, std::size_t n_threads_,
+                                              std::size_t block_rows_) {
+    return n_threads_ * block_rows_ * max_seq_len_ * sizeof(float);
+}
+
+namespace {
+
+// Row i of the tile (absolute position first_row + i) may see keys [0, first_row + i].
+void masked_softmax_rows(float* tile, std::size_t stride, std::size_t first_row, std::size_t n_rows,
+                         std::size_t n_keys) {
+    for (std::size_t i = 0; i < n_rows; ++i) {
+        float* row = tile + i * stride;
+        const std::size_t n_visible = first_row + i + 1;
+        softmax_row(row, n_visible);
+        std::fill(row + n_visible, row + n_keys, 0.0f);
+    }
+}
+
+}  // namespace
+
+FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
+                        CausalAttentionScratch& scratch) {
+    const std::size_t n_batch = config.n_batch;
+    const std::size_t seq_len = config.seq_len;
+    const std::size_t n_heads = config.n_heads;
+    const std::size_t head_dim = config.head_dim();
+    const std::size_t group_size = config.group_size();
+    const std::size_t qkv_dim = config.qkv_dim();
+    const std::size_t model_dim = config.model_dim;
+    const std::size_t kv_dim = config.kv_dim();
+    const std::size_t block_rows = scratch.block_rows;
+    const std::size_t n_blocks = (seq_len + block_rows - 1) / block_rows;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    const auto n_tasks = static_cast<std::ptrdiff_t>(n_batch * n_heads * n_blocks);
+
+    std::uint64_t executed = 0;
+    std::uint64_t useful = 0;
+    // Later blocks see more keys, so tasks differ in cost: hand them out dynamically.
+    // A BLAS call inside this region runs single-threaded on its OpenMP worker.
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : executed, useful) \
+    num_threads(static_cast<int>(scratch.n_threads))
+    for (std::ptrdiff_t task = 0; task < n_tasks; ++task) {
+        const auto index = static_cast<std::size_t>(task);
+        // Longest tiles first: the tail of the schedule is then made of short ones.
+        const std::size_t block = n_blocks - 1 - index % n_blocks;
+        const std::size_t h = (index / n_blocks) % n_heads;
+        const std::size_t b = index / (n_blocks * n_heads);
+        const std::size_t kv_head = h / group_size;
+        const std::size_t first_row = block * block_rows;
+        const std::size_t n_rows = std::min(block_rows, seq_len - first_row);
+        const std::size_t n_keys = first_row + n_rows;
+
+        const float* sequence = qkv + b * seq_len * qkv_dim;
+        const float* queries = sequence + first_row * qkv_dim + h * head_dim;
+        const float* keys = sequence + model_dim + kv_head * head_dim;
+        const float* values = sequence + model_dim + kv_dim + kv_head * head_dim;
+        float* tile = scratch.tiles.data() +
+                      static_cast<std::size_t>(omp_get_thread_num()) * block_rows * scratch.max_seq_len;
+
+        gemm(Transpose::no, Transpose::yes, n_rows, n_keys, head_dim, scale, queries, qkv_dim, keys,
+             qkv_dim, 0.0f, tile, scratch.max_seq_len);
+        masked_softmax_rows(tile, scratch.max_seq_len, first_row, n_rows, n_keys);
+        gemm(Transpose::no, Transpose::no, n_rows, head_dim, n_keys, 1.0f, tile, scratch.max_seq_len,
+             values, qkv_dim, 0.0f, out + (b * seq_len + first_row) * model_dim + h * head_dim,
+             model_dim);
+
+        executed += 4ull * n_rows * n_keys * head_dim;
+        // Row first_row + i sees first_row + i + 1 keys: Σ = n_rows·first_row + n_rows(n_rows+1)/2.
+        useful += 4ull * head_dim * (n_rows * first_row + n_rows * (n_rows + 1) / 2);
+    }
+    return {useful, executed};
+}
+
+}  // namespace kvbench

@@ -1,0 +1,111 @@
+// decode_step and forward_full: the layer loop, residual stream and cache writes.
+#include "kvbench/engine/decoder.hpp"
+
+#include "kvbench/engine/linear.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace kvbench {
+
+DecodeScratch::DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads)
+    : qkv(config.n_batch * config.qkv_dim()),
+      attention(config.n_batch * config.model_dim),
+      heads(config, max_seq_len, n_threads) {}
+
+std::size_t DecodeScratch::bytes() const {
+    return (qkv.size() + attention.size()) * sizeof(float) + heads.bytes();
+}
+
+ForwardScratch::ForwardScratch(const ModelConfig& config, std::size_t n_threads,
+                               std::size_t block_rows)
+    : qkv(config.n_batch * config.seq_len * config.qkv_dim()),
+      attention(config.n_batch * config.seq_len * config.model_dim),
+      tiles(config.seq_len, n_threads, block_rows) {}
+
+std::size_t ForwardScratch::bytes() const {
+    return (qkv.size() + attention.size()) * sizeof(float) + tiles.bytes();
+}
+
+namespace {
+
+// Copies the k and v of `n_positions` rows of one sequence (row stride qkv_dim) into
+// the cache at positions [first_pos, first_pos + n_positions).
+void store_kv(const ModelConfig& config, const float* qkv_rows, std::size_t n_positions,
+              KvCache& cache, std::size_t layer, std::size_t b, std::size_t first_pos) {
+    const std::size_t head_dim = config.head_dim();
+    const std::size_t qkv_dim = config.qkv_dim();
+    for (std::size_t kv_head = 0; kv_head < config.n_kv_heads; ++kv_head) {
+        float* keys = cache.keys(layer, b, kv_head) + first_pos * head_dim;
+        float* values = cache.values(layer, b, kv_head) + first_pos * head_dim;
+        const float* k_src = qkv_rows + config.model_dim + kv_head * head_dim;
+        const float* v_src = k_src + config.kv_dim();
+        for (std::size_t t = 0; t < n_positions; ++t) {
+            std::copy_n(k_src + t * qkv_dim, head_dim, keys + t * head_dim);
+            std::copy_n(v_src + t * qkv_dim, head_dim, values + t * head_dim);
+        }
+    }
+}
+
+}  // namespace
+
+FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, KvCache& cache,
+                      const float* x_in, float* x_out, DecodeScratch& scratch) {
+    const std::size_t pos = cache.length();
+    cache.require_writable(pos);
+    const std::size_t n_batch = config.n_batch;
+    const std::size_t model_dim = config.model_dim;
+    const std::size_t qkv_dim = config.qkv_dim();
+
+    std::copy_n(x_in, n_batch * model_dim, x_out);
+    std::uint64_t flops = 0;
+    for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        const LayerWeights& w = weights.layers[layer];
+        flops += linear(x_out, n_batch, model_dim, w.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
+        for (std::size_t b = 0; b < n_batch; ++b) {
+            store_kv(config, scratch.qkv.data() + b * qkv_dim, 1, cache, layer, b, pos);
+        }
+        flops += attend_decode(config, scratch.qkv.data(), qkv_dim, cache, layer, pos + 1,
+                               scratch.attention.data(), scratch.heads);
+        // beta = 1: the residual add rides on the output projection.
+        flops += linear(scratch.attention.data(), n_batch, model_dim, w.wo.data(), model_dim, 1.0f,
+                        x_out);
+    }
+    cache.extend_to(pos + 1);
+    return {flops, flops};
+}
+
+FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, const float* x_in,
+                       float* x_out, ForwardScratch& scratch, KvCache* prefill) {
+    const std::size_t n_rows = config.n_batch * config.seq_len;
+    const std::size_t model_dim = config.model_dim;
+    const std::size_t qkv_dim = config.qkv_dim();
+    if (prefill != nullptr) {
+        if (prefill->max_seq_len() < config.seq_len) {
+            throw std::out_of_range("prefill cache is shorter than the sequence");
+        }
+        prefill->roll_back(0);
+    }
+
+    std::copy_n(x_in, n_rows * model_dim, x_out);
+    FlopCount count;
+    for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        const LayerWeights& w = weights.layers[layer];
+        const std::uint64_t qkv_flops =
+            linear(x_out, n_rows, model_dim, w.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
+        if (prefill != nullptr) {
+            for (std::size_t b = 0; b < config.n_batch; ++b) {
+                store_kv(config, scratch.qkv.data() + b * config.seq_len * qkv_dim, config.seq_len,
+                         *prefill, layer, b, 0);
+            }
+        }
+        count += attend_causal(config, scratch.qkv.data(), scratch.attention.data(), scratch.tiles);
+        const std::uint64_t out_flops = linear(scratch.attention.data(), n_rows, model_dim,
+                                               w.wo.data(), model_dim, 1.0f, x_out);
+        count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
+    }
+    if (prefill != nullptr) prefill->extend_to(config.seq_len);
+    return count;
+}
+
+}  // namespace kvbench

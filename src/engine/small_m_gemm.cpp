@@ -1,0 +1,417 @@
+// Small-M matrix product: every thread streams its own slab of W once, for all rows of x.
+//
+// Why it exists: OpenBLAS 0.3.21's sgemm reads W at under half the memory bandwidth for
+// 1 to 8 rows of x (see linear.cpp for the numbers). Here each thread walks its slab of W
+// in tiles of tile_rows weight rows; a tile's weights are loaded once per vector and
+// multiplied into n_rows · tile_rows register accumulators, so W is read exactly once.
+// The columns are taken in chunks that keep the chunk of x in L1, and every tile prefetches
+// the weights of the tile after it. Chunks and vector lanes follow column numbers, so the
+// rounding, like the answer, is the same wherever the buffers are allocated.
+#include "kvbench/engine/small_m_gemm.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cstdint>
+#include <utility>
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace kvbench {
+namespace {
+
+// Below this many weights a slab is too little work to wake the second thread for.
+constexpr std::size_t min_parallel_weights = std::size_t{1} << 16;
+
+// Columns of x are taken in chunks of at most this many bytes over all n_rows rows, so the
+// chunk of x stays in the 48 KiB L1 while a tile's weights stream past it; each chunk costs
+// one horizontal sum per output. Measured at n_rows = 8 on a cold 6144 x 4096 W, 2 threads,
+// GB/s of W (median of 30): unchunked 29.6, 16 KiB 38.4, 24 KiB 41.6, 32 KiB 41.8, 40 KiB 32.7.
+constexpr std::size_t x_chunk_bytes = 32 * 1024;
+
+constexpr std::size_t page_floats = 4096 / sizeof(float);
+
+// Beta is 0 or 1 (the Requires of small_m_gemm); 0 must not read y, which may be garbage.
+inline void store(float sum, float beta, float* dst) { *dst = beta == 0.0f ? sum : sum + *dst; }
+
+// The operands of one tile: tile_rows weight rows times n_rows rows of x, over one chunk
+// of columns [k0, k0 + len) of both.
+struct Tile {
+    const float* x;       // (n_rows, ldx) floats, at column k0
+    std::size_t ldx;      // row stride of x, in floats
+    const float* w;       // (tile_rows, ldw) floats, at column k0
+    std::size_t ldw;      // row stride of W, in floats: in_dim
+    std::uintptr_t next;  // address of the weights of the tile after this one, to prefetch;
+                          // an integer, since it may point past the end of W
+    std::size_t len;      // columns in the chunk
+    float beta;           // 0: y = sum, 1: y += sum
+    float* y;             // (n_rows, ldy) floats, at the tile's first column
+    std::size_t ldy;      // row stride of y: out_dim
+};
+
+inline std::uintptr_t address_of(const float* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+// At 8 rows of x a core is busy with FMAs, so its out-of-order window spans few weight
+// lines and the stream from memory stalls between them; asking for the next tile's weights
+// while this one computes overlaps the two. Cold 6144 x 4096 W, n_rows = 8, 32 KiB chunks,
+// 2 threads: 26.4 GB/s without, 41.8 with. The hint hardly matters (T0/T1/T2/NTA within 3 %).
+// At 1 or 2 rows the core issues loads fast enough for the hardware prefetcher alone, and
+// the prefetches only cost issue slots: 4096 x 4096, n_rows = 2: 38.5 GB/s with, 40.0 without.
+constexpr std::size_t min_rows_to_prefetch = 3;
+inline void prefetch(std::uintptr_t address) {
+#if defined(__AVX512F__) || defined(__AVX2__)
+    _mm_prefetch(reinterpret_cast<const char*>(address), _MM_HINT_T0);
+#else
+    static_cast<void>(address);
+#endif
+}
+
+// One kernel for a given n_rows: `tile` runs tile_rows weight rows, `row` a single one, for
+// the rows left after the last whole tile of a slab.
+using TileFn = void (*)(const Tile& t);
+struct SlabKernel {
+    TileFn tile;
+    TileFn row;
+    std::size_t tile_rows;
+};
+
+// Portable path: eight partial sums per output keep the rounding error near the vector
+// paths' and give the compiler an independent chain per lane.
+struct ScalarIsa {
+    static constexpr std::size_t tile_rows(std::size_t) { return 1; }
+
+    template <std::size_t M, std::size_t R>
+    static void tile(const Tile& t) {
+        constexpr std::size_t lanes = 8;
+        float acc[M][R][lanes] = {};  // (n_rows, tile_rows, lanes) partial sums
+        std::size_t i = 0;
+        for (; i + lanes <= t.len; i += lanes) {
+            for (std::size_t m = 0; m < M; ++m) {
+                for (std::size_t r = 0; r < R; ++r) {
+                    for (std::size_t l = 0; l < lanes; ++l) {
+                        acc[m][r][l] += t.x[m * t.ldx + i + l] * t.w[r * t.ldw + i + l];
+                    }
+                }
+            }
+        }
+        for (; i < t.len; ++i) {
+            for (std::size_t m = 0; m < M; ++m) {
+                for (std::size_t r = 0; r < R; ++r) {
+                    acc[m][r][0] += t.x[m * t.ldx + i] * t.w[r * t.ldw + i];
+                }
+            }
+        }
+        for (std::size_t m = 0; m < M; ++m) {
+            for (std::size_t r = 0; r < R; ++r) {
+                float sum = 0.0f;
+                for (std::size_t l = 0; l < lanes; ++l) sum += acc[m][r][l];
+                store(sum, t.beta, t.y + m * t.ldy + r);
+            }
+        }
+    }
+};
+
+#ifdef __AVX2__
+inline float reduce_add(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// Without this GCC folds the load of an x vector into each of the tile_rows FMAs that use
+// it, and those repeated loads, not the FMAs, bound the kernel: at 8 rows of x, 16 weight
+// rows of 4096 in L2, one core, 103 GFLOP/s folded against 198 with x kept in a register.
+inline void keep_in_register(__m256& v) { asm("" : "+x"(v)); }
+
+// The ymm registers hold n_rows · tile_rows accumulators, the tile's weight vectors and
+// one x vector (one weight row alone, at n_rows = 1, is an FMA memory operand); at least
+// 8 accumulators keep both FMA pipes busy through the 4-cycle latency. AVX2 has 16 ymm
+// registers; with AVX-512VL the compiler may use 32, room for 2 weight rows at 7 and 8 rows
+// of x (at 8 rows, cold 6144 x 4096, 2 threads: 53 GB/s with 2 weight rows, 37 with 1).
+struct Avx2Isa {
+#ifdef __AVX512VL__
+    static constexpr std::size_t registers = 32;
+#else
+    static constexpr std::size_t registers = 16;
+#endif
+    static constexpr std::size_t tile_rows(std::size_t m) {
+        return m == 1 ? 8 : m == 2 ? 5 : m == 3 ? 3 : m <= 6 || registers == 32 ? 2 : 1;
+    }
+
+    template <std::size_t M, std::size_t R>
+    static void tile(const Tile& t) {
+        constexpr std::size_t width = 8;
+        const float* x = t.x;
+        const float* w = t.w;
+        __m256 acc[M][R];  // (n_rows, tile_rows) vector partial sums
+        for (auto& row : acc) {
+            for (auto& a : row) a = _mm256_setzero_ps();
+        }
+        // The ragged end: the n < width columns at i, the rest of the vector read as 0.
+        const auto partial_step = [&](std::size_t i, std::size_t n) {
+            // A window into eight -1s then eight 0s: its first n lanes are -1.
+            alignas(32) static constexpr int ones_then_zeros[2 * width] = {
+                -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+            const __m256i mask =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ones_then_zeros + width - n));
+            __m256 wv[R];
+            for (std::size_t r = 0; r < R; ++r) {
+                wv[r] = _mm256_maskload_ps(w + r * t.ldw + i, mask);
+            }
+            for (std::size_t m = 0; m < M; ++m) {
+                const __m256 xv = _mm256_maskload_ps(x + m * t.ldx + i, mask);
+                for (std::size_t r = 0; r < R; ++r) {
+                    acc[m][r] = _mm256_fmadd_ps(xv, wv[r], acc[m][r]);
+                }
+            }
+        };
+        std::size_t i = 0;
+        for (; i + width <= t.len; i += width) {
+            __m256 wv[R];
+            for (std::size_t r = 0; r < R; ++r) {
+                wv[r] = _mm256_loadu_ps(w + r * t.ldw + i);
+                if constexpr (M >= min_rows_to_prefetch) {
+                    prefetch(t.next + (r * t.ldw + i) * sizeof(float));
+                }
+            }
+            for (std::size_t m = 0; m < M; ++m) {
+                __m256 xv = _mm256_loadu_ps(x + m * t.ldx + i);
+                keep_in_register(xv);
+                for (std::size_t r = 0; r < R; ++r) {
+                    acc[m][r] = _mm256_fmadd_ps(xv, wv[r], acc[m][r]);
+                }
+            }
+        }
+        if (i < t.len) partial_step(i, t.len - i);
+        for (std::size_t m = 0; m < M; ++m) {
+            for (std::size_t r = 0; r < R; ++r) {
+                store(reduce_add(acc[m][r]), t.beta, t.y + m * t.ldy + r);
+            }
+        }
+    }
+};
+#endif
+
+#ifdef __AVX512F__
+// Not _mm512_reduce_add_ps or _mm512_castps512_ps256: in GCC 12 both expand to an extract
+// whose _mm256_undefined_pd operand trips -Wuninitialized. The zero-masked extract has no
+// undefined operand and compiles to the same vextractf64x4.
+inline float reduce_add(__m512 v) {
+    const __m512d d = _mm512_castps_pd(v);
+    return reduce_add(_mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, d, 0)),
+                                    _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, d, 1))));
+}
+
+inline void keep_in_register(__m512& v) { asm("" : "+v"(v)); }
+
+// 32 zmm registers: the budget rule of Avx2Isa with twice the room. Each x vector loaded
+// feeds tile_rows FMAs, so the larger tiles load less per FMA. Used up to zmm_max_rows rows
+// of x only (see Avx512Table).
+struct Avx512Isa {
+    static constexpr std::size_t tile_rows(std::size_t) { return 8; }
+
+    template <std::size_t M, std::size_t R>
+    static void tile(const Tile& t) {
+        constexpr std::size_t width = 16;
+        const float* x = t.x;
+        const float* w = t.w;
+        __m512 acc[M][R];  // (n_rows, tile_rows) vector partial sums
+        for (auto& row : acc) {
+            for (auto& a : row) a = _mm512_setzero_ps();
+        }
+        // The ragged end: the n < width columns at i, the rest of the vector read as 0.
+        const auto partial_step = [&](std::size_t i, std::size_t n) {
+            const auto mask = static_cast<__mmask16>((1u << n) - 1u);
+            __m512 wv[R];
+            for (std::size_t r = 0; r < R; ++r) {
+                wv[r] = _mm512_maskz_loadu_ps(mask, w + r * t.ldw + i);
+            }
+            for (std::size_t m = 0; m < M; ++m) {
+                const __m512 xv = _mm512_maskz_loadu_ps(mask, x + m * t.ldx + i);
+                for (std::size_t r = 0; r < R; ++r) {
+                    acc[m][r] = _mm512_fmadd_ps(xv, wv[r], acc[m][r]);
+                }
+            }
+        };
+        std::size_t i = 0;
+        for (; i + width <= t.len; i += width) {
+            __m512 wv[R];
+            for (std::size_t r = 0; r < R; ++r) {
+                wv[r] = _mm512_loadu_ps(w + r * t.ldw + i);
+                if constexpr (M >= min_rows_to_prefetch) {
+                    prefetch(t.next + (r * t.ldw + i) * sizeof(float));
+                }
+            }
+            for (std::size_t m = 0; m < M; ++m) {
+                __m512 xv = _mm512_loadu_ps(x + m * t.ldx + i);
+                keep_in_register(xv);
+                for (std::size_t r = 0; r < R; ++r) {
+                    acc[m][r] = _mm512_fmadd_ps(xv, wv[r], acc[m][r]);
+                }
+            }
+        }
+        if (i < t.len) partial_step(i, t.len - i);
+        for (std::size_t m = 0; m < M; ++m) {
+            for (std::size_t r = 0; r < R; ++r) {
+                store(reduce_add(acc[m][r]), t.beta, t.y + m * t.ldy + r);
+            }
+        }
+    }
+};
+#endif
+
+template <class Isa, std::size_t M>
+constexpr SlabKernel slab_kernel() {
+    constexpr std::size_t tile_rows = Isa::tile_rows(M);
+    return {&Isa::template tile<M, tile_rows>, &Isa::template tile<M, 1>, tile_rows};
+}
+
+// A kernel table: Table::kernel<M>() runs M rows of x.
+template <class Isa>
+struct OneIsaTable {
+    template <std::size_t M>
+    static constexpr SlabKernel kernel() {
+        return slab_kernel<Isa, M>();
+    }
+};
+
+#ifdef __AVX512F__
+// Where AVX-512 is there, zmm tiles for 1 and 2 rows of x and ymm tiles (in 32 registers)
+// above: streaming a cold W the ymm kernel is the faster one from 3 or 4 rows on, although
+// it is the slower one on a W in cache (8 rows, 16 MiB W: zmm 83 GB/s, ymm 50). Cold 6144 x
+// 4096 page-aligned W, 2 threads, GB/s of W, zmm / ymm: 2 rows 43.6 / 39.7, 3: 39.2 / 36.8,
+// 4: 52.9 / 61.2, 5: 50.1 / 62.8, 6: 47.8 / 60.7, 7: 50.2 / 58.1, 8: 54.8 / 57.0. With W 16
+// bytes into a page (std::vector's large blocks), 3 rows: zmm 31-36, ymm 34-38.
+constexpr std::size_t zmm_max_rows = 2;
+struct Avx512Table {
+    template <std::size_t M>
+    static constexpr SlabKernel kernel() {
+        if constexpr (M <= zmm_max_rows) {
+            return slab_kernel<Avx512Isa, M>();
+        } else {
+            return slab_kernel<Avx2Isa, M>();
+        }
+    }
+};
+#endif
+
+// Entry m - 1 is the kernel for m rows of x.
+template <class Table, std::size_t... I>
+constexpr std::array<SlabKernel, sizeof...(I)> kernel_table(std::index_sequence<I...>) {
+    return {Table::template kernel<I + 1>()...};
+}
+
+template <class Table>
+constexpr std::array<SlabKernel, small_m_max_rows> kernels =
+    kernel_table<Table>(std::make_index_sequence<small_m_max_rows>{});
+
+// The widest path compiled, what the default overload runs.
+constexpr SmallMIsa best_isa =
+#if defined(__AVX512F__)
+    SmallMIsa::avx512;
+#elif defined(__AVX2__)
+    SmallMIsa::avx2;
+#else
+    SmallMIsa::scalar;
+#endif
+
+SlabKernel kernel_for(SmallMIsa isa, std::size_t n_rows) {
+    switch (isa) {
+#ifdef __AVX512F__
+        case SmallMIsa::avx512: return kernels<Avx512Table>[n_rows - 1];
+#endif
+#ifdef __AVX2__
+        case SmallMIsa::avx2: return kernels<OneIsaTable<Avx2Isa>>[n_rows - 1];
+#endif
+        default: return kernels<OneIsaTable<ScalarIsa>>[n_rows - 1];
+    }
+}
+
+}  // namespace
+
+std::vector<SmallMIsa> small_m_isas() {
+    std::vector<SmallMIsa> isas{SmallMIsa::scalar};
+#ifdef __AVX2__
+    isas.push_back(SmallMIsa::avx2);
+#endif
+#ifdef __AVX512F__
+    isas.push_back(SmallMIsa::avx512);
+#endif
+    return isas;
+}
+
+const char* isa_name(SmallMIsa isa) {
+    switch (isa) {
+        case SmallMIsa::avx512: return "avx512";
+        case SmallMIsa::avx2: return "avx2";
+        default: return "scalar";
+    }
+}
+
+void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
+                  std::size_t out_dim, float beta, float* y, SmallMIsa isa) {
+    assert(n_rows >= 1 && n_rows <= small_m_max_rows && in_dim >= 1);
+    const SlabKernel kernel = kernel_for(isa, n_rows);
+    const std::size_t tile_rows = kernel.tile_rows;
+    const std::size_t n_tiles = out_dim / tile_rows;
+    // Columns per chunk: a multiple of a 4 KiB page of floats when it can be (of 64 floats when
+    // not), so that the chunks of page-aligned weight rows start at page boundaries. Chunks
+    // and vector lanes follow column numbers, never addresses: the sums, and so the bits of
+    // y, must not depend on where W happens to be allocated.
+    const std::size_t max_cols = x_chunk_bytes / (n_rows * sizeof(float));
+    const std::size_t chunk_cols = max_cols >= page_floats
+                                       ? max_cols / page_floats * page_floats
+                                       : std::max<std::size_t>(64, max_cols / 64 * 64);
+#pragma omp parallel if (out_dim * in_dim >= min_parallel_weights)
+    {
+        const auto n_threads = static_cast<std::size_t>(omp_get_num_threads());
+        const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+        // Whole tiles are dealt out evenly as contiguous slabs; the last thread also takes the
+        // rows after the last whole tile.
+        const std::size_t first = n_tiles * thread / n_threads * tile_rows;
+        const std::size_t last =
+            thread + 1 == n_threads ? out_dim : n_tiles * (thread + 1) / n_threads * tile_rows;
+        // (n_rows, chunk_cols) floats: the chunk of x, copied to cache-line-aligned rows so that
+        // the tiles' vector loads of x never straddle two lines.
+        alignas(64) std::array<float, x_chunk_bytes / sizeof(float)> staged;
+        Tile t{};
+        t.x = staged.data();
+        t.ldx = chunk_cols;
+        t.ldw = in_dim;
+        t.ldy = out_dim;
+        for (std::size_t k0 = 0; k0 < in_dim && first < last; k0 += chunk_cols) {
+            t.len = std::min(chunk_cols, in_dim - k0);
+            t.beta = k0 == 0 ? beta : 1.0f;  // later chunks add to the partial sums
+            for (std::size_t m = 0; m < n_rows; ++m) {
+                std::copy_n(x + m * in_dim + k0, t.len, staged.data() + m * chunk_cols);
+            }
+            // The slab's last tile prefetches the slab's first in the next chunk.
+            const std::uintptr_t next_chunk = address_of(w + first * in_dim + k0 + t.len);
+            std::size_t o = first;
+            for (; o + tile_rows <= last; o += tile_rows) {
+                t.w = w + o * in_dim + k0;
+                t.y = y + o;
+                t.next = o + tile_rows < last ? address_of(t.w + tile_rows * in_dim) : next_chunk;
+                kernel.tile(t);
+            }
+            for (; o < last; ++o) {
+                t.w = w + o * in_dim + k0;
+                t.y = y + o;
+                t.next = o + 1 < last ? address_of(t.w + in_dim) : next_chunk;
+                kernel.row(t);
+            }
+        }
+    }
+}
+
+void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
+                  std::size_t out_dim, float beta, float* y) {
+    small_m_gemm(x, n_rows, in_dim, w, out_dim, beta, y, best_isa);
+}
+
+}  // namespace kvbench

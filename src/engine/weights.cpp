@@ -1,0 +1,67 @@
+// Seeded weights and inputs.
+#include "kvbench/engine/weights.hpp"
+
+#include "kvbench/engine/rng.hpp"
+
+#include <cmath>
+
+namespace kvbench {
+
+namespace {
+// Distinct streams for weights and inputs, so changing the context length does not
+// change the weights drawn from the same seed.
+constexpr std::uint64_t input_stream = 0x5EED'1A7E'0000'0001ull;
+constexpr std::uint64_t cache_fill_stream = 0xCAC4'E000'0000'0003ull;
+// A uniform variable on [-a, a) has variance a²/3.
+float uniform_bound_for_variance(double variance) {
+    return static_cast<float>(std::sqrt(3.0 * variance));
+}
+}  // namespace
+
+std::size_t ModelWeights::bytes() const {
+    std::size_t total = 0;
+    for (const LayerWeights& layer : layers) total += (layer.wqkv.size() + layer.wo.size()) * sizeof(float);
+    return total;
+}
+
+ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed) {
+    Rng rng(seed);
+    const double dim = static_cast<double>(config.model_dim);
+    const float projection_bound = uniform_bound_for_variance(1.0 / dim);
+    const float output_bound =
+        uniform_bound_for_variance(1.0 / (dim * static_cast<double>(config.n_layers)));
+    ModelWeights weights;
+    weights.layers.resize(config.n_layers);
+    for (LayerWeights& layer : weights.layers) {
+        layer.wqkv.resize(config.qkv_dim() * config.model_dim);
+        layer.wo.resize(config.model_dim * config.model_dim);
+        fill_uniform(rng, layer.wqkv, projection_bound);
+        fill_uniform(rng, layer.wo, output_bound);
+    }
+    return weights;
+}
+
+std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed) {
+    Rng rng(seed ^ input_stream);
+    std::vector<float> inputs(config.n_batch * config.seq_len * config.model_dim);
+    fill_uniform(rng, inputs, uniform_bound_for_variance(1.0));
+    return inputs;
+}
+
+void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t length, std::uint64_t seed) {
+    Rng rng(seed ^ cache_fill_stream);
+    const float bound = uniform_bound_for_variance(1.0);
+    const std::size_t block = length * config.head_dim();
+    for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        for (std::size_t b = 0; b < config.n_batch; ++b) {
+            for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
+                fill_uniform(rng, {cache.keys(layer, b, g), block}, bound);
+                fill_uniform(rng, {cache.values(layer, b, g), block}, bound);
+            }
+        }
+    }
+    cache.roll_back(0);
+    cache.extend_to(length);
+}
+
+}  // namespace kvbench

@@ -1,0 +1,73 @@
+// Summary statistics of one point's timed repetitions.
+#include "kvbench/measure/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+namespace kvbench {
+
+namespace {
+
+// Requires: `sorted` ascending and not empty.
+double median_of_sorted(const std::vector<double>& sorted) {
+    const std::size_t mid = sorted.size() / 2;
+    return sorted.size() % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+// Linear interpolation between the order statistics around rank q·(n-1)
+// (NumPy's default "linear" method, Hyndman & Fan type 7).
+// Requires: `sorted` ascending and not empty, 0 <= q <= 1.
+double quantile_of_sorted(const std::vector<double>& sorted, double q) {
+    const double rank = q * static_cast<double>(sorted.size() - 1);
+    const auto below = static_cast<std::size_t>(std::floor(rank));
+    const std::size_t above = std::min(below + 1, sorted.size() - 1);
+    const double fraction = rank - static_cast<double>(below);
+    return sorted[below] + fraction * (sorted[above] - sorted[below]);
+}
+
+}  // namespace
+
+Stats summarize(std::span<const std::int64_t> samples_ns) {
+    if (samples_ns.empty()) throw std::invalid_argument("summarize: no samples");
+    std::vector<double> sorted;
+    sorted.reserve(samples_ns.size());
+    for (const std::int64_t s : samples_ns) sorted.push_back(static_cast<double>(s));
+    std::sort(sorted.begin(), sorted.end());
+
+    Stats stats;
+    stats.n_samples = sorted.size();
+    const double n = static_cast<double>(sorted.size());
+    stats.median_ns = median_of_sorted(sorted);
+    stats.min_ns = sorted.front();
+    stats.max_ns = sorted.back();
+    double sum = 0;
+    for (const double s : sorted) sum += s;
+    stats.mean_ns = sum / n;
+    stats.p90_ns = quantile_of_sorted(sorted, 0.9);
+
+    // Two passes: the one-pass sum-of-squares formula cancels badly for ns timings with small spread.
+    double squared_deviations = 0;
+    for (const double s : sorted) squared_deviations += (s - stats.mean_ns) * (s - stats.mean_ns);
+    stats.stddev_ns = sorted.size() > 1 ? std::sqrt(squared_deviations / (n - 1)) : 0;
+    stats.cv = stats.mean_ns > 0 ? stats.stddev_ns / stats.mean_ns : 0;
+
+    // MdAPE is robust to the odd preempted repetition, unlike the CV.
+    if (stats.median_ns > 0) {
+        std::vector<double> deviations;
+        deviations.reserve(sorted.size());
+        for (const double s : sorted) deviations.push_back(std::fabs(s - stats.median_ns) / stats.median_ns);
+        std::sort(deviations.begin(), deviations.end());
+        stats.mdape = median_of_sorted(deviations);
+    }
+    return stats;
+}
+
+bool is_noisy(const Stats& stats) {
+    constexpr double noisy_cv = 0.05;
+    constexpr double noisy_mdape = 0.02;
+    return stats.n_samples >= 3 && stats.cv > noisy_cv && stats.mdape > noisy_mdape;
+}
+
+}  // namespace kvbench

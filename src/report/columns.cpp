@@ -1,0 +1,88 @@
+// The CSV/JSON column list, in one place: name and value of every column.
+#include "kvbench/report/columns.hpp"
+
+namespace kvbench {
+
+namespace {
+
+CellValue count(std::size_t n) { return static_cast<std::uint64_t>(n); }
+CellValue microseconds(double ns) { return Microseconds{ns / 1000}; }
+CellValue optional_real(const std::optional<double>& value) {
+    if (!value) return std::monostate{};
+    return *value;
+}
+
+}  // namespace
+
+const std::vector<RowColumn>& row_columns() {
+    static const std::vector<RowColumn> columns{
+        // SPEC §4, in its order.
+        {"path", [](const Row& r) -> CellValue { return std::string(path_name(r.path)); }},
+        {"batch", [](const Row& r) { return count(r.config.n_batch); }},
+        {"seq", [](const Row& r) { return count(r.config.seq_len); }},
+        {"dim", [](const Row& r) { return count(r.config.model_dim); }},
+        {"heads", [](const Row& r) { return count(r.config.n_heads); }},
+        {"kv_heads", [](const Row& r) { return count(r.config.n_kv_heads); }},
+        {"head_dim", [](const Row& r) { return count(r.config.head_dim()); }},
+        {"layers", [](const Row& r) { return count(r.config.n_layers); }},
+        {"threads", [](const Row& r) { return count(r.n_threads); }},
+        {"kv_dtype", [](const Row& r) -> CellValue { return r.kv_dtype; }},
+        {"flops", [](const Row& r) -> CellValue { return r.cost.flops; }},
+        {"bytes", [](const Row& r) -> CellValue { return r.cost.bytes; }},
+        {"kv_bytes", [](const Row& r) -> CellValue { return r.cost.kv_bytes; }},
+        {"reps", [](const Row& r) { return count(r.stats.n_samples); }},
+        {"latency_us_median", [](const Row& r) { return microseconds(r.stats.median_ns); }},
+        {"latency_us_min", [](const Row& r) { return microseconds(r.stats.min_ns); }},
+        {"latency_us_max", [](const Row& r) { return microseconds(r.stats.max_ns); }},
+        {"gflops", [](const Row& r) -> CellValue { return r.gflops; }},
+        {"gbps", [](const Row& r) -> CellValue { return r.gbps; }},
+        {"roofline_pct", [](const Row& r) { return optional_real(r.roofline_pct); }},
+        {"speedup", [](const Row& r) { return optional_real(r.speedup); }},
+        // Extras.
+        {"grouping",
+         [](const Row& r) -> CellValue {
+             return grouping_label(r.config.n_heads, r.config.n_kv_heads);
+         }},
+        {"cache_state", [](const Row& r) -> CellValue { return r.cache_state; }},
+        {"latency_us_p90", [](const Row& r) { return microseconds(r.stats.p90_ns); }},
+        {"latency_us_mean", [](const Row& r) { return microseconds(r.stats.mean_ns); }},
+        {"latency_cv", [](const Row& r) -> CellValue { return r.stats.cv; }},
+        {"latency_mdape", [](const Row& r) -> CellValue { return r.stats.mdape; }},
+        {"verify_rel_error", [](const Row& r) { return optional_real(r.verify_rel_error); }},
+        {"fits_in_llc", [](const Row& r) -> CellValue { return r.fits_in_llc; }},
+        {"flops_executed",
+         [](const Row& r) -> CellValue {
+             if (!r.flops_executed) return std::monostate{};
+             return *r.flops_executed;
+         }},
+    };
+    return columns;
+}
+
+const std::vector<EnvironmentColumn>& environment_columns() {
+    static const std::vector<EnvironmentColumn> columns{
+        {"tool_version", [](const Environment& e) { return e.tool_version; }},
+        {"git_commit", [](const Environment& e) { return e.git_commit; }},
+        {"build_type", [](const Environment& e) { return e.build_type; }},
+        {"compiler", [](const Environment& e) { return e.compiler; }},
+        {"cpu_model", [](const Environment& e) { return e.cpu_model; }},
+        {"blas_library", [](const Environment& e) { return e.blas_library; }},
+        {"blas_threading", [](const Environment& e) { return e.blas_threading; }},
+        {"openblas_coretype", [](const Environment& e) { return e.openblas_coretype; }},
+        {"openblas_l2_size", [](const Environment& e) { return e.openblas_l2_size; }},
+        {"timestamp", [](const Environment& e) { return e.timestamp; }},
+    };
+    return columns;
+}
+
+const std::vector<std::string>& csv_columns() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> all;
+        for (const RowColumn& column : row_columns()) all.emplace_back(column.name);
+        for (const EnvironmentColumn& column : environment_columns()) all.emplace_back(column.name);
+        return all;
+    }();
+    return names;
+}
+
+}  // namespace kvbench

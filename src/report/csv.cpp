@@ -1,0 +1,63 @@
+// The CSV writer (SPEC §4): header row, then one RFC 4180 record per Row.
+#include "kvbench/report/report.hpp"
+#include "kvbench/report/columns.hpp"
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+namespace kvbench {
+
+namespace {
+
+// RFC 4180: a field holding a comma, quote, CR or LF is quoted, its quotes doubled.
+std::string quote_field(std::string_view field) {
+    if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
+    std::string quoted = "\"";
+    for (const char c : field) {
+        if (c == '"') quoted += '"';
+        quoted += c;
+    }
+    return quoted + '"';
+}
+
+struct CellText {
+    std::string operator()(std::monostate) const { return ""; }
+    std::string operator()(bool value) const { return value ? "true" : "false"; }
+    std::string operator()(std::uint64_t value) const { return fmt::format("{}", value); }
+    // Six significant figures: rates and ratios are not more accurate than the timer.
+    std::string operator()(double value) const { return fmt::format("{:.6g}", value); }
+    // Samples are whole ns, so three decimals in µs lose nothing but half-ns medians.
+    std::string operator()(Microseconds value) const { return fmt::format("{:.3f}", value.value); }
+    std::string operator()(const std::string& value) const { return value; }
+};
+
+void write_record(std::ostream& out, const std::vector<std::string>& fields) {
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        if (i > 0) out << ',';
+        out << quote_field(fields[i]);
+    }
+    // LF, not RFC 4180's CRLF: every CSV reader accepts it and it diffs cleanly in git.
+    out << '\n';
+}
+
+}  // namespace
+
+void write_csv(std::ostream& out, const std::vector<Row>& rows, const Environment& env) {
+    write_record(out, csv_columns());
+    std::vector<std::string> environment_fields;
+    for (const EnvironmentColumn& column : environment_columns()) {
+        environment_fields.push_back(column.value(env));
+    }
+    for (const Row& row : rows) {
+        std::vector<std::string> fields;
+        fields.reserve(csv_columns().size());
+        for (const RowColumn& column : row_columns()) {
+            fields.push_back(std::visit(CellText{}, column.value(row)));
+        }
+        fields.insert(fields.end(), environment_fields.begin(), environment_fields.end());
+        write_record(out, fields);
+    }
+}
+
+}  // namespace kvbench

@@ -1,0 +1,65 @@
+// The JSON writer: the Environment once, then every Row with its raw samples.
+#include "kvbench/report/report.hpp"
+#include "kvbench/report/columns.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace kvbench {
+
+namespace {
+
+// Keeps the CSV's column order in the output, which plain nlohmann::json would sort.
+using Json = nlohmann::ordered_json;
+
+// Bumped whenever a field changes meaning or disappears, so readers can refuse what they do not know.
+constexpr int schema_version = 1;
+
+struct CellJson {
+    Json operator()(std::monostate) const { return nullptr; }
+    Json operator()(bool value) const { return value; }
+    Json operator()(std::uint64_t value) const { return value; }
+    Json operator()(double value) const { return value; }
+    Json operator()(Microseconds value) const { return value.value; }
+    Json operator()(const std::string& value) const { return value; }
+};
+
+// Environment fields that are "unknown" when empty or zero become null.
+Json string_or_null(const std::string& value) { return value.empty() ? Json(nullptr) : Json(value); }
+
+Json environment_json(const Environment& env) {
+    Json j;
+    j["tool_version"] = env.tool_version;
+    j["git_commit"] = env.git_commit;
+    j["build_type"] = env.build_type;
+    j["compiler"] = env.compiler;
+    j["optimized_build"] = env.optimized_build;
+    j["cpu_model"] = env.cpu_model;
+    j["n_cores"] = env.n_cores;
+    j["llc_bytes"] = env.llc_bytes == 0 ? Json(nullptr) : Json(env.llc_bytes);
+    j["cache_sizes"] = string_or_null(env.cache_sizes);
+    j["blas_library"] = env.blas_library;
+    j["blas_threading"] = env.blas_threading;
+    j["openblas_coretype"] = string_or_null(env.openblas_coretype);
+    j["openblas_l2_size"] = string_or_null(env.openblas_l2_size);
+    j["timestamp"] = env.timestamp;
+    return j;
+}
+
+}  // namespace
+
+void write_json(std::ostream& out, const std::vector<Row>& rows, const Environment& env) {
+    Json report;
+    report["schema_version"] = schema_version;
+    report["environment"] = environment_json(env);
+    Json json_rows = Json::array();
+    for (const Row& row : rows) {
+        Json j;
+        for (const RowColumn& column : row_columns()) j[column.name] = std::visit(CellJson{}, column.value(row));
+        j["samples_ns"] = row.samples_ns;
+        json_rows.push_back(std::move(j));
+    }
+    report["rows"] = std::move(json_rows);
+    out << report.dump(2) << '\n';
+}
+
+}  // namespace kvbench
