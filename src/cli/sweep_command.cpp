@@ -218,7 +218,7 @@ int run_sweep_command(const SweepCliOptions& options) {
         work.push_back(estimate_point_seconds(point, plan.run, roofline_of(rooflines, point.n_threads), flush_bytes));
         total_work += work.back();
     }
-    Progress progress(points.size(), total_work);
+    Progress progress(plan.progress, points.size(), total_work);
     std::vector<Row> rows;
     std::size_t n_finished = 0;
     std::vector<std::string> verify_failures;
@@ -229,6 +229,7 @@ int run_sweep_command(const SweepCliOptions& options) {
         progress.start_point(i, point_label(point));
         PointMeasurement measured = runner.run(point, plan.run, stop);
         if (measured.interrupted) break;
+        std::optional<double> medians_ns[2];
         for (auto* path : {&measured.cached, &measured.uncached}) {
             if (!*path) continue;
             const DecodePath which = path == &measured.cached ? DecodePath::cached : DecodePath::uncached;
@@ -237,6 +238,7 @@ int run_sweep_command(const SweepCliOptions& options) {
             row.flops_executed = (*path)->flops.executed;
             progress.clear();
             warn_if_noisy(row);
+            medians_ns[which == DecodePath::cached ? 0 : 1] = row.stats.median_ns;
             rows.push_back(std::move(row));
         }
         if (measured.verify_rel_error) {
@@ -246,10 +248,10 @@ int run_sweep_command(const SweepCliOptions& options) {
                                                       *measured.verify_rel_error));
             }
         }
-        progress.finish_point(work[i]);
+        progress.finish_point(i, point_label(point), medians_ns[0], medians_ns[1], work[i]);
         ++n_finished;
     }
-    progress.clear();
+    progress.finish_sweep(n_finished, 0, n_finished < points.size());
     if (n_finished == points.size() && !rows.empty()) warn_if_bandwidth_drifted(rooflines, env);
 
     assign_speedups(rows);

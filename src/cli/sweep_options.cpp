@@ -72,6 +72,11 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "Measure the roofline first (a few seconds per thread count) and save it: "
                     "on a shared machine, bandwidth drifts")
         ->excludes("--roofline");
+    sweep->add_option("--progress", options.progress,
+                      "Progress on stderr: bar (one line), jsonl (one JSON object per event: point_started, "
+                      "point_finished, point_failed, sweep_finished), none; auto: bar on a terminal, else none")
+        ->check(CLI::IsMember({"auto", "bar", "jsonl", "none"}))
+        ->capture_default_str();
     return sweep;
 }
 
@@ -112,6 +117,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     if (!options.roofline.empty()) plan.roofline = options.roofline;
     plan.measure_roofline = options.measure_roofline;
     plan.dry_run = options.dry_run;
+    plan.progress = parse_progress_mode(options.progress);
     return plan;
 }
 

@@ -1,6 +1,7 @@
 // `kvbench sweep` on the command line: raw options, their registration, and the checked plan.
 #pragma once
 
+#include "cli/progress.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/measure/runner.hpp"
 #include "kvbench/measure/sweep.hpp"
@@ -37,6 +38,7 @@ struct SweepCliOptions {
     std::uint64_t max_memory = not_given;  // bytes; not_given: what the machine has available now
     std::string roofline;           // --roofline FILE; empty: the saved measurement, if any
     bool measure_roofline = false;  // measure the roofline first, in this run
+    std::string progress = "auto";  // auto, bar, jsonl or none
 };
 
 struct SweepPlan {
@@ -48,6 +50,7 @@ struct SweepPlan {
     std::optional<std::string> roofline;
     bool measure_roofline = false;
     bool dry_run = false;
+    ProgressMode progress = ProgressMode::auto_detect;
 };
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options);
