@@ -16,17 +16,17 @@ constexpr const char* missing = "-";
 // The cached and uncached rows of one ModelConfig; either may be absent.
 struct ConfigPair {
     ModelConfig config;
-    const Row* cached = nullptr;
-    const Row* uncached = nullptr;
+    const ResultRow* cached = nullptr;
+    const ResultRow* uncached = nullptr;
 };
 
-std::vector<ConfigPair> pair_by_config(const std::vector<Row>& rows) {
+std::vector<ConfigPair> pair_by_config(const std::vector<ResultRow>& rows) {
     std::vector<ConfigPair> pairs;
-    for (const Row& row : rows) {
+    for (const ResultRow& row : rows) {
         auto pair = std::find_if(pairs.begin(), pairs.end(),
                                  [&](const ConfigPair& p) { return p.config == row.config; });
         if (pair == pairs.end()) pair = pairs.insert(pairs.end(), ConfigPair{row.config});
-        const Row*& slot = row.path == DecodePath::cached ? pair->cached : pair->uncached;
+        const ResultRow*& slot = row.path == DecodePath::cached ? pair->cached : pair->uncached;
         if (slot == nullptr) slot = &row;  // first one wins: FLOPs and bytes do not depend on threads
     }
     return pairs;
@@ -50,12 +50,12 @@ std::vector<Align> point_then_numbers(std::size_t n_extra_labels, std::size_t n_
     return align;
 }
 
-std::string intensity(const Row* row) {
+std::string intensity(const ResultRow* row) {
     if (row == nullptr || row->cost.bytes == 0) return missing;
     return format_number(static_cast<double>(row->cost.flops) / static_cast<double>(row->cost.bytes));
 }
 
-std::string flops_of(const Row* row) {
+std::string flops_of(const ResultRow* row) {
     return row == nullptr ? missing : format_flops(static_cast<double>(row->cost.flops));
 }
 
@@ -80,11 +80,11 @@ TextTable flops_table(const std::vector<ConfigPair>& pairs) {
     return table;
 }
 
-TextTable latency_table(const std::vector<Row>& rows) {
+TextTable latency_table(const std::vector<ResultRow>& rows) {
     // A cache column only when the run mixes cold and warm: otherwise describe_run says which.
     const bool mixed_cache_states =
         std::any_of(rows.begin(), rows.end(),
-                    [&](const Row& r) { return r.cache_state != rows.front().cache_state; });
+                    [&](const ResultRow& r) { return r.cache_state != rows.front().cache_state; });
     TextTable table{"Latency", point_header, {}, {}, {}};
     table.header.emplace_back("T");
     if (mixed_cache_states) table.header.emplace_back("cache");
@@ -98,7 +98,7 @@ TextTable latency_table(const std::vector<Row>& rows) {
     table.align.push_back(Align::left);  // path
     table.align.insert(table.align.end(), 8, Align::right);
 
-    for (const Row& row : rows) {
+    for (const ResultRow& row : rows) {
         std::vector<std::string> line = point_cells(row.config);
         line.push_back(fmt::format("{}", row.n_threads));
         if (mixed_cache_states) line.push_back(row.cache_state);
@@ -149,10 +149,10 @@ std::string or_unknown(const std::string& text) { return text.empty() ? "unknown
 
 }  // namespace
 
-std::string describe_run(const std::vector<Row>& rows, const Environment& env) {
+std::string describe_run(const std::vector<ResultRow>& rows, const Environment& env) {
     std::vector<std::size_t> threads;
     std::vector<std::string> cache_states;
-    for (const Row& row : rows) {
+    for (const ResultRow& row : rows) {
         if (std::find(threads.begin(), threads.end(), row.n_threads) == threads.end()) {
             threads.push_back(row.n_threads);
         }
@@ -174,7 +174,7 @@ std::string describe_run(const std::vector<Row>& rows, const Environment& env) {
     return text;
 }
 
-std::vector<TextTable> summary_tables(const std::vector<Row>& rows) {
+std::vector<TextTable> summary_tables(const std::vector<ResultRow>& rows) {
     const std::vector<ConfigPair> pairs = pair_by_config(rows);
     return {flops_table(pairs), latency_table(rows), kv_memory_table(pairs)};
 }
