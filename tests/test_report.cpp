@@ -2,6 +2,7 @@
 #include "kvbench/report/atomic_file.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/columns.hpp"
+#include "kvbench/report/read_report.hpp"
 
 #include <doctest/doctest.h>
 
@@ -144,7 +145,8 @@ TEST_CASE("the csv header starts with SPEC section 4's columns in order") {
 
 TEST_CASE("the csv header carries the provenance columns after the spec ones") {
     for (const char* name : {"grouping", "cache_state", "latency_us_p90", "latency_us_mean", "latency_cv",
-                             "latency_mdape", "verify_rel_error", "fits_in_llc", "flops_executed", "tool_version", "git_commit",
+                             "latency_mdape", "verify_rel_error", "fits_in_llc", "flops_executed", "noisy", "reps_policy",
+                             "tool_version", "git_commit",
                              "build_type", "compiler", "cpu_model", "blas_library", "blas_threading",
                              "openblas_coretype", "openblas_l2_size", "timestamp"}) {
         CHECK_NOTHROW(column_index(name));
@@ -186,14 +188,15 @@ TEST_CASE("two fabricated rows give the golden csv") {
     const std::string expected =
         "path,batch,seq,dim,heads,kv_heads,head_dim,layers,threads,kv_dtype,flops,bytes,kv_bytes,reps,"
         "latency_us_median,latency_us_min,latency_us_max,gflops,gbps,roofline_pct,speedup,grouping,cache_state,"
-        "latency_us_p90,latency_us_mean,latency_cv,latency_mdape,verify_rel_error,fits_in_llc,flops_executed,tool_version,"
+        "latency_us_p90,latency_us_mean,latency_cv,latency_mdape,verify_rel_error,fits_in_llc,flops_executed,noisy,"
+        "reps_policy,tool_version,"
         "git_commit,build_type,compiler,cpu_model,blas_library,blas_threading,openblas_coretype,openblas_l2_size,"
         "timestamp\n"
         "cached,1,4,8,2,1,4,1,2,f32,512,960,128,3,1.100,1.000,1.200,0.465455,0.872727,10.9091,3.81818,MQA,cold,"
-        "1.180,1.100,0.0909091,0.0909091,3e-07,true,512,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
+        "1.180,1.100,0.0909091,0.0909091,3e-07,true,512,true,reps=20 warmup=3,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
         "OpenBLAS 0.3.21,openmp,,,2024-01-02T03:04:05Z\n"
         "uncached,1,4,8,2,1,4,1,2,f32,1856,1152,128,2,4.200,4.000,4.400,0.441905,0.274286,3.42857,1,MQA,cold,"
-        "4.360,4.200,0.0673435,0.047619,3e-07,true,2048,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
+        "4.360,4.200,0.0673435,0.047619,3e-07,true,2048,false,reps=20 warmup=3,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
         "OpenBLAS 0.3.21,openmp,,,2024-01-02T03:04:05Z\n";
     CHECK(render(write_csv, two_rows()) == expected);
 }
@@ -290,9 +293,14 @@ TEST_CASE("table columns line up, counting µ as one column") {
     std::istringstream block(text.substr(start, end - start));
     std::vector<std::size_t> widths;
     std::string footnote;
+    std::string noisy_footnote;
     for (std::string line; std::getline(block, line);) {
         if (line.rfind("  * ", 0) == 0) {
             footnote = line;
+            continue;
+        }
+        if (line.rfind("  ! ", 0) == 0) {
+            noisy_footnote = line;
             continue;
         }
         std::size_t width = 0;
@@ -306,6 +314,10 @@ TEST_CASE("table columns line up, counting µ as one column") {
     const bool any_fits = two_rows()[0].fits_in_llc || two_rows()[1].fits_in_llc;
     CHECK((footnote == "  * the step's working set fits in the last-level cache: with --cache-state warm "
                        "it can beat DRAM bandwidth") == any_fits);
+    // The cached row (CV 9 %, MdAPE 9 %) is noisy: its CV is flagged and the flag explained.
+    REQUIRE(two_rows()[0].noisy);
+    CHECK(text.find("9.1 %!") != std::string::npos);
+    CHECK(noisy_footnote.rfind("  ! noisy: CV above 5 % and MdAPE above 2 %", 0) == 0);
 }
 
 TEST_CASE("a configuration with one path shows dashes for the other") {
@@ -404,4 +416,59 @@ TEST_CASE("write_report_file onto a directory throws and removes its temporary")
                     std::runtime_error);
     CHECK(dir.n_entries() == 1);
     CHECK(std::filesystem::is_directory(dir.path / "taken"));
+}
+
+TEST_CASE("rows written as csv read back with every column, their build, and no samples") {
+    std::istringstream csv(render(write_csv, two_rows()));
+    const std::vector<SavedRow> saved = read_csv_report(csv);
+    const std::vector<ResultRow> rows = two_rows();
+    REQUIRE(saved.size() == rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const ResultRow& read = saved[i].row;
+        CHECK(saved[i].git_commit == "abc1234");
+        CHECK(saved[i].tool_version == "0.1.0");
+        CHECK(read.path == rows[i].path);
+        CHECK(read.config == rows[i].config);
+        CHECK(read.n_threads == rows[i].n_threads);
+        CHECK(read.cost == rows[i].cost);
+        CHECK(read.stats.n_samples == rows[i].stats.n_samples);
+        CHECK(read.stats.median_ns == doctest::Approx(rows[i].stats.median_ns));
+        CHECK(read.stats.p90_ns == doctest::Approx(rows[i].stats.p90_ns));
+        CHECK(*read.speedup == doctest::Approx(*rows[i].speedup).epsilon(1e-5));
+        CHECK(*read.roofline_pct == doctest::Approx(*rows[i].roofline_pct).epsilon(1e-5));
+        CHECK(read.flops_executed == rows[i].flops_executed);
+        CHECK(read.noisy == rows[i].noisy);
+        CHECK(read.reps_policy == rows[i].reps_policy);
+        CHECK(read.samples_ns.empty());
+    }
+    // Written again, the rows give the same CSV: nothing was lost on the way.
+    std::vector<ResultRow> again;
+    for (const SavedRow& row : saved) again.push_back(row.row);
+    CHECK(render(write_csv, again) == render(write_csv, rows));
+}
+
+TEST_CASE("rows written as json read back with their samples") {
+    std::istringstream json(render(write_json, two_rows()));
+    const std::vector<SavedRow> saved = read_json_report(json);
+    REQUIRE(saved.size() == 2);
+    CHECK(saved[0].row.samples_ns == std::vector<std::int64_t>{1000, 1200, 1100});
+    CHECK(saved[1].row.verify_rel_error == 3e-7);
+    CHECK(saved[1].git_commit == "abc1234");
+    std::vector<ResultRow> again;
+    for (const SavedRow& row : saved) again.push_back(row.row);
+    CHECK(render(write_json, again) == render(write_json, two_rows()));
+    CHECK(render(write_csv, again) == render(write_csv, two_rows()));
+}
+
+TEST_CASE("the csv reader follows rfc 4180 and refuses what kvbench did not write") {
+    CHECK(parse_csv_records("a,\"b,\"\"c\"\"\"\r\n,\n") ==
+          std::vector<std::vector<std::string>>{{"a", "b,\"c\""}, {"", ""}});
+    CHECK(parse_csv_records("x") == std::vector<std::vector<std::string>>{{"x"}});
+    CHECK_THROWS_WITH_AS(parse_csv_records("a,\"b\n"), "a quoted field is not closed", std::runtime_error);
+    std::istringstream not_ours("name,value\nx,1\n");
+    CHECK_THROWS_AS(read_csv_report(not_ours), std::runtime_error);
+    std::string csv = render(write_csv, two_rows());
+    csv.replace(csv.find("cached,1,4,8"), 12, "cached,1,4,x");
+    std::istringstream corrupt(csv);
+    CHECK_THROWS_WITH_AS(read_csv_report(corrupt), "row 1: column dim: 'x' is not a number", std::runtime_error);
 }

@@ -45,6 +45,7 @@ Progress::Progress(ProgressMode mode, std::size_t n_points, double total_work, s
 }
 
 void Progress::start_point(std::size_t index, const std::string& label) {
+    ++n_started_;
     if (mode_ == ProgressMode::jsonl) {
         emit(out_, {{"event", "point_started"}, {"index", index}, {"n_points", n_points_}, {"label", label}});
         return;
@@ -56,7 +57,7 @@ void Progress::start_point(std::size_t index, const std::string& label) {
         // Scale the estimate by how fast the finished points really went.
         left = "about " + format_duration_ns(elapsed_ns * (total_work_ - done_work_) / done_work_) + " left";
     }
-    fmt::print(out_, "\r\033[K[{}/{}] {}  elapsed {}, {}", index + 1, n_points_, label,
+    fmt::print(out_, "\r\033[K[{}/{}] {}  elapsed {}, {}", n_started_, n_points_, label,
                format_duration_ns(elapsed_ns), left);
     std::fflush(out_);
 }

@@ -20,7 +20,8 @@ public:
     // total_work: the sum of the per-point work estimates (any unit) over the sweep.
     Progress(ProgressMode mode, std::size_t n_points, double total_work, std::FILE* out = stderr);
 
-    // bar: "[i/n] <point>  elapsed 12 s, about 40 s left"; jsonl: {"event":"point_started",...}.
+    // index: the point's place in the grid. bar: "[k/n] <point>  elapsed 12 s, about 40 s left",
+    // k counting the points started; jsonl: {"event":"point_started","index":...}.
     void start_point(std::size_t index, const std::string& label);
     // A point measured in full; its medians (ns) per path, absent for a path not run.
     // `work` (the point's estimate) feeds the bar's time-left figure.
@@ -36,6 +37,7 @@ private:
     ProgressMode mode_;  // never auto_detect once constructed
     std::FILE* out_;
     std::size_t n_points_;
+    std::size_t n_started_ = 0;
     double total_work_;
     double done_work_ = 0;
     std::chrono::steady_clock::time_point start_;

@@ -55,6 +55,8 @@ const std::vector<RowColumn>& row_columns() {
              if (!r.flops_executed) return std::monostate{};
              return *r.flops_executed;
          }},
+        {"noisy", [](const ResultRow& r) -> CellValue { return r.noisy; }},
+        {"reps_policy", [](const ResultRow& r) -> CellValue { return r.reps_policy; }},
     };
     return columns;
 }

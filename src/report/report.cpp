@@ -33,6 +33,8 @@ ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMea
     row.verify_rel_error = verify_rel_error;
     row.fits_in_llc = env.llc_bytes > 0 && row.cost.bytes <= env.llc_bytes;
     row.flops_executed = measured.flops.executed;
+    row.noisy = is_noisy(row.stats);
+    row.reps_policy = describe_reps_policy(options);
     return row;
 }
 

@@ -104,7 +104,8 @@ TextTable latency_table(const std::vector<ResultRow>& rows) {
         if (mixed_cache_states) line.push_back(row.cache_state);
         line.emplace_back(path_name(row.path));
         line.push_back(format_duration_ns(row.stats.median_ns));
-        line.push_back(format_percent(100 * row.stats.cv));
+        // Flagged rather than warned about one by one: the sweep prints one line for all.
+        line.push_back(format_percent(100 * row.stats.cv) + (row.noisy ? "!" : ""));
         line.push_back(format_duration_ns(row.stats.min_ns));
         line.push_back(format_duration_ns(row.stats.p90_ns));
         line.push_back(format_number(row.gflops));
@@ -119,6 +120,10 @@ TextTable latency_table(const std::vector<ResultRow>& rows) {
         }
         line.push_back(row.speedup ? format_ratio(*row.speedup) : missing);
         table.lines.push_back(std::move(line));
+    }
+    if (std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.noisy; })) {
+        if (!table.footnote.empty()) table.footnote += "\n  ";
+        table.footnote += "! noisy: CV above 5 % and MdAPE above 2 %, so the median may move on a re-run";
     }
     return table;
 }

@@ -37,6 +37,9 @@ struct ResultRow {
     // FLOPs the kernels executed in one step: flops plus the masked products that diagonal
     // tiles of the uncached attention compute anyway. Empty when not measured.
     std::optional<std::uint64_t> flops_executed;
+    // CV above 5 % and MdAPE above 2 % (is_noisy): the median may move on a re-run.
+    bool noisy = false;
+    std::string reps_policy;                    // describe_reps_policy() of the options it ran with
 };
 
 // The one place a row is built: from the point, its measurement, the options it ran with
