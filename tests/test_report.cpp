@@ -2,6 +2,7 @@
 #include "kvbench/report/atomic_file.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/columns.hpp"
+#include "kvbench/report/read_report.hpp"
 
 #include <doctest/doctest.h>
 
@@ -36,16 +37,37 @@ ModelConfig small_mqa() {
     return c;
 }
 
-std::vector<Row> two_rows() {
-    std::vector<Row> rows;
-    rows.push_back(make_row(DecodePath::cached, small_mqa(), 2, "cold", {1000, 1200, 1100}));
-    rows.push_back(make_row(DecodePath::uncached, small_mqa(), 2, "cold", {4400, 4000}));
-    rows[0].roofline_pct = 12.5;
-    rows[0].verify_rel_error = 3e-7;
-    rows[0].fits_in_llc = true;
-    rows[1].flops_executed = 2048;
-    assign_speedups(rows);
-    return rows;
+Environment fixed_environment();
+
+PathMeasurement path_measured(std::vector<std::int64_t> samples_ns, std::uint64_t useful, std::uint64_t executed) {
+    return PathMeasurement{std::move(samples_ns), FlopCount{useful, executed}};
+}
+
+// Peaks of 100 GFLOP/s and 8 GB/s: both small_mqa() steps are bandwidth-bound.
+Roofline small_roofline() {
+    Roofline roofline;
+    roofline.peak_gflops = 100;
+    roofline.peak_gbps = 8;
+    return roofline;
+}
+
+// A point at 2 threads, cold, measured on both paths, with --verify.
+std::vector<ResultRow> two_rows() {
+    PointMeasurement measured;
+    measured.cached = path_measured({1000, 1200, 1100}, 512, 512);
+    measured.uncached = path_measured({4400, 4000}, 1856, 2048);
+    measured.verify_rel_error = 3e-7;
+    const Roofline roofline = small_roofline();
+    return make_result_rows({small_mqa(), 2}, measured, RunOptions{}, &roofline, fixed_environment());
+}
+
+// One cached row, without a roofline.
+std::vector<ResultRow> cached_only(const ModelConfig& config, std::size_t n_threads) {
+    PointMeasurement measured;
+    measured.cached = path_measured({1000}, 0, 0);
+    RunOptions options;
+    options.run_uncached = false;
+    return make_result_rows({config, n_threads}, measured, options, nullptr, fixed_environment());
 }
 
 Environment fixed_environment() {
@@ -64,7 +86,7 @@ Environment fixed_environment() {
 }
 
 template <typename Writer>
-std::string render(Writer write, const std::vector<Row>& rows) {
+std::string render(Writer write, const std::vector<ResultRow>& rows) {
     std::ostringstream out;
     write(out, rows, fixed_environment());
     return out.str();
@@ -123,46 +145,58 @@ TEST_CASE("the csv header starts with SPEC section 4's columns in order") {
 
 TEST_CASE("the csv header carries the provenance columns after the spec ones") {
     for (const char* name : {"grouping", "cache_state", "latency_us_p90", "latency_us_mean", "latency_cv",
-                             "latency_mdape", "verify_rel_error", "fits_in_llc", "flops_executed", "tool_version", "git_commit",
+                             "latency_mdape", "verify_rel_error", "fits_in_llc", "flops_executed", "noisy", "reps_policy",
+                             "tool_version", "git_commit",
                              "build_type", "compiler", "cpu_model", "blas_library", "blas_threading",
                              "openblas_coretype", "openblas_l2_size", "timestamp"}) {
         CHECK_NOTHROW(column_index(name));
     }
 }
 
-TEST_CASE("make_row derives cost, stats and rates from the samples") {
-    const Row row = make_row(DecodePath::uncached, small_mqa(), 3, "warm", {4400, 4000});
-    CHECK(row.cost == StepCost{1856, 1152, 128});
-    CHECK(row.stats.median_ns == 4200);
-    CHECK(row.gflops == doctest::Approx(1856.0 / 4200e-9 / 1e9));
-    CHECK(row.gbps == doctest::Approx(1152.0 / 4200e-9 / 1e9));
-    CHECK(row.n_threads == 3);
-    CHECK(row.cache_state == "warm");
-    CHECK(row.samples_ns == std::vector<std::int64_t>{4400, 4000});
-    CHECK_FALSE(row.speedup.has_value());
+TEST_CASE("a point's rows are built whole: cost, stats, rates, roofline, llc fit, speedup and verify") {
+    const std::vector<ResultRow> rows = two_rows();
+    REQUIRE(rows.size() == 2);
+    const ResultRow& cached = rows[0];
+    const ResultRow& uncached = rows[1];
+    CHECK(cached.path == DecodePath::cached);
+    CHECK(uncached.cost == StepCost{1856, 1152, 128});
+    CHECK(uncached.stats.median_ns == 4200);
+    CHECK(uncached.gflops == doctest::Approx(1856.0 / 4200e-9 / 1e9));
+    CHECK(uncached.gbps == doctest::Approx(1152.0 / 4200e-9 / 1e9));
+    CHECK(uncached.n_threads == 2);
+    CHECK(uncached.cache_state == "cold");
+    CHECK(uncached.samples_ns == std::vector<std::int64_t>{4400, 4000});
+    // Bandwidth-bound at 8 GB/s: 960 bytes take 120 ns against a median of 1100 ns.
+    REQUIRE(cached.roofline_pct);
+    CHECK(*cached.roofline_pct == doctest::Approx(100.0 * 120 / 1100));
+    CHECK(*cached.speedup == doctest::Approx(4200.0 / 1100.0));
+    CHECK(*uncached.speedup == doctest::Approx(1.0));
+    CHECK(*uncached.flops_executed == 2048);
+    CHECK(*cached.verify_rel_error == 3e-7);
+    CHECK(cached.fits_in_llc);
 }
 
-TEST_CASE("speedups pair rows of the same configuration only") {
-    std::vector<Row> rows = two_rows();
-    rows.push_back(make_row(DecodePath::cached, small_mqa(), 1, "cold", {500}));  // no uncached at 1 thread
-    assign_speedups(rows);
-    CHECK(*rows[0].speedup == doctest::Approx(4200.0 / 1100.0));
-    CHECK(*rows[1].speedup == doctest::Approx(1.0));
-    CHECK_FALSE(rows[2].speedup.has_value());
+TEST_CASE("a point measured on one path has no speedup, and no roofline without one") {
+    const std::vector<ResultRow> rows = cached_only(small_mqa(), 1);
+    REQUIRE(rows.size() == 1);
+    CHECK_FALSE(rows[0].speedup.has_value());
+    CHECK_FALSE(rows[0].roofline_pct.has_value());
+    CHECK_FALSE(rows[0].verify_rel_error.has_value());
 }
 
 TEST_CASE("two fabricated rows give the golden csv") {
     const std::string expected =
         "path,batch,seq,dim,heads,kv_heads,head_dim,layers,threads,kv_dtype,flops,bytes,kv_bytes,reps,"
         "latency_us_median,latency_us_min,latency_us_max,gflops,gbps,roofline_pct,speedup,grouping,cache_state,"
-        "latency_us_p90,latency_us_mean,latency_cv,latency_mdape,verify_rel_error,fits_in_llc,flops_executed,tool_version,"
+        "latency_us_p90,latency_us_mean,latency_cv,latency_mdape,verify_rel_error,fits_in_llc,flops_executed,noisy,"
+        "reps_policy,tool_version,"
         "git_commit,build_type,compiler,cpu_model,blas_library,blas_threading,openblas_coretype,openblas_l2_size,"
         "timestamp\n"
-        "cached,1,4,8,2,1,4,1,2,f32,512,960,128,3,1.100,1.000,1.200,0.465455,0.872727,12.5,3.81818,MQA,cold,"
-        "1.180,1.100,0.0909091,0.0909091,3e-07,true,,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
+        "cached,1,4,8,2,1,4,1,2,f32,512,960,128,3,1.100,1.000,1.200,0.465455,0.872727,10.9091,3.81818,MQA,cold,"
+        "1.180,1.100,0.0909091,0.0909091,3e-07,true,512,true,reps=20 warmup=3,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
         "OpenBLAS 0.3.21,openmp,,,2024-01-02T03:04:05Z\n"
-        "uncached,1,4,8,2,1,4,1,2,f32,1856,1152,128,2,4.200,4.000,4.400,0.441905,0.274286,,1,MQA,cold,"
-        "4.360,4.200,0.0673435,0.047619,,false,2048,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
+        "uncached,1,4,8,2,1,4,1,2,f32,1856,1152,128,2,4.200,4.000,4.400,0.441905,0.274286,3.42857,1,MQA,cold,"
+        "4.360,4.200,0.0673435,0.047619,3e-07,true,2048,false,reps=20 warmup=3,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
         "OpenBLAS 0.3.21,openmp,,,2024-01-02T03:04:05Z\n";
     CHECK(render(write_csv, two_rows()) == expected);
 }
@@ -173,7 +207,7 @@ TEST_CASE("the csv parses back with one field per column and the cpu model intac
     CHECK(records[0] == csv_columns());
     for (const auto& record : records) CHECK(record.size() == csv_columns().size());
     CHECK(records[1][column_index("cpu_model")] == "AMD \"Zen\", 8-core");
-    CHECK(records[2][column_index("roofline_pct")].empty());
+    CHECK(records[2][column_index("verify_rel_error")] == "3e-07");
     CHECK(records[1][column_index("openblas_coretype")].empty());
 }
 
@@ -217,11 +251,11 @@ TEST_CASE("json has the schema version, the environment once and the samples") {
     CHECK(rows[0].at("samples_ns") == nlohmann::json::array({1000, 1200, 1100}));
     CHECK(rows[0].at("flops") == 512);
     CHECK(rows[0].at("latency_us_median") == doctest::Approx(1.1));
-    CHECK(rows[0].at("roofline_pct") == 12.5);
-    CHECK(rows[1].at("roofline_pct").is_null());
-    CHECK(rows[1].at("verify_rel_error").is_null());
-    CHECK(rows[1].at("fits_in_llc") == false);
-    CHECK(rows[0].at("flops_executed").is_null());
+    CHECK(rows[0].at("roofline_pct").get<double>() == doctest::Approx(100.0 * 120 / 1100));
+    CHECK(rows[1].at("speedup") == 1.0);
+    CHECK(rows[1].at("verify_rel_error") == 3e-7);
+    CHECK(rows[1].at("fits_in_llc") == true);
+    CHECK(rows[0].at("flops_executed") == 512);
     CHECK(rows[1].at("flops_executed") == 2048);
 }
 
@@ -244,7 +278,7 @@ TEST_CASE("the table shows the run, the three titles and human units") {
     CHECK(text.find("3.62x") != std::string::npos);       // 1856 / 512 = 3.625, rounded half to even
     CHECK(text.find("1.10 µs") != std::string::npos);     // cached median
     CHECK(text.find("4.36 µs") != std::string::npos);     // uncached p90
-    CHECK(text.find("12.5 %") != std::string::npos);      // roofline
+    CHECK(text.find("10.9 %") != std::string::npos);      // roofline
     CHECK(text.find("3.82x") != std::string::npos);       // speedup
     CHECK(text.find("1.00x") != std::string::npos);       // the uncached row's own speedup
     CHECK(text.find("128 B") != std::string::npos);       // KV cache
@@ -259,9 +293,14 @@ TEST_CASE("table columns line up, counting µ as one column") {
     std::istringstream block(text.substr(start, end - start));
     std::vector<std::size_t> widths;
     std::string footnote;
+    std::string noisy_footnote;
     for (std::string line; std::getline(block, line);) {
         if (line.rfind("  * ", 0) == 0) {
             footnote = line;
+            continue;
+        }
+        if (line.rfind("  ! ", 0) == 0) {
+            noisy_footnote = line;
             continue;
         }
         std::size_t width = 0;
@@ -275,11 +314,14 @@ TEST_CASE("table columns line up, counting µ as one column") {
     const bool any_fits = two_rows()[0].fits_in_llc || two_rows()[1].fits_in_llc;
     CHECK((footnote == "  * the step's working set fits in the last-level cache: with --cache-state warm "
                        "it can beat DRAM bandwidth") == any_fits);
+    // The cached row (CV 9 %, MdAPE 9 %) is noisy: its CV is flagged and the flag explained.
+    REQUIRE(two_rows()[0].noisy);
+    CHECK(text.find("9.1 %!") != std::string::npos);
+    CHECK(noisy_footnote.rfind("  ! noisy: CV above 5 % and MdAPE above 2 %", 0) == 0);
 }
 
 TEST_CASE("a configuration with one path shows dashes for the other") {
-    std::vector<Row> rows{make_row(DecodePath::cached, small_mqa(), 2, "cold", {1000})};
-    assign_speedups(rows);
+    const std::vector<ResultRow> rows = cached_only(small_mqa(), 2);
     const std::string text = render(write_table, rows);
     const std::size_t line_start = text.rfind('\n', text.find("512 FLOP")) + 1;
     std::istringstream line(text.substr(line_start, text.find('\n', line_start) - line_start));
@@ -294,7 +336,7 @@ TEST_CASE("mha shows no saving in the kv memory table") {
     ModelConfig mha = small_mqa();
     mha.n_kv_heads = 2;
     const std::string text =
-        render(write_table, std::vector<Row>{make_row(DecodePath::cached, mha, 1, "cold", {1000})});
+        render(write_table, cached_only(mha, 1));
     const std::string kv_block = text.substr(text.find("KV memory"));
     CHECK(kv_block.find("MHA") != std::string::npos);
     CHECK(kv_block.find("smaller") == std::string::npos);
@@ -312,7 +354,7 @@ TEST_CASE("markdown has the run paragraph and three pipe tables") {
 }
 
 TEST_CASE("write_report dispatches on the format") {
-    const std::vector<Row> rows = two_rows();
+    const std::vector<ResultRow> rows = two_rows();
     std::ostringstream csv;
     write_report(csv, OutputFormat::csv, rows, fixed_environment());
     CHECK(csv.str() == render(write_csv, rows));
@@ -374,4 +416,59 @@ TEST_CASE("write_report_file onto a directory throws and removes its temporary")
                     std::runtime_error);
     CHECK(dir.n_entries() == 1);
     CHECK(std::filesystem::is_directory(dir.path / "taken"));
+}
+
+TEST_CASE("rows written as csv read back with every column, their build, and no samples") {
+    std::istringstream csv(render(write_csv, two_rows()));
+    const std::vector<SavedRow> saved = read_csv_report(csv);
+    const std::vector<ResultRow> rows = two_rows();
+    REQUIRE(saved.size() == rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const ResultRow& read = saved[i].row;
+        CHECK(saved[i].git_commit == "abc1234");
+        CHECK(saved[i].tool_version == "0.1.0");
+        CHECK(read.path == rows[i].path);
+        CHECK(read.config == rows[i].config);
+        CHECK(read.n_threads == rows[i].n_threads);
+        CHECK(read.cost == rows[i].cost);
+        CHECK(read.stats.n_samples == rows[i].stats.n_samples);
+        CHECK(read.stats.median_ns == doctest::Approx(rows[i].stats.median_ns));
+        CHECK(read.stats.p90_ns == doctest::Approx(rows[i].stats.p90_ns));
+        CHECK(*read.speedup == doctest::Approx(*rows[i].speedup).epsilon(1e-5));
+        CHECK(*read.roofline_pct == doctest::Approx(*rows[i].roofline_pct).epsilon(1e-5));
+        CHECK(read.flops_executed == rows[i].flops_executed);
+        CHECK(read.noisy == rows[i].noisy);
+        CHECK(read.reps_policy == rows[i].reps_policy);
+        CHECK(read.samples_ns.empty());
+    }
+    // Written again, the rows give the same CSV: nothing was lost on the way.
+    std::vector<ResultRow> again;
+    for (const SavedRow& row : saved) again.push_back(row.row);
+    CHECK(render(write_csv, again) == render(write_csv, rows));
+}
+
+TEST_CASE("rows written as json read back with their samples") {
+    std::istringstream json(render(write_json, two_rows()));
+    const std::vector<SavedRow> saved = read_json_report(json);
+    REQUIRE(saved.size() == 2);
+    CHECK(saved[0].row.samples_ns == std::vector<std::int64_t>{1000, 1200, 1100});
+    CHECK(saved[1].row.verify_rel_error == 3e-7);
+    CHECK(saved[1].git_commit == "abc1234");
+    std::vector<ResultRow> again;
+    for (const SavedRow& row : saved) again.push_back(row.row);
+    CHECK(render(write_json, again) == render(write_json, two_rows()));
+    CHECK(render(write_csv, again) == render(write_csv, two_rows()));
+}
+
+TEST_CASE("the csv reader follows rfc 4180 and refuses what kvbench did not write") {
+    CHECK(parse_csv_records("a,\"b,\"\"c\"\"\"\r\n,\n") ==
+          std::vector<std::vector<std::string>>{{"a", "b,\"c\""}, {"", ""}});
+    CHECK(parse_csv_records("x") == std::vector<std::vector<std::string>>{{"x"}});
+    CHECK_THROWS_WITH_AS(parse_csv_records("a,\"b\n"), "a quoted field is not closed", std::runtime_error);
+    std::istringstream not_ours("name,value\nx,1\n");
+    CHECK_THROWS_AS(read_csv_report(not_ours), std::runtime_error);
+    std::string csv = render(write_csv, two_rows());
+    csv.replace(csv.find("cached,1,4,8"), 12, "cached,1,4,x");
+    std::istringstream corrupt(csv);
+    CHECK_THROWS_WITH_AS(read_csv_report(corrupt), "row 1: column dim: 'x' is not a number", std::runtime_error);
 }

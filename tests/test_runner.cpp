@@ -6,6 +6,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
 using namespace kvbench;
 using kvbench::test::make_config;
 
@@ -89,4 +93,125 @@ TEST_CASE("the time estimate grows with context and with repetitions") {
     more.n_reps = 100;
     CHECK(estimate_point_seconds(short_point, more, nullptr, 0) >
           estimate_point_seconds(short_point, options, nullptr, 0));
+}
+
+TEST_CASE("an eviction is never inside the timer: a slow one shows in no sample") {
+    const GridPoint point{make_config(1, 16, 64, 4, 4, 1), 1};
+    RunOptions options;
+    options.n_reps = 3;
+    options.n_warmup = 1;
+    options.cold_cache = true;
+    std::size_t n_evictions = 0;
+    constexpr auto slow_eviction = std::chrono::milliseconds(200);
+    PointRunner runner([&] {
+        ++n_evictions;
+        std::this_thread::sleep_for(slow_eviction);
+    });
+    const PointMeasurement m = runner.run(point, options, never_stop);
+    REQUIRE(m.cached);
+    REQUIRE(m.uncached);
+    // Once before each timed repetition, never before a warm-up.
+    CHECK(n_evictions == 6);
+    for (const auto* path : {&*m.cached, &*m.uncached}) {
+        for (const std::int64_t ns : path->samples_ns) {
+            CHECK(ns < std::chrono::duration_cast<std::chrono::nanoseconds>(slow_eviction).count());
+        }
+    }
+}
+
+TEST_CASE("a warm cache is never evicted") {
+    std::size_t n_evictions = 0;
+    PointRunner runner([&] { ++n_evictions; });
+    RunOptions options;
+    options.n_reps = 2;
+    options.cold_cache = false;
+    runner.run({make_config(1, 16, 64, 4, 4, 1), 1}, options, never_stop);
+    CHECK(n_evictions == 0);
+}
+
+TEST_CASE("adaptive repetitions: at least the floor, at most the cap, and stop once the budget is spent") {
+    const GridPoint point{make_config(1, 16, 64, 4, 4, 1), 1};
+    RunOptions options;
+    options.run_uncached = false;
+    options.min_reps = 5;
+    options.max_reps = 7;
+    options.n_warmup = 1;
+    SUBCASE("a budget far beyond the step: the cap") {
+        options.min_time_s = 3600;
+        PointRunner runner(nullptr);
+        CHECK(runner.run(point, options, never_stop).cached->samples_ns.size() == 7);
+    }
+    SUBCASE("a budget spent by the first repetition: the floor") {
+        options.min_time_s = 1e-3;
+        options.cold_cache = true;
+        // Each eviction alone outlasts the budget, and it counts: it is wall time the user waits.
+        PointRunner runner([] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); });
+        CHECK(runner.run(point, options, never_stop).cached->samples_ns.size() == 5);
+    }
+    SUBCASE("a fixed count ignores the budget") {
+        options.min_time_s = 0;
+        options.n_reps = 9;
+        PointRunner runner(nullptr);
+        CHECK(runner.run(point, options, never_stop).cached->samples_ns.size() == 9);
+    }
+}
+
+TEST_CASE("the repetition policy is named in a few words") {
+    RunOptions options;
+    CHECK(describe_reps_policy(options) == "reps=20 warmup=3");
+    options.min_time_s = 0.25;
+    CHECK(describe_reps_policy(options) == "min-time=0.25s reps=5..1000 warmup<=3");
+    CHECK_FALSE(enough_repetitions(options, 4, 10.0));
+    CHECK_FALSE(enough_repetitions(options, 6, 0.2));
+    CHECK(enough_repetitions(options, 6, 0.25));
+    CHECK(enough_repetitions(options, 1000, 0.0));
+}
+
+TEST_CASE("interleaved rounds finish every point once, with every repetition, resident or rebuilt") {
+    const std::vector<GridPoint> points{{make_config(1, 16, 64, 4, 4, 1), 1},
+                                        {make_config(1, 40, 64, 4, 2, 1), 1},
+                                        {make_config(2, 24, 32, 4, 1, 2), 1}};
+    RunOptions options;
+    options.n_reps = 4;
+    options.n_warmup = 1;
+    options.verify = true;
+    for (const std::uint64_t budget : {~std::uint64_t{0}, std::uint64_t{0}}) {
+        for (const bool cold : {false, true}) {
+            options.cold_cache = cold;
+            INFO("budget " << budget << ", cold " << cold);
+            std::vector<std::size_t> started;
+            std::vector<std::size_t> finished;
+            std::size_t n_evictions = 0;
+            InterleaveOptions interleave;
+            interleave.resident_budget_bytes = budget;
+            run_interleaved(
+                points, options, [&] { ++n_evictions; }, interleave, never_stop,
+                [&](std::size_t i) { started.push_back(i); },
+                [&](std::size_t i, const PointMeasurement* m, std::exception_ptr error) {
+                    CHECK_FALSE(error);
+                    REQUIRE(m != nullptr);
+                    REQUIRE(m->cached);
+                    REQUIRE(m->uncached);
+                    CHECK(m->cached->samples_ns.size() == 4);
+                    CHECK(m->uncached->samples_ns.size() == 4);
+                    CHECK(m->cached->flops.useful == step_flops(points[i].config, DecodePath::cached));
+                    REQUIRE(m->verify_rel_error);
+                    CHECK(*m->verify_rel_error < 1e-4);
+                    finished.push_back(i);
+                });
+            std::sort(started.begin(), started.end());
+            std::sort(finished.begin(), finished.end());
+            CHECK(started == std::vector<std::size_t>{0, 1, 2});
+            CHECK(finished == std::vector<std::size_t>{0, 1, 2});
+            CHECK(n_evictions == (cold ? 3 * 2 * 4 : 0));
+        }
+    }
+}
+
+TEST_CASE("a raised stop flag ends interleaved rounds with no point finished") {
+    const std::atomic<bool> stop{true};
+    std::size_t n_finished = 0;
+    run_interleaved({{make_config(1, 16, 64, 4, 4, 1), 1}}, RunOptions{}, {}, InterleaveOptions{}, stop,
+                    [](std::size_t) {}, [&](std::size_t, const PointMeasurement*, std::exception_ptr) { ++n_finished; });
+    CHECK(n_finished == 0);
 }

@@ -1,12 +1,16 @@
-// Ctrl-C during a sweep: a flag the sweep polls between repetitions.
+// Stopping a sweep by signal: a flag the sweep polls between repetitions.
 #pragma once
 
 #include <atomic>
 
 namespace kvbench {
 
-// Installs a SIGINT handler that sets the returned flag and restores the default
-// action, so a second Ctrl-C ends the process at once.
+// Installs one handler for SIGINT, SIGTERM and SIGHUP that sets the returned flag,
+// records the signal and restores the default action of all three, so a second
+// signal ends the process at once (the sweep has saved every finished point by then).
 const std::atomic<bool>& install_interrupt_flag();
+
+// The signal that raised the flag, 0 while none has.
+int interrupting_signal();
 
 }  // namespace kvbench

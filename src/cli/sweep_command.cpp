@@ -1,4 +1,4 @@
-// The sweep's scheduler: memory check, dry run, the measuring loop, and where each report goes.
+// `kvbench sweep` as a pipeline of named steps: plan, pre-flight, resume, measure, finish rows, check drift, export.
 #include "cli/sweep_command.hpp"
 
 #include "cli/interrupt.hpp"
@@ -9,22 +9,35 @@
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/memory.hpp"
 #include "kvbench/measure/roofline.hpp"
+#include "kvbench/report/read_report.hpp"
 #include "kvbench/report/summary_tables.hpp"
 #include "kvbench/report/units.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <new>
 #include <optional>
+#include <stdexcept>
+
+#include <signal.h>
+#include <string.h>
 
 namespace kvbench {
 
 namespace {
 
-constexpr double verify_tolerance = 1e-4;  // SPEC §1
+constexpr double verify_tolerance = 1e-4;  // docs/model.md, the equivalence
+constexpr int exit_ok = 0;
+constexpr int exit_failure = 1;
+
+using Rooflines = std::map<std::size_t, Roofline>;  // by thread count
 
 void warn(const std::string& message) { fmt::print(stderr, "kvbench: warning: {}\n", message); }
 
@@ -33,9 +46,72 @@ std::string point_label(const GridPoint& point) {
                        grouping_label(point.config.n_heads, point.config.n_kv_heads));
 }
 
+const Roofline* roofline_of(const Rooflines& rooflines, std::size_t n_threads) {
+    const auto found = rooflines.find(n_threads);
+    return found == rooflines.end() ? nullptr : &found->second;
+}
+
+std::uint64_t flush_buffer_bytes(const SweepPlan& plan, const Environment& env) {
+    if (!plan.run.cold_cache) return 0;
+    return CacheFlusher::llc_multiple * (env.llc_bytes > 0 ? env.llc_bytes : CacheFlusher::fallback_llc_bytes);
+}
+
+// Rows by grid point: those read back by --resume, then those measured, in grid order.
+struct SweepRows {
+    std::vector<std::vector<ResultRow>> by_point;  // one entry per point of the grid; empty: not (yet) measured
+    std::vector<ResultRow> other_rows;             // rows of a resumed file that match no point of this grid
+
+    std::vector<ResultRow> all() const {
+        std::vector<ResultRow> rows;
+        for (const std::vector<ResultRow>& point_rows : by_point) rows.insert(rows.end(), point_rows.begin(), point_rows.end());
+        rows.insert(rows.end(), other_rows.begin(), other_rows.end());
+        return rows;
+    }
+};
+
+// What the measuring step hands on: every finished row, and what went wrong.
+struct SweepOutcome {
+    SweepRows rows;
+    std::size_t n_points = 0;                // points this run measures (those resumed excluded)
+    std::size_t n_resumed = 0;               // points whose rows --resume kept
+    std::size_t n_finished = 0;              // points measured in full, failed ones included
+    std::vector<std::string> failures;       // one line per failed point: its configuration and why
+    std::size_t n_verified = 0;
+    double worst_verify_error = 0;
+    int stop_signal = 0;                     // the signal that stopped the sweep; 0 when it ran to the end
+};
+
+// ---- Step: plan -------------------------------------------------------------------------
+
+SweepPlan plan_sweep(const SweepCliOptions& options) {
+    SweepPlan plan = to_sweep_plan(options);
+    if (plan.output) {
+        const std::filesystem::path parent = std::filesystem::absolute(*plan.output).parent_path();
+        if (!std::filesystem::is_directory(parent)) {
+            throw ConfigError(fmt::format("-o {}: directory {} does not exist", *plan.output, parent.string()));
+        }
+    }
+    for (const std::string& skipped : plan.grid.skipped) warn("skipping " + skipped);
+    return plan;
+}
+
+void warn_about_machine(const SweepPlan& plan, const Environment& env) {
+    if (!env.optimized_build) {
+        warn(fmt::format("this is a {} build: its timings mean nothing; build with "
+                         "-DCMAKE_BUILD_TYPE=Release", env.build_type));
+    }
+    std::size_t max_threads = 0;
+    for (const GridPoint& point : plan.grid.points) max_threads = std::max(max_threads, point.n_threads);
+    if (max_threads > env.n_cores) {
+        warn(fmt::format("--threads {} is more than the {} cores this process may use: those points also "
+                         "time the scheduler",
+                         max_threads, env.n_cores));
+    }
+}
+
 // The roofline of each thread count: --roofline for all, else the saved file when there is one.
-std::map<std::size_t, Roofline> load_rooflines(const SweepPlan& plan) {
-    std::map<std::size_t, Roofline> rooflines;
+Rooflines load_rooflines(const SweepPlan& plan) {
+    Rooflines rooflines;
     for (const GridPoint& point : plan.grid.points) {
         if (rooflines.contains(point.n_threads)) continue;
         if (plan.roofline) {
@@ -65,13 +141,11 @@ std::map<std::size_t, Roofline> load_rooflines(const SweepPlan& plan) {
     return rooflines;
 }
 
-const Roofline* roofline_of(const std::map<std::size_t, Roofline>& rooflines, std::size_t n_threads) {
-    const auto found = rooflines.find(n_threads);
-    return found == rooflines.end() ? nullptr : &found->second;
-}
+// ---- Step: pre-flight -------------------------------------------------------------------
 
 // Drops, with one warning each, the points whose allocations exceed the memory limit.
-std::vector<GridPoint> points_that_fit(const SweepPlan& plan, std::uint64_t flush_bytes) {
+std::vector<GridPoint> preflight(const SweepPlan& plan, const Environment& env) {
+    const std::uint64_t flush_bytes = flush_buffer_bytes(plan, env);
     const std::optional<std::uint64_t> available = available_memory_bytes();
     const std::optional<std::uint64_t> limit = plan.max_memory ? plan.max_memory : available;
     const char* limit_name = plan.max_memory ? "--max-memory" : "the memory available now";
@@ -93,8 +167,9 @@ std::vector<GridPoint> points_that_fit(const SweepPlan& plan, std::uint64_t flus
     return kept;
 }
 
-void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan,
-                   const std::map<std::size_t, Roofline>& rooflines, std::uint64_t flush_bytes) {
+void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan, const Rooflines& rooflines,
+                   const Environment& env) {
+    const std::uint64_t flush_bytes = flush_buffer_bytes(plan, env);
     TextTable table{"Dry run: the grid, nothing measured",
                     {"point", "T", "grouping", "cached", "uncached", "KV cache", "memory", "est. time"},
                     {Align::left, Align::right, Align::left, Align::right, Align::right, Align::right,
@@ -125,30 +200,266 @@ void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan,
     write_text_table(std::cout, table);
 }
 
-void warn_if_noisy(const Row& row) {
-    if (!is_noisy(row.stats)) return;
-    warn(fmt::format("{} T={} {}: latency varies (CV {:.1f} %, MdAPE {:.1f} %); add --warmup or --reps, "
-                     "or use fewer --threads than cores",
-                     describe(row.config), row.n_threads, path_name(row.path), 100 * row.stats.cv,
-                     100 * row.stats.mdape));
+// ---- Step: resume ----------------------------------------------------------------------
+
+// Whether a saved row measured `point` on `path` the way this run would: same configuration,
+// threads, cache state and repetition policy (and a verification when --verify asks for one).
+bool row_matches(const ResultRow& row, const GridPoint& point, DecodePath path, const SweepPlan& plan) {
+    return row.path == path && row.config == point.config && row.n_threads == point.n_threads &&
+           row.kv_dtype == "f32" && row.cache_state == (plan.run.cold_cache ? "cold" : "warm") &&
+           row.reps_policy == describe_reps_policy(plan.run) && (!plan.run.verify || row.verify_rel_error);
 }
 
-// Fills roofline_pct and fits_in_llc, which need the machine and not only the measurement.
-void attach_machine_figures(std::vector<Row>& rows, const std::map<std::size_t, Roofline>& rooflines,
-                            const Environment& env) {
-    for (Row& row : rows) {
-        row.fits_in_llc = env.llc_bytes > 0 && row.cost.bytes <= env.llc_bytes;
-        if (const Roofline* roofline = roofline_of(rooflines, row.n_threads)) {
-            row.roofline_pct = roofline_pct(roofline_time_s(row.cost.flops, row.cost.bytes, *roofline),
-                                            row.stats.median_ns * 1e-9);
+std::vector<DecodePath> planned_paths(const RunOptions& options) {
+    std::vector<DecodePath> paths;
+    if (options.run_cached) paths.push_back(DecodePath::cached);
+    if (options.run_uncached) paths.push_back(DecodePath::uncached);
+    return paths;
+}
+
+// --resume: the rows of -o that this build measured with these settings are kept, and their
+// points are not measured again. Rows of another build are dropped (said on stderr); rows of
+// points outside this grid are kept as they are.
+SweepRows resume_rows(const SweepPlan& plan, const std::vector<GridPoint>& points, const Environment& env) {
+    SweepRows rows;
+    rows.by_point.resize(points.size());
+    if (!plan.resume) return rows;
+    const std::string& file = *plan.output;
+    if (!std::filesystem::exists(file)) {
+        fmt::print(stderr, "kvbench: --resume: {} does not exist yet; measuring every point\n", file);
+        return rows;
+    }
+    std::vector<SavedRow> saved;
+    try {
+        saved = read_report_file(file, plan.format);
+    } catch (const std::exception& error) {
+        throw ConfigError(fmt::format("--resume: {} (it was left as it is)", error.what()));
+    }
+    std::size_t n_other_build = 0;
+    std::string other_build;
+    std::vector<bool> used(saved.size(), false);
+    for (std::size_t s = 0; s < saved.size(); ++s) {
+        if (saved[s].git_commit != env.git_commit || saved[s].tool_version != env.tool_version) {
+            used[s] = true;  // never reused, never kept
+            ++n_other_build;
+            other_build = fmt::format("kvbench {} ({})", saved[s].tool_version, saved[s].git_commit);
         }
     }
+    std::size_t n_resumed = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        std::vector<std::size_t> found;
+        for (const DecodePath path : planned_paths(plan.run)) {
+            for (std::size_t s = 0; s < saved.size(); ++s) {
+                if (!used[s] && row_matches(saved[s].row, points[i], path, plan)) {
+                    found.push_back(s);
+                    break;
+                }
+            }
+        }
+        if (found.size() != planned_paths(plan.run).size()) continue;
+        for (const std::size_t s : found) {
+            used[s] = true;
+            rows.by_point[i].push_back(saved[s].row);
+        }
+        ++n_resumed;
+    }
+    for (std::size_t s = 0; s < saved.size(); ++s) {
+        if (used[s]) continue;
+        // A row of a grid point measured otherwise (another policy, say) is replaced, so the
+        // file holds each point once; any other row is kept.
+        const bool in_grid = std::any_of(points.begin(), points.end(), [&](const GridPoint& point) {
+            return saved[s].row.config == point.config && saved[s].row.n_threads == point.n_threads;
+        });
+        if (!in_grid) rows.other_rows.push_back(saved[s].row);
+    }
+    if (n_other_build > 0) {
+        warn(fmt::format("--resume: {} rows of {} were measured by {}, not by this build (kvbench {} ({})): "
+                         "they are not reused, and the file is rewritten without them",
+                         n_other_build, file, other_build, env.tool_version, env.git_commit));
+    }
+    fmt::print(stderr, "kvbench: --resume: {} of {} points already in {} (same build and settings){}\n", n_resumed,
+               points.size(), file,
+               n_resumed == points.size() ? "; nothing left to measure"
+                                          : fmt::format("; measuring the other {}", points.size() - n_resumed));
+    return rows;
 }
+
+// ---- Step: measure (and save after every point) -----------------------------------------
+
+// A test-only fault: KVBENCH_TEST_FAIL_POINT=<index> makes that point (0-based, in grid
+// order) throw, so the tests can check that one failing point does not end the sweep.
+std::optional<std::size_t> injected_failure_point() {
+    const char* text = std::getenv("KVBENCH_TEST_FAIL_POINT");
+    if (text == nullptr) return std::nullopt;
+    std::size_t index = 0;
+    const std::string_view view(text);
+    const auto [end, error] = std::from_chars(view.data(), view.data() + view.size(), index);
+    if (error != std::errc() || end != view.data() + view.size()) return std::nullopt;
+    return index;
+}
+
+std::string paths_label(const RunOptions& options) {
+    if (options.run_cached && options.run_uncached) return "cached and uncached";
+    return options.run_cached ? "cached" : "uncached";
+}
+
+// -o is rewritten whole after every finished point, so a stop of any kind (a signal, a
+// second Ctrl-C, an out-of-memory kill) leaves every finished point in a valid file.
+void save_rows(const SweepPlan& plan, const std::vector<ResultRow>& rows, const Environment& env) {
+    if (plan.output) write_report_file(*plan.output, plan.format, rows, env);
+}
+
+std::optional<double> median_of(const std::vector<ResultRow>& rows, DecodePath path) {
+    for (const ResultRow& row : rows) {
+        if (row.path == path) return row.stats.median_ns;
+    }
+    return std::nullopt;
+}
+
+// The memory that interleaving may keep allocated across rounds: what the pre-flight allows.
+std::uint64_t resident_budget_bytes(const SweepPlan& plan, const Environment& env) {
+    const std::optional<std::uint64_t> limit = plan.max_memory ? plan.max_memory : available_memory_bytes();
+    if (!limit) return ~std::uint64_t{0};
+    const std::uint64_t flush_bytes = flush_buffer_bytes(plan, env);
+    return *limit > flush_bytes ? *limit - flush_bytes : 0;
+}
+
+SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPlan& plan,
+                            const Rooflines& rooflines, const Environment& env, SweepRows resumed) {
+    const std::atomic<bool>& stop = install_interrupt_flag();
+    const std::uint64_t flush_bytes = flush_buffer_bytes(plan, env);
+    std::optional<CacheFlusher> flusher;
+    if (plan.run.cold_cache) flusher.emplace(env.llc_bytes);
+    const Evict evict = [&flusher] {
+        if (flusher) flusher->flush();
+    };
+    const std::optional<std::size_t> fail_point = injected_failure_point();
+
+    SweepOutcome outcome;
+    outcome.rows = std::move(resumed);
+    std::vector<std::size_t> to_measure;  // grid indices
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        if (outcome.rows.by_point[i].empty()) to_measure.push_back(i);
+    }
+    outcome.n_points = to_measure.size();
+    outcome.n_resumed = points.size() - to_measure.size();
+    std::vector<double> work(points.size(), 0.0);  // estimated seconds of each point, for the time left
+    double total_work = 0;
+    for (const std::size_t i : to_measure) {
+        work[i] = estimate_point_seconds(points[i], plan.run, roofline_of(rooflines, points[i].n_threads), flush_bytes);
+        total_work += work[i];
+    }
+    Progress progress(plan.progress, to_measure.size(), total_work);
+    if (!to_measure.empty()) save_rows(plan, outcome.rows.all(), env);  // a resumed file loses rows of another build now
+
+    auto started = [&](std::size_t i) { progress.start_point(i, point_label(points[i])); };
+    // Every point ends here, measured or failed: its rows are built, kept and saved at once.
+    auto finished = [&](std::size_t i, const PointMeasurement* measured, std::exception_ptr error) {
+        const std::string label = point_label(points[i]);
+        std::vector<ResultRow> rows;
+        try {
+            if (error) std::rethrow_exception(error);
+            if (fail_point == i) throw std::runtime_error("injected failure (KVBENCH_TEST_FAIL_POINT)");
+            rows = make_result_rows(points[i], *measured, plan.run, roofline_of(rooflines, points[i].n_threads), env);
+            if (measured->verify_rel_error) {
+                ++outcome.n_verified;
+                outcome.worst_verify_error = std::max(outcome.worst_verify_error, *measured->verify_rel_error);
+                // Written so that a NaN error fails too.
+                if (!(*measured->verify_rel_error < verify_tolerance)) {
+                    throw std::runtime_error(fmt::format("--verify failed: relative error {:.3g} (tolerance {:.0e})",
+                                                         *measured->verify_rel_error, verify_tolerance));
+                }
+            }
+        } catch (const std::exception& failure) {
+            const std::string reason =
+                dynamic_cast<const std::bad_alloc*>(&failure) != nullptr ? "out of memory" : failure.what();
+            progress.clear();
+            fmt::print(stderr, "kvbench: error: point {} of {} failed ({}, {}, {} cache): {}; the sweep goes on\n",
+                       i + 1, points.size(), label, paths_label(plan.run), plan.run.cold_cache ? "cold" : "warm",
+                       reason);
+            outcome.failures.push_back(fmt::format("{}: {}", label, reason));
+            // A --verify mismatch still has its timings: keep them, with their error.
+            outcome.rows.by_point[i] = std::move(rows);
+            save_rows(plan, outcome.rows.all(), env);
+            progress.fail_point(i, label, reason, work[i]);
+            ++outcome.n_finished;
+            return;
+        }
+        outcome.rows.by_point[i] = rows;
+        // Saved before it is announced: a reader of the progress stream finds it in the file.
+        save_rows(plan, outcome.rows.all(), env);
+        progress.finish_point(i, label, median_of(rows, DecodePath::cached), median_of(rows, DecodePath::uncached),
+                              work[i]);
+        ++outcome.n_finished;
+    };
+
+    if (plan.interleave) {
+        std::vector<GridPoint> subset;
+        for (const std::size_t i : to_measure) subset.push_back(points[i]);
+        InterleaveOptions interleave;
+        interleave.shuffle_seed = plan.run.seed;
+        interleave.resident_budget_bytes = resident_budget_bytes(plan, env);
+        run_interleaved(subset, plan.run, evict, interleave, stop,
+                        [&](std::size_t k) { started(to_measure[k]); },
+                        [&](std::size_t k, const PointMeasurement* measured, std::exception_ptr error) {
+                            finished(to_measure[k], measured, error);
+                        });
+    } else {
+        PointRunner runner(evict);
+        for (const std::size_t i : to_measure) {
+            if (stop.load()) break;
+            started(i);
+            PointMeasurement measured;
+            std::exception_ptr error;
+            try {
+                measured = runner.run(points[i], plan.run, stop);
+            } catch (...) {
+                error = std::current_exception();
+            }
+            if (measured.interrupted) break;
+            finished(i, error ? nullptr : &measured, error);
+        }
+    }
+    outcome.stop_signal = interrupting_signal();
+    progress.finish_sweep(outcome.n_finished, outcome.failures.size(), outcome.stop_signal != 0);
+    return outcome;
+}
+
+// ---- Step: finish rows ------------------------------------------------------------------
+
+// One line for all noisy rows, with a fix that applies to this run (not one line per point).
+void summarize_noise(const SweepPlan& plan, const SweepOutcome& outcome, const Environment& env) {
+    const std::vector<ResultRow> rows = outcome.rows.all();
+    const ResultRow* worst = nullptr;
+    std::size_t n_noisy = 0;
+    bool all_cores = false;
+    for (const ResultRow& row : rows) {
+        if (!row.noisy) continue;
+        ++n_noisy;
+        all_cores = all_cores || (row.n_threads > 1 && row.n_threads >= env.n_cores);
+        if (worst == nullptr || row.stats.cv > worst->stats.cv) worst = &row;
+    }
+    if (worst == nullptr) return;
+    std::vector<std::string> fixes;
+    if (plan.run.min_time_s > 0) {
+        fixes.push_back(fmt::format("--min-time {:g}s -w 10", std::max(1.0, 4 * plan.run.min_time_s)));
+    } else {
+        fixes.push_back(fmt::format("-r {} -w 10", std::max<std::size_t>(50, 2 * plan.run.n_reps)));
+    }
+    if (!plan.interleave) fixes.emplace_back("--interleave");
+    if (all_cores) fixes.emplace_back(fmt::format("--threads {} (leave a core to the system)", env.n_cores - 1));
+    warn(fmt::format("{} of {} rows noisy, marked ! (worst: {} T={} {}, CV {:.0f} %, MdAPE {:.0f} %): try {}",
+                     n_noisy, rows.size(), describe(worst->config), worst->n_threads, path_name(worst->path),
+                     100 * worst->stats.cv, 100 * worst->stats.mdape, fmt::join(fixes, " or ")));
+}
+
+// ---- Step: check drift ------------------------------------------------------------------
 
 // On a shared or virtualised host, memory bandwidth drifts by tens of percent over minutes
 // (seen on the reference machine: 50 to 90 GB/s). Read it again now and say so when the
 // roofline no longer describes the machine the points ran on.
-void warn_if_bandwidth_drifted(const std::map<std::size_t, Roofline>& rooflines, const Environment& env) {
+void check_bandwidth_drift(const SweepOutcome& outcome, const Rooflines& rooflines, const Environment& env) {
+    if (outcome.stop_signal != 0 || outcome.n_finished == 0) return;
     for (const auto& [n_threads, roofline] : rooflines) {
         // The roofline's own buffer size, so the two figures compare like with like.
         const std::size_t buffer_bytes = roofline.bandwidth_buffer_bytes > 0
@@ -169,120 +480,73 @@ void warn_if_bandwidth_drifted(const std::map<std::size_t, Roofline>& rooflines,
     }
 }
 
-void check_output_directory(const std::optional<std::string>& output) {
-    if (!output) return;
-    const std::filesystem::path parent = std::filesystem::absolute(*output).parent_path();
-    if (!std::filesystem::is_directory(parent)) {
-        throw ConfigError(fmt::format("-o {}: directory {} does not exist", *output, parent.string()));
+// ---- Step: export -----------------------------------------------------------------------
+
+// Output errors are never silent: a full disk behind stdout (`> /dev/full`) is a failure.
+void check_stdout() {
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+        throw std::runtime_error("cannot write the report to standard output (disk full, or the pipe closed?)");
     }
+}
+
+// Without -o the chosen format goes to stdout; with it, the file gets the format and the
+// terminal keeps the human tables.
+void export_report(const SweepPlan& plan, const SweepOutcome& outcome, const Environment& env) {
+    const std::vector<ResultRow> rows = outcome.rows.all();
+    if (plan.output) {
+        save_rows(plan, rows, env);
+        write_table(std::cout, rows, env);
+    } else {
+        write_report(std::cout, plan.format, rows, env);
+    }
+    check_stdout();
+}
+
+// The closing lines and the exit status: 0, 1 when a point failed, 128 + signal when stopped.
+int report_outcome(const SweepPlan& plan, const SweepOutcome& outcome) {
+    const bool stdout_is_report = !plan.output && plan.format != OutputFormat::table;
+    std::FILE* notes = stdout_is_report ? stderr : stdout;
+    if (plan.run.verify && outcome.n_verified > 0 && outcome.failures.empty()) {
+        fmt::print(notes, "verify: cached step == uncached forward at all {} points; worst relative error "
+                          "{:.2e} (tolerance {:.0e})\n",
+                   outcome.n_verified, outcome.worst_verify_error, verify_tolerance);
+    }
+    const std::size_t n_rows = outcome.rows.all().size();
+    if (plan.output) fmt::print(notes, "wrote {} rows to {}\n", n_rows, *plan.output);
+    check_stdout();
+    const std::string holder = plan.output ? *plan.output : std::string("the report above");
+    if (!outcome.failures.empty()) {
+        fmt::print(stderr, "kvbench: error: {} of {} points failed (listed above); {} holds the {} rows measured\n",
+                   outcome.failures.size(), outcome.n_points, holder, n_rows);
+    }
+    if (outcome.stop_signal != 0) {
+        fmt::print(stderr, "kvbench: interrupted (SIG{}) after {} of {} points; {} holds the finished ones\n",
+                   sigabbrev_np(outcome.stop_signal), outcome.n_finished, outcome.n_points, holder);
+        return 128 + outcome.stop_signal;
+    }
+    return outcome.failures.empty() ? exit_ok : exit_failure;
 }
 
 }  // namespace
 
 int run_sweep_command(const SweepCliOptions& options) {
-    const SweepPlan plan = to_sweep_plan(options);
-    check_output_directory(plan.output);
-    for (const std::string& skipped : plan.grid.skipped) warn("skipping " + skipped);
-
+    const SweepPlan plan = plan_sweep(options);
     const Environment env = collect_environment();
-    if (!env.optimized_build) {
-        warn(fmt::format("this is a {} build: its timings mean nothing; build with "
-                         "-DCMAKE_BUILD_TYPE=Release", env.build_type));
-    }
-    std::size_t max_threads = 0;
-    for (const GridPoint& point : plan.grid.points) max_threads = std::max(max_threads, point.n_threads);
-    if (max_threads > env.n_cores) {
-        warn(fmt::format("--threads {} is more than the {} cores this process may use: those points also "
-                         "time the scheduler",
-                         max_threads, env.n_cores));
-    }
-    const std::map<std::size_t, Roofline> rooflines = load_rooflines(plan);
-    const std::uint64_t flush_bytes =
-        plan.run.cold_cache
-            ? CacheFlusher::llc_multiple * (env.llc_bytes > 0 ? env.llc_bytes : CacheFlusher::fallback_llc_bytes)
-            : 0;
-    const std::vector<GridPoint> points = points_that_fit(plan, flush_bytes);
+    warn_about_machine(plan, env);
+    const Rooflines rooflines = load_rooflines(plan);
+    const std::vector<GridPoint> points = preflight(plan, env);
     if (plan.dry_run) {
-        print_dry_run(points, plan, rooflines, flush_bytes);
-        return 0;
+        print_dry_run(points, plan, rooflines, env);
+        check_stdout();
+        return exit_ok;
     }
-
-    const std::atomic<bool>& stop = install_interrupt_flag();
-    std::optional<CacheFlusher> flusher;
-    if (plan.run.cold_cache) flusher.emplace(env.llc_bytes);
-    PointRunner runner(flusher ? &*flusher : nullptr);
-
-    std::vector<double> work;
-    double total_work = 0;
-    for (const GridPoint& point : points) {
-        work.push_back(estimate_point_seconds(point, plan.run, roofline_of(rooflines, point.n_threads), flush_bytes));
-        total_work += work.back();
-    }
-    Progress progress(points.size(), total_work);
-    std::vector<Row> rows;
-    std::size_t n_finished = 0;
-    std::vector<std::string> verify_failures;
-    double worst_error = 0;
-    const std::string cache_state = plan.run.cold_cache ? "cold" : "warm";
-    for (std::size_t i = 0; i < points.size(); ++i) {
-        const GridPoint& point = points[i];
-        progress.start_point(i, point_label(point));
-        PointMeasurement measured = runner.run(point, plan.run, stop);
-        if (measured.interrupted) break;
-        for (auto* path : {&measured.cached, &measured.uncached}) {
-            if (!*path) continue;
-            const DecodePath which = path == &measured.cached ? DecodePath::cached : DecodePath::uncached;
-            Row row = make_row(which, point.config, point.n_threads, cache_state, std::move((*path)->samples_ns));
-            row.verify_rel_error = measured.verify_rel_error;
-            row.flops_executed = (*path)->flops.executed;
-            progress.clear();
-            warn_if_noisy(row);
-            rows.push_back(std::move(row));
-        }
-        if (measured.verify_rel_error) {
-            worst_error = std::max(worst_error, *measured.verify_rel_error);
-            if (!(*measured.verify_rel_error < verify_tolerance)) {
-                verify_failures.push_back(fmt::format("{}: relative error {:.3g}", point_label(point),
-                                                      *measured.verify_rel_error));
-            }
-        }
-        progress.finish_point(work[i]);
-        ++n_finished;
-    }
-    progress.clear();
-    if (n_finished == points.size() && !rows.empty()) warn_if_bandwidth_drifted(rooflines, env);
-
-    assign_speedups(rows);
-    attach_machine_figures(rows, rooflines, env);
-    // Without -o the chosen format goes to stdout; with it, the file gets the format and
-    // the terminal keeps the human tables.
-    const bool stdout_is_report = !plan.output && plan.format != OutputFormat::table;
-    if (plan.output) {
-        write_report_file(*plan.output, plan.format, rows, env);
-        write_table(std::cout, rows, env);
-    } else {
-        write_report(std::cout, plan.format, rows, env);
-    }
-    std::cout.flush();
-    std::FILE* notes = stdout_is_report ? stderr : stdout;
-
-    if (plan.run.verify && !verify_failures.empty()) {
-        for (const std::string& failure : verify_failures) {
-            fmt::print(stderr, "kvbench: error: --verify failed at {} (tolerance {:.0e})\n", failure,
-                       verify_tolerance);
-        }
-    } else if (plan.run.verify && n_finished > 0) {
-        fmt::print(notes, "verify: cached step == uncached forward at all {} points; worst relative error "
-                          "{:.2e} (tolerance {:.0e})\n",
-                   n_finished, worst_error, verify_tolerance);
-    }
-    if (plan.output) fmt::print(notes, "wrote {} rows to {}\n", rows.size(), *plan.output);
-    if (n_finished < points.size()) {
-        fmt::print(stderr, "kvbench: interrupted after {} of {} points; {} holds the finished ones\n",
-                   n_finished, points.size(), plan.output ? *plan.output : std::string("the report above"));
-        return 130;
-    }
-    return verify_failures.empty() ? 0 : 1;
+    SweepRows resumed = resume_rows(plan, points, env);
+    const SweepOutcome outcome = measure_points(points, plan, rooflines, env, std::move(resumed));
+    summarize_noise(plan, outcome, env);
+    check_bandwidth_drift(outcome, rooflines, env);
+    export_report(plan, outcome, env);
+    return report_outcome(plan, outcome);
 }
 
 }  // namespace kvbench

@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <map>
+#include <string_view>
 
 namespace kvbench {
 
@@ -21,6 +23,21 @@ constexpr const char* sweep_examples = R"(Examples:
   kvbench sweep --format csv -o results/run.csv   tables on the terminal, CSV in the file
 
 Axis values: a list 1,4,16; a geometric range 128-4096*2; an arithmetic range 64-256+64; or a mix.)";
+
+// "0.2s", "200ms" or "0.2" (seconds), from 1 ms to an hour.
+double parse_min_time(const std::string& text) {
+    const std::string_view view(text);
+    double value = 0;
+    const auto [end, error] = std::from_chars(view.data(), view.data() + view.size(), value);
+    const std::string_view unit(end, static_cast<std::size_t>(view.data() + view.size() - end));
+    const double scale = unit == "ms" ? 1e-3 : (unit == "s" || unit.empty()) ? 1.0 : 0.0;
+    const double seconds = value * scale;
+    if (error != std::errc() || scale == 0 || !(seconds >= 1e-3 && seconds <= 3600)) {
+        throw ConfigError(fmt::format("--min-time {}: must be a duration from 1ms to 3600s, such as 0.2s or 200ms",
+                                      text));
+    }
+    return seconds;
+}
 
 }  // namespace
 
@@ -42,12 +59,28 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
         ->delimiter(',')
         ->check(CLI::IsMember({"cached", "uncached"}))
         ->capture_default_str();
-    sweep->add_option("-r,--reps", options.n_reps, "Timed repetitions per point and path")
-        ->check(CLI::Range(1, 1000000))
-        ->capture_default_str();
-    sweep->add_option("-w,--warmup", options.n_warmup, "Untimed repetitions before timing")
+    sweep->add_option("-r,--reps", options.n_reps,
+                      "Timed repetitions per point and path, exactly (default: adaptive, see --min-time)")
+        ->check(CLI::Range(1, 1000000));
+    sweep->add_option("--min-time", options.min_time,
+                      "Without --reps, time each path of a point for at least this long (e.g. 0.5s, 200ms), "
+                      "evictions included, with 5 to 1000 repetitions; warm-up then stops after one "
+                      "repetition once it has taken half of it")
+        ->capture_default_str()
+        ->excludes("--reps");
+    sweep->add_option("-w,--warmup", options.n_warmup, "Untimed repetitions before timing (at most, without --reps)")
         ->check(CLI::Range(0, 1000000))
         ->capture_default_str();
+    sweep->add_flag("--interleave", options.interleave,
+                    "Measure in rounds: every point once per round, in a shuffled order (from --seed), so a "
+                    "host's drift hits every point alike. Points stay allocated between rounds while they fit "
+                    "in the memory budget (--max-memory, else available memory); past it, the least recently "
+                    "used are freed and rebuilt (prefill, warm-up) at their next turn. With a warm cache, each "
+                    "timed repetition follows an untimed one of the same step");
+    sweep->add_flag("--resume", options.resume,
+                    "Read -o (csv or json) and skip the points it already holds from this build with the same "
+                    "settings (B, N, D, H, G, L, T, cache state, repetition policy); the file keeps every "
+                    "finished point, so an interrupted sweep continues where it stopped");
     sweep->add_option("--cache-state", options.cache_state,
                       "cold: evict the last-level cache before each repetition; warm: do not")
         ->check(CLI::IsMember({"cold", "warm"}))
@@ -72,6 +105,11 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "Measure the roofline first (a few seconds per thread count) and save it: "
                     "on a shared machine, bandwidth drifts")
         ->excludes("--roofline");
+    sweep->add_option("--progress", options.progress,
+                      "Progress on stderr: bar (one line), jsonl (one JSON object per event: point_started, "
+                      "point_finished, point_failed, sweep_finished), none; auto: bar on a terminal, else none")
+        ->check(CLI::IsMember({"auto", "bar", "jsonl", "none"}))
+        ->capture_default_str();
     return sweep;
 }
 
@@ -96,7 +134,12 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     if (!plan.run.run_cached && !plan.run.run_uncached) {
         throw ConfigError("--paths must name cached, uncached or both");
     }
-    plan.run.n_reps = options.n_reps;
+    if (options.n_reps > 0) {
+        plan.run.n_reps = options.n_reps;
+        plan.run.min_time_s = 0;
+    } else {
+        plan.run.min_time_s = parse_min_time(options.min_time);
+    }
     plan.run.n_warmup = options.n_warmup;
     plan.run.cold_cache = options.cache_state == "cold";
     plan.run.verify = options.verify;
@@ -112,6 +155,13 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     if (!options.roofline.empty()) plan.roofline = options.roofline;
     plan.measure_roofline = options.measure_roofline;
     plan.dry_run = options.dry_run;
+    plan.progress = parse_progress_mode(options.progress);
+    plan.interleave = options.interleave;
+    plan.resume = options.resume;
+    if (plan.resume && (!plan.output || (plan.format != OutputFormat::csv && plan.format != OutputFormat::json))) {
+        throw ConfigError("--resume needs -o FILE with --format csv or json: it reads the finished points back "
+                          "from that file");
+    }
     return plan;
 }
 

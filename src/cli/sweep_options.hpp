@@ -1,6 +1,7 @@
 // `kvbench sweep` on the command line: raw options, their registration, and the checked plan.
 #pragma once
 
+#include "cli/progress.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/measure/runner.hpp"
 #include "kvbench/measure/sweep.hpp"
@@ -26,8 +27,11 @@ struct SweepCliOptions {
     std::string layers = "1";
     std::string threads;  // empty: all available cores
     std::vector<std::string> paths{"cached", "uncached"};
-    std::size_t n_reps = 20;
+    std::size_t n_reps = 0;          // --reps; 0: not given, the count adapts to --min-time
     std::size_t n_warmup = 3;
+    std::string min_time = "0.1s";   // --min-time: wall time per path and point
+    bool interleave = false;
+    bool resume = false;
     std::string cache_state = "cold";
     std::uint64_t seed = 1;
     bool verify = false;
@@ -37,6 +41,7 @@ struct SweepCliOptions {
     std::uint64_t max_memory = not_given;  // bytes; not_given: what the machine has available now
     std::string roofline;           // --roofline FILE; empty: the saved measurement, if any
     bool measure_roofline = false;  // measure the roofline first, in this run
+    std::string progress = "auto";  // auto, bar, jsonl or none
 };
 
 struct SweepPlan {
@@ -48,6 +53,9 @@ struct SweepPlan {
     std::optional<std::string> roofline;
     bool measure_roofline = false;
     bool dry_run = false;
+    ProgressMode progress = ProgressMode::auto_detect;
+    bool interleave = false;  // rounds over the whole grid (run_interleaved) instead of point after point
+    bool resume = false;      // keep the rows of -o measured by this build with these settings
 };
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options);

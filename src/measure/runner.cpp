@@ -1,4 +1,5 @@
-// Measuring one grid point: allocation, cache fill, warm-up, timed repetitions, verification.
+// Measuring grid points: allocation, cache fill, verification, warm-up, timed repetitions, and the
+// interleaved schedule.
 #include "kvbench/measure/runner.hpp"
 
 #include "kvbench/engine/blas.hpp"
@@ -6,24 +7,35 @@
 #include "kvbench/engine/decoder.hpp"
 #include "kvbench/engine/reference.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <list>
+#include <map>
+#include <random>
 
 namespace kvbench {
 
 namespace {
 
 constexpr std::uint64_t float_bytes = sizeof(float);
+using Clock = std::chrono::steady_clock;
 
 bool needs_prefill(const RunOptions& options) { return options.run_uncached || options.verify; }
 bool needs_cache(const RunOptions& options) { return options.run_cached || options.verify; }
+bool adaptive(const RunOptions& options) { return options.min_time_s > 0; }
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 template <typename Step>
 std::int64_t time_once_ns(Step&& step) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     step();
-    const auto stop = std::chrono::steady_clock::now();
+    const auto stop = Clock::now();
     return std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count();
 }
 
@@ -39,8 +51,128 @@ std::vector<float> gather_position(const std::vector<float>& tensor, const Model
     return rows;
 }
 
+// Everything one point keeps allocated while it is measured (llama2.c's RunState): inputs,
+// the KV cache filled to N-1, scratch, and the step's own input and output rows.
+class PointState {
+public:
+    PointState(const GridPoint& point, const RunOptions& options, std::shared_ptr<const ModelWeights> weights)
+        : config_(point.config), weights_(std::move(weights)), inputs_(make_inputs(config_, options.seed)) {
+        const std::size_t n = config_.seq_len;
+        if (needs_prefill(options)) {
+            full_out_.resize(inputs_.size());
+            forward_scratch_.emplace(config_, point.n_threads);
+        }
+        if (needs_cache(options)) {
+            cache_.emplace(config_, n);
+            decode_scratch_.emplace(config_, n, point.n_threads);
+            if (needs_prefill(options)) {
+                // Prefill all N positions, then forget the last: positions 1..N-1 do not depend on token N.
+                forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, &*cache_);
+                cache_->roll_back(n - 1);
+            } else {
+                fill_cache_seeded(config_, *cache_, n - 1, options.seed);
+            }
+            step_in_ = gather_position(inputs_, config_, n - 1);
+            step_out_.resize(step_in_.size());
+        }
+    }
+
+    // One step of `path`, untimed; the cache is back at N-1 before a cached step.
+    void run(DecodePath path) {
+        if (path == DecodePath::uncached) {
+            uncached_flops_ = forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_);
+        } else {
+            cache_->roll_back(config_.seq_len - 1);
+            cached_flops_ = decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(),
+                                        *decode_scratch_);
+        }
+    }
+
+    // Rolls back and evicts outside the timer, then times one step.
+    std::int64_t time(DecodePath path, const Evict* evict) {
+        if (path == DecodePath::cached) cache_->roll_back(config_.seq_len - 1);
+        if (evict != nullptr && *evict) (*evict)();
+        return time_once_ns([&] { run(path); });
+    }
+
+    // docs/model.md's equivalence: the cached step against the last row of the prefill.
+    double verify() {
+        run(DecodePath::cached);
+        return relative_error(step_out_, gather_position(full_out_, config_, config_.seq_len - 1));
+    }
+
+    FlopCount flops(DecodePath path) const { return path == DecodePath::cached ? cached_flops_ : uncached_flops_; }
+
+private:
+    ModelConfig config_;
+    std::shared_ptr<const ModelWeights> weights_;
+    std::vector<float> inputs_;                      // (n_batch, seq_len, model_dim) floats
+    std::vector<float> full_out_;                    // (n_batch, seq_len, model_dim) floats, with a prefill
+    std::optional<ForwardScratch> forward_scratch_;
+    std::optional<KvCache> cache_;
+    std::optional<DecodeScratch> decode_scratch_;
+    std::vector<float> step_in_;                     // (n_batch, model_dim) floats: the new token
+    std::vector<float> step_out_;                    // (n_batch, model_dim) floats
+    FlopCount cached_flops_;
+    FlopCount uncached_flops_;
+};
+
+std::vector<DecodePath> timed_paths(const RunOptions& options) {
+    std::vector<DecodePath> paths;
+    if (options.run_uncached) paths.push_back(DecodePath::uncached);
+    if (options.run_cached) paths.push_back(DecodePath::cached);
+    return paths;
+}
+
+// Warm-up of one path: up to n_warmup steps, fewer for a slow step under a time budget.
+template <typename Stopped>
+void warm_up(PointState& state, DecodePath path, const RunOptions& options, Stopped&& stopped) {
+    const auto start = Clock::now();
+    for (std::size_t rep = 0; rep < options.n_warmup && !stopped(); ++rep) {
+        state.run(path);
+        if (adaptive(options) && seconds_since(start) >= options.min_time_s / 2) break;
+    }
+}
+
+std::optional<PathMeasurement>& slot(PointMeasurement& measured, DecodePath path) {
+    return path == DecodePath::cached ? measured.cached : measured.uncached;
+}
+
+// The weights of each model shape, shared by the points of that shape while any is alive.
+class WeightsCache {
+public:
+    std::shared_ptr<const ModelWeights> get(const ModelConfig& config, std::uint64_t seed) {
+        ModelConfig shape = config;
+        shape.n_batch = 1;
+        shape.seq_len = 1;
+        for (auto& [key, weak] : entries_) {
+            if (key.first == shape && key.second == seed) {
+                if (auto alive = weak.lock()) return alive;
+            }
+        }
+        std::shared_ptr<const ModelWeights> weights = std::make_shared<ModelWeights>(make_weights(shape, seed));
+        std::erase_if(entries_, [](const auto& entry) { return entry.second.expired(); });
+        entries_.emplace_back(std::pair{shape, seed}, weights);
+        return weights;
+    }
+
+private:
+    std::vector<std::pair<std::pair<ModelConfig, std::uint64_t>, std::weak_ptr<const ModelWeights>>> entries_;
+};
 
 }  // namespace
+
+std::string describe_reps_policy(const RunOptions& options) {
+    if (!adaptive(options)) return fmt::format("reps={} warmup={}", options.n_reps, options.n_warmup);
+    return fmt::format("min-time={:g}s reps={}..{} warmup<={}", options.min_time_s, options.min_reps,
+                       options.max_reps, options.n_warmup);
+}
+
+bool enough_repetitions(const RunOptions& options, std::size_t n_done, double elapsed_s) {
+    if (!adaptive(options)) return n_done >= options.n_reps;
+    if (n_done >= options.max_reps) return true;
+    return n_done >= options.min_reps && elapsed_s >= options.min_time_s;
+}
 
 std::uint64_t point_memory_bytes(const GridPoint& point, const RunOptions& options) {
     const ModelConfig& c = point.config;
@@ -74,23 +206,38 @@ double estimate_point_seconds(const GridPoint& point, const RunOptions& options,
         return roofline_time_s(step_flops(config, path), step_bytes(config, path), machine) /
                achieved_fraction;
     };
-    const double reps = static_cast<double>(options.n_reps + options.n_warmup);
     const double flush_seconds =
         options.cold_cache ? 2.0 * static_cast<double>(flush_bytes) / (machine.peak_gbps * 1e9) : 0.0;
+    // The repetitions the policy gives a step of `rep_seconds`, and the warm-ups before them.
+    auto path_seconds = [&](double step_s) {
+        const double rep_s = step_s + flush_seconds;
+        double reps = static_cast<double>(options.n_reps);
+        double warmup = static_cast<double>(options.n_warmup);
+        if (adaptive(options)) {
+            reps = std::clamp(std::ceil(options.min_time_s / rep_s), static_cast<double>(options.min_reps),
+                              static_cast<double>(options.max_reps));
+            warmup = std::min(warmup, std::ceil(options.min_time_s / 2 / step_s));
+        }
+        return reps * rep_s + warmup * step_s;
+    };
     double seconds = 0;
     if (needs_prefill(options)) seconds += step_seconds(DecodePath::uncached);
-    if (options.run_uncached) seconds += reps * (step_seconds(DecodePath::uncached) + flush_seconds);
-    if (options.run_cached) seconds += reps * (step_seconds(DecodePath::cached) + flush_seconds);
+    if (options.run_uncached) seconds += path_seconds(step_seconds(DecodePath::uncached));
+    if (options.run_cached) seconds += path_seconds(step_seconds(DecodePath::cached));
     return seconds;
 }
 
-const ModelWeights& PointRunner::weights_for(const ModelConfig& config, std::uint64_t seed) {
+PointRunner::PointRunner(CacheFlusher* flusher) {
+    if (flusher != nullptr) evict_ = [flusher] { flusher->flush(); };
+}
+
+std::shared_ptr<const ModelWeights> PointRunner::weights_for(const ModelConfig& config, std::uint64_t seed) {
     ModelConfig shape = config;
     shape.n_batch = 1;
     shape.seq_len = 1;
     if (!weights_shape_ || *weights_shape_ != shape || weights_seed_ != seed) {
-        weights_ = {};  // release the previous shape's weights before drawing the next
-        weights_ = make_weights(shape, seed);
+        weights_.reset();  // release the previous shape's weights before drawing the next
+        weights_ = std::make_shared<ModelWeights>(make_weights(shape, seed));
         weights_shape_ = shape;
         weights_seed_ = seed;
     }
@@ -99,77 +246,124 @@ const ModelWeights& PointRunner::weights_for(const ModelConfig& config, std::uin
 
 PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& options,
                                   const std::atomic<bool>& stop) {
-    const ModelConfig& config = point.config;
-    const std::size_t n = config.seq_len;
     set_compute_threads(point.n_threads);
-    const ModelWeights& weights = weights_for(config, options.seed);
-    const std::vector<float> inputs = make_inputs(config, options.seed);
-    auto flush = [&] {
-        if (options.cold_cache && flusher_ != nullptr) flusher_->flush();
-    };
+    PointState state(point, options, weights_for(point.config, options.seed));
+    const Evict* evict = options.cold_cache ? &evict_ : nullptr;
     PointMeasurement result;
     auto stopped = [&] {
         result.interrupted = result.interrupted || stop.load(std::memory_order_relaxed);
         return result.interrupted;
     };
-
-    std::vector<float> full_out;
-    std::optional<ForwardScratch> forward_scratch;
-    if (needs_prefill(options)) {
-        full_out.resize(inputs.size());
-        forward_scratch.emplace(config, point.n_threads);
-    }
-    std::optional<KvCache> cache;
-    std::optional<DecodeScratch> decode_scratch;
-    if (needs_cache(options)) {
-        cache.emplace(config, n);
-        decode_scratch.emplace(config, n, point.n_threads);
-        if (needs_prefill(options)) {
-            // Prefill all N positions, then forget the last: positions 1..N-1 do not depend on token N.
-            forward_full(config, weights, inputs.data(), full_out.data(), *forward_scratch, &*cache);
-            cache->roll_back(n - 1);
-        } else {
-            fill_cache_seeded(config, *cache, n - 1, options.seed);
-        }
-    }
-
-    if (options.run_uncached) {
+    if (options.verify && !stopped()) result.verify_rel_error = state.verify();
+    for (const DecodePath path : timed_paths(options)) {
         PathMeasurement measured;
-        for (std::size_t rep = 0; rep < options.n_warmup && !stopped(); ++rep) {
-            measured.flops = forward_full(config, weights, inputs.data(), full_out.data(), *forward_scratch);
+        warm_up(state, path, options, stopped);
+        const auto start = Clock::now();
+        while (!stopped() && !enough_repetitions(options, measured.samples_ns.size(), seconds_since(start))) {
+            measured.samples_ns.push_back(state.time(path, evict));
         }
-        for (std::size_t rep = 0; rep < options.n_reps && !stopped(); ++rep) {
-            flush();
-            measured.samples_ns.push_back(time_once_ns([&] {
-                measured.flops = forward_full(config, weights, inputs.data(), full_out.data(), *forward_scratch);
-            }));
-        }
-        result.uncached = std::move(measured);
-    }
-
-    if (needs_cache(options)) {
-        const std::vector<float> step_in = gather_position(inputs, config, n - 1);
-        std::vector<float> step_out(step_in.size());
-        PathMeasurement measured;
-        auto step = [&] {
-            cache->roll_back(n - 1);
-            measured.flops = decode_step(config, weights, *cache, step_in.data(), step_out.data(), *decode_scratch);
-        };
-        const std::size_t n_warmup = options.run_cached ? options.n_warmup : 0;
-        const std::size_t n_reps = options.run_cached ? options.n_reps : 0;
-        for (std::size_t rep = 0; rep < n_warmup && !stopped(); ++rep) step();
-        for (std::size_t rep = 0; rep < n_reps && !stopped(); ++rep) {
-            cache->roll_back(n - 1);  // outside the timed region
-            flush();
-            measured.samples_ns.push_back(time_once_ns(step));
-        }
-        if (options.verify && !stopped()) {
-            if (!options.run_cached) step();
-            result.verify_rel_error = relative_error(step_out, gather_position(full_out, config, n - 1));
-        }
-        if (options.run_cached) result.cached = std::move(measured);
+        measured.flops = state.flops(path);
+        slot(result, path) = std::move(measured);
     }
     return result;
+}
+
+void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& options, const Evict& evict,
+                     const InterleaveOptions& interleave, const std::atomic<bool>& stop,
+                     const PointStarted& started, const PointFinished& finished) {
+    struct Task {
+        std::size_t point;
+        DecodePath path;
+        double elapsed_s = 0;  // wall time of its timed repetitions, evictions included
+        bool done = false;
+    };
+    std::vector<Task> tasks;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        for (const DecodePath path : timed_paths(options)) tasks.push_back({i, path});
+    }
+    std::vector<PointMeasurement> measured(points.size());
+    std::vector<bool> failed(points.size(), false);
+    std::vector<bool> was_started(points.size(), false);
+    std::map<std::size_t, std::unique_ptr<PointState>> resident;
+    std::list<std::size_t> least_recent;  // resident points, least recently used first
+    std::uint64_t resident_bytes = 0;
+    WeightsCache weights;
+    const Evict* cold_evict = options.cold_cache ? &evict : nullptr;
+    auto stopped = [&] { return stop.load(std::memory_order_relaxed); };
+
+    auto release = [&](std::size_t i) {
+        if (resident.erase(i) == 0) return;
+        least_recent.remove(i);
+        resident_bytes -= point_memory_bytes(points[i], options);
+    };
+    auto fail = [&](std::size_t i, std::exception_ptr error) {
+        failed[i] = true;
+        release(i);
+        for (Task& task : tasks) task.done = task.done || task.point == i;
+        finished(i, nullptr, error);
+    };
+    // The point's state, built (and warmed up) when it is not resident.
+    auto state_of = [&](std::size_t i) -> PointState& {
+        if (auto found = resident.find(i); found != resident.end()) {
+            least_recent.remove(i);
+            least_recent.push_back(i);
+            return *found->second;
+        }
+        const std::uint64_t bytes = point_memory_bytes(points[i], options);
+        while (!least_recent.empty() && resident_bytes + bytes > interleave.resident_budget_bytes) {
+            release(least_recent.front());
+        }
+        if (!was_started[i]) started(i);
+        auto state = std::make_unique<PointState>(points[i], options, weights.get(points[i].config, options.seed));
+        if (!was_started[i] && options.verify) measured[i].verify_rel_error = state->verify();
+        was_started[i] = true;
+        for (const DecodePath path : timed_paths(options)) warm_up(*state, path, options, stopped);
+        resident_bytes += bytes;
+        least_recent.push_back(i);
+        return *resident.emplace(i, std::move(state)).first->second;
+    };
+
+    std::mt19937_64 shuffle(interleave.shuffle_seed);
+    std::vector<std::size_t> order;
+    while (!stopped()) {
+        order.clear();
+        for (std::size_t t = 0; t < tasks.size(); ++t) {
+            if (!tasks[t].done) order.push_back(t);
+        }
+        if (order.empty()) break;
+        std::shuffle(order.begin(), order.end(), shuffle);
+        for (const std::size_t t : order) {
+            Task& task = tasks[t];
+            if (stopped()) break;
+            if (task.done) continue;  // its point failed earlier in this round
+            const std::size_t i = task.point;
+            try {
+                set_compute_threads(points[i].n_threads);
+                PointState& state = state_of(i);
+                if (stopped()) break;
+                // Warm means this step's data in the caches, not the previous point's.
+                if (!options.cold_cache) state.run(task.path);
+                std::optional<PathMeasurement>& path = slot(measured[i], task.path);
+                if (!path) path.emplace();
+                const auto start = Clock::now();
+                path->samples_ns.push_back(state.time(task.path, cold_evict));
+                task.elapsed_s += seconds_since(start);
+                path->flops = state.flops(task.path);
+                task.done = enough_repetitions(options, path->samples_ns.size(), task.elapsed_s);
+            } catch (...) {
+                fail(i, std::current_exception());
+                continue;
+            }
+            const bool point_done = std::all_of(tasks.begin(), tasks.end(), [&](const Task& other) {
+                return other.point != i || other.done;
+            });
+            if (point_done && !failed[i]) {
+                release(i);
+                finished(i, &measured[i], nullptr);
+                measured[i] = {};
+            }
+        }
+    }
 }
 
 }  // namespace kvbench

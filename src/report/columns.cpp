@@ -17,44 +17,46 @@ CellValue optional_real(const std::optional<double>& value) {
 const std::vector<RowColumn>& row_columns() {
     static const std::vector<RowColumn> columns{
         // SPEC §4, in its order.
-        {"path", [](const Row& r) -> CellValue { return std::string(path_name(r.path)); }},
-        {"batch", [](const Row& r) { return count(r.config.n_batch); }},
-        {"seq", [](const Row& r) { return count(r.config.seq_len); }},
-        {"dim", [](const Row& r) { return count(r.config.model_dim); }},
-        {"heads", [](const Row& r) { return count(r.config.n_heads); }},
-        {"kv_heads", [](const Row& r) { return count(r.config.n_kv_heads); }},
-        {"head_dim", [](const Row& r) { return count(r.config.head_dim()); }},
-        {"layers", [](const Row& r) { return count(r.config.n_layers); }},
-        {"threads", [](const Row& r) { return count(r.n_threads); }},
-        {"kv_dtype", [](const Row& r) -> CellValue { return r.kv_dtype; }},
-        {"flops", [](const Row& r) -> CellValue { return r.cost.flops; }},
-        {"bytes", [](const Row& r) -> CellValue { return r.cost.bytes; }},
-        {"kv_bytes", [](const Row& r) -> CellValue { return r.cost.kv_bytes; }},
-        {"reps", [](const Row& r) { return count(r.stats.n_samples); }},
-        {"latency_us_median", [](const Row& r) { return microseconds(r.stats.median_ns); }},
-        {"latency_us_min", [](const Row& r) { return microseconds(r.stats.min_ns); }},
-        {"latency_us_max", [](const Row& r) { return microseconds(r.stats.max_ns); }},
-        {"gflops", [](const Row& r) -> CellValue { return r.gflops; }},
-        {"gbps", [](const Row& r) -> CellValue { return r.gbps; }},
-        {"roofline_pct", [](const Row& r) { return optional_real(r.roofline_pct); }},
-        {"speedup", [](const Row& r) { return optional_real(r.speedup); }},
+        {"path", [](const ResultRow& r) -> CellValue { return std::string(path_name(r.path)); }},
+        {"batch", [](const ResultRow& r) { return count(r.config.n_batch); }},
+        {"seq", [](const ResultRow& r) { return count(r.config.seq_len); }},
+        {"dim", [](const ResultRow& r) { return count(r.config.model_dim); }},
+        {"heads", [](const ResultRow& r) { return count(r.config.n_heads); }},
+        {"kv_heads", [](const ResultRow& r) { return count(r.config.n_kv_heads); }},
+        {"head_dim", [](const ResultRow& r) { return count(r.config.head_dim()); }},
+        {"layers", [](const ResultRow& r) { return count(r.config.n_layers); }},
+        {"threads", [](const ResultRow& r) { return count(r.n_threads); }},
+        {"kv_dtype", [](const ResultRow& r) -> CellValue { return r.kv_dtype; }},
+        {"flops", [](const ResultRow& r) -> CellValue { return r.cost.flops; }},
+        {"bytes", [](const ResultRow& r) -> CellValue { return r.cost.bytes; }},
+        {"kv_bytes", [](const ResultRow& r) -> CellValue { return r.cost.kv_bytes; }},
+        {"reps", [](const ResultRow& r) { return count(r.stats.n_samples); }},
+        {"latency_us_median", [](const ResultRow& r) { return microseconds(r.stats.median_ns); }},
+        {"latency_us_min", [](const ResultRow& r) { return microseconds(r.stats.min_ns); }},
+        {"latency_us_max", [](const ResultRow& r) { return microseconds(r.stats.max_ns); }},
+        {"gflops", [](const ResultRow& r) -> CellValue { return r.gflops; }},
+        {"gbps", [](const ResultRow& r) -> CellValue { return r.gbps; }},
+        {"roofline_pct", [](const ResultRow& r) { return optional_real(r.roofline_pct); }},
+        {"speedup", [](const ResultRow& r) { return optional_real(r.speedup); }},
         // Extras.
         {"grouping",
-         [](const Row& r) -> CellValue {
+         [](const ResultRow& r) -> CellValue {
              return grouping_label(r.config.n_heads, r.config.n_kv_heads);
          }},
-        {"cache_state", [](const Row& r) -> CellValue { return r.cache_state; }},
-        {"latency_us_p90", [](const Row& r) { return microseconds(r.stats.p90_ns); }},
-        {"latency_us_mean", [](const Row& r) { return microseconds(r.stats.mean_ns); }},
-        {"latency_cv", [](const Row& r) -> CellValue { return r.stats.cv; }},
-        {"latency_mdape", [](const Row& r) -> CellValue { return r.stats.mdape; }},
-        {"verify_rel_error", [](const Row& r) { return optional_real(r.verify_rel_error); }},
-        {"fits_in_llc", [](const Row& r) -> CellValue { return r.fits_in_llc; }},
+        {"cache_state", [](const ResultRow& r) -> CellValue { return r.cache_state; }},
+        {"latency_us_p90", [](const ResultRow& r) { return microseconds(r.stats.p90_ns); }},
+        {"latency_us_mean", [](const ResultRow& r) { return microseconds(r.stats.mean_ns); }},
+        {"latency_cv", [](const ResultRow& r) -> CellValue { return r.stats.cv; }},
+        {"latency_mdape", [](const ResultRow& r) -> CellValue { return r.stats.mdape; }},
+        {"verify_rel_error", [](const ResultRow& r) { return optional_real(r.verify_rel_error); }},
+        {"fits_in_llc", [](const ResultRow& r) -> CellValue { return r.fits_in_llc; }},
         {"flops_executed",
-         [](const Row& r) -> CellValue {
+         [](const ResultRow& r) -> CellValue {
              if (!r.flops_executed) return std::monostate{};
              return *r.flops_executed;
          }},
+        {"noisy", [](const ResultRow& r) -> CellValue { return r.noisy; }},
+        {"reps_policy", [](const ResultRow& r) -> CellValue { return r.reps_policy; }},
     };
     return columns;
 }

@@ -1,4 +1,4 @@
-// The CSV writer (SPEC §4): header row, then one RFC 4180 record per Row.
+// The CSV writer (SPEC §4): header row, then one RFC 4180 record per ResultRow.
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/columns.hpp"
 
@@ -43,13 +43,13 @@ void write_record(std::ostream& out, const std::vector<std::string>& fields) {
 
 }  // namespace
 
-void write_csv(std::ostream& out, const std::vector<Row>& rows, const Environment& env) {
+void write_csv(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env) {
     write_record(out, csv_columns());
     std::vector<std::string> environment_fields;
     for (const EnvironmentColumn& column : environment_columns()) {
         environment_fields.push_back(column.value(env));
     }
-    for (const Row& row : rows) {
+    for (const ResultRow& row : rows) {
         std::vector<std::string> fields;
         fields.reserve(csv_columns().size());
         for (const RowColumn& column : row_columns()) {

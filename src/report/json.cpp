@@ -1,4 +1,4 @@
-// The JSON writer: the Environment once, then every Row with its raw samples.
+// The JSON writer: the Environment once, then every ResultRow with its raw samples.
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/columns.hpp"
 
@@ -47,12 +47,12 @@ Json environment_json(const Environment& env) {
 
 }  // namespace
 
-void write_json(std::ostream& out, const std::vector<Row>& rows, const Environment& env) {
+void write_json(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env) {
     Json report;
     report["schema_version"] = schema_version;
     report["environment"] = environment_json(env);
     Json json_rows = Json::array();
-    for (const Row& row : rows) {
+    for (const ResultRow& row : rows) {
         Json j;
         for (const RowColumn& column : row_columns()) j[column.name] = std::visit(CellJson{}, column.value(row));
         j["samples_ns"] = row.samples_ns;

@@ -26,7 +26,7 @@ void write_pipe_row(std::ostream& out, const std::vector<std::string>& cells) {
 
 }  // namespace
 
-void write_markdown(std::ostream& out, const std::vector<Row>& rows, const Environment& env) {
+void write_markdown(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env) {
     out << describe_run(rows, env) << '\n';
     for (const TextTable& table : summary_tables(rows)) {
         out << "\n### " << table.title << "\n\n";

@@ -1,4 +1,4 @@
-// Builds Rows from measurements, pairs cached with uncached rows, and sends a report to a stream or file.
+// Builds the rows of a measured point, and sends a report to a stream or a file.
 #include "kvbench/report/report.hpp"
 
 #include "kvbench/report/atomic_file.hpp"
@@ -10,46 +10,58 @@ namespace kvbench {
 
 namespace {
 
-// Rows whose medians may be compared: only the path differs.
-bool same_configuration(const Row& a, const Row& b) {
-    return a.config == b.config && a.n_threads == b.n_threads && a.kv_dtype == b.kv_dtype &&
-           a.cache_state == b.cache_state;
-}
-
-}  // namespace
-
-Row make_row(DecodePath path, const ModelConfig& config, std::size_t n_threads,
-             std::string cache_state, std::vector<std::int64_t> samples_ns) {
-    Row row;
+ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMeasurement& measured,
+                          const RunOptions& options, const Roofline* roofline, const Environment& env,
+                          std::optional<double> verify_rel_error) {
+    ResultRow row;
     row.path = path;
-    row.config = config;
-    row.n_threads = n_threads;
-    row.cache_state = std::move(cache_state);
-    row.cost = step_cost(config, path);
-    row.stats = summarize(samples_ns);
-    row.samples_ns = std::move(samples_ns);
+    row.config = point.config;
+    row.n_threads = point.n_threads;
+    row.cache_state = options.cold_cache ? "cold" : "warm";
+    row.cost = step_cost(point.config, path);
+    row.stats = summarize(measured.samples_ns);
+    row.samples_ns = measured.samples_ns;
     // flops / (median_ns · 1e-9 s) / 1e9 = flops / median_ns, and likewise for bytes.
     if (row.stats.median_ns > 0) {
         row.gflops = static_cast<double>(row.cost.flops) / row.stats.median_ns;
         row.gbps = static_cast<double>(row.cost.bytes) / row.stats.median_ns;
+        if (roofline != nullptr) {
+            row.roofline_pct = kvbench::roofline_pct(roofline_time_s(row.cost.flops, row.cost.bytes, *roofline),
+                                                     row.stats.median_ns * 1e-9);
+        }
     }
+    row.verify_rel_error = verify_rel_error;
+    row.fits_in_llc = env.llc_bytes > 0 && row.cost.bytes <= env.llc_bytes;
+    row.flops_executed = measured.flops.executed;
+    row.noisy = is_noisy(row.stats);
+    row.reps_policy = describe_reps_policy(options);
     return row;
 }
 
-void assign_speedups(std::vector<Row>& rows) {
-    for (Row& row : rows) {
-        row.speedup.reset();
-        if (row.stats.median_ns <= 0) continue;
-        for (const Row& other : rows) {
-            if (other.path == DecodePath::uncached && same_configuration(row, other)) {
-                row.speedup = other.stats.median_ns / row.stats.median_ns;
-                break;
-            }
+}  // namespace
+
+std::vector<ResultRow> make_result_rows(const GridPoint& point, const PointMeasurement& measured,
+                                        const RunOptions& options, const Roofline* roofline,
+                                        const Environment& env) {
+    std::vector<ResultRow> rows;
+    if (measured.cached) {
+        rows.push_back(make_result_row(DecodePath::cached, point, *measured.cached, options, roofline, env,
+                                       measured.verify_rel_error));
+    }
+    if (measured.uncached) {
+        rows.push_back(make_result_row(DecodePath::uncached, point, *measured.uncached, options, roofline, env,
+                                       measured.verify_rel_error));
+    }
+    if (measured.uncached && rows.back().stats.median_ns > 0) {
+        const double uncached_median_ns = rows.back().stats.median_ns;
+        for (ResultRow& row : rows) {
+            if (row.stats.median_ns > 0) row.speedup = uncached_median_ns / row.stats.median_ns;
         }
     }
+    return rows;
 }
 
-void write_report(std::ostream& out, OutputFormat format, const std::vector<Row>& rows,
+void write_report(std::ostream& out, OutputFormat format, const std::vector<ResultRow>& rows,
                   const Environment& env) {
     switch (format) {
     case OutputFormat::table: write_table(out, rows, env); return;
@@ -61,7 +73,7 @@ void write_report(std::ostream& out, OutputFormat format, const std::vector<Row>
 }
 
 void write_report_file(const std::filesystem::path& path, OutputFormat format,
-                       const std::vector<Row>& rows, const Environment& env) {
+                       const std::vector<ResultRow>& rows, const Environment& env) {
     write_file_atomically(path, [&](std::ostream& out) { write_report(out, format, rows, env); });
 }
 

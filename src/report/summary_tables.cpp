@@ -16,17 +16,17 @@ constexpr const char* missing = "-";
 // The cached and uncached rows of one ModelConfig; either may be absent.
 struct ConfigPair {
     ModelConfig config;
-    const Row* cached = nullptr;
-    const Row* uncached = nullptr;
+    const ResultRow* cached = nullptr;
+    const ResultRow* uncached = nullptr;
 };
 
-std::vector<ConfigPair> pair_by_config(const std::vector<Row>& rows) {
+std::vector<ConfigPair> pair_by_config(const std::vector<ResultRow>& rows) {
     std::vector<ConfigPair> pairs;
-    for (const Row& row : rows) {
+    for (const ResultRow& row : rows) {
         auto pair = std::find_if(pairs.begin(), pairs.end(),
                                  [&](const ConfigPair& p) { return p.config == row.config; });
         if (pair == pairs.end()) pair = pairs.insert(pairs.end(), ConfigPair{row.config});
-        const Row*& slot = row.path == DecodePath::cached ? pair->cached : pair->uncached;
+        const ResultRow*& slot = row.path == DecodePath::cached ? pair->cached : pair->uncached;
         if (slot == nullptr) slot = &row;  // first one wins: FLOPs and bytes do not depend on threads
     }
     return pairs;
@@ -50,12 +50,12 @@ std::vector<Align> point_then_numbers(std::size_t n_extra_labels, std::size_t n_
     return align;
 }
 
-std::string intensity(const Row* row) {
+std::string intensity(const ResultRow* row) {
     if (row == nullptr || row->cost.bytes == 0) return missing;
     return format_number(static_cast<double>(row->cost.flops) / static_cast<double>(row->cost.bytes));
 }
 
-std::string flops_of(const Row* row) {
+std::string flops_of(const ResultRow* row) {
     return row == nullptr ? missing : format_flops(static_cast<double>(row->cost.flops));
 }
 
@@ -80,11 +80,11 @@ TextTable flops_table(const std::vector<ConfigPair>& pairs) {
     return table;
 }
 
-TextTable latency_table(const std::vector<Row>& rows) {
+TextTable latency_table(const std::vector<ResultRow>& rows) {
     // A cache column only when the run mixes cold and warm: otherwise describe_run says which.
     const bool mixed_cache_states =
         std::any_of(rows.begin(), rows.end(),
-                    [&](const Row& r) { return r.cache_state != rows.front().cache_state; });
+                    [&](const ResultRow& r) { return r.cache_state != rows.front().cache_state; });
     TextTable table{"Latency", point_header, {}, {}, {}};
     table.header.emplace_back("T");
     if (mixed_cache_states) table.header.emplace_back("cache");
@@ -98,13 +98,14 @@ TextTable latency_table(const std::vector<Row>& rows) {
     table.align.push_back(Align::left);  // path
     table.align.insert(table.align.end(), 8, Align::right);
 
-    for (const Row& row : rows) {
+    for (const ResultRow& row : rows) {
         std::vector<std::string> line = point_cells(row.config);
         line.push_back(fmt::format("{}", row.n_threads));
         if (mixed_cache_states) line.push_back(row.cache_state);
         line.emplace_back(path_name(row.path));
         line.push_back(format_duration_ns(row.stats.median_ns));
-        line.push_back(format_percent(100 * row.stats.cv));
+        // Flagged rather than warned about one by one: the sweep prints one line for all.
+        line.push_back(format_percent(100 * row.stats.cv) + (row.noisy ? "!" : ""));
         line.push_back(format_duration_ns(row.stats.min_ns));
         line.push_back(format_duration_ns(row.stats.p90_ns));
         line.push_back(format_number(row.gflops));
@@ -119,6 +120,10 @@ TextTable latency_table(const std::vector<Row>& rows) {
         }
         line.push_back(row.speedup ? format_ratio(*row.speedup) : missing);
         table.lines.push_back(std::move(line));
+    }
+    if (std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.noisy; })) {
+        if (!table.footnote.empty()) table.footnote += "\n  ";
+        table.footnote += "! noisy: CV above 5 % and MdAPE above 2 %, so the median may move on a re-run";
     }
     return table;
 }
@@ -149,10 +154,10 @@ std::string or_unknown(const std::string& text) { return text.empty() ? "unknown
 
 }  // namespace
 
-std::string describe_run(const std::vector<Row>& rows, const Environment& env) {
+std::string describe_run(const std::vector<ResultRow>& rows, const Environment& env) {
     std::vector<std::size_t> threads;
     std::vector<std::string> cache_states;
-    for (const Row& row : rows) {
+    for (const ResultRow& row : rows) {
         if (std::find(threads.begin(), threads.end(), row.n_threads) == threads.end()) {
             threads.push_back(row.n_threads);
         }
@@ -174,7 +179,7 @@ std::string describe_run(const std::vector<Row>& rows, const Environment& env) {
     return text;
 }
 
-std::vector<TextTable> summary_tables(const std::vector<Row>& rows) {
+std::vector<TextTable> summary_tables(const std::vector<ResultRow>& rows) {
     const std::vector<ConfigPair> pairs = pair_by_config(rows);
     return {flops_table(pairs), latency_table(rows), kv_memory_table(pairs)};
 }

@@ -46,7 +46,7 @@ void write_text_table(std::ostream& out, const TextTable& table) {
     if (!table.footnote.empty()) out << "  " << table.footnote << '\n';
 }
 
-void write_table(std::ostream& out, const std::vector<Row>& rows, const Environment& env) {
+void write_table(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env) {
     out << describe_run(rows, env) << '\n';
     for (const TextTable& table : summary_tables(rows)) {
         out << '\n';

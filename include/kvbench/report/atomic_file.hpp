@@ -1,4 +1,4 @@
-// Writes a file all at once: into a temporary beside it, then renamed over it.
+// Writes a file all at once: into a temporary beside it, fsynced, then renamed over it.
 #pragma once
 
 #include <filesystem>
@@ -7,10 +7,10 @@
 
 namespace kvbench {
 
-// Calls `write` on a stream to `path` + ".tmp-<pid>", flushes and closes it, and
-// renames it to `path`, so `path` is either complete or untouched. On any failure,
-// including an exception from `write`, removes the temporary and throws
-// std::runtime_error("cannot write <path>: <reason>").
+// Calls `write` on an in-memory stream, writes the result to `path` + ".tmp-<pid>",
+// fsyncs it and renames it to `path`, so `path` is either complete or untouched, even
+// after a crash. On any failure, including an exception from `write`, removes the
+// temporary and throws std::runtime_error("cannot write <path>: <reason>").
 void write_file_atomically(const std::filesystem::path& path,
                            const std::function<void(std::ostream&)>& write);
 

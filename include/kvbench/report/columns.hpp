@@ -20,10 +20,10 @@ struct Microseconds {
 // std::monostate is an absent optional: an empty CSV field, a JSON null.
 using CellValue = std::variant<std::monostate, bool, std::uint64_t, double, Microseconds, std::string>;
 
-// A column computed from the Row alone.
+// A column computed from the ResultRow alone.
 struct RowColumn {
     const char* name;
-    CellValue (*value)(const Row& row);
+    CellValue (*value)(const ResultRow& row);
 };
 
 // A column repeated on every CSV row from the run's Environment (SPEC §4: every row is reproducible).

@@ -1,11 +1,14 @@
-// Row = config + cost + stats of one measured point; the writers for every output format.
-// Writers only format: every figure they print is already in the Row or the Environment.
+// ResultRow: everything one measured (point, path) reports, built in one place; the writers for every format.
+// Writers only format: every figure they print is already in the ResultRow or the Environment.
 #pragma once
 
 #include "kvbench/engine/config.hpp"
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/measure/environment.hpp"
+#include "kvbench/measure/roofline.hpp"
+#include "kvbench/measure/runner.hpp"
 #include "kvbench/measure/stats.hpp"
+#include "kvbench/measure/sweep.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -16,53 +19,53 @@
 
 namespace kvbench {
 
-struct Row {
+struct ResultRow {
     DecodePath path = DecodePath::cached;
     ModelConfig config;
     std::size_t n_threads = 1;
     std::string kv_dtype = "f32";
-    std::string cache_state = "cold";           // "cold" or "warm" (SPEC §3)
-    StepCost cost;                              // SPEC §2, exact
+    std::string cache_state = "cold";           // "cold" or "warm" (docs/measuring.md)
+    StepCost cost;                              // docs/counting.md, exact
     Stats stats;                                // of samples_ns
-    std::vector<std::int64_t> samples_ns;       // every timed repetition, in order
+    std::vector<std::int64_t> samples_ns;       // every timed repetition, in order; empty when read back from a CSV
     double gflops = 0;                          // cost.flops / median_s / 1e9
     double gbps = 0;                            // cost.bytes / median_s / 1e9
     std::optional<double> roofline_pct;         // empty when no roofline was measured
     std::optional<double> speedup;              // uncached median / this median; empty without uncached
-    std::optional<double> verify_rel_error;     // SPEC §1 check, when --verify ran
+    std::optional<double> verify_rel_error;     // the equivalence check (docs/model.md), when --verify ran
     bool fits_in_llc = false;                   // working set below the last-level cache
     // FLOPs the kernels executed in one step: flops plus the masked products that diagonal
     // tiles of the uncached attention compute anyway. Empty when not measured.
     std::optional<std::uint64_t> flops_executed;
+    // CV above 5 % and MdAPE above 2 % (is_noisy): the median may move on a re-run.
+    bool noisy = false;
+    std::string reps_policy;                    // describe_reps_policy() of the options it ran with
 };
 
-// Fills the derived fields (cost, stats, gflops, gbps) from the config and samples;
-// roofline_pct, speedup, verify_rel_error and fits_in_llc are left for the caller.
-// Requires: samples_ns not empty.
-Row make_row(DecodePath path, const ModelConfig& config, std::size_t n_threads,
-             std::string cache_state, std::vector<std::int64_t> samples_ns);
+// The one place a row is built: from the point, its measurement, the options it ran with
+// (cache state), the machine's roofline (nullptr: none) and environment (LLC size). One row
+// per measured path, cached first; the cached row's speedup is the same point's uncached
+// median over its own. Requires: every measured path has at least one sample.
+std::vector<ResultRow> make_result_rows(const GridPoint& point, const PointMeasurement& measured,
+                                        const RunOptions& options, const Roofline* roofline,
+                                        const Environment& env);
 
-// Sets each row's speedup to the uncached median of the same configuration (same
-// ModelConfig, threads, kv_dtype and cache_state) over the row's own median; leaves
-// it empty where that configuration has no uncached row.
-void assign_speedups(std::vector<Row>& rows);
-
-// SPEC §4's columns in order, then the extra ones. The single source of the CSV header.
+// docs/csv.md's columns in order, then the extra ones. The single source of the CSV header.
 const std::vector<std::string>& csv_columns();
 
 enum class OutputFormat { table, csv, json, md };
 
-void write_table(std::ostream& out, const std::vector<Row>& rows, const Environment& env);
-void write_csv(std::ostream& out, const std::vector<Row>& rows, const Environment& env);
-void write_json(std::ostream& out, const std::vector<Row>& rows, const Environment& env);
-void write_markdown(std::ostream& out, const std::vector<Row>& rows, const Environment& env);
-void write_report(std::ostream& out, OutputFormat format, const std::vector<Row>& rows,
+void write_table(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
+void write_csv(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
+void write_json(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
+void write_markdown(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
+void write_report(std::ostream& out, OutputFormat format, const std::vector<ResultRow>& rows,
                   const Environment& env);
 
 // Writes the whole report to a temporary file beside `path`, then renames it
 // over `path`: the file is complete or absent, never partial. Throws
 // std::runtime_error naming the path when it cannot.
 void write_report_file(const std::filesystem::path& path, OutputFormat format,
-                       const std::vector<Row>& rows, const Environment& env);
+                       const std::vector<ResultRow>& rows, const Environment& env);
 
 }  // namespace kvbench

@@ -24,11 +24,11 @@ struct TextTable {
 void write_text_table(std::ostream& out, const TextTable& table);
 
 // "machine: <cpu> (2 cores); BLAS: ... (openmp); threads: 2; cache: cold; build: Release abc1234 (GNU 12.2.0); kvbench 0.1.0".
-std::string describe_run(const std::vector<Row>& rows, const Environment& env);
+std::string describe_run(const std::vector<ResultRow>& rows, const Environment& env);
 
 // In order: "FLOPs per step" and "KV memory" have one line per ModelConfig (neither
-// depends on threads or cache state); "Latency" has one line per Row. Lines follow the
+// depends on threads or cache state); "Latency" has one line per ResultRow. Lines follow the
 // order in which configurations first appear in `rows`. Missing figures read "-".
-std::vector<TextTable> summary_tables(const std::vector<Row>& rows);
+std::vector<TextTable> summary_tables(const std::vector<ResultRow>& rows);
 
 }  // namespace kvbench

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# --resume: a sweep stopped after some points, run again with the same -o, measures only the
+# others; the file ends with every point exactly once, the first run's rows unchanged. Rows of
+# another build or another repetition policy are not reused.
+# Usage: cli_resume.sh <kvbench> <output directory>
+set -u
+kvbench=$1
+dir=$2
+out="$dir/resumed.csv"
+err="$dir/resumed.err"
+fifo="$dir/resumed.fifo"
+rm -f "$out" "$err" "$fifo" "$out".tmp-* "$dir/resumed.json"
+fail() { echo "FAIL: $*"; cat "$err" 2>/dev/null; exit 1; }
+grid=(sweep -n 16-1024+16 -d 64 --heads 4 -g 4 -r 5 -w 1 --cache-state warm -t 1 --format csv -o "$out")
+n_points=64
+
+# 1. Stop the sweep after its first finished point (the event, not a guessed delay).
+mkfifo "$fifo"
+"$kvbench" "${grid[@]}" --progress jsonl >/dev/null 2>"$fifo" &
+pid=$!
+exec 3<"$fifo"
+sent=0
+while IFS= read -r -t 120 line <&3; do
+  printf '%s\n' "$line" >>"$err"
+  case $line in *'"event":"point_finished"'*) kill -INT "$pid"; sent=1; break ;; esac
+done
+[ "$sent" -eq 1 ] || { kill -KILL "$pid" 2>/dev/null; fail "no point finished within 120 s"; }
+timeout 120 cat <&3 >>"$err"
+exec 3<&-
+wait "$pid"
+code=$?
+rm -f "$fifo"
+[ "$code" -eq 130 ] || fail "first run: exit $code, expected 130"
+first_rows=$(($(wc -l <"$out") - 1))
+[ "$first_rows" -ge 2 ] && [ "$first_rows" -lt $((2 * n_points)) ] || fail "first run wrote $first_rows rows"
+# The measured columns of the first run (everything before the provenance: the timestamp changes).
+cut -d, -f1-33 "$out" | tail -n +2 >"$dir/resumed.first"
+
+# 2. Resume: only the other points are measured.
+"$kvbench" "${grid[@]}" --resume >/dev/null 2>"$err" || fail "resume: exit $?"
+grep -q -- "--resume: $((first_rows / 2)) of $n_points points already in" "$err" || fail "resume did not say what it kept"
+rows=$(($(wc -l <"$out") - 1))
+[ "$rows" -eq $((2 * n_points)) ] || fail "$rows rows after the resume, expected $((2 * n_points))"
+dups=$(tail -n +2 "$out" | cut -d, -f1,3 | sort | uniq -d | wc -l)
+[ "$dups" -eq 0 ] || fail "$dups (path, N) pairs appear twice"
+while IFS= read -r kept; do
+  grep -qxF -- "$kept" <(cut -d, -f1-33 "$out") || fail "a row of the first run changed: $kept"
+done <"$dir/resumed.first"
+
+# 3. Resuming a complete file measures nothing and keeps it.
+"$kvbench" "${grid[@]}" --resume >/dev/null 2>"$err" || fail "second resume: exit $?"
+grep -q "nothing left to measure" "$err" || fail "a complete file was measured again"
+[ $(($(wc -l <"$out") - 1)) -eq $((2 * n_points)) ] || fail "the complete file changed size"
+
+# 4. Another repetition policy reuses nothing, and replaces the rows rather than duplicating them.
+"$kvbench" sweep -n 16,32 -d 64 --heads 4 -g 4 -r 6 -w 1 --cache-state warm -t 1 --format csv -o "$out" \
+  --resume >/dev/null 2>"$err" || fail "resume with -r 6: exit $?"
+grep -q -- "--resume: 0 of 2 points already in" "$err" || fail "rows of another policy were reused"
+[ "$(grep -c ',reps=6 warmup=1,' "$out")" -eq 4 ] || fail "the two points were not measured again with -r 6"
+[ $(($(wc -l <"$out") - 1)) -eq $((2 * n_points)) ] || fail "rows were duplicated or lost"
+
+# 5. Rows of another build are not reused, and the user is told.
+sed -i '2,$s/,[0-9a-f]\{7,\}\(-dirty\)\{0,1\},Release,/,0000000,Release,/' "$out"
+"$kvbench" sweep -n 16,32 -d 64 --heads 4 -g 4 -r 6 -w 1 --cache-state warm -t 1 --format csv -o "$out" \
+  --resume >/dev/null 2>"$err" || fail "resume over another build: exit $?"
+grep -q "not by this build" "$err" || fail "rows of another build were not reported"
+grep -q -- "--resume: 0 of 2 points already in" "$err" || fail "rows of another build were reused"
+[ $(($(wc -l <"$out") - 1)) -eq 4 ] || fail "rows of another build were kept"
+
+# 6. JSON: read back with its samples, resumed with nothing to do.
+json="$dir/resumed.json"
+"$kvbench" sweep -n 16,33 -d 64 --heads 4 -g 4,1 -r 3 -w 1 --cache-state warm -t 1 --format json -o "$json" \
+  >/dev/null 2>"$err" || fail "json run: exit $?"
+cp "$json" "$json.before"
+"$kvbench" sweep -n 16,33 -d 64 --heads 4 -g 4,1 -r 3 -w 1 --cache-state warm -t 1 --format json -o "$json" \
+  --resume >/dev/null 2>"$err" || fail "json resume: exit $?"
+grep -q "4 of 4 points already in" "$err" || fail "the json rows were not reused"
+# Same rows and samples; only the environment's timestamp may differ.
+diff <(grep -v '"timestamp"' "$json.before") <(grep -v '"timestamp"' "$json") >/dev/null ||
+  fail "the resumed json changed: $(diff <(grep -v '"timestamp"' "$json.before") <(grep -v '"timestamp"' "$json") | head -5)"
+echo "resumed after $((first_rows / 2)) of $n_points points: $rows rows, each point once"
