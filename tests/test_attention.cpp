@@ -3,6 +3,7 @@
 #include "kvbench/engine/reference.hpp"
 #include "kvbench/engine/vector_math.hpp"
 #include "kvbench/engine/rng.hpp"
+#include "kvbench/engine/weights.hpp"
 
 #include "test_support.hpp"
 
@@ -311,4 +312,28 @@ TEST_CASE("the decode scratch reports what it allocates, and the context does no
         CHECK(DecodeAttentionScratch(config, 5000, n_threads).bytes() == scratch.bytes());
     }
     CHECK(AttendWorkspace(3, 24).bytes() == AttendWorkspace::bytes_for(3, 24));
+}
+
+TEST_CASE("attend_decode_naive and attend_causal_naive compute what the fast kernels compute") {
+    const auto config = make_config(2, 45, 64, 8, 2, 1);
+    const std::size_t n_ctx = config.seq_len;
+    KvCache cache(config, n_ctx);
+    fill_cache_seeded(config, cache, n_ctx, 3);
+    const auto q = random_vector(config.n_batch * config.qkv_dim(), 4);
+    DecodeAttentionScratch decode_scratch(config, n_ctx, 2);
+    std::vector<float> fast(config.n_batch * config.model_dim), naive(fast.size());
+    attend_decode(config, q.data(), config.qkv_dim(), cache, 0, n_ctx, fast.data(), decode_scratch);
+    attend_decode_naive(config, q.data(), config.qkv_dim(), cache, 0, n_ctx, naive.data(), decode_scratch);
+    CHECK(relative_error(fast, naive) < 1e-5);
+
+    const auto qkv = random_vector(config.n_batch * n_ctx * config.qkv_dim(), 5);
+    CausalAttentionScratch causal_scratch(n_ctx, 2, 16);
+    std::vector<float> causal_fast(config.n_batch * n_ctx * config.model_dim), causal_naive(causal_fast.size());
+    attend_causal(config, qkv.data(), causal_fast.data(), causal_scratch);
+    attend_causal_naive(config, qkv.data(), causal_naive.data(), causal_scratch);
+    CHECK(relative_error(causal_fast, causal_naive) < 1e-5);
+    // And they are not trivially equal: another query gives another answer.
+    const auto other_q = random_vector(q.size(), 6);
+    attend_decode_naive(config, other_q.data(), config.qkv_dim(), cache, 0, n_ctx, naive.data(), decode_scratch);
+    CHECK(relative_error(fast, naive) > 1e-2);
 }

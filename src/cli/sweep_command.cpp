@@ -5,6 +5,7 @@
 #include "cli/progress.hpp"
 
 #include "kvbench/engine/blas.hpp"
+#include "kvbench/engine/kernel_check.hpp"
 #include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/memory.hpp"
@@ -223,6 +224,7 @@ int run_sweep_command(const SweepCliOptions& options) {
     std::size_t n_finished = 0;
     std::vector<std::string> verify_failures;
     double worst_error = 0;
+    double worst_check_error = 0;
     const std::string cache_state = plan.run.cold_cache ? "cold" : "warm";
     for (std::size_t i = 0; i < points.size(); ++i) {
         const GridPoint& point = points[i];
@@ -239,6 +241,7 @@ int run_sweep_command(const SweepCliOptions& options) {
             warn_if_noisy(row);
             rows.push_back(std::move(row));
         }
+        if (measured.check_rel_error) worst_check_error = std::max(worst_check_error, *measured.check_rel_error);
         if (measured.verify_rel_error) {
             worst_error = std::max(worst_error, *measured.verify_rel_error);
             if (!(*measured.verify_rel_error < verify_tolerance)) {
@@ -275,6 +278,11 @@ int run_sweep_command(const SweepCliOptions& options) {
         fmt::print(notes, "verify: cached step == uncached forward at all {} points; worst relative error "
                           "{:.2e} (tolerance {:.0e})\n",
                    n_finished, worst_error, verify_tolerance);
+    }
+    if (plan.run.check && n_finished > 0) {
+        fmt::print(notes, "check: every kernel matched its naive twin at all {} points; worst relative error "
+                          "{:.2e} (tolerance {:.0e})\n",
+                   n_finished, worst_check_error, kernel_check_tolerance);
     }
     if (plan.output) fmt::print(notes, "wrote {} rows to {}\n", rows.size(), *plan.output);
     if (n_finished < points.size()) {

@@ -4,11 +4,15 @@
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
+#include "kvbench/engine/kernel_check.hpp"
 #include "kvbench/engine/reference.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace kvbench {
 
@@ -39,6 +43,20 @@ std::vector<float> gather_position(const std::vector<float>& tensor, const Model
     return rows;
 }
 
+// Every kernel of the point against its naive twin; throws, failing the point, when one disagrees.
+// Returns the worst relative error.
+double check_point_kernels(const GridPoint& point, const ModelWeights& weights, const KernelCheckInputs& inputs) {
+    double worst = 0;
+    for (const KernelCheck& check : check_kernels(point.config, weights, inputs)) {
+        if (!(check.rel_error < kernel_check_tolerance)) {
+            throw std::runtime_error(fmt::format(
+                "--check: {} differs from its naive twin by {:.3g} (relative error; tolerance {:.0e}) at {} T={}",
+                check.kernel, check.rel_error, kernel_check_tolerance, describe(point.config), point.n_threads));
+        }
+        worst = std::max(worst, check.rel_error);
+    }
+    return worst;
+}
 
 }  // namespace
 
@@ -104,6 +122,7 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
     set_compute_threads(point.n_threads);
     const ModelWeights& weights = weights_for(config, options.seed);
     const std::vector<float> inputs = make_inputs(config, options.seed);
+    const std::vector<float> step_in = gather_position(inputs, config, n - 1);
     auto flush = [&] {
         if (options.cold_cache && flusher_ != nullptr) flusher_->flush();
     };
@@ -132,6 +151,11 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
             fill_cache_seeded(config, *cache, n - 1, options.seed);
         }
     }
+    if (options.check && !stopped()) {
+        result.check_rel_error = check_point_kernels(
+            point, weights, {step_in.data(), needs_prefill(options) ? inputs.data() : nullptr,
+                             cache ? &*cache : nullptr, point.n_threads});
+    }
 
     if (options.run_uncached) {
         PathMeasurement measured;
@@ -148,7 +172,6 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
     }
 
     if (needs_cache(options)) {
-        const std::vector<float> step_in = gather_position(inputs, config, n - 1);
         std::vector<float> step_out(step_in.size());
         PathMeasurement measured;
         auto step = [&] {

@@ -19,6 +19,7 @@
 
 #include "kvbench/engine/attention_kernel.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/engine/flop_count.hpp"
 #include "kvbench/engine/kv_cache.hpp"
 
 #include <cstddef>
@@ -37,6 +38,13 @@ struct DecodeAttentionScratch;  // below
 std::uint64_t attend_decode(const ModelConfig& config, const float* q, std::size_t q_stride,
                             const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
                             DecodeAttentionScratch& scratch);
+
+// attend_decode's naive twin (src/engine/reference.cpp): attention_reference per (batch row,
+// head), double accumulators, one thread; the scratch is not used. Returns the FLOPs it
+// executed, counted one multiply-add at a time.
+FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::size_t q_stride,
+                              const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
+                              DecodeAttentionScratch& scratch);
 
 // Scratch of attend_decode, sized once for the thread count; its size does not depend on
 // the context, which attend_group streams in blocks.

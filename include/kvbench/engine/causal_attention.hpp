@@ -40,4 +40,10 @@ struct CausalAttentionScratch {
 FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
                         CausalAttentionScratch& scratch);
 
+// attend_causal's naive twin (src/engine/reference.cpp): attention_reference per (batch row,
+// head, position) over the positions up to it, double accumulators, one thread; the scratch is
+// not used. Returns the FLOPs it executed, counted one multiply-add at a time.
+FlopCount attend_causal_naive(const ModelConfig& config, const float* qkv, float* out,
+                              CausalAttentionScratch& scratch);
+
 }  // namespace kvbench

@@ -21,6 +21,7 @@ struct RunOptions {
     std::size_t n_warmup = 3;
     bool cold_cache = true;  // evict the LLC before every timed repetition (SPEC §3)
     bool verify = false;     // check SPEC §1's equivalence at this point
+    bool check = false;      // compare each fast kernel with its naive twin before timing (kernel_check.hpp)
     std::uint64_t seed = 1;
 };
 
@@ -33,6 +34,7 @@ struct PointMeasurement {
     std::optional<PathMeasurement> cached;
     std::optional<PathMeasurement> uncached;
     std::optional<double> verify_rel_error;  // SPEC §1's measure, when options.verify
+    std::optional<double> check_rel_error;   // worst kernel against its naive twin, when options.check
     bool interrupted = false;                // stop was raised: the point is incomplete, discard it
 };
 
