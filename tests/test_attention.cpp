@@ -1,7 +1,9 @@
 #include "kvbench/engine/attention.hpp"
 #include "kvbench/engine/causal_attention.hpp"
 #include "kvbench/engine/reference.hpp"
+#include "kvbench/engine/vector_math.hpp"
 #include "kvbench/engine/rng.hpp"
+#include "kvbench/engine/weights.hpp"
 
 #include "test_support.hpp"
 
@@ -54,13 +56,13 @@ void check_decode_against_reference(const ModelConfig& config, std::size_t n_ctx
 
 }  // namespace
 
-TEST_CASE("attend_chunk reads one kv head for a whole group and matches the reference") {
+TEST_CASE("attend_group reads one kv head for a whole group and matches the reference") {
     const std::size_t group_size = 4, head_dim = 16, n_ctx = 37;
     const auto q = random_vector(group_size * head_dim, 1);
     const auto k = random_vector(n_ctx * head_dim, 2);
     const auto v = random_vector(n_ctx * head_dim, 3);
     std::vector<float> out(group_size * head_dim), row_max(group_size), row_sum(group_size);
-    ChunkProblem problem;
+    GroupAttention problem;
     problem.q = q.data();
     problem.q_stride = head_dim;
     problem.n_rows = group_size;
@@ -70,8 +72,8 @@ TEST_CASE("attend_chunk reads one kv head for a whole group and matches the refe
     problem.n_ctx = n_ctx;
     problem.head_dim = head_dim;
     problem.scale = 1.0f / 4.0f;
-    ChunkWorkspace workspace(group_size, head_dim);
-    attend_chunk(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
+    AttendWorkspace workspace(group_size, head_dim);
+    attend_group(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
     for (std::size_t i = 0; i < group_size; ++i) {
         for (std::size_t d = 0; d < head_dim; ++d) out[i * head_dim + d] /= row_sum[i];
     }
@@ -90,9 +92,9 @@ TEST_CASE("attend_decode matches the reference for mha, gqa and mqa") {
 }
 
 TEST_CASE("attend_decode splits the context across threads and merges exactly") {
-    // B·G = 1 and 4 threads: the context is cut into slices whose softmax states merge.
+    // B·G = 1 and 4 threads: the context is cut into splits whose softmax states merge.
     CHECK(decode_split_count(1, 1000, 4, 8) == 4);
-    CHECK(decode_split_count(1, 100, 4, 8) == 1);  // slices would be shorter than 64 positions
+    CHECK(decode_split_count(1, 100, 4, 8) == 1);  // splits would be shorter than 64 positions
     CHECK(decode_split_count(8, 1000, 4, 8) == 1);
     for (std::size_t n_ctx : {300u, 1001u}) {
         INFO("n_ctx=" << n_ctx);
@@ -146,16 +148,16 @@ TEST_CASE("attend_causal matches per-row reference attention and skips the upper
 
 namespace {
 
-// attend_chunk on random data, normalised, against the reference. q and K/V rows are
+// attend_group on random data, normalised, against the reference. q and K/V rows are
 // strided wider than head_dim when `padded`, as in the uncached qkv rows.
-double chunk_error(std::size_t group_size, std::size_t head_dim, std::size_t n_ctx, bool padded) {
+double group_error(std::size_t group_size, std::size_t head_dim, std::size_t n_ctx, bool padded) {
     const std::size_t q_stride = padded ? head_dim + 5 : head_dim;
     const std::size_t kv_stride = padded ? head_dim + 3 : head_dim;
     const auto q = random_vector(group_size * q_stride, 40 + group_size);
     const auto k = random_vector(n_ctx * kv_stride, 41 + n_ctx, 2.0f);
     const auto v = random_vector(n_ctx * kv_stride, 42 + head_dim);
     std::vector<float> out(group_size * head_dim), row_max(group_size), row_sum(group_size);
-    ChunkProblem problem;
+    GroupAttention problem;
     problem.q = q.data();
     problem.q_stride = q_stride;
     problem.n_rows = group_size;
@@ -165,8 +167,8 @@ double chunk_error(std::size_t group_size, std::size_t head_dim, std::size_t n_c
     problem.n_ctx = n_ctx;
     problem.head_dim = head_dim;
     problem.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-    ChunkWorkspace workspace(group_size, head_dim);
-    attend_chunk(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
+    AttendWorkspace workspace(group_size, head_dim);
+    attend_group(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
     for (std::size_t i = 0; i < group_size; ++i) {
         for (std::size_t d = 0; d < head_dim; ++d) out[i * head_dim + d] /= row_sum[i];
     }
@@ -236,14 +238,14 @@ TEST_CASE("softmax_row sums to one, is stable with large logits and leaves nothi
     }
 }
 
-TEST_CASE("attend_chunk matches the reference for group sizes 1-20, odd head dims and ragged contexts") {
+TEST_CASE("attend_group matches the reference for group sizes 1-20, odd head dims and ragged contexts") {
     // Group sizes up to 8 take the dot-product tiles, larger ones the transposed-key tiles;
     // 13 and 20 leave partial tiles. Contexts straddle the 16- and 32-key blocks.
     for (std::size_t group_size : {1u, 2u, 3u, 4u, 5u, 7u, 8u, 9u, 12u, 13u, 16u, 20u}) {
         for (std::size_t head_dim : {8u, 24u, 64u, 128u}) {
             for (std::size_t n_ctx : {1u, 15u, 33u, 70u}) {
                 INFO("group_size=" << group_size << " head_dim=" << head_dim << " n_ctx=" << n_ctx);
-                CHECK(chunk_error(group_size, head_dim, n_ctx, false) < 1e-5);
+                CHECK(group_error(group_size, head_dim, n_ctx, false) < 1e-5);
             }
         }
     }
@@ -251,7 +253,7 @@ TEST_CASE("attend_chunk matches the reference for group sizes 1-20, odd head dim
     for (std::size_t group_size : {1u, 6u, 17u}) {
         for (std::size_t head_dim : {24u, 64u}) {
             INFO("strided group_size=" << group_size << " head_dim=" << head_dim);
-            CHECK(chunk_error(group_size, head_dim, 100, true) < 1e-5);
+            CHECK(group_error(group_size, head_dim, 100, true) < 1e-5);
         }
     }
 }
@@ -272,7 +274,7 @@ TEST_CASE("attend_decode matches the reference for head dims 8 to 128 and group 
 }
 
 TEST_CASE("attend_decode splits long contexts of large groups and merges them") {
-    // B·G = 1 < 4 threads: up to 4 slices of at least 64 positions, each a multi-block chunk.
+    // B·G = 1 < 4 threads: up to 4 splits of at least 64 positions, each a multi-block split.
     CHECK(decode_split_count(1, 1000, 4, 8) == 4);
     for (std::size_t n_ctx : {129u, 1000u}) {
         INFO("n_ctx=" << n_ctx);
@@ -309,5 +311,29 @@ TEST_CASE("the decode scratch reports what it allocates, and the context does no
         CHECK(scratch.bytes() == DecodeAttentionScratch::bytes_for(config, n_threads));
         CHECK(DecodeAttentionScratch(config, 5000, n_threads).bytes() == scratch.bytes());
     }
-    CHECK(ChunkWorkspace(3, 24).bytes() == ChunkWorkspace::bytes_for(3, 24));
+    CHECK(AttendWorkspace(3, 24).bytes() == AttendWorkspace::bytes_for(3, 24));
+}
+
+TEST_CASE("attend_decode_naive and attend_causal_naive compute what the fast kernels compute") {
+    const auto config = make_config(2, 45, 64, 8, 2, 1);
+    const std::size_t n_ctx = config.seq_len;
+    KvCache cache(config, n_ctx);
+    fill_cache_seeded(config, cache, n_ctx, 3);
+    const auto q = random_vector(config.n_batch * config.qkv_dim(), 4);
+    DecodeAttentionScratch decode_scratch(config, n_ctx, 2);
+    std::vector<float> fast(config.n_batch * config.model_dim), naive(fast.size());
+    attend_decode(config, q.data(), config.qkv_dim(), cache, 0, n_ctx, fast.data(), decode_scratch);
+    attend_decode_naive(config, q.data(), config.qkv_dim(), cache, 0, n_ctx, naive.data(), decode_scratch);
+    CHECK(relative_error(fast, naive) < 1e-5);
+
+    const auto qkv = random_vector(config.n_batch * n_ctx * config.qkv_dim(), 5);
+    CausalAttentionScratch causal_scratch(n_ctx, 2, 16);
+    std::vector<float> causal_fast(config.n_batch * n_ctx * config.model_dim), causal_naive(causal_fast.size());
+    attend_causal(config, qkv.data(), causal_fast.data(), causal_scratch);
+    attend_causal_naive(config, qkv.data(), causal_naive.data(), causal_scratch);
+    CHECK(relative_error(causal_fast, causal_naive) < 1e-5);
+    // And they are not trivially equal: another query gives another answer.
+    const auto other_q = random_vector(q.size(), 6);
+    attend_decode_naive(config, other_q.data(), config.qkv_dim(), cache, 0, n_ctx, naive.data(), decode_scratch);
+    CHECK(relative_error(fast, naive) > 1e-2);
 }

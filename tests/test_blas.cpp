@@ -21,7 +21,7 @@ TEST_CASE("linear matches the reference for one row and for many") {
             const auto w = random_vector(out_dim * in_dim, 2);
             std::vector<float> fast(n_rows * out_dim), slow(n_rows * out_dim);
             const auto flops = linear(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, fast.data());
-            linear_reference(x.data(), n_rows, in_dim, w.data(), out_dim, slow.data());
+            linear_naive(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, slow.data());
             INFO("rows=" << n_rows << " out=" << out_dim);
             CHECK(relative_error(fast, slow) < 1e-5);
             CHECK(flops == 2ull * n_rows * out_dim * in_dim);
@@ -37,7 +37,7 @@ TEST_CASE("linear with beta one adds the product to what y held") {
         const auto residual = random_vector(n_rows * out_dim, 5);
         std::vector<float> fast = residual, product(n_rows * out_dim);
         linear(x.data(), n_rows, in_dim, w.data(), out_dim, 1.0f, fast.data());
-        linear_reference(x.data(), n_rows, in_dim, w.data(), out_dim, product.data());
+        linear_naive(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, product.data());
         for (std::size_t i = 0; i < product.size(); ++i) product[i] += residual[i];
         CHECK(relative_error(fast, product) < 1e-5);
     }

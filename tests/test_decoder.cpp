@@ -1,5 +1,6 @@
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
+#include "kvbench/engine/kernel_check.hpp"
 #include "kvbench/engine/reference.hpp"
 
 #include "test_support.hpp"
@@ -231,4 +232,27 @@ TEST_CASE("activations stay of order one through many layers") {
     const double rms = std::sqrt(sum_sq / double(out.size()));
     CHECK(rms > 0.5);
     CHECK(rms < 3.0);
+}
+
+TEST_CASE("check_kernels runs every kernel of a point against its naive twin and they agree") {
+    const auto config = make_config(2, 150, 64, 8, 2, 2);  // 150 positions: more than the 128 checked
+    const ModelWeights weights = make_weights(config, 6);
+    const auto inputs = make_inputs(config, 6);
+    const auto step_in = positions(inputs, config.n_batch, config.seq_len, config.model_dim, config.seq_len - 1, 1);
+    KvCache cache(config, config.seq_len);
+    fill_cache_seeded(config, cache, config.seq_len - 1, 6);
+    const auto checks = check_kernels(config, weights, {step_in.data(), inputs.data(), &cache, test_threads});
+    REQUIRE(checks.size() == 4);
+    CHECK(checks[0].kernel == "linear (2 rows)");
+    CHECK(checks[1].kernel == "attend_decode");
+    CHECK(checks[2].kernel == "linear (256 rows)");
+    CHECK(checks[3].kernel == "attend_causal (128 positions)");
+    for (const KernelCheck& check : checks) {
+        INFO(check.kernel);
+        CHECK(check.rel_error < kernel_check_tolerance);
+        CHECK(check.rel_error > 0);  // double and float sums differ: the two sides really ran
+    }
+    CHECK(cache.length() == config.seq_len - 1);
+    // Without a cache or a prompt, only the step's projection is checked.
+    CHECK(check_kernels(config, weights, {step_in.data(), nullptr, nullptr, test_threads}).size() == 1);
 }

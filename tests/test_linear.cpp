@@ -24,7 +24,7 @@ std::vector<float> expected_product(const std::vector<float>& x, std::size_t n_r
                                     std::size_t in_dim, const std::vector<float>& w,
                                     std::size_t out_dim, float beta, const std::vector<float>& y0) {
     std::vector<float> y(n_rows * out_dim);
-    linear_reference(x.data(), n_rows, in_dim, w.data(), out_dim, y.data());
+    linear_naive(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data());
     if (beta != 0.0f) {
         for (std::size_t i = 0; i < y.size(); ++i) y[i] += y0[i];
     }
@@ -69,7 +69,7 @@ TEST_CASE("small_m_gemm gives the same bits wherever x and W are allocated") {
     const auto x = random_vector(n_rows * in_dim, 51);
     const auto w = random_vector(out_dim * in_dim, 52);
     std::vector<float> expected(n_rows * out_dim);
-    linear_reference(x.data(), n_rows, in_dim, w.data(), out_dim, expected.data());
+    linear_naive(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, expected.data());
     for (const SmallMIsa isa : small_m_isas()) {
         std::vector<float> first(n_rows * out_dim);
         small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, first.data(), isa);

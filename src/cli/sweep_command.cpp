@@ -5,6 +5,7 @@
 #include "cli/progress.hpp"
 
 #include "kvbench/engine/blas.hpp"
+#include "kvbench/engine/kernel_check.hpp"
 #include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/memory.hpp"
@@ -78,6 +79,8 @@ struct SweepOutcome {
     std::vector<std::string> failures;       // one line per failed point: its configuration and why
     std::size_t n_verified = 0;
     double worst_verify_error = 0;
+    std::size_t n_checked = 0;
+    double worst_check_error = 0;
     int stop_signal = 0;                     // the signal that stopped the sweep; 0 when it ran to the end
 };
 
@@ -361,6 +364,10 @@ SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPla
             if (error) std::rethrow_exception(error);
             if (fail_point == i) throw std::runtime_error("injected failure (KVBENCH_TEST_FAIL_POINT)");
             rows = make_result_rows(points[i], *measured, plan.run, roofline_of(rooflines, points[i].n_threads), env);
+            if (measured->check_rel_error) {
+                ++outcome.n_checked;
+                outcome.worst_check_error = std::max(outcome.worst_check_error, *measured->check_rel_error);
+            }
             if (measured->verify_rel_error) {
                 ++outcome.n_verified;
                 outcome.worst_verify_error = std::max(outcome.worst_verify_error, *measured->verify_rel_error);
@@ -511,6 +518,11 @@ int report_outcome(const SweepPlan& plan, const SweepOutcome& outcome) {
         fmt::print(notes, "verify: cached step == uncached forward at all {} points; worst relative error "
                           "{:.2e} (tolerance {:.0e})\n",
                    outcome.n_verified, outcome.worst_verify_error, verify_tolerance);
+    }
+    if (plan.run.check && outcome.n_checked > 0) {
+        fmt::print(notes, "check: every kernel matched its naive twin at all {} points; worst relative error "
+                          "{:.2e} (tolerance {:.0e})\n",
+                   outcome.n_checked, outcome.worst_check_error, kernel_check_tolerance);
     }
     const std::size_t n_rows = outcome.rows.all().size();
     if (plan.output) fmt::print(notes, "wrote {} rows to {}\n", n_rows, *plan.output);

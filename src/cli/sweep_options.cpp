@@ -39,6 +39,12 @@ double parse_min_time(const std::string& text) {
     return seconds;
 }
 
+#ifdef NDEBUG
+constexpr bool check_by_default = false;
+#else
+constexpr bool check_by_default = true;  // a Debug build is for finding bugs, not for timing
+#endif
+
 }  // namespace
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
@@ -88,6 +94,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
     sweep->add_option("--seed", options.seed, "Seed of weights and inputs")->capture_default_str();
     sweep->add_flag("--verify", options.verify,
                     "Check at every point that the cached step equals the uncached forward (SPEC 1e-4)");
+    sweep->add_flag("--check", options.check,
+                    "Before timing a point, compare each fast kernel with its naive twin on the point's data "
+                    "(always on in Debug builds)");
     sweep->add_flag("--dry-run", options.dry_run,
                     "List the grid with FLOPs, KV bytes, peak memory and estimated time; run nothing");
     sweep->add_option("-f,--format", options.format, "Output format: table, csv, json or md")
@@ -143,6 +152,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     plan.run.n_warmup = options.n_warmup;
     plan.run.cold_cache = options.cache_state == "cold";
     plan.run.verify = options.verify;
+    plan.run.check = options.check || check_by_default;
     plan.run.seed = options.seed;
     const std::map<std::string, OutputFormat> formats{{"table", OutputFormat::table},
                                                       {"csv", OutputFormat::csv},

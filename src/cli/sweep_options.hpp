@@ -35,6 +35,7 @@ struct SweepCliOptions {
     std::string cache_state = "cold";
     std::uint64_t seed = 1;
     bool verify = false;
+    bool check = false;
     bool dry_run = false;
     std::string format = "table";
     std::string output;             // -o FILE; empty: stdout only

@@ -1,7 +1,7 @@
-// Uncached causal attention as tiled sgemm calls with a vectorised softmax between them, on the OpenMP pool.
+// Uncached causal attention as sgemm calls per block of query rows with a vectorised softmax between them, on the OpenMP pool.
 #include "kvbench/engine/causal_attention.hpp"
 
-#include "kvbench/engine/attention.hpp"
+#include "kvbench/engine/vector_math.hpp"
 #include "kvbench/engine/blas.hpp"
 
 #include <algorithm>
@@ -15,9 +15,9 @@ CausalAttentionScratch::CausalAttentionScratch(std::size_t max_seq_len_, std::si
     : n_threads(n_threads_),
       max_seq_len(max_seq_len_),
       block_rows(block_rows_),
-      tiles(n_threads_ * block_rows_ * max_seq_len_) {}
+      scores(n_threads_ * block_rows_ * max_seq_len_) {}
 
-std::size_t CausalAttentionScratch::bytes() const { return tiles.size() * sizeof(float); }
+std::size_t CausalAttentionScratch::bytes() const { return scores.size() * sizeof(float); }
 
 std::size_t CausalAttentionScratch::bytes_for(std::size_t max_seq_len_, std::size_t n_threads_,
                                               std::size_t block_rows_) {
@@ -26,11 +26,11 @@ std::size_t CausalAttentionScratch::bytes_for(std::size_t max_seq_len_, std::siz
 
 namespace {
 
-// Row i of the tile (absolute position first_row + i) may see keys [0, first_row + i].
-void masked_softmax_rows(float* tile, std::size_t stride, std::size_t first_row, std::size_t n_rows,
+// Row i of a block's scores (absolute position first_row + i) may see keys [0, first_row + i].
+void masked_softmax_rows(float* scores, std::size_t stride, std::size_t first_row, std::size_t n_rows,
                          std::size_t n_keys) {
     for (std::size_t i = 0; i < n_rows; ++i) {
-        float* row = tile + i * stride;
+        float* row = scores + i * stride;
         const std::size_t n_visible = first_row + i + 1;
         softmax_row(row, n_visible);
         std::fill(row + n_visible, row + n_keys, 0.0f);
@@ -62,7 +62,7 @@ FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
     num_threads(static_cast<int>(scratch.n_threads))
     for (std::ptrdiff_t task = 0; task < n_tasks; ++task) {
         const auto index = static_cast<std::size_t>(task);
-        // Longest tiles first: the tail of the schedule is then made of short ones.
+        // Longest blocks first: the tail of the schedule is then made of short ones.
         const std::size_t block = n_blocks - 1 - index % n_blocks;
         const std::size_t h = (index / n_blocks) % n_heads;
         const std::size_t b = index / (n_blocks * n_heads);
@@ -75,13 +75,13 @@ FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
         const float* queries = sequence + first_row * qkv_dim + h * head_dim;
         const float* keys = sequence + model_dim + kv_head * head_dim;
         const float* values = sequence + model_dim + kv_dim + kv_head * head_dim;
-        float* tile = scratch.tiles.data() +
+        float* scores = scratch.scores.data() +
                       static_cast<std::size_t>(omp_get_thread_num()) * block_rows * scratch.max_seq_len;
 
         gemm(Transpose::no, Transpose::yes, n_rows, n_keys, head_dim, scale, queries, qkv_dim, keys,
-             qkv_dim, 0.0f, tile, scratch.max_seq_len);
-        masked_softmax_rows(tile, scratch.max_seq_len, first_row, n_rows, n_keys);
-        gemm(Transpose::no, Transpose::no, n_rows, head_dim, n_keys, 1.0f, tile, scratch.max_seq_len,
+             qkv_dim, 0.0f, scores, scratch.max_seq_len);
+        masked_softmax_rows(scores, scratch.max_seq_len, first_row, n_rows, n_keys);
+        gemm(Transpose::no, Transpose::no, n_rows, head_dim, n_keys, 1.0f, scores, scratch.max_seq_len,
              values, qkv_dim, 0.0f, out + (b * seq_len + first_row) * model_dim + h * head_dim,
              model_dim);
 

@@ -1,27 +1,35 @@
 // Plain loops, double accumulation, no BLAS and no threads: slow and obviously right.
 #include "kvbench/engine/reference.hpp"
 
+#include "kvbench/engine/attention.hpp"
+#include "kvbench/engine/causal_attention.hpp"
+#include "kvbench/engine/linear.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace kvbench {
 
-void linear_reference(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
-                      std::size_t out_dim, float* y) {
+std::uint64_t linear_naive(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
+                           std::size_t out_dim, float beta, float* y) {
+    std::uint64_t multiply_adds = 0;
     for (std::size_t r = 0; r < n_rows; ++r) {
         for (std::size_t o = 0; o < out_dim; ++o) {
-            double acc = 0.0;
+            double acc = beta == 0.0f ? 0.0 : static_cast<double>(beta) * y[r * out_dim + o];
             for (std::size_t i = 0; i < in_dim; ++i) {
                 acc += static_cast<double>(x[r * in_dim + i]) * static_cast<double>(w[o * in_dim + i]);
+                ++multiply_adds;
             }
             y[r * out_dim + o] = static_cast<float>(acc);
         }
     }
+    return 2 * multiply_adds;
 }
 
-void attention_reference(const float* q, const float* keys, const float* values, std::size_t n_ctx,
-                         std::size_t group_size, std::size_t head_dim, float* out) {
+std::uint64_t attention_reference(const float* q, const float* keys, const float* values, std::size_t n_ctx,
+                                  std::size_t group_size, std::size_t head_dim, float* out) {
+    std::uint64_t multiply_adds = 0;
     const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
     std::vector<double> weights(n_ctx);
     for (std::size_t i = 0; i < group_size; ++i) {
@@ -31,6 +39,7 @@ void attention_reference(const float* q, const float* keys, const float* values,
             for (std::size_t d = 0; d < head_dim; ++d) {
                 dot += static_cast<double>(q[i * head_dim + d]) *
                        static_cast<double>(keys[t * head_dim + d]);
+                ++multiply_adds;
             }
             weights[t] = dot * scale;
             max_score = std::max(max_score, weights[t]);
@@ -44,10 +53,56 @@ void attention_reference(const float* q, const float* keys, const float* values,
             double acc = 0.0;
             for (std::size_t t = 0; t < n_ctx; ++t) {
                 acc += weights[t] * static_cast<double>(values[t * head_dim + d]);
+                ++multiply_adds;
             }
             out[i * head_dim + d] = static_cast<float>(acc / sum);
         }
     }
+    return multiply_adds;
+}
+
+FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::size_t q_stride,
+                              const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
+                              DecodeAttentionScratch&) {
+    const std::size_t head_dim = config.head_dim();
+    std::uint64_t multiply_adds = 0;
+    for (std::size_t b = 0; b < config.n_batch; ++b) {
+        for (std::size_t h = 0; h < config.n_heads; ++h) {
+            const std::size_t g = h / config.group_size();
+            multiply_adds += attention_reference(q + b * q_stride + h * head_dim, cache.keys(layer, b, g),
+                                                 cache.values(layer, b, g), n_ctx, 1, head_dim,
+                                                 out + b * config.model_dim + h * head_dim);
+        }
+    }
+    return {2 * multiply_adds, 2 * multiply_adds};
+}
+
+FlopCount attend_causal_naive(const ModelConfig& config, const float* qkv, float* out,
+                              CausalAttentionScratch&) {
+    const std::size_t seq_len = config.seq_len;
+    const std::size_t head_dim = config.head_dim();
+    const std::size_t qkv_dim = config.qkv_dim();
+    std::vector<float> keys(seq_len * head_dim);    // (seq_len, head_dim) floats: one KV head's keys
+    std::vector<float> values(seq_len * head_dim);  // (seq_len, head_dim) floats: its values
+    std::uint64_t multiply_adds = 0;
+    for (std::size_t b = 0; b < config.n_batch; ++b) {
+        const float* sequence = qkv + b * seq_len * qkv_dim;
+        for (std::size_t h = 0; h < config.n_heads; ++h) {
+            const std::size_t g = h / config.group_size();
+            for (std::size_t t = 0; t < seq_len; ++t) {
+                const float* k = sequence + t * qkv_dim + config.model_dim + g * head_dim;
+                std::copy_n(k, head_dim, keys.data() + t * head_dim);
+                std::copy_n(k + config.kv_dim(), head_dim, values.data() + t * head_dim);
+            }
+            for (std::size_t i = 0; i < seq_len; ++i) {
+                // Causal mask: position i sees positions 0..i.
+                multiply_adds += attention_reference(sequence + i * qkv_dim + h * head_dim, keys.data(),
+                                                     values.data(), i + 1, 1, head_dim,
+                                                     out + (b * seq_len + i) * config.model_dim + h * head_dim);
+            }
+        }
+    }
+    return {2 * multiply_adds, 2 * multiply_adds};
 }
 
 std::vector<float> forward_reference(const ModelConfig& config, const ModelWeights& weights,
@@ -68,9 +123,9 @@ std::vector<float> forward_reference(const ModelConfig& config, const ModelWeigh
         const float* wo = weights.layers[layer].wo.data();
         for (std::size_t b = 0; b < config.n_batch; ++b) {
             float* xb = x.data() + b * seq_len * dim;
-            linear_reference(xb, seq_len, dim, wq, dim, q.data());
-            linear_reference(xb, seq_len, dim, wk, kv_dim, k.data());
-            linear_reference(xb, seq_len, dim, wv, kv_dim, v.data());
+            linear_naive(xb, seq_len, dim, wq, dim, 0.0f, q.data());
+            linear_naive(xb, seq_len, dim, wk, kv_dim, 0.0f, k.data());
+            linear_naive(xb, seq_len, dim, wv, kv_dim, 0.0f, v.data());
             for (std::size_t h = 0; h < config.n_heads; ++h) {
                 const std::size_t g = h / config.group_size();
                 for (std::size_t t = 0; t < seq_len; ++t) {
@@ -83,7 +138,7 @@ std::vector<float> forward_reference(const ModelConfig& config, const ModelWeigh
                                         i + 1, 1, head_dim, heads_out.data() + i * dim + h * head_dim);
                 }
             }
-            linear_reference(heads_out.data(), seq_len, dim, wo, dim, y.data());
+            linear_naive(heads_out.data(), seq_len, dim, wo, dim, 0.0f, y.data());
             for (std::size_t i = 0; i < seq_len * dim; ++i) xb[i] += y[i];
         }
     }

@@ -5,6 +5,7 @@
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
+#include "kvbench/engine/kernel_check.hpp"
 #include "kvbench/engine/reference.hpp"
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include <list>
 #include <map>
 #include <random>
+#include <stdexcept>
 
 namespace kvbench {
 
@@ -49,6 +51,21 @@ std::vector<float> gather_position(const std::vector<float>& tensor, const Model
         std::copy_n(first, dim, rows.begin() + static_cast<std::ptrdiff_t>(b * dim));
     }
     return rows;
+}
+
+// Every kernel of the point against its naive twin; throws, failing the point, when one disagrees.
+// Returns the worst relative error.
+double check_point_kernels(const GridPoint& point, const ModelWeights& weights, const KernelCheckInputs& inputs) {
+    double worst = 0;
+    for (const KernelCheck& check : check_kernels(point.config, weights, inputs)) {
+        if (!(check.rel_error < kernel_check_tolerance)) {
+            throw std::runtime_error(fmt::format(
+                "--check: {} differs from its naive twin by {:.3g} (relative error; tolerance {:.0e}) at {} T={}",
+                check.kernel, check.rel_error, kernel_check_tolerance, describe(point.config), point.n_threads));
+        }
+        worst = std::max(worst, check.rel_error);
+    }
+    return worst;
 }
 
 // Everything one point keeps allocated while it is measured (llama2.c's RunState): inputs,
@@ -99,6 +116,15 @@ public:
     double verify() {
         run(DecodePath::cached);
         return relative_error(step_out_, gather_position(full_out_, config_, config_.seq_len - 1));
+    }
+
+    // Every kernel of the point against its naive twin, on the point's own data (docs/measuring.md).
+    double check(const GridPoint& point) {
+        if (cache_) cache_->roll_back(config_.seq_len - 1);
+        return check_point_kernels(point, *weights_,
+                                   {step_in_.empty() ? nullptr : step_in_.data(),
+                                    full_out_.empty() ? nullptr : inputs_.data(), cache_ ? &*cache_ : nullptr,
+                                    point.n_threads});
     }
 
     FlopCount flops(DecodePath path) const { return path == DecodePath::cached ? cached_flops_ : uncached_flops_; }
@@ -254,6 +280,7 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
         result.interrupted = result.interrupted || stop.load(std::memory_order_relaxed);
         return result.interrupted;
     };
+    if (options.check && !stopped()) result.check_rel_error = state.check(point);
     if (options.verify && !stopped()) result.verify_rel_error = state.verify();
     for (const DecodePath path : timed_paths(options)) {
         PathMeasurement measured;
@@ -315,6 +342,7 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
         }
         if (!was_started[i]) started(i);
         auto state = std::make_unique<PointState>(points[i], options, weights.get(points[i].config, options.seed));
+        if (!was_started[i] && options.check) measured[i].check_rel_error = state->check(points[i]);
         if (!was_started[i] && options.verify) measured[i].verify_rel_error = state->verify();
         was_started[i] = true;
         for (const DecodePath path : timed_paths(options)) warm_up(*state, path, options, stopped);

@@ -10,8 +10,8 @@
 
 namespace kvbench {
 
-// Scratch of attend_causal: one score tile per thread, so extra memory is
-// O(threads · block_rows · N), never H · N².
+// Scratch of attend_causal: the scores of one block of query rows per thread, so extra
+// memory is O(threads · block_rows · N), never H · N².
 struct CausalAttentionScratch {
     // Requires: block_rows >= 1.
     CausalAttentionScratch(std::size_t max_seq_len, std::size_t n_threads,
@@ -22,22 +22,28 @@ struct CausalAttentionScratch {
                                  std::size_t block_rows = default_block_rows);
 
     // Tall enough for sgemm to run near its peak on Q·K^T, short enough that the diagonal
-    // tiles' masked half stays a small fraction of the work.
+    // blocks' masked half stays a small fraction of the work.
     static constexpr std::size_t default_block_rows = 64;
 
     std::size_t n_threads;
     std::size_t max_seq_len;
-    std::size_t block_rows;    // query rows per tile
-    std::vector<float> tiles;  // (n_threads, block_rows, max_seq_len)
+    std::size_t block_rows;     // query rows per block
+    std::vector<float> scores;  // (n_threads, block_rows, max_seq_len) floats: a block's scores, then p
 };
 
 // Causal softmax attention for all seq_len positions of every batch row:
 //   out[b, i, h] = softmax_{t <= i}(q[b, i, h] · k[b, t, g] / sqrt(dh)) · v[b, ·, g],  g = h / group_size.
-// qkv: (n_batch · seq_len, qkv_dim), each row q | k | v as the fused projection writes it;
-// out: (n_batch · seq_len, model_dim). A tile of block_rows queries multiplies only the keys
-// up to its last row, so the upper triangle is skipped except inside diagonal tiles.
+// qkv: (n_batch · seq_len, qkv_dim) floats, each row q | k | v as the fused projection writes it;
+// out: (n_batch · seq_len, model_dim) floats. A block of block_rows queries multiplies only the keys
+// up to its last row, so the upper triangle is skipped except inside diagonal blocks.
 // Requires: config.seq_len <= scratch.max_seq_len.
 FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
                         CausalAttentionScratch& scratch);
+
+// attend_causal's naive twin (src/engine/reference.cpp): attention_reference per (batch row,
+// head, position) over the positions up to it, double accumulators, one thread; the scratch is
+// not used. Returns the FLOPs it executed, counted one multiply-add at a time.
+FlopCount attend_causal_naive(const ModelConfig& config, const float* qkv, float* out,
+                              CausalAttentionScratch& scratch);
 
 }  // namespace kvbench

@@ -26,7 +26,7 @@ struct DecodeScratch {
 };
 
 struct ForwardScratch {
-    // Sized for config.seq_len tokens; block_rows is the query tile height of attend_causal.
+    // Sized for config.seq_len tokens; block_rows is the height of the query blocks of attend_causal.
     // Requires: config validated, n_threads >= 1, block_rows >= 1.
     ForwardScratch(const ModelConfig& config, std::size_t n_threads,
                    std::size_t block_rows = CausalAttentionScratch::default_block_rows);

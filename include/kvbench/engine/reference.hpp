@@ -5,18 +5,19 @@
 #include "kvbench/engine/weights.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
 namespace kvbench {
 
-// y (n_rows, out_dim) = x (n_rows, in_dim) · W^T, W (out_dim, in_dim); double accumulators.
-void linear_reference(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
-                      std::size_t out_dim, float* y);
+// The naive twins of the kernels are declared beside them: linear_naive (linear.hpp),
+// attend_decode_naive (attention.hpp), attend_causal_naive (causal_attention.hpp).
 
 // Normalised attention of group_size queries sharing one KV head over n_ctx positions.
-// q: (group_size, head_dim); keys, values: (n_ctx, head_dim); out: (group_size, head_dim).
-void attention_reference(const float* q, const float* keys, const float* values, std::size_t n_ctx,
+// q: (group_size, head_dim) floats; keys, values: (n_ctx, head_dim) floats; out: (group_size,
+// head_dim) floats. Returns the multiply-adds it did (2 FLOPs each).
+std::uint64_t attention_reference(const float* q, const float* keys, const float* values, std::size_t n_ctx,
                          std::size_t group_size, std::size_t head_dim, float* out);
 
 // SPEC §1's model written as directly as possible: every layer, every position, separate

@@ -35,6 +35,7 @@ struct RunOptions {
     std::size_t n_warmup = 3;
     bool cold_cache = true;  // evict the LLC before every timed repetition (docs/measuring.md)
     bool verify = false;     // check the cached step against the uncached forward (docs/model.md)
+    bool check = false;      // compare each fast kernel with its naive twin before timing (kernel_check.hpp)
     std::uint64_t seed = 1;
 };
 
@@ -54,6 +55,7 @@ struct PointMeasurement {
     std::optional<PathMeasurement> cached;
     std::optional<PathMeasurement> uncached;
     std::optional<double> verify_rel_error;  // docs/model.md's measure, when options.verify
+    std::optional<double> check_rel_error;   // worst kernel against its naive twin, when options.check
     bool interrupted = false;                // stop was raised: the point is incomplete, discard it
 };
 

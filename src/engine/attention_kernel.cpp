@@ -1,0 +1,317 @@
+// attend_group(): the online-softmax kernel over blocks of keys, and its register tiles. Written once
+// against the vector primitives of simd.hpp; the back-end (AVX-512, AVX2, scalar) is chosen there.
+#include "kvbench/engine/attention_kernel.hpp"
+
+#include "block_prefetcher.hpp"
+#include "simd.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cmath>
+#include <cstddef>
+#include <utility>
+
+namespace kvbench {
+
+namespace {
+
+using namespace simd;
+
+// Keys per block in this build's back-end.
+constexpr std::size_t key_block = Simd::key_block;
+constexpr std::size_t block_vecs = key_block / lanes;  // vectors per score row of a block
+static_assert(key_block % lanes == 0 && key_block <= max_key_block);
+
+// Everything the tiles of one key block need.
+struct BlockState {
+    const GroupAttention& problem;
+    AttendWorkspace& ws;
+    BlockPrefetcher& prefetcher;
+    std::size_t first_key;    // index of the block's first key in the split
+    std::size_t n_keys;       // keys in this block, <= key_block
+    const float* keys;        // (n_keys, problem.kv_stride): the block's keys in place
+    const float* values;      // (n_keys, value_stride): the block's values, packed or in place
+    std::size_t value_stride;
+};
+
+// Keys [0, n_keys) of the block, transposed to keys_t (head_dim, max_key_block) so that
+// a score row is computed as whole vectors along the keys. Key vectors past n_keys are not
+// written: their scores are masked.
+void pack_key_block(BlockState& st) {
+    const std::size_t dim = st.problem.head_dim;
+    const std::size_t stride = st.problem.kv_stride;
+    float* keys_t = st.ws.keys_t();
+    Vec rows[lanes];
+    for (std::size_t t0 = 0; t0 < st.n_keys; t0 += lanes) {
+        for (std::size_t d0 = 0; d0 < dim; d0 += lanes) {
+            const std::size_t n_dims = std::min(lanes, dim - d0);
+            const Simd::Mask dims = Simd::first(n_dims);
+            for (std::size_t i = 0; i < lanes; ++i) {
+                rows[i] = t0 + i < st.n_keys ? Simd::load(st.keys + (t0 + i) * stride + d0, dims) : Simd::zero();
+            }
+            st.prefetcher.issue();
+            Simd::transpose(rows);
+            for (std::size_t j = 0; j < n_dims; ++j) Simd::store(keys_t + (d0 + j) * max_key_block + t0, rows[j]);
+        }
+    }
+}
+
+// Values [0, n_keys) of the block as (n_keys, padded_dim) rows, zero past head_dim, so the
+// output tiles read whole vectors from one small contiguous buffer.
+void pack_value_block(BlockState& st) {
+    const std::size_t padded_dim = st.ws.padded_dim();
+    float* packed = st.ws.values();
+    for (std::size_t t = 0; t < st.n_keys; ++t) {
+        for (std::size_t v = 0; v * lanes < padded_dim; ++v) {
+            Simd::store(packed + t * padded_dim + v * lanes,
+                        Simd::load(st.values + t * st.value_stride + v * lanes, lanes_below(st.problem.head_dim, v)));
+        }
+    }
+    st.values = packed;
+    st.value_stride = padded_dim;
+}
+
+// Scores of n_rows rows × (lanes / n_rows) keys from dot products along head_dim: one
+// accumulator per (row, key), reduced to one vector of scores at the end. For a few rows
+// this is cheaper than transposing the keys (a 16×16 transpose is 64 shuffles, 1 per cycle).
+template <std::size_t n_rows>
+void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
+    static_assert(lanes % n_rows == 0);
+    constexpr std::size_t n_cols = lanes / n_rows;
+    const std::size_t dim = st.problem.head_dim;
+    const std::size_t padded_dim = st.ws.padded_dim();
+    const float* queries = st.ws.queries() + first_row * padded_dim;
+    // Keys past the block repeat its last key; their scores are masked later.
+    const float* keys[n_cols];
+    for (std::size_t j = 0; j < n_cols; ++j) {
+        keys[j] = st.keys + std::min(first_key + j, st.n_keys - 1) * st.problem.kv_stride;
+    }
+    Vec acc[lanes];  // acc[i · n_cols + j]: row i, key j
+    for (Vec& a : acc) a = Simd::zero();
+    for (std::size_t d0 = 0; d0 < dim; d0 += lanes) {
+        const Simd::Mask dims = Simd::first(std::min(lanes, dim - d0));
+        Vec q[n_rows];
+        for (std::size_t i = 0; i < n_rows; ++i) q[i] = Simd::load(queries + i * padded_dim + d0);
+        for (std::size_t j = 0; j < n_cols; ++j) {
+            const Vec k = Simd::load(keys[j] + d0, dims);
+            for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[i], k, acc[i * n_cols + j]);
+        }
+        st.prefetcher.issue();
+    }
+    const Vec scores = Simd::reduce_lanes(acc);
+    const std::size_t n_valid = std::min(n_cols, key_block - first_key);
+    for (std::size_t i = 0; i < n_rows; ++i) {
+        Simd::store_lanes(st.ws.probs() + (first_row + i) * max_key_block + first_key, scores, i * n_cols, n_valid);
+    }
+}
+
+// Scores of rows [first_row, first_row + n_rows) against the whole block from the transposed
+// keys: an (n_rows × key_block) register tile, one broadcast query element × one key vector
+// per FMA.
+template <std::size_t n_rows>
+void transposed_score_tile(BlockState& st, std::size_t first_row) {
+    const std::size_t padded_dim = st.ws.padded_dim();
+    Vec acc[n_rows][block_vecs];
+    for (auto& row : acc) {
+        for (Vec& a : row) a = Simd::zero();
+    }
+    const float* queries = st.ws.queries() + first_row * padded_dim;
+    const float* keys_t = st.ws.keys_t();
+    for (std::size_t d = 0; d < st.problem.head_dim; ++d) {
+        Vec k[block_vecs];
+        for (std::size_t v = 0; v < block_vecs; ++v) k[v] = Simd::load(keys_t + d * max_key_block + v * lanes);
+        for (std::size_t i = 0; i < n_rows; ++i) {
+            const Vec q = Simd::set1(queries[i * padded_dim + d]);
+            for (std::size_t v = 0; v < block_vecs; ++v) acc[i][v] = Simd::fma(q, k[v], acc[i][v]);
+        }
+        st.prefetcher.issue();
+    }
+    for (std::size_t i = 0; i < n_rows; ++i) {
+        float* scores = st.ws.probs() + (first_row + i) * max_key_block;
+        for (std::size_t v = 0; v < block_vecs; ++v) Simd::store(scores + v * lanes, acc[i][v]);
+    }
+}
+
+// Online softmax of one row's block scores (in probs): the running max moves to m_new, the
+// row's earlier sum and outputs are rescaled by e^(m_old - m_new) (the outputs in the output
+// tiles), and the scores become this block's probabilities e^(s - m_new).
+void update_softmax_row(BlockState& st, std::size_t row) {
+    AttendWorkspace& ws = st.ws;
+    float* probs = ws.probs() + row * max_key_block;
+    Vec scores[block_vecs];
+    Vec block_max = Simd::set1(minus_infinity);
+    for (std::size_t v = 0; v < block_vecs; ++v) {
+        // Lanes past the block's last key hold stale scores: mask them out.
+        scores[v] = Simd::select(lanes_below(st.n_keys, v), Simd::load(probs + v * lanes), Simd::set1(minus_infinity));
+        block_max = Simd::max(block_max, scores[v]);
+    }
+    const float old_max = ws.row_max()[row];
+    const float new_max = std::max(old_max, Simd::reduce_max(block_max));
+    const float rescale = std::exp(old_max - new_max);  // 0 on the first block: old_max = -inf
+    const Vec shift = Simd::set1(new_max);
+    Vec sums = Simd::mul(Simd::load(ws.lane_sums() + row * max_lanes), Simd::set1(rescale));
+    for (std::size_t v = 0; v < block_vecs; ++v) {
+        const Vec p = Simd::exp(Simd::sub(scores[v], shift));
+        Simd::store(probs + v * lanes, p);
+        sums = Simd::add(sums, p);
+    }
+    Simd::store(ws.lane_sums() + row * max_lanes, sums);
+    ws.row_max()[row] = new_max;
+    ws.rescale()[row] = rescale;
+}
+
+// outputs[r][v-range] = rescale[r] · outputs[r][v-range] + Σ_t probs[r][t] · values[t][v-range]
+// for n_rows rows × n_vecs vectors of the output, held in registers across the block's keys.
+template <std::size_t n_rows, std::size_t n_vecs>
+void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
+    const std::size_t padded_dim = st.ws.padded_dim();
+    Vec acc[n_rows][n_vecs];
+    float* outputs = st.ws.outputs() + first_row * padded_dim + first_vec * lanes;
+    const float* probs = st.ws.probs() + first_row * max_key_block;
+    for (std::size_t i = 0; i < n_rows; ++i) {
+        const Vec rescale = Simd::set1(st.ws.rescale()[first_row + i]);
+        for (std::size_t c = 0; c < n_vecs; ++c) {
+            acc[i][c] = Simd::mul(Simd::load(outputs + i * padded_dim + c * lanes), rescale);
+        }
+    }
+    const float* values = st.values + first_vec * lanes;
+    for (std::size_t t = 0; t < st.n_keys; ++t) {
+        Vec v[n_vecs];
+        for (std::size_t c = 0; c < n_vecs; ++c) v[c] = Simd::load(values + t * st.value_stride + c * lanes);
+        for (std::size_t i = 0; i < n_rows; ++i) {
+            const Vec p = Simd::set1(probs[i * max_key_block + t]);
+            for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
+        }
+        st.prefetcher.issue();
+    }
+    for (std::size_t i = 0; i < n_rows; ++i) {
+        for (std::size_t c = 0; c < n_vecs; ++c) Simd::store(outputs + i * padded_dim + c * lanes, acc[i][c]);
+    }
+}
+
+// Widest output tile for n_rows rows: accumulators, one row of values and a broadcast
+// fit in the register file.
+constexpr std::size_t output_vecs_for(std::size_t n_rows) {
+    return std::min(Simd::out_vecs, (Simd::registers - 1) / (n_rows + 1));
+}
+
+// Tables of the tile functions by size, so a runtime tile shape picks a compiled one.
+using TransposedTileFn = void (*)(BlockState&, std::size_t);
+using OutputTileFn = void (*)(BlockState&, std::size_t, std::size_t);
+
+template <std::size_t... i>
+constexpr std::array<TransposedTileFn, sizeof...(i)> make_transposed_tiles(std::index_sequence<i...>) {
+    return {&transposed_score_tile<i + 1>...};
+}
+constexpr auto transposed_tiles = make_transposed_tiles(std::make_index_sequence<Simd::score_rows>{});
+
+// Shapes that would spill are left out (null): output_vecs_for never picks them.
+template <std::size_t n_rows, std::size_t n_vecs>
+constexpr OutputTileFn output_tile_if_it_fits() {
+    if constexpr (n_vecs <= output_vecs_for(n_rows)) {
+        return &output_tile<n_rows, n_vecs>;
+    } else {
+        return nullptr;
+    }
+}
+template <std::size_t n_rows, std::size_t... c>
+constexpr std::array<OutputTileFn, sizeof...(c)> make_output_tile_row(std::index_sequence<c...>) {
+    return {output_tile_if_it_fits<n_rows, c + 1>()...};
+}
+template <std::size_t... r>
+constexpr std::array<std::array<OutputTileFn, Simd::out_vecs>, sizeof...(r)> make_output_tiles(
+    std::index_sequence<r...>) {
+    return {make_output_tile_row<r + 1>(std::make_index_sequence<Simd::out_vecs>{})...};
+}
+constexpr auto output_tiles = make_output_tiles(std::make_index_sequence<Simd::out_rows>{});
+
+// Cuts n items (rows or vectors) into the fewest tiles of at most max_tile, as even as possible;
+// calls visit(first, size) for each, in order.
+template <class Visit>
+void for_each_tile(std::size_t n, std::size_t max_tile, Visit visit) {
+    const std::size_t n_tiles = (n + max_tile - 1) / max_tile;
+    std::size_t first = 0;
+    for (std::size_t p = 0; p < n_tiles; ++p) {
+        const std::size_t size = n / n_tiles + (p < n % n_tiles ? 1 : 0);
+        visit(first, size);
+        first += size;
+    }
+}
+
+// Dot tiles of tile_rows rows from first_row on, while whole tiles fit in n_rows; returns
+// the first row left over.
+template <std::size_t tile_rows>
+std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_rows) {
+    for (; first_row + tile_rows <= n_rows; first_row += tile_rows) {
+        for (std::size_t t = 0; t < st.n_keys; t += lanes / tile_rows) dot_score_tile<tile_rows>(st, first_row, t);
+    }
+    return first_row;
+}
+
+// Raw scores of every row against the block into probs (n_rows, max_key_block).
+void score_block(BlockState& st, std::size_t n_rows) {
+    if (n_rows > Simd::dot_rows_max) {
+        pack_key_block(st);
+        for_each_tile(n_rows, Simd::score_rows,
+                       [&](std::size_t first, std::size_t size) { transposed_tiles[size - 1](st, first); });
+        return;
+    }
+    // Dot tiles of 4, 2, then 1 rows (fewer with fewer lanes), as many as fit.
+    std::size_t first_row = dot_score_rows<std::min<std::size_t>(4, lanes)>(st, 0, n_rows);
+    first_row = dot_score_rows<std::min<std::size_t>(2, lanes)>(st, first_row, n_rows);
+    dot_score_rows<1>(st, first_row, n_rows);
+}
+
+
+}  // namespace
+
+void attend_group(const GroupAttention& problem, const PartialSoftmax& result, AttendWorkspace& ws) {
+    assert(problem.n_rows <= ws.max_rows() && problem.head_dim == ws.head_dim() && problem.n_ctx >= 1);
+    const std::size_t n_rows = problem.n_rows;
+    const std::size_t dim = problem.head_dim;
+    const std::size_t padded_dim = ws.padded_dim();
+    const std::size_t n_vecs = round_up(dim, lanes) / lanes;  // vectors per output row
+
+    // Queries are scaled once here, so block scores come out of the FMAs final.
+    for (std::size_t r = 0; r < n_rows; ++r) {
+        const float* src = problem.q + r * problem.q_stride;
+        float* dst = ws.queries() + r * padded_dim;
+        for (std::size_t d = 0; d < dim; ++d) dst[d] = src[d] * problem.scale;
+        std::fill(dst + dim, dst + padded_dim, 0.0f);  // dot tiles read whole vectors
+    }
+    std::fill_n(ws.outputs(), n_rows * padded_dim, 0.0f);
+    std::fill_n(ws.lane_sums(), n_rows * max_lanes, 0.0f);
+    std::fill_n(ws.row_max(), n_rows, minus_infinity);
+
+    // Values are read in place when their rows are whole vectors and contiguous (the KV
+    // cache); otherwise packed, as a partial last vector would need masks in the output
+    // tiles and widely strided rows would share L1 sets.
+    const bool values_in_place = dim % lanes == 0 && problem.kv_stride == dim;
+    BlockPrefetcher prefetcher;
+    std::size_t calls_per_block = 64;  // a guess for the first block; later ones count
+    for (std::size_t t0 = 0; t0 < problem.n_ctx; t0 += key_block) {
+        prefetcher.start(problem, t0 + BlockPrefetcher::distance * key_block, calls_per_block);
+        const std::size_t n_keys = std::min(key_block, problem.n_ctx - t0);
+        BlockState st{problem, ws, prefetcher, t0, n_keys, problem.keys + t0 * problem.kv_stride,
+                      problem.values + t0 * problem.kv_stride, problem.kv_stride};
+        if (!values_in_place) pack_value_block(st);
+        score_block(st, n_rows);
+        for (std::size_t r = 0; r < n_rows; ++r) update_softmax_row(st, r);
+        for_each_tile(n_rows, Simd::out_rows, [&](std::size_t first_row, std::size_t rows) {
+            for_each_tile(n_vecs, output_vecs_for(rows), [&](std::size_t first_vec, std::size_t vecs) {
+                output_tiles[rows - 1][vecs - 1](st, first_row, first_vec);
+            });
+        });
+        calls_per_block = std::max<std::size_t>(1, prefetcher.calls());
+    }
+
+    for (std::size_t r = 0; r < n_rows; ++r) {
+        const float sum = Simd::reduce_add(Simd::load(ws.lane_sums() + r * max_lanes));
+        std::copy_n(ws.outputs() + r * padded_dim, dim, result.out + r * result.out_stride);
+        result.row_max[r] = ws.row_max()[r];
+        result.row_sum[r] = sum;
+    }
+}
+
+}  // namespace kvbench
