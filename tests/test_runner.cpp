@@ -55,7 +55,7 @@ TEST_CASE("a measured point has one sample per rep and the spec's flops on both 
 
 TEST_CASE("verify works when only one path is timed, and a cold cache flushes between reps") {
     const GridPoint point{make_config(1, 80, 64, 4, 1, 1), 1};
-    CacheFlusher flusher(std::size_t{1} << 20);
+    CacheFlusher flusher(FlushMethod::stream, std::size_t{1} << 20);
     PointRunner runner(&flusher);
     for (const bool cached_only : {true, false}) {
         RunOptions options;

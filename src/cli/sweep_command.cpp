@@ -197,10 +197,7 @@ int run_sweep_command(const SweepCliOptions& options) {
                          max_threads, env.n_cores));
     }
     const std::map<std::size_t, Roofline> rooflines = load_rooflines(plan);
-    const std::uint64_t flush_bytes =
-        plan.run.cold_cache
-            ? CacheFlusher::llc_multiple * (env.llc_bytes > 0 ? env.llc_bytes : CacheFlusher::fallback_llc_bytes)
-            : 0;
+    const std::uint64_t flush_bytes = plan.run.cold_cache ? kvbench::flush_bytes(plan.flush, env.llc_total_bytes) : 0;
     const std::vector<GridPoint> points = points_that_fit(plan, flush_bytes);
     if (plan.dry_run) {
         print_dry_run(points, plan, rooflines, flush_bytes);
@@ -209,7 +206,7 @@ int run_sweep_command(const SweepCliOptions& options) {
 
     const std::atomic<bool>& stop = install_interrupt_flag();
     std::optional<CacheFlusher> flusher;
-    if (plan.run.cold_cache) flusher.emplace(env.llc_bytes);
+    if (plan.run.cold_cache) flusher.emplace(plan.flush, env.llc_total_bytes);
     PointRunner runner(flusher ? &*flusher : nullptr);
 
     std::vector<double> work;

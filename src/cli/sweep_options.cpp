@@ -52,6 +52,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                       "cold: evict the last-level cache before each repetition; warm: do not")
         ->check(CLI::IsMember({"cold", "warm"}))
         ->capture_default_str();
+    sweep->add_option("--flush", options.flush,
+                      "How cold is made cold: clflush evicts the step's own buffers from every cache "
+                      "(default on x86-64); stream writes and reads a buffer of 4x the LLCs")
+        ->check(CLI::IsMember({"clflush", "stream"}));
     sweep->add_option("--seed", options.seed, "Seed of weights and inputs")->capture_default_str();
     sweep->add_flag("--verify", options.verify,
                     "Check at every point that the cached step equals the uncached forward (SPEC 1e-4)");
@@ -99,6 +103,10 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     plan.run.n_reps = options.n_reps;
     plan.run.n_warmup = options.n_warmup;
     plan.run.cold_cache = options.cache_state == "cold";
+    if (options.flush == "clflush" && !clflush_supported()) {
+        throw ConfigError("--flush clflush needs an x86-64 CPU; use --flush stream");
+    }
+    plan.flush = options.flush == "stream" || !clflush_supported() ? FlushMethod::stream : FlushMethod::clflush;
     plan.run.verify = options.verify;
     plan.run.seed = options.seed;
     const std::map<std::string, OutputFormat> formats{{"table", OutputFormat::table},

@@ -1,6 +1,7 @@
 // `kvbench sweep` on the command line: raw options, their registration, and the checked plan.
 #pragma once
 
+#include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/measure/runner.hpp"
 #include "kvbench/measure/sweep.hpp"
@@ -29,6 +30,7 @@ struct SweepCliOptions {
     std::size_t n_reps = 20;
     std::size_t n_warmup = 3;
     std::string cache_state = "cold";
+    std::string flush;  // --flush clflush|stream; empty: clflush where the CPU has it
     std::uint64_t seed = 1;
     bool verify = false;
     bool dry_run = false;
@@ -45,6 +47,7 @@ struct SweepPlan {
     OutputFormat format = OutputFormat::table;
     std::optional<std::string> output;
     std::optional<std::uint64_t> max_memory;
+    FlushMethod flush = FlushMethod::clflush;  // how a cold repetition is made cold
     std::optional<std::string> roofline;
     bool measure_roofline = false;
     bool dry_run = false;

@@ -39,6 +39,21 @@ std::vector<float> gather_position(const std::vector<float>& tensor, const Model
     return rows;
 }
 
+std::vector<ByteRegion> weight_regions(const ModelWeights& weights) {
+    std::vector<ByteRegion> regions;
+    for (const LayerWeights& layer : weights.layers) {
+        regions.push_back(byte_region(layer.wqkv));
+        regions.push_back(byte_region(layer.wo));
+    }
+    return regions;
+}
+
+// K and V of every layer: each is one allocation, starting at layer 0, batch row 0, KV head 0.
+std::vector<ByteRegion> cache_regions(const KvCache& cache) {
+    const std::size_t half_bytes = cache.bytes() / 2;
+    return {ByteRegion(reinterpret_cast<const std::byte*>(cache.keys(0, 0, 0)), half_bytes),
+            ByteRegion(reinterpret_cast<const std::byte*>(cache.values(0, 0, 0)), half_bytes)};
+}
 
 }  // namespace
 
@@ -104,8 +119,10 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
     set_compute_threads(point.n_threads);
     const ModelWeights& weights = weights_for(config, options.seed);
     const std::vector<float> inputs = make_inputs(config, options.seed);
+    // What a cold repetition evicts: every buffer of the point (docs/measuring.md).
+    std::vector<ByteRegion> cold_regions;
     auto flush = [&] {
-        if (options.cold_cache && flusher_ != nullptr) flusher_->flush();
+        if (options.cold_cache && flusher_ != nullptr) flusher_->flush(cold_regions);
     };
     PointMeasurement result;
     auto stopped = [&] {
@@ -134,6 +151,11 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
     }
 
     if (options.run_uncached) {
+        cold_regions = weight_regions(weights);
+        for (ByteRegion region : {byte_region(inputs), byte_region(full_out), byte_region(forward_scratch->qkv),
+                                  byte_region(forward_scratch->attention), byte_region(forward_scratch->tiles.tiles)}) {
+            cold_regions.push_back(region);
+        }
         PathMeasurement measured;
         for (std::size_t rep = 0; rep < options.n_warmup && !stopped(); ++rep) {
             measured.flops = forward_full(config, weights, inputs.data(), full_out.data(), *forward_scratch);
@@ -150,6 +172,14 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
     if (needs_cache(options)) {
         const std::vector<float> step_in = gather_position(inputs, config, n - 1);
         std::vector<float> step_out(step_in.size());
+        cold_regions = weight_regions(weights);
+        for (ByteRegion region : cache_regions(*cache)) cold_regions.push_back(region);
+        for (ByteRegion region : {byte_region(step_in), byte_region(step_out), byte_region(decode_scratch->qkv),
+                                  byte_region(decode_scratch->attention), byte_region(decode_scratch->heads.partial_out),
+                                  byte_region(decode_scratch->heads.partial_max),
+                                  byte_region(decode_scratch->heads.partial_sum)}) {
+            cold_regions.push_back(region);
+        }
         PathMeasurement measured;
         auto step = [&] {
             cache->roll_back(n - 1);
