@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -33,25 +34,54 @@ std::string point_label(const GridPoint& point) {
                        grouping_label(point.config.n_heads, point.config.n_kv_heads));
 }
 
-// The roofline of each thread count: --roofline for all, else the saved file when there is one.
-std::map<std::size_t, Roofline> load_rooflines(const SweepPlan& plan) {
+// Measures the roofline on n_threads and saves it where later sweeps look for it.
+Roofline measure_and_save_roofline(std::size_t n_threads, const RooflineOptions& options) {
+    Roofline measured = measure_roofline(n_threads, options);
+    try {
+        const std::filesystem::path saved = default_roofline_path(n_threads);
+        std::filesystem::create_directories(saved.parent_path());
+        save_roofline(saved, measured);
+    } catch (const std::exception& error) {
+        warn(fmt::format("roofline measured but not saved: {}", error.what()));
+    }
+    return measured;
+}
+
+// A roofline measured elsewhere is still used, but never silently.
+void warn_if_foreign(const Roofline& roofline, const std::filesystem::path& path, const Environment& env,
+                     std::size_t n_threads) {
+    const std::vector<std::string> reasons = roofline_mismatches(roofline, env, n_threads);
+    if (reasons.empty()) return;
+    std::string joined;
+    for (const std::string& reason : reasons) joined += (joined.empty() ? "" : "; ") + reason;
+    warn(fmt::format("roofline {} may not describe this run: {}; re-measure with `kvbench roofline -t {}` "
+                     "or `kvbench sweep --measure-roofline`",
+                     path.string(), joined, n_threads));
+}
+
+// The roofline of each thread count: --roofline for all, else the saved file when there is
+// one, else one measured now (quickly) and saved, so the first sweep on a machine has one.
+std::map<std::size_t, Roofline> load_rooflines(const SweepPlan& plan, const std::vector<GridPoint>& points,
+                                               const Environment& env) {
     std::map<std::size_t, Roofline> rooflines;
-    for (const GridPoint& point : plan.grid.points) {
+    if (plan.no_roofline) return rooflines;
+    std::optional<Roofline> given;
+    if (plan.roofline) {
+        try {
+            given = load_roofline(*plan.roofline);
+        } catch (const std::runtime_error& error) {
+            throw ConfigError(fmt::format("--roofline: {}", error.what()));
+        }
+    }
+    for (const GridPoint& point : points) {
         if (rooflines.contains(point.n_threads)) continue;
-        if (plan.roofline) {
-            rooflines.emplace(point.n_threads, load_roofline(*plan.roofline));
+        if (given) {
+            warn_if_foreign(*given, *plan.roofline, env, point.n_threads);
+            rooflines.emplace(point.n_threads, *given);
             continue;
         }
         if (plan.measure_roofline && !plan.dry_run) {
-            const Roofline& measured =
-                rooflines.emplace(point.n_threads, measure_roofline(point.n_threads)).first->second;
-            try {
-                const std::filesystem::path saved = default_roofline_path(point.n_threads);
-                std::filesystem::create_directories(saved.parent_path());
-                save_roofline(saved, measured);
-            } catch (const std::exception& error) {
-                warn(fmt::format("roofline measured but not saved: {}", error.what()));
-            }
+            rooflines.emplace(point.n_threads, measure_and_save_roofline(point.n_threads, RooflineOptions{}));
             continue;
         }
         std::filesystem::path saved;
@@ -60,7 +90,21 @@ std::map<std::size_t, Roofline> load_rooflines(const SweepPlan& plan) {
         } catch (const std::runtime_error&) {
             continue;  // no home or cache directory: run without a roofline
         }
-        if (std::filesystem::exists(saved)) rooflines.emplace(point.n_threads, load_roofline(saved));
+        if (std::filesystem::exists(saved)) {
+            const Roofline& loaded = rooflines.emplace(point.n_threads, load_roofline(saved)).first->second;
+            warn_if_foreign(loaded, saved, env, point.n_threads);
+        } else if (!plan.dry_run) {
+            const auto start = std::chrono::steady_clock::now();
+            const Roofline& measured =
+                rooflines.emplace(point.n_threads, measure_and_save_roofline(point.n_threads, quick_roofline_options()))
+                    .first->second;
+            const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+            fmt::print(stderr,
+                       "kvbench: no roofline saved for {} thread{}: measured one in {:.1f} s ({:.1f} GB/s, {:.0f} "
+                       "GFLOP/s) and saved it to {}; `kvbench roofline -t {}` measures it fully\n",
+                       point.n_threads, point.n_threads == 1 ? "" : "s", took.count(), measured.peak_gbps,
+                       measured.peak_gflops, saved.string(), point.n_threads);
+        }
     }
     return rooflines;
 }
@@ -71,13 +115,14 @@ const Roofline* roofline_of(const std::map<std::size_t, Roofline>& rooflines, st
 }
 
 // Drops, with one warning each, the points whose allocations exceed the memory limit.
-std::vector<GridPoint> points_that_fit(const SweepPlan& plan, std::uint64_t flush_bytes) {
+// extra_bytes: what the run holds besides the point's own buffers (flush buffer, bandwidth probe).
+std::vector<GridPoint> points_that_fit(const SweepPlan& plan, std::uint64_t extra_bytes) {
     const std::optional<std::uint64_t> available = available_memory_bytes();
     const std::optional<std::uint64_t> limit = plan.max_memory ? plan.max_memory : available;
     const char* limit_name = plan.max_memory ? "--max-memory" : "the memory available now";
     std::vector<GridPoint> kept;
     for (const GridPoint& point : plan.grid.points) {
-        const std::uint64_t needed = point_memory_bytes(point, plan.run) + flush_bytes;
+        const std::uint64_t needed = point_memory_bytes(point, plan.run) + extra_bytes;
         if (limit && needed > *limit) {
             warn(fmt::format("skipping {}: it needs {}, more than {} ({})", point_label(point),
                              format_bytes(needed), limit_name, format_bytes(*limit)));
@@ -94,7 +139,8 @@ std::vector<GridPoint> points_that_fit(const SweepPlan& plan, std::uint64_t flus
 }
 
 void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan,
-                   const std::map<std::size_t, Roofline>& rooflines, std::uint64_t flush_bytes) {
+                   const std::map<std::size_t, Roofline>& rooflines, std::uint64_t flush_bytes,
+                   std::uint64_t extra_bytes) {
     TextTable table{"Dry run: the grid, nothing measured",
                     {"point", "T", "grouping", "cached", "uncached", "KV cache", "memory", "est. time"},
                     {Align::left, Align::right, Align::left, Align::right, Align::right, Align::right,
@@ -114,7 +160,7 @@ void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan,
                                flops(plan.run.run_cached, DecodePath::cached),
                                flops(plan.run.run_uncached, DecodePath::uncached),
                                format_bytes(kv_cache_bytes(point.config)),
-                               format_bytes(point_memory_bytes(point, plan.run) + flush_bytes),
+                               format_bytes(point_memory_bytes(point, plan.run) + extra_bytes),
                                format_duration_ns(seconds * 1e9)});
     }
     table.footnote = fmt::format(
@@ -150,10 +196,7 @@ void attach_machine_figures(std::vector<Row>& rows, const std::map<std::size_t, 
 // roofline no longer describes the machine the points ran on.
 void warn_if_bandwidth_drifted(const std::map<std::size_t, Roofline>& rooflines, const Environment& env) {
     for (const auto& [n_threads, roofline] : rooflines) {
-        // The roofline's own buffer size, so the two figures compare like with like.
-        const std::size_t buffer_bytes = roofline.bandwidth_buffer_bytes > 0
-                                             ? roofline.bandwidth_buffer_bytes
-                                             : default_bandwidth_buffer_bytes(env.llc_bytes);
+        const std::size_t buffer_bytes = probe_bytes(env.llc_total_bytes);
         const std::optional<std::uint64_t> available = available_memory_bytes();
         if (available && buffer_bytes > *available / 2) continue;  // not worth squeezing the machine for
         set_compute_threads(n_threads);
@@ -196,11 +239,13 @@ int run_sweep_command(const SweepCliOptions& options) {
                          "time the scheduler",
                          max_threads, env.n_cores));
     }
-    const std::map<std::size_t, Roofline> rooflines = load_rooflines(plan);
     const std::uint64_t flush_bytes = plan.run.cold_cache ? kvbench::flush_bytes(plan.flush, env.llc_total_bytes) : 0;
-    const std::vector<GridPoint> points = points_that_fit(plan, flush_bytes);
+    // The bandwidth probe (roofline, drift check) runs while the last point's weights are held.
+    const std::uint64_t probe = plan.no_roofline ? 0 : probe_bytes(env.llc_total_bytes);
+    const std::vector<GridPoint> points = points_that_fit(plan, flush_bytes + probe);
+    const std::map<std::size_t, Roofline> rooflines = load_rooflines(plan, points, env);
     if (plan.dry_run) {
-        print_dry_run(points, plan, rooflines, flush_bytes);
+        print_dry_run(points, plan, rooflines, flush_bytes, flush_bytes + probe);
         return 0;
     }
 

@@ -76,6 +76,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "Measure the roofline first (a few seconds per thread count) and save it: "
                     "on a shared machine, bandwidth drifts")
         ->excludes("--roofline");
+    sweep->add_flag("--no-roofline", options.no_roofline,
+                    "Run without a roofline: no roofline %, no first-run measurement, no bandwidth drift check")
+        ->excludes("--roofline")
+        ->excludes("--measure-roofline");
     return sweep;
 }
 
@@ -119,6 +123,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     if (options.max_memory != SweepCliOptions::not_given) plan.max_memory = options.max_memory;
     if (!options.roofline.empty()) plan.roofline = options.roofline;
     plan.measure_roofline = options.measure_roofline;
+    plan.no_roofline = options.no_roofline;
     plan.dry_run = options.dry_run;
     return plan;
 }

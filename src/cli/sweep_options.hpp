@@ -39,6 +39,7 @@ struct SweepCliOptions {
     std::uint64_t max_memory = not_given;  // bytes; not_given: what the machine has available now
     std::string roofline;           // --roofline FILE; empty: the saved measurement, if any
     bool measure_roofline = false;  // measure the roofline first, in this run
+    bool no_roofline = false;       // --no-roofline: no roofline %, no measurement, no drift check
 };
 
 struct SweepPlan {
@@ -50,6 +51,7 @@ struct SweepPlan {
     FlushMethod flush = FlushMethod::clflush;  // how a cold repetition is made cold
     std::optional<std::string> roofline;
     bool measure_roofline = false;
+    bool no_roofline = false;
     bool dry_run = false;
 };
 
