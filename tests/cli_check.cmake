@@ -1,10 +1,15 @@
 # Runs one kvbench command and checks what it promises: exit code, output, and the file it
 # writes (or must not write). Invoked by ctest as
 #   cmake -DKVBENCH=<exe> -DARGS=<|-separated arguments> [-DEXIT=n] [-DSTDOUT=regex] [-DSTDERR=regex]
-#         [-DFILE=path -DFILE_REGEX=regex | -DNO_FILE=path] -P cli_check.cmake
+#         [-DSTDERR_NOT=regex] [-DFILE=path -DFILE_REGEX=regex | -DNO_FILE=path] [-DFRESH_DIR=dir]
+#         -P cli_check.cmake
+# FRESH_DIR is emptied before the run, so the test sees the same state every time.
 string(REPLACE "|" ";" ARGS "${ARGS}")
 if(NOT DEFINED EXIT)
   set(EXIT 0)
+endif()
+if(FRESH_DIR)
+  file(REMOVE_RECURSE "${FRESH_DIR}")
 endif()
 foreach(path IN ITEMS "${FILE}" "${NO_FILE}")
   if(path)
@@ -23,6 +28,9 @@ if(DEFINED STDOUT AND NOT out MATCHES "${STDOUT}")
 endif()
 if(DEFINED STDERR AND NOT err MATCHES "${STDERR}")
   message(FATAL_ERROR "stderr does not match '${STDERR}':\n${err}")
+endif()
+if(DEFINED STDERR_NOT AND err MATCHES "${STDERR_NOT}")
+  message(FATAL_ERROR "stderr matches '${STDERR_NOT}' and should not:\n${err}")
 endif()
 if(FILE)
   if(NOT EXISTS "${FILE}")

@@ -41,7 +41,7 @@ std::uint64_t spec_bytes(bool cached, std::uint64_t b, std::uint64_t n, std::uin
 TEST_CASE("the csv of a small sweep has the spec's columns, exact counts and consistent rates") {
     const std::string csv = run_and_capture(std::string(KVBENCH_EXE) +
                                             " sweep -n 7,40 -b 1,2 -d 64 --heads 4 -g 4,2,1 -l 2 -r 3 -w 1"
-                                            " --cache-state warm -t 1 --format csv");
+                                            " --cache-state warm -t 1 --no-roofline --format csv");
     const auto records = test::parse_csv(csv);
     REQUIRE(records.size() == 1 + 2 * 2 * 3 * 2);
     const std::vector<std::string> spec_columns{
@@ -98,7 +98,7 @@ TEST_CASE("the csv of a small sweep has the spec's columns, exact counts and con
 
 TEST_CASE("a csv without the uncached path leaves speedup empty") {
     const auto records = test::parse_csv(run_and_capture(
-        std::string(KVBENCH_EXE) + " sweep -n 9 -d 64 --heads 4 -g 2 -r 2 -w 0 -t 1 --paths cached --format csv"));
+        std::string(KVBENCH_EXE) + " sweep -n 9 -d 64 --heads 4 -g 2 -r 2 -w 0 -t 1 --paths cached --no-roofline --format csv"));
     REQUIRE(records.size() == 2);
     CHECK(records[1][0] == "cached");
     CHECK(records[1][20].empty());

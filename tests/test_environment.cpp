@@ -3,7 +3,11 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -60,4 +64,90 @@ TEST_CASE("a debug build is never reported as optimized") {
 #if !defined(__OPTIMIZE__)
     CHECK_FALSE(env.optimized_build);
 #endif
+}
+
+namespace {
+
+// A fake /sys/devices/system/cpu: per CPU an L1d, an L2 of its own, and an L3 given by the caller.
+class FakeCpuTree {
+public:
+    FakeCpuTree() {
+        static int counter = 0;
+        root_ = std::filesystem::temp_directory_path() /
+                ("kvbench_test_cpus_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+    }
+    FakeCpuTree(const FakeCpuTree&) = delete;
+    FakeCpuTree& operator=(const FakeCpuTree&) = delete;
+    ~FakeCpuTree() {
+        std::error_code ignored;
+        std::filesystem::remove_all(root_, ignored);
+    }
+
+    // l3_id empty: no id file, as older kernels write, so shared_cpu_list names the instance.
+    void add_cpu(std::size_t cpu, const std::string& l3_size, const std::string& l3_id,
+                 const std::string& l3_shared_cpus) {
+        const auto dir = root_ / ("cpu" + std::to_string(cpu)) / "cache";
+        write_index(dir / "index0", "1", "Data", "48K", std::to_string(cpu), std::to_string(cpu));
+        write_index(dir / "index1", "1", "Instruction", "32K", std::to_string(cpu), std::to_string(cpu));
+        write_index(dir / "index2", "2", "Unified", "2048K", std::to_string(cpu), std::to_string(cpu));
+        write_index(dir / "index3", "3", "Unified", l3_size, l3_id, l3_shared_cpus);
+    }
+    const std::filesystem::path& root() const { return root_; }
+
+private:
+    static void write_index(const std::filesystem::path& dir, const std::string& level, const std::string& type,
+                            const std::string& size, const std::string& id, const std::string& shared_cpus) {
+        std::filesystem::create_directories(dir);
+        std::ofstream(dir / "level") << level << '\n';
+        std::ofstream(dir / "type") << type << '\n';
+        std::ofstream(dir / "size") << size << '\n';
+        std::ofstream(dir / "shared_cpu_list") << shared_cpus << '\n';
+        if (!id.empty()) std::ofstream(dir / "id") << id << '\n';
+    }
+
+    std::filesystem::path root_;
+};
+
+}  // namespace
+
+TEST_CASE("every l3 the cpus reach counts once, not cpu0's alone") {
+    FakeCpuTree tree;  // two core complexes of two CPUs, 32 MiB of L3 each
+    tree.add_cpu(0, "32768K", "0", "0-1");
+    tree.add_cpu(1, "32768K", "0", "0-1");
+    tree.add_cpu(2, "32768K", "1", "2-3");
+    tree.add_cpu(3, "32768K", "1", "2-3");
+    const kvbench::LastLevelCaches all = kvbench::read_last_level_caches(tree.root(), {0, 1, 2, 3});
+    CHECK(all.level == 3);
+    CHECK(all.n_instances == 2);
+    CHECK(all.total_bytes == std::size_t{64} << 20);
+    CHECK(all.largest_bytes == std::size_t{32} << 20);
+    // An affinity mask inside one complex reaches one L3.
+    const kvbench::LastLevelCaches one = kvbench::read_last_level_caches(tree.root(), {2, 3});
+    CHECK(one.n_instances == 1);
+    CHECK(one.total_bytes == std::size_t{32} << 20);
+}
+
+TEST_CASE("without id files, cpus that list the same sharers share one l3") {
+    FakeCpuTree tree;
+    tree.add_cpu(0, "16M", "", "0,2");
+    tree.add_cpu(1, "8M", "", "1");
+    tree.add_cpu(2, "16M", "", "0,2");
+    const kvbench::LastLevelCaches llc = kvbench::read_last_level_caches(tree.root(), {0, 1, 2, 7});
+    CHECK(llc.n_instances == 2);
+    CHECK(llc.total_bytes == std::size_t{24} << 20);
+    CHECK(llc.largest_bytes == std::size_t{16} << 20);
+}
+
+TEST_CASE("cpus without cache information give an unknown llc") {
+    FakeCpuTree tree;
+    const kvbench::LastLevelCaches llc = kvbench::read_last_level_caches(tree.root(), {0});
+    CHECK(llc.n_instances == 0);
+    CHECK(llc.total_bytes == 0);
+}
+
+TEST_CASE("the affinity mask names at least one cpu and the environment sums its llcs") {
+    CHECK_FALSE(kvbench::affinity_cpus().empty());
+    const kvbench::Environment env = kvbench::collect_environment();
+    CHECK(env.llc_total_bytes >= env.llc_bytes);
+    if (env.llc_bytes > 0) CHECK(env.n_llc_instances >= 1);
 }

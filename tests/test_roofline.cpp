@@ -1,6 +1,8 @@
 // Roofline: JSON round trip, error messages that name the file, and the bound's arithmetic.
 #include "kvbench/measure/roofline.hpp"
 
+#include "kvbench/measure/cache_flush.hpp"
+
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -48,6 +50,7 @@ kvbench::Roofline sample_roofline() {
     roofline.openblas_coretype = "Haswell";
     roofline.measured_at = "2024-05-01T12:34:56Z";
     roofline.bandwidth_buffer_bytes = std::size_t{1} << 30;
+    roofline.bandwidth_method = "clflush";
     roofline.sgemm_dim = 3072;
     roofline.n_reps = 5;
     return roofline;
@@ -201,7 +204,73 @@ TEST_CASE("a tiny roofline measurement records its settings and positive finite 
     CHECK_FALSE(roofline.measured_at.empty());
 }
 
-TEST_CASE("the default bandwidth buffer is at least 1 GiB and eight times the llc") {
-    CHECK(kvbench::default_bandwidth_buffer_bytes(0) == std::size_t{1} << 30);
-    CHECK(kvbench::default_bandwidth_buffer_bytes(std::size_t{256} << 20) == std::size_t{2} << 30);
+TEST_CASE("the probe is small where clflush evicts it, and beyond the llcs where it cannot") {
+    const std::size_t large_llc_bytes = std::size_t{256} << 20;
+    if (kvbench::clflush_supported()) {
+        CHECK(kvbench::probe_bytes(large_llc_bytes) == kvbench::probe_evicted_bytes);
+        CHECK(kvbench::probe_bytes(large_llc_bytes) < std::size_t{64} << 20);
+    } else {
+        CHECK(kvbench::probe_bytes(large_llc_bytes) == 4 * large_llc_bytes);
+        CHECK(kvbench::probe_bytes(0) == kvbench::probe_streamed_min_bytes);
+    }
+}
+
+TEST_CASE("a roofline of this machine, thread count and blas matches; each difference is named") {
+    const kvbench::Environment env = kvbench::collect_environment();
+    kvbench::Roofline roofline = sample_roofline();
+    roofline.cpu_model = env.cpu_model;
+    roofline.n_threads = 2;
+    roofline.blas_library = env.blas_library;
+    roofline.openblas_coretype = env.openblas_coretype;
+    roofline.bandwidth_method = kvbench::clflush_supported() ? "clflush" : "stream";
+    CHECK(kvbench::roofline_mismatches(roofline, env, 2).empty());
+
+    const auto mismatches = kvbench::roofline_mismatches(roofline, env, 1);
+    REQUIRE(mismatches.size() == 1);
+    CHECK_MESSAGE(mismatches[0].find("2 threads, this run uses 1") != std::string::npos, mismatches[0]);
+
+    kvbench::Roofline foreign = roofline;
+    foreign.cpu_model = "Some Other CPU";
+    foreign.blas_library = "OpenBLAS 0.0.1";
+    const auto reasons = kvbench::roofline_mismatches(foreign, env, 2);
+    REQUIRE(reasons.size() == 2);
+    CHECK_MESSAGE(reasons[0].find("Some Other CPU") != std::string::npos, reasons[0]);
+    CHECK_MESSAGE(reasons[1].find("OpenBLAS 0.0.1") != std::string::npos, reasons[1]);
+}
+
+TEST_CASE("a roofline file from before the evicted probe loads, marked as a stream probe") {
+    const TempDir dir;
+    const fs::path path = dir.path() / "old.json";
+    write_text(path, R"({"schema_version": 1, "peak_gflops": 250.0, "peak_gbps": 40.0, "n_threads": 2,
+        "cpu_model": "X", "llc_bytes": 1, "blas_library": "B", "openblas_coretype": "", "measured_at": "T",
+        "bandwidth_buffer_bytes": 1073741824, "sgemm_dim": 3072, "n_reps": 5})");
+    const kvbench::Roofline loaded = kvbench::load_roofline(path);
+    CHECK(loaded.bandwidth_method == "stream");
+    CHECK_FALSE(loaded.quick);
+}
+
+TEST_CASE("a json file that is not a roofline is refused in one line naming the file") {
+    const TempDir dir;
+    const fs::path path = dir.path() / "sweep.json";
+    write_text(path, R"({"schema_version": 1, "rows": []})");
+    const std::string message = runtime_error_message([&] { kvbench::load_roofline(path); });
+    CHECK_MESSAGE(message.find(path.string()) != std::string::npos, message);
+    CHECK_MESSAGE(message.find("not a roofline") != std::string::npos, message);
+    CHECK(message.find('\n') == std::string::npos);
+}
+
+TEST_CASE("a corrupt roofline's message leaves out the json library's tag") {
+    const TempDir dir;
+    const fs::path path = dir.path() / "corrupt.json";
+    write_text(path, "{\"schema_version\": 1, \"peak_gbps\": ");
+    const std::string message = runtime_error_message([&] { kvbench::load_roofline(path); });
+    CHECK_MESSAGE(message.find("is corrupt") != std::string::npos, message);
+    CHECK_MESSAGE(message.find("[json.exception") == std::string::npos, message);
+}
+
+TEST_CASE("the quick roofline is a smaller sgemm, and says it is quick") {
+    const kvbench::RooflineOptions quick = kvbench::quick_roofline_options();
+    CHECK(quick.quick);
+    CHECK(quick.sgemm_dim < kvbench::RooflineOptions{}.sgemm_dim);
+    CHECK(quick.n_reps >= 1);
 }

@@ -59,7 +59,7 @@ TEST_CASE("a measured point has one sample per rep and the spec's flops on both 
 
 TEST_CASE("verify works when only one path is timed, and a cold cache flushes between reps") {
     const GridPoint point{make_config(1, 80, 64, 4, 1, 1), 1};
-    CacheFlusher flusher(std::size_t{1} << 20);
+    CacheFlusher flusher(FlushMethod::stream, std::size_t{1} << 20);
     PointRunner runner(&flusher);
     for (const bool cached_only : {true, false}) {
         RunOptions options;
@@ -103,7 +103,7 @@ TEST_CASE("an eviction is never inside the timer: a slow one shows in no sample"
     options.cold_cache = true;
     std::size_t n_evictions = 0;
     constexpr auto slow_eviction = std::chrono::milliseconds(200);
-    PointRunner runner([&] {
+    PointRunner runner([&](std::span<const ByteRegion>) {
         ++n_evictions;
         std::this_thread::sleep_for(slow_eviction);
     });
@@ -121,7 +121,7 @@ TEST_CASE("an eviction is never inside the timer: a slow one shows in no sample"
 
 TEST_CASE("a warm cache is never evicted") {
     std::size_t n_evictions = 0;
-    PointRunner runner([&] { ++n_evictions; });
+    PointRunner runner([&](std::span<const ByteRegion>) { ++n_evictions; });
     RunOptions options;
     options.n_reps = 2;
     options.cold_cache = false;
@@ -145,7 +145,7 @@ TEST_CASE("adaptive repetitions: at least the floor, at most the cap, and stop o
         options.min_time_s = 1e-3;
         options.cold_cache = true;
         // Each eviction alone outlasts the budget, and it counts: it is wall time the user waits.
-        PointRunner runner([] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); });
+        PointRunner runner([](std::span<const ByteRegion>) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); });
         CHECK(runner.run(point, options, never_stop).cached->samples_ns.size() == 5);
     }
     SUBCASE("a fixed count ignores the budget") {
@@ -185,7 +185,7 @@ TEST_CASE("interleaved rounds finish every point once, with every repetition, re
             InterleaveOptions interleave;
             interleave.resident_budget_bytes = budget;
             run_interleaved(
-                points, options, [&] { ++n_evictions; }, interleave, never_stop,
+                points, options, [&](std::span<const ByteRegion>) { ++n_evictions; }, interleave, never_stop,
                 [&](std::size_t i) { started.push_back(i); },
                 [&](std::size_t i, const PointMeasurement* m, std::exception_ptr error) {
                     CHECK_FALSE(error);

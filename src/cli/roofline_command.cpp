@@ -27,7 +27,8 @@ CLI::App* add_roofline_command(CLI::App& app, RooflineCliOptions& options) {
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
     command->add_option("--buffer-mib", options.buffer_mib,
-                        "MiB read per bandwidth repetition (0: max(8 x LLC, 1024))")
+                        "MiB read per bandwidth repetition (0: 32, evicted by clflush before each "
+                        "pass; 4 x the LLCs, at least 256, where clflush is missing)")
         ->check(CLI::Range(0, 1 << 20))
         ->capture_default_str();
     command->add_option("--sgemm-dim", options.sgemm_dim, "Side of the square sgemm timed for peak FLOP/s")
@@ -75,8 +76,8 @@ int run_roofline_command(const RooflineCliOptions& options) {
     fmt::print("caches       {}\n", env.cache_sizes);
     fmt::print("threads      {} of {} cores\n", roofline.n_threads, env.n_cores);
     fmt::print("BLAS         {} ({}, OPENBLAS_CORETYPE={})\n", roofline.blas_library, env.blas_threading, coretype);
-    fmt::print("peak read    {:8.1f} GB/s      streaming sum over {:.0f} MiB, best of {}\n", roofline.peak_gbps,
-               buffer_mib, roofline.n_reps);
+    fmt::print("peak read    {:8.1f} GB/s      sum over {:.0f} MiB{}, best of {}\n", roofline.peak_gbps, buffer_mib,
+               roofline.bandwidth_method == "clflush" ? " evicted from every cache by clflush" : "", roofline.n_reps);
     fmt::print("peak fp32    {:8.1f} GFLOP/s   sgemm {}x{}x{}, best of {}\n", roofline.peak_gflops,
                roofline.sgemm_dim, roofline.sgemm_dim, roofline.sgemm_dim, roofline.n_reps);
     fmt::print("ridge point  {:8.1f} FLOP/byte\n", roofline.peak_gflops / roofline.peak_gbps);

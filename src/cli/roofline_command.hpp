@@ -13,7 +13,7 @@ struct RooflineCliOptions {
     std::size_t n_threads = 0;          // --threads; add_roofline_command sets it to available_cores()
     std::optional<std::string> output;  // -o/--output; unset means default_roofline_path(n_threads)
     std::size_t n_reps = 5;             // --reps
-    std::size_t buffer_mib = 0;         // --buffer-mib; 0 means max(8 × LLC, 1 GiB)
+    std::size_t buffer_mib = 0;         // --buffer-mib; 0 means probe_bytes()
     std::size_t sgemm_dim = 3072;       // --sgemm-dim
 };
 

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -53,8 +54,13 @@ const Roofline* roofline_of(const Rooflines& rooflines, std::size_t n_threads) {
 }
 
 std::uint64_t flush_buffer_bytes(const SweepPlan& plan, const Environment& env) {
-    if (!plan.run.cold_cache) return 0;
-    return CacheFlusher::llc_multiple * (env.llc_bytes > 0 ? env.llc_bytes : CacheFlusher::fallback_llc_bytes);
+    return plan.run.cold_cache ? flush_bytes(plan.flush, env.llc_total_bytes) : 0;
+}
+
+// What the run holds besides a point's own buffers: the flush buffer, and the bandwidth probe
+// (roofline, drift check), which runs while the last point's weights are held.
+std::uint64_t run_overhead_bytes(const SweepPlan& plan, const Environment& env) {
+    return flush_buffer_bytes(plan, env) + (plan.no_roofline ? 0 : probe_bytes(env.llc_total_bytes));
 }
 
 // Rows by grid point: those read back by --resume, then those measured, in grid order.
@@ -112,25 +118,54 @@ void warn_about_machine(const SweepPlan& plan, const Environment& env) {
     }
 }
 
-// The roofline of each thread count: --roofline for all, else the saved file when there is one.
-Rooflines load_rooflines(const SweepPlan& plan) {
+// Measures the roofline on n_threads and saves it where later sweeps look for it.
+Roofline measure_and_save_roofline(std::size_t n_threads, const RooflineOptions& options) {
+    Roofline measured = measure_roofline(n_threads, options);
+    try {
+        const std::filesystem::path saved = default_roofline_path(n_threads);
+        std::filesystem::create_directories(saved.parent_path());
+        save_roofline(saved, measured);
+    } catch (const std::exception& error) {
+        warn(fmt::format("roofline measured but not saved: {}", error.what()));
+    }
+    return measured;
+}
+
+// A roofline measured elsewhere is still used, but never silently.
+void warn_if_foreign(const Roofline& roofline, const std::filesystem::path& path, const Environment& env,
+                     std::size_t n_threads) {
+    const std::vector<std::string> reasons = roofline_mismatches(roofline, env, n_threads);
+    if (reasons.empty()) return;
+    std::string joined;
+    for (const std::string& reason : reasons) joined += (joined.empty() ? "" : "; ") + reason;
+    warn(fmt::format("roofline {} may not describe this run: {}; re-measure with `kvbench roofline -t {}` "
+                     "or `kvbench sweep --measure-roofline`",
+                     path.string(), joined, n_threads));
+}
+
+// The roofline of each thread count: --roofline for all, else the saved file when there is
+// one, else one measured now (quickly) and saved, so the first sweep on a machine has one.
+Rooflines load_rooflines(const SweepPlan& plan, const std::vector<GridPoint>& points,
+                                               const Environment& env) {
     Rooflines rooflines;
-    for (const GridPoint& point : plan.grid.points) {
+    if (plan.no_roofline) return rooflines;
+    std::optional<Roofline> given;
+    if (plan.roofline) {
+        try {
+            given = load_roofline(*plan.roofline);
+        } catch (const std::runtime_error& error) {
+            throw ConfigError(fmt::format("--roofline: {}", error.what()));
+        }
+    }
+    for (const GridPoint& point : points) {
         if (rooflines.contains(point.n_threads)) continue;
-        if (plan.roofline) {
-            rooflines.emplace(point.n_threads, load_roofline(*plan.roofline));
+        if (given) {
+            warn_if_foreign(*given, *plan.roofline, env, point.n_threads);
+            rooflines.emplace(point.n_threads, *given);
             continue;
         }
         if (plan.measure_roofline && !plan.dry_run) {
-            const Roofline& measured =
-                rooflines.emplace(point.n_threads, measure_roofline(point.n_threads)).first->second;
-            try {
-                const std::filesystem::path saved = default_roofline_path(point.n_threads);
-                std::filesystem::create_directories(saved.parent_path());
-                save_roofline(saved, measured);
-            } catch (const std::exception& error) {
-                warn(fmt::format("roofline measured but not saved: {}", error.what()));
-            }
+            rooflines.emplace(point.n_threads, measure_and_save_roofline(point.n_threads, RooflineOptions{}));
             continue;
         }
         std::filesystem::path saved;
@@ -139,7 +174,21 @@ Rooflines load_rooflines(const SweepPlan& plan) {
         } catch (const std::runtime_error&) {
             continue;  // no home or cache directory: run without a roofline
         }
-        if (std::filesystem::exists(saved)) rooflines.emplace(point.n_threads, load_roofline(saved));
+        if (std::filesystem::exists(saved)) {
+            const Roofline& loaded = rooflines.emplace(point.n_threads, load_roofline(saved)).first->second;
+            warn_if_foreign(loaded, saved, env, point.n_threads);
+        } else if (!plan.dry_run) {
+            const auto start = std::chrono::steady_clock::now();
+            const Roofline& measured =
+                rooflines.emplace(point.n_threads, measure_and_save_roofline(point.n_threads, quick_roofline_options()))
+                    .first->second;
+            const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+            fmt::print(stderr,
+                       "kvbench: no roofline saved for {} thread{}: measured one in {:.1f} s ({:.1f} GB/s, {:.0f} "
+                       "GFLOP/s) and saved it to {}; `kvbench roofline -t {}` measures it fully\n",
+                       point.n_threads, point.n_threads == 1 ? "" : "s", took.count(), measured.peak_gbps,
+                       measured.peak_gflops, saved.string(), point.n_threads);
+        }
     }
     return rooflines;
 }
@@ -148,13 +197,13 @@ Rooflines load_rooflines(const SweepPlan& plan) {
 
 // Drops, with one warning each, the points whose allocations exceed the memory limit.
 std::vector<GridPoint> preflight(const SweepPlan& plan, const Environment& env) {
-    const std::uint64_t flush_bytes = flush_buffer_bytes(plan, env);
+    const std::uint64_t overhead_bytes = run_overhead_bytes(plan, env);
     const std::optional<std::uint64_t> available = available_memory_bytes();
     const std::optional<std::uint64_t> limit = plan.max_memory ? plan.max_memory : available;
     const char* limit_name = plan.max_memory ? "--max-memory" : "the memory available now";
     std::vector<GridPoint> kept;
     for (const GridPoint& point : plan.grid.points) {
-        const std::uint64_t needed = point_memory_bytes(point, plan.run) + flush_bytes;
+        const std::uint64_t needed = point_memory_bytes(point, plan.run) + overhead_bytes;
         if (limit && needed > *limit) {
             warn(fmt::format("skipping {}: it needs {}, more than {} ({})", point_label(point),
                              format_bytes(needed), limit_name, format_bytes(*limit)));
@@ -192,7 +241,7 @@ void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan, 
                                flops(plan.run.run_cached, DecodePath::cached),
                                flops(plan.run.run_uncached, DecodePath::uncached),
                                format_bytes(kv_cache_bytes(point.config)),
-                               format_bytes(point_memory_bytes(point, plan.run) + flush_bytes),
+                               format_bytes(point_memory_bytes(point, plan.run) + run_overhead_bytes(plan, env)),
                                format_duration_ns(seconds * 1e9)});
     }
     table.footnote = fmt::format(
@@ -323,8 +372,8 @@ std::optional<double> median_of(const std::vector<ResultRow>& rows, DecodePath p
 std::uint64_t resident_budget_bytes(const SweepPlan& plan, const Environment& env) {
     const std::optional<std::uint64_t> limit = plan.max_memory ? plan.max_memory : available_memory_bytes();
     if (!limit) return ~std::uint64_t{0};
-    const std::uint64_t flush_bytes = flush_buffer_bytes(plan, env);
-    return *limit > flush_bytes ? *limit - flush_bytes : 0;
+    const std::uint64_t overhead_bytes = run_overhead_bytes(plan, env);
+    return *limit > overhead_bytes ? *limit - overhead_bytes : 0;
 }
 
 SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPlan& plan,
@@ -332,9 +381,9 @@ SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPla
     const std::atomic<bool>& stop = install_interrupt_flag();
     const std::uint64_t flush_bytes = flush_buffer_bytes(plan, env);
     std::optional<CacheFlusher> flusher;
-    if (plan.run.cold_cache) flusher.emplace(env.llc_bytes);
-    const Evict evict = [&flusher] {
-        if (flusher) flusher->flush();
+    if (plan.run.cold_cache) flusher.emplace(plan.flush, env.llc_total_bytes);
+    const Evict evict = [&flusher](std::span<const ByteRegion> regions) {
+        if (flusher) flusher->flush(regions);
     };
     const std::optional<std::size_t> fail_point = injected_failure_point();
 
@@ -468,10 +517,7 @@ void summarize_noise(const SweepPlan& plan, const SweepOutcome& outcome, const E
 void check_bandwidth_drift(const SweepOutcome& outcome, const Rooflines& rooflines, const Environment& env) {
     if (outcome.stop_signal != 0 || outcome.n_finished == 0) return;
     for (const auto& [n_threads, roofline] : rooflines) {
-        // The roofline's own buffer size, so the two figures compare like with like.
-        const std::size_t buffer_bytes = roofline.bandwidth_buffer_bytes > 0
-                                             ? roofline.bandwidth_buffer_bytes
-                                             : default_bandwidth_buffer_bytes(env.llc_bytes);
+        const std::size_t buffer_bytes = probe_bytes(env.llc_total_bytes);
         const std::optional<std::uint64_t> available = available_memory_bytes();
         if (available && buffer_bytes > *available / 2) continue;  // not worth squeezing the machine for
         set_compute_threads(n_threads);
@@ -546,8 +592,8 @@ int run_sweep_command(const SweepCliOptions& options) {
     const SweepPlan plan = plan_sweep(options);
     const Environment env = collect_environment();
     warn_about_machine(plan, env);
-    const Rooflines rooflines = load_rooflines(plan);
     const std::vector<GridPoint> points = preflight(plan, env);
+    const Rooflines rooflines = load_rooflines(plan, points, env);
     if (plan.dry_run) {
         print_dry_run(points, plan, rooflines, env);
         check_stdout();

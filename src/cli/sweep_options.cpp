@@ -91,6 +91,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                       "cold: evict the last-level cache before each repetition; warm: do not")
         ->check(CLI::IsMember({"cold", "warm"}))
         ->capture_default_str();
+    sweep->add_option("--flush", options.flush,
+                      "How cold is made cold: clflush evicts the step's own buffers from every cache "
+                      "(default on x86-64); stream writes and reads a buffer of 4x the LLCs")
+        ->check(CLI::IsMember({"clflush", "stream"}));
     sweep->add_option("--seed", options.seed, "Seed of weights and inputs")->capture_default_str();
     sweep->add_flag("--verify", options.verify,
                     "Check at every point that the cached step equals the uncached forward (SPEC 1e-4)");
@@ -119,6 +123,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                       "point_finished, point_failed, sweep_finished), none; auto: bar on a terminal, else none")
         ->check(CLI::IsMember({"auto", "bar", "jsonl", "none"}))
         ->capture_default_str();
+    sweep->add_flag("--no-roofline", options.no_roofline,
+                    "Run without a roofline: no roofline %, no first-run measurement, no bandwidth drift check")
+        ->excludes("--roofline")
+        ->excludes("--measure-roofline");
     return sweep;
 }
 
@@ -151,6 +159,10 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     }
     plan.run.n_warmup = options.n_warmup;
     plan.run.cold_cache = options.cache_state == "cold";
+    if (options.flush == "clflush" && !clflush_supported()) {
+        throw ConfigError("--flush clflush needs an x86-64 CPU; use --flush stream");
+    }
+    plan.flush = options.flush == "stream" || !clflush_supported() ? FlushMethod::stream : FlushMethod::clflush;
     plan.run.verify = options.verify;
     plan.run.check = options.check || check_by_default;
     plan.run.seed = options.seed;
@@ -164,6 +176,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     if (options.max_memory != SweepCliOptions::not_given) plan.max_memory = options.max_memory;
     if (!options.roofline.empty()) plan.roofline = options.roofline;
     plan.measure_roofline = options.measure_roofline;
+    plan.no_roofline = options.no_roofline;
     plan.dry_run = options.dry_run;
     plan.progress = parse_progress_mode(options.progress);
     plan.interleave = options.interleave;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cli/progress.hpp"
+#include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/measure/runner.hpp"
 #include "kvbench/measure/sweep.hpp"
@@ -33,6 +34,7 @@ struct SweepCliOptions {
     bool interleave = false;
     bool resume = false;
     std::string cache_state = "cold";
+    std::string flush;  // --flush clflush|stream; empty: clflush where the CPU has it
     std::uint64_t seed = 1;
     bool verify = false;
     bool check = false;
@@ -43,6 +45,7 @@ struct SweepCliOptions {
     std::string roofline;           // --roofline FILE; empty: the saved measurement, if any
     bool measure_roofline = false;  // measure the roofline first, in this run
     std::string progress = "auto";  // auto, bar, jsonl or none
+    bool no_roofline = false;       // --no-roofline: no roofline %, no measurement, no drift check
 };
 
 struct SweepPlan {
@@ -51,8 +54,10 @@ struct SweepPlan {
     OutputFormat format = OutputFormat::table;
     std::optional<std::string> output;
     std::optional<std::uint64_t> max_memory;
+    FlushMethod flush = FlushMethod::clflush;  // how a cold repetition is made cold
     std::optional<std::string> roofline;
     bool measure_roofline = false;
+    bool no_roofline = false;
     bool dry_run = false;
     ProgressMode progress = ProgressMode::auto_detect;
     bool interleave = false;  // rounds over the whole grid (run_interleaved) instead of point after point

@@ -6,6 +6,7 @@
 #include "kvbench/engine/blas.hpp"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +14,9 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -120,13 +123,17 @@ struct CacheLevel {
     std::size_t size_bytes = 0;
 };
 
-// Data and unified caches of cpu0; instruction caches hold no benchmark data.
-std::vector<CacheLevel> read_data_caches() {
+// Data and unified caches of one CPU; instruction caches hold no benchmark data.
+struct CacheInstance {
+    CacheLevel level;
+    std::string identity;  // "id 3" or "cpus 0-7": equal for the CPUs that share this instance
+};
+
+std::vector<CacheInstance> read_data_caches(const std::filesystem::path& cpu_dir) {
     namespace fs = std::filesystem;
-    std::vector<CacheLevel> caches;
-    const fs::path root = "/sys/devices/system/cpu/cpu0/cache";
+    std::vector<CacheInstance> caches;
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(root, ec)) {
+    for (const auto& entry : fs::directory_iterator(cpu_dir / "cache", ec)) {
         const std::string name = entry.path().filename().string();
         if (name.rfind("index", 0) != 0) continue;
         const std::string type = read_first_line(entry.path() / "type");
@@ -134,14 +141,16 @@ std::vector<CacheLevel> read_data_caches() {
         const std::string level_text = read_first_line(entry.path() / "level");
         const auto size_bytes = parse_cache_size_bytes(read_first_line(entry.path() / "size"));
         if (level_text.empty() || !size_bytes) continue;
-        CacheLevel cache;
-        cache.level = level_text.front() - '0';
-        cache.label = fmt::format("L{}{}", level_text, type == "Data" ? "d" : "");
-        cache.size_bytes = *size_bytes;
+        CacheInstance cache;
+        cache.level.level = level_text.front() - '0';
+        cache.level.label = fmt::format("L{}{}", level_text, type == "Data" ? "d" : "");
+        cache.level.size_bytes = *size_bytes;
+        const std::string id = read_first_line(entry.path() / "id");
+        cache.identity = !id.empty() ? "id " + id : "cpus " + read_first_line(entry.path() / "shared_cpu_list");
         caches.push_back(cache);
     }
     std::sort(caches.begin(), caches.end(),
-              [](const CacheLevel& a, const CacheLevel& b) { return a.level < b.level; });
+              [](const CacheInstance& a, const CacheInstance& b) { return a.level.level < b.level.level; });
     return caches;
 }
 
@@ -156,6 +165,38 @@ std::string utc_timestamp_now() {
 
 }  // namespace
 
+LastLevelCaches read_last_level_caches(const std::filesystem::path& cpu_root, const std::vector<std::size_t>& cpus) {
+    // (level, identity) -> size of every data or unified cache instance the CPUs reach.
+    std::map<std::pair<int, std::string>, std::size_t> instances;
+    for (const std::size_t cpu : cpus) {
+        for (const CacheInstance& cache : read_data_caches(cpu_root / fmt::format("cpu{}", cpu))) {
+            instances[{cache.level.level, cache.identity}] = cache.level.size_bytes;
+        }
+    }
+    LastLevelCaches llc;
+    for (const auto& [key, size_bytes] : instances) llc.level = std::max(llc.level, key.first);
+    for (const auto& [key, size_bytes] : instances) {
+        if (key.first != llc.level) continue;
+        llc.largest_bytes = std::max(llc.largest_bytes, size_bytes);
+        llc.total_bytes += size_bytes;
+        ++llc.n_instances;
+    }
+    return llc;
+}
+
+std::vector<std::size_t> affinity_cpus() {
+    std::vector<std::size_t> cpus;
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof(mask), &mask) == 0) {
+        for (std::size_t cpu = 0; cpu < static_cast<std::size_t>(CPU_SETSIZE); ++cpu) {
+            if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
+        }
+    }
+    if (cpus.empty()) cpus.push_back(0);
+    return cpus;
+}
+
 Environment collect_environment() {
     Environment env;
     env.tool_version = or_unknown(KVBENCH_VERSION);
@@ -166,13 +207,17 @@ Environment collect_environment() {
     env.cpu_model = read_cpu_model();
     env.n_cores = available_cores();
 
-    const std::vector<CacheLevel> caches = read_data_caches();
-    for (const auto& cache : caches) {
+    const std::filesystem::path cpu_root = "/sys/devices/system/cpu";
+    const std::vector<std::size_t> cpus = affinity_cpus();
+    for (const auto& cache : read_data_caches(cpu_root / fmt::format("cpu{}", cpus.front()))) {
         if (!env.cache_sizes.empty()) env.cache_sizes += ", ";
-        env.cache_sizes += fmt::format("{} {}", cache.label, format_bytes_binary(cache.size_bytes));
+        env.cache_sizes += fmt::format("{} {}", cache.level.label, format_bytes_binary(cache.level.size_bytes));
     }
-    if (!caches.empty()) env.llc_bytes = caches.back().size_bytes;
     if (env.cache_sizes.empty()) env.cache_sizes = "unknown";
+    const LastLevelCaches llc = read_last_level_caches(cpu_root, cpus);
+    env.llc_bytes = llc.largest_bytes;
+    env.llc_total_bytes = llc.total_bytes;
+    env.n_llc_instances = llc.n_instances;
 
     env.blas_library = blas_library();
     env.blas_threading = blas_threading();

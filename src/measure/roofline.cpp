@@ -3,6 +3,7 @@
 
 #include "kvbench/report/atomic_file.hpp"
 #include "kvbench/engine/blas.hpp"
+#include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/engine/page_aligned.hpp"
 
@@ -104,9 +105,14 @@ double measure_read_gbps(std::size_t buffer_bytes, std::size_t n_reps) {
         std::fill(data + share.begin, data + share.end, 1.0f);
     }
 
+    // Evicted before every pass, the buffer streams from DRAM whatever its size, as a cold
+    // step's weights and KV cache do; without clflush it must be several times the LLCs.
+    const ByteRegion region = byte_region(buffer);
+    const bool evict = clflush_supported();
     std::int64_t best_ns = std::numeric_limits<std::int64_t>::max();
     float total = 0.0f;
     for (std::size_t rep = 0; rep <= n_reps; ++rep) {  // rep 0 is the warm-up
+        if (evict) evict_regions(std::span(&region, 1));
         const auto start = std::chrono::steady_clock::now();
         float pass_total = 0.0f;
 #pragma omp parallel reduction(+ : pass_total)
@@ -157,8 +163,19 @@ std::string env_or_empty(const char* name) {
 
 }  // namespace
 
-std::size_t default_bandwidth_buffer_bytes(std::size_t llc_bytes) {
-    return std::max(8 * llc_bytes, std::size_t{1} << 30);
+RooflineOptions quick_roofline_options() {
+    RooflineOptions options;
+    // 2·1536³ = 7 GFLOP per call: tens of ms on a few cores, where OpenBLAS is already
+    // within a few percent of its 3072³ rate (docs/measuring.md).
+    options.sgemm_dim = 1536;
+    options.n_reps = 3;
+    options.quick = true;
+    return options;
+}
+
+std::size_t probe_bytes(std::size_t llc_total_bytes) {
+    if (clflush_supported()) return probe_evicted_bytes;
+    return std::max(probe_llc_multiple * llc_total_bytes, probe_streamed_min_bytes);
 }
 
 double measure_read_bandwidth_gbps(std::size_t buffer_bytes, std::size_t n_reps) {
@@ -178,11 +195,12 @@ Roofline measure_roofline(std::size_t n_threads, const RooflineOptions& options)
     roofline.blas_library = env.blas_library;
     roofline.openblas_coretype = env.openblas_coretype;
     roofline.measured_at = env.timestamp;
-    roofline.bandwidth_buffer_bytes = options.bandwidth_buffer_bytes == 0
-                                          ? default_bandwidth_buffer_bytes(env.llc_bytes)
-                                          : options.bandwidth_buffer_bytes;
+    roofline.bandwidth_buffer_bytes = options.bandwidth_buffer_bytes == 0 ? probe_bytes(env.llc_total_bytes)
+                                                                          : options.bandwidth_buffer_bytes;
+    roofline.bandwidth_method = clflush_supported() ? "clflush" : "stream";
     roofline.sgemm_dim = options.sgemm_dim;
     roofline.n_reps = options.n_reps;
+    roofline.quick = options.quick;
 
     const ComputeThreadsGuard threads(n_threads);
     roofline.peak_gbps = measure_read_gbps(roofline.bandwidth_buffer_bytes, options.n_reps);
@@ -202,8 +220,10 @@ void save_roofline(const std::filesystem::path& path, const Roofline& roofline) 
         {"openblas_coretype", roofline.openblas_coretype},
         {"measured_at", roofline.measured_at},
         {"bandwidth_buffer_bytes", roofline.bandwidth_buffer_bytes},
+        {"bandwidth_method", roofline.bandwidth_method},
         {"sgemm_dim", roofline.sgemm_dim},
         {"n_reps", roofline.n_reps},
+        {"quick", roofline.quick},
     };
     write_file_atomically(path, [&json](std::ostream& out) { out << json.dump(2) << '\n'; });
 }
@@ -217,6 +237,12 @@ Roofline load_roofline(const std::filesystem::path& path) {
     Roofline roofline;
     try {
         const nlohmann::json json = nlohmann::json::parse(in);
+        if (!json.is_object() || !json.contains("schema_version") || !json.contains("peak_gbps")) {
+            throw std::runtime_error(fmt::format(
+                "'{}' is not a roofline file: it lacks schema_version or peak_gbps (measure one with `kvbench "
+                "roofline -o {}`)",
+                path.string(), path.string()));
+        }
         const int version = json.at("schema_version").get<int>();
         if (version != roofline_schema_version) {
             throw std::runtime_error(fmt::format(
@@ -232,11 +258,19 @@ Roofline load_roofline(const std::filesystem::path& path) {
         roofline.openblas_coretype = json.at("openblas_coretype").get<std::string>();
         roofline.measured_at = json.at("measured_at").get<std::string>();
         roofline.bandwidth_buffer_bytes = json.at("bandwidth_buffer_bytes").get<std::size_t>();
+        // Added later in schema 1: files written before it streamed a buffer beyond the LLC.
+        roofline.bandwidth_method = json.value("bandwidth_method", std::string("stream"));
         roofline.sgemm_dim = json.at("sgemm_dim").get<std::size_t>();
         roofline.n_reps = json.at("n_reps").get<std::size_t>();
+        roofline.quick = json.value("quick", false);
     } catch (const nlohmann::json::exception& e) {
+        // nlohmann's messages start with "[json.exception.parse_error.101] ": keep the part a user reads.
+        std::string reason = e.what();
+        if (const auto end = reason.find("] "); reason.starts_with("[json.exception.") && end != std::string::npos) {
+            reason.erase(0, end + 2);
+        }
         throw std::runtime_error(fmt::format(
-            "roofline file '{}' is corrupt: {} (re-measure with `kvbench roofline`)", path.string(), e.what()));
+            "roofline file '{}' is corrupt: {} (re-measure with `kvbench roofline`)", path.string(), reason));
     }
     // Every bound divides by the peaks: a zero or negative one would give infinite or negative times.
     if (!(roofline.peak_gflops > 0.0) || !(roofline.peak_gbps > 0.0)) {
@@ -245,6 +279,33 @@ Roofline load_roofline(const std::filesystem::path& path) {
             path.string(), roofline.peak_gflops, roofline.peak_gbps));
     }
     return roofline;
+}
+
+std::vector<std::string> roofline_mismatches(const Roofline& roofline, const Environment& env,
+                                             std::size_t n_threads) {
+    std::vector<std::string> reasons;
+    if (roofline.cpu_model != env.cpu_model) {
+        reasons.push_back(fmt::format("it was measured on CPU '{}', this machine is '{}'", roofline.cpu_model, env.cpu_model));
+    }
+    if (roofline.n_threads != n_threads) {
+        reasons.push_back(fmt::format("it was measured on {} thread{}, this run uses {}", roofline.n_threads,
+                                      roofline.n_threads == 1 ? "" : "s", n_threads));
+    }
+    if (roofline.blas_library != env.blas_library) {
+        reasons.push_back(fmt::format("it was measured with {}, this run uses {}", roofline.blas_library,
+                                      env.blas_library));
+    }
+    if (roofline.openblas_coretype != env.openblas_coretype) {
+        reasons.push_back(fmt::format("it was measured with OPENBLAS_CORETYPE={}, this run has {}",
+                                      roofline.openblas_coretype.empty() ? "(unset)" : roofline.openblas_coretype,
+                                      env.openblas_coretype.empty() ? "(unset)" : env.openblas_coretype));
+    }
+    const std::string method = clflush_supported() ? "clflush" : "stream";
+    if (roofline.bandwidth_method != method) {
+        reasons.push_back(fmt::format("its bandwidth was read by the {} probe, this kvbench uses the {} one",
+                                      roofline.bandwidth_method, method));
+    }
+    return reasons;
 }
 
 std::filesystem::path default_roofline_path(std::size_t n_threads) {

@@ -53,6 +53,22 @@ std::vector<float> gather_position(const std::vector<float>& tensor, const Model
     return rows;
 }
 
+std::vector<ByteRegion> weight_regions(const ModelWeights& weights) {
+    std::vector<ByteRegion> regions;
+    for (const LayerWeights& layer : weights.layers) {
+        regions.push_back(byte_region(layer.wqkv));
+        regions.push_back(byte_region(layer.wo));
+    }
+    return regions;
+}
+
+// K and V of every layer: each is one allocation, starting at layer 0, batch row 0, KV head 0.
+std::vector<ByteRegion> cache_regions(const KvCache& cache) {
+    const std::size_t half_bytes = cache.bytes() / 2;
+    return {ByteRegion(reinterpret_cast<const std::byte*>(cache.keys(0, 0, 0)), half_bytes),
+            ByteRegion(reinterpret_cast<const std::byte*>(cache.values(0, 0, 0)), half_bytes)};
+}
+
 // Every kernel of the point against its naive twin; throws, failing the point, when one disagrees.
 // Returns the worst relative error.
 double check_point_kernels(const GridPoint& point, const ModelWeights& weights, const KernelCheckInputs& inputs) {
@@ -108,7 +124,7 @@ public:
     // Rolls back and evicts outside the timer, then times one step.
     std::int64_t time(DecodePath path, const Evict* evict) {
         if (path == DecodePath::cached) cache_->roll_back(config_.seq_len - 1);
-        if (evict != nullptr && *evict) (*evict)();
+        if (evict != nullptr && *evict) (*evict)(cold_regions(path));
         return time_once_ns([&] { run(path); });
     }
 
@@ -127,6 +143,28 @@ public:
                                     point.n_threads});
     }
 
+    // What a cold repetition of `path` evicts: every buffer the step touches (docs/measuring.md).
+    std::span<const ByteRegion> cold_regions(DecodePath path) {
+        std::vector<ByteRegion>& regions = path == DecodePath::cached ? cached_regions_ : uncached_regions_;
+        if (!regions.empty()) return regions;
+        regions = weight_regions(*weights_);
+        if (path == DecodePath::uncached) {
+            for (ByteRegion region : {byte_region(inputs_), byte_region(full_out_), byte_region(forward_scratch_->qkv),
+                                      byte_region(forward_scratch_->attention), byte_region(forward_scratch_->tiles.scores)}) {
+                regions.push_back(region);
+            }
+        } else {
+            for (ByteRegion region : cache_regions(*cache_)) regions.push_back(region);
+            for (ByteRegion region :
+                 {byte_region(step_in_), byte_region(step_out_), byte_region(decode_scratch_->qkv),
+                  byte_region(decode_scratch_->attention), byte_region(decode_scratch_->heads.partial_out),
+                  byte_region(decode_scratch_->heads.partial_max), byte_region(decode_scratch_->heads.partial_sum)}) {
+                regions.push_back(region);
+            }
+        }
+        return regions;
+    }
+
     FlopCount flops(DecodePath path) const { return path == DecodePath::cached ? cached_flops_ : uncached_flops_; }
 
 private:
@@ -141,6 +179,8 @@ private:
     std::vector<float> step_out_;                    // (n_batch, model_dim) floats
     FlopCount cached_flops_;
     FlopCount uncached_flops_;
+    std::vector<ByteRegion> cached_regions_;    // cold_regions(cached), computed once
+    std::vector<ByteRegion> uncached_regions_;  // cold_regions(uncached), computed once
 };
 
 std::vector<DecodePath> timed_paths(const RunOptions& options) {
@@ -254,7 +294,7 @@ double estimate_point_seconds(const GridPoint& point, const RunOptions& options,
 }
 
 PointRunner::PointRunner(CacheFlusher* flusher) {
-    if (flusher != nullptr) evict_ = [flusher] { flusher->flush(); };
+    if (flusher != nullptr) evict_ = [flusher](std::span<const ByteRegion> regions) { flusher->flush(regions); };
 }
 
 std::shared_ptr<const ModelWeights> PointRunner::weights_for(const ModelConfig& config, std::uint64_t seed) {

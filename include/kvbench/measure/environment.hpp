@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 namespace kvbench {
 
@@ -14,7 +16,9 @@ struct Environment {
     bool optimized_build = true;   // false for Debug or sanitizer builds: their timings mean nothing
     std::string cpu_model;         // /proc/cpuinfo "model name"
     std::size_t n_cores = 0;       // cores this process may use
-    std::size_t llc_bytes = 0;     // last-level cache size, 0 when unknown
+    std::size_t llc_bytes = 0;     // one last-level cache instance, the largest, 0 when unknown
+    std::size_t llc_total_bytes = 0;  // every LLC instance the process may run on, each once; 0 when unknown
+    std::size_t n_llc_instances = 0;  // how many instances llc_total_bytes adds up
     std::string cache_sizes;       // "L1d 48 KiB, L2 1 MiB, L3 32 MiB"
     std::string blas_library;      // openblas_get_config()
     std::string blas_threading;    // "openmp"
@@ -24,5 +28,22 @@ struct Environment {
 };
 
 Environment collect_environment();
+
+// The last-level caches a set of CPUs can reach, as sysfs describes them.
+struct LastLevelCaches {
+    int level = 0;                 // 3 on most x86 machines; 0 when nothing was found
+    std::size_t largest_bytes = 0;  // the largest single instance
+    std::size_t total_bytes = 0;    // all instances, a cache shared by several CPUs counted once
+    std::size_t n_instances = 0;
+};
+
+// Reads <cpu_root>/cpu<i>/cache/index*/{level,type,size,id,shared_cpu_list} for every i in cpus
+// (cpu_root is /sys/devices/system/cpu on Linux) and keeps the highest level of data or
+// unified cache. Two CPUs name the same instance by the same id, or, where the kernel gives
+// no id, by the same shared_cpu_list. A CPU without cache information is skipped.
+LastLevelCaches read_last_level_caches(const std::filesystem::path& cpu_root, const std::vector<std::size_t>& cpus);
+
+// The CPUs this process may run on (sched_getaffinity); cpu 0 alone where that is unknown.
+std::vector<std::size_t> affinity_cpus();
 
 }  // namespace kvbench

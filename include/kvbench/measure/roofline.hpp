@@ -1,10 +1,13 @@
 // Roofline: the machine's measured peak read bandwidth and fp32 FLOP/s, their JSON file, and the bound they give (SPEC §2).
 #pragma once
 
+#include "kvbench/measure/environment.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace kvbench {
 
@@ -18,22 +21,38 @@ struct Roofline {
     std::string openblas_coretype;            // $OPENBLAS_CORETYPE: picks the sgemm kernel, so the peak
     std::string measured_at;                  // UTC, ISO 8601
     std::size_t bandwidth_buffer_bytes = 0;   // bytes read per bandwidth repetition
+    // "clflush": the buffer was evicted from every cache before each pass; "stream": it was
+    // several times the LLC instead (files written before the probe was evicted say "stream").
+    std::string bandwidth_method;
     std::size_t sgemm_dim = 0;                // the sgemm was (dim, dim) · (dim, dim)
     std::size_t n_reps = 0;                   // timed repetitions of each, best kept
+    bool quick = false;                       // measured by a sweep's first run, with quick_roofline_options()
 
     bool operator==(const Roofline&) const = default;
 };
 
 struct RooflineOptions {
-    // 0 picks max(8 × LLC, 1 GiB): far beyond the LLC, so the read streams from DRAM.
+    // 0 picks probe_bytes(Environment::llc_total_bytes).
     std::size_t bandwidth_buffer_bytes = 0;
     // Large enough that OpenBLAS runs at its kernel's peak; about 58 GFLOP per call.
     std::size_t sgemm_dim = 3072;
     std::size_t n_reps = 5;
+    bool quick = false;  // recorded in Roofline::quick
 };
 
-// Buffer size the bandwidth test uses when options ask for 0.
-std::size_t default_bandwidth_buffer_bytes(std::size_t llc_bytes);
+// What a sweep measures when it finds no saved roofline: a smaller sgemm and fewer
+// repetitions, so the first run pays well under a second for it.
+RooflineOptions quick_roofline_options();
+
+// Bytes the bandwidth probe reads per pass, in the roofline and in the sweep's drift check.
+// Where clflush can evict the buffer before each pass (x86-64), the buffer streams from DRAM
+// whatever its size, so it only has to be long enough to time: probe_evicted_bytes. Elsewhere
+// it must outgrow the caches: llc_multiple × every LLC the process may run on, at least
+// probe_streamed_min_bytes.
+std::size_t probe_bytes(std::size_t llc_total_bytes);
+inline constexpr std::size_t probe_evicted_bytes = std::size_t{32} << 20;
+inline constexpr std::size_t probe_streamed_min_bytes = std::size_t{256} << 20;
+inline constexpr std::size_t probe_llc_multiple = 4;
 
 // Measures both peaks on n_threads compute threads, one untimed warm-up each,
 // then options.n_reps timed repetitions, keeping the best. Restores the previous
@@ -52,9 +71,15 @@ double measure_read_bandwidth_gbps(std::size_t buffer_bytes, std::size_t n_reps)
 // naming the file when it cannot be written (e.g. the directory does not exist).
 void save_roofline(const std::filesystem::path& path, const Roofline& roofline);
 
-// Throws std::runtime_error naming the file when it is missing, is not JSON,
-// has another schema_version, lacks a field, or holds a non-positive peak.
+// Throws std::runtime_error naming the file, in one line, when it is missing, is not JSON,
+// is not a roofline, has another schema_version, lacks a field, or holds a non-positive peak.
 Roofline load_roofline(const std::filesystem::path& path);
+
+// Why a roofline may not describe a run on this machine with n_threads threads: one phrase
+// per difference in CPU model, thread count, BLAS library or bandwidth probe, e.g.
+// "it was measured on 1 thread, this run uses 2". Empty when all match.
+std::vector<std::string> roofline_mismatches(const Roofline& roofline, const Environment& env,
+                                             std::size_t n_threads);
 
 // $KVBENCH_ROOFLINE_DIR, else $XDG_CACHE_HOME/kvbench, else $HOME/.cache/kvbench,
 // with file name roofline-t<n_threads>.json (peaks depend on the thread count).

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <span>
 #include <vector>
 
 namespace kvbench {
@@ -71,7 +72,8 @@ double estimate_point_seconds(const GridPoint& point, const RunOptions& options,
                               const Roofline* roofline, std::uint64_t flush_bytes);
 
 // What the runner calls before each timed repetition of a cold-cache run, outside the timer.
-using Evict = std::function<void()>;
+// It gets the buffers the coming step touches (the clflush method evicts exactly those).
+using Evict = std::function<void(std::span<const ByteRegion> regions)>;
 
 // Owns what outlives one point: the eviction, and the weights of the last model shape
 // (points of one shape are adjacent in a grid, so weights are drawn once per shape).
