@@ -2,6 +2,8 @@
 // as per (batch, KV head, context slice) tasks on the OpenMP pool, slices merged in fixed order.
 #include "kvbench/engine/attention.hpp"
 
+#include "attention_grouped.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -701,6 +703,8 @@ float* ChunkWorkspace::base() {
 
 void attend_chunk(const ChunkProblem& problem, const ChunkResult& result, ChunkWorkspace& ws) {
     assert(problem.n_rows <= ws.max_rows() && problem.head_dim == ws.head_dim() && problem.n_ctx >= 1);
+    // Large groups on builds without AVX-512 take the kernel written for 16 registers.
+    if (attend_chunk_grouped(problem, result, ws)) return;
     const std::size_t n_rows = problem.n_rows;
     const std::size_t dim = problem.head_dim;
     const std::size_t padded_dim = ws.padded_dim();
