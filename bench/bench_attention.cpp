@@ -72,5 +72,17 @@ BENCHMARK(BM_AttendDecode)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
+// Batched shapes of the step targets, where the grouped kernel is compute-bound: B=8 with the
+// 16 query heads of one KV head (D=1024, dh=64), B=4 with all 32 (D=4096, dh=128), and B=8 GQA-8.
+BENCHMARK(BM_AttendDecode)
+    ->ArgNames({"B", "N", "D", "H", "G", "cold"})
+    ->Args({8, 4096, 1024, 16, 1, 1})
+    ->Args({8, 4096, 1024, 16, 16, 1})
+    ->Args({4, 8192, 4096, 32, 1, 1})
+    ->Args({8, 2048, 4096, 32, 8, 1})
+    ->Iterations(cold_iterations)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace kvbench::bench

@@ -258,6 +258,25 @@ TEST_CASE("attend_group matches the reference for group sizes 1-20, odd head dim
     }
 }
 
+TEST_CASE("attend_group matches the reference for large groups, as the grouped kernel takes them") {
+    // Builds without AVX-512 run attention_grouped.cpp's kernel for groups that are a multiple of
+    // its vector (8 rows on AVX2, 4 otherwise; 8 at least) with whole-vector head dims; the rest,
+    // and every group on AVX-512, keep attend_group's own tiles. Contexts straddle its 24-key
+    // blocks and the 6- and 12-key score tiles; 40 and 56 rows leave partial output tiles.
+    for (std::size_t group_size : {8u, 12u, 16u, 24u, 32u, 40u, 56u, 64u}) {
+        for (std::size_t head_dim : {8u, 16u, 40u, 64u, 128u}) {
+            for (std::size_t n_ctx : {1u, 5u, 23u, 24u, 25u, 49u, 300u}) {
+                INFO("group_size=" << group_size << " head_dim=" << head_dim << " n_ctx=" << n_ctx);
+                CHECK(group_error(group_size, head_dim, n_ctx, false) < 1e-5);
+            }
+        }
+    }
+    for (std::size_t group_size : {8u, 32u}) {
+        INFO("strided group_size=" << group_size);
+        CHECK(group_error(group_size, 64, 100, true) < 1e-5);
+    }
+}
+
 TEST_CASE("attend_decode matches the reference for head dims 8 to 128 and group sizes up to 24") {
     struct Shape {
         std::size_t n_batch, model_dim, n_heads, n_kv_heads;
@@ -302,6 +321,25 @@ TEST_CASE("attend_decode gives the same bits on every run") {
         attend_decode(config, q.data(), 256, cache, 0, 500, again.data(), scratch);
         CHECK(std::memcmp(first.data(), again.data(), first.size() * sizeof(float)) == 0);
     }
+}
+
+TEST_CASE("attend_decode of a large group gives the same bits on every run") {
+    // MQA with 32 query heads: the grouped kernel on builds without AVX-512, split over the context.
+    const auto config = make_config(1, 700, 2048, 32, 1, 1);
+    KvCache cache(config, 700);
+    const auto k = random_vector(700 * 64, 91), v = random_vector(700 * 64, 92);
+    std::copy(k.begin(), k.end(), cache.keys(0, 0, 0));
+    std::copy(v.begin(), v.end(), cache.values(0, 0, 0));
+    cache.extend_to(700);
+    const auto q = random_vector(2048, 93);
+    DecodeAttentionScratch scratch(config, 700, 2);
+    std::vector<float> first(2048), again(2048);
+    attend_decode(config, q.data(), 2048, cache, 0, 700, first.data(), scratch);
+    for (int run = 0; run < 3; ++run) {
+        attend_decode(config, q.data(), 2048, cache, 0, 700, again.data(), scratch);
+        CHECK(std::memcmp(first.data(), again.data(), first.size() * sizeof(float)) == 0);
+    }
+    check_decode_against_reference(config, 700, 2);
 }
 
 TEST_CASE("the decode scratch reports what it allocates, and the context does not change it") {

@@ -53,7 +53,7 @@ TEST_CASE("the csv of a small sweep has the spec's columns, exact counts and con
     CHECK(std::vector<std::string>(header.begin(), header.begin() + 21) == spec_columns);
     std::map<std::string, std::size_t> col;
     for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
-    for (const char* provenance : {"tool_version", "git_commit", "cpu_model", "blas_library", "blas_threading",
+    for (const char* provenance : {"tool_version", "git_commit", "kernel_isa", "cpu_model", "blas_library", "blas_threading",
                                    "timestamp"}) {
         CHECK(col.contains(provenance));
     }

@@ -1,6 +1,8 @@
 // Environment: the provenance fields every result row carries.
 #include "kvbench/measure/environment.hpp"
 
+#include "kvbench/engine/kernel_isa.hpp"
+
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -30,6 +32,7 @@ TEST_CASE("the environment names the build, the machine and the blas") {
     CHECK_FALSE(env.cache_sizes.empty());
     CHECK_FALSE(env.blas_library.empty());
     CHECK(env.n_cores >= 1);
+    CHECK(env.kernel_isa == kvbench::kernel_isa());
     const bool known_threading = env.blas_threading == "serial" || env.blas_threading == "pthread" ||
                                  env.blas_threading == "openmp";
     CHECK(known_threading);

@@ -1,3 +1,4 @@
+#include "kvbench/engine/kernel_isa.hpp"
 #include "kvbench/engine/linear.hpp"
 #include "kvbench/engine/reference.hpp"
 #include "kvbench/engine/rng.hpp"
@@ -11,6 +12,7 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 using namespace kvbench;
@@ -131,4 +133,20 @@ TEST_CASE("linear at a decode projection shape matches the reference") {
     std::vector<float> y = y0;
     linear(x.data(), n_rows, in_dim, w.data(), out_dim, 1.0f, y.data());
     CHECK(relative_error(y, expected_product(x, n_rows, in_dim, w, out_dim, 1.0f, y0)) < 1e-5);
+}
+
+TEST_CASE("kernel_isa names the widest compiled path, one this CPU can run") {
+    const std::string isa = kernel_isa();
+    const SmallMIsa widest = small_m_isas().back();
+    if (isa == "avx512") {
+        CHECK(widest == SmallMIsa::avx512);
+        CHECK(__builtin_cpu_supports("avx512f"));
+    } else if (isa == "avx2+fma") {
+        CHECK(widest == SmallMIsa::avx2);
+        CHECK(__builtin_cpu_supports("avx2"));
+        CHECK(__builtin_cpu_supports("fma"));
+    } else {
+        CHECK(isa == "portable");
+        CHECK(widest == SmallMIsa::scalar);
+    }
 }

@@ -76,6 +76,7 @@ Environment fixed_environment() {
     env.git_commit = "abc1234";
     env.build_type = "Release";
     env.compiler = "GNU 12.2.0";
+    env.kernel_isa = "avx2+fma";
     env.cpu_model = "AMD \"Zen\", 8-core";  // a comma and quotes: RFC 4180 must quote it
     env.n_cores = 8;
     env.llc_bytes = 32u << 20;
@@ -147,7 +148,7 @@ TEST_CASE("the csv header carries the provenance columns after the spec ones") {
     for (const char* name : {"grouping", "cache_state", "latency_us_p90", "latency_us_mean", "latency_cv",
                              "latency_mdape", "verify_rel_error", "fits_in_llc", "flops_executed", "noisy", "reps_policy",
                              "tool_version", "git_commit",
-                             "build_type", "compiler", "cpu_model", "blas_library", "blas_threading",
+                             "build_type", "compiler", "kernel_isa", "cpu_model", "blas_library", "blas_threading",
                              "openblas_coretype", "openblas_l2_size", "timestamp"}) {
         CHECK_NOTHROW(column_index(name));
     }
@@ -190,13 +191,13 @@ TEST_CASE("two fabricated rows give the golden csv") {
         "latency_us_median,latency_us_min,latency_us_max,gflops,gbps,roofline_pct,speedup,grouping,cache_state,"
         "latency_us_p90,latency_us_mean,latency_cv,latency_mdape,verify_rel_error,fits_in_llc,flops_executed,noisy,"
         "reps_policy,tool_version,"
-        "git_commit,build_type,compiler,cpu_model,blas_library,blas_threading,openblas_coretype,openblas_l2_size,"
+        "git_commit,build_type,compiler,kernel_isa,cpu_model,blas_library,blas_threading,openblas_coretype,openblas_l2_size,"
         "timestamp\n"
         "cached,1,4,8,2,1,4,1,2,f32,512,960,128,3,1.100,1.000,1.200,0.465455,0.872727,10.9091,3.81818,MQA,cold,"
-        "1.180,1.100,0.0909091,0.0909091,3e-07,true,512,true,reps=20 warmup=3,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
+        "1.180,1.100,0.0909091,0.0909091,3e-07,true,512,true,reps=20 warmup=3,0.1.0,abc1234,Release,GNU 12.2.0,avx2+fma,\"AMD \"\"Zen\"\", 8-core\","
         "OpenBLAS 0.3.21,openmp,,,2024-01-02T03:04:05Z\n"
         "uncached,1,4,8,2,1,4,1,2,f32,1856,1152,128,2,4.200,4.000,4.400,0.441905,0.274286,3.42857,1,MQA,cold,"
-        "4.360,4.200,0.0673435,0.047619,3e-07,true,2048,false,reps=20 warmup=3,0.1.0,abc1234,Release,GNU 12.2.0,\"AMD \"\"Zen\"\", 8-core\","
+        "4.360,4.200,0.0673435,0.047619,3e-07,true,2048,false,reps=20 warmup=3,0.1.0,abc1234,Release,GNU 12.2.0,avx2+fma,\"AMD \"\"Zen\"\", 8-core\","
         "OpenBLAS 0.3.21,openmp,,,2024-01-02T03:04:05Z\n";
     CHECK(render(write_csv, two_rows()) == expected);
 }
@@ -243,6 +244,7 @@ TEST_CASE("json has the schema version, the environment once and the samples") {
     CHECK(report.at("environment").at("cpu_model") == "AMD \"Zen\", 8-core");
     CHECK(report.at("environment").at("llc_bytes") == 32u << 20);
     CHECK(report.at("environment").at("openblas_coretype").is_null());
+    CHECK(report.at("environment").at("kernel_isa") == "avx2+fma");
     CHECK(text.find("\"environment\"") == text.rfind("\"environment\""));
     CHECK(text.find("\"cpu_model\"") == text.rfind("\"cpu_model\""));
 
@@ -270,6 +272,7 @@ TEST_CASE("the table shows the run, the three titles and human units") {
     CHECK(text.find("BLAS: OpenBLAS 0.3.21 (openmp)") != std::string::npos);
     CHECK(text.find("threads: 2") != std::string::npos);
     CHECK(text.find("build: Release abc1234") != std::string::npos);
+    CHECK(text.find("(GNU 12.2.0, kernels avx2+fma)") != std::string::npos);
     CHECK(text.find("FLOPs per step\n") != std::string::npos);
     CHECK(text.find("Latency\n") != std::string::npos);
     CHECK(text.find("KV memory\n") != std::string::npos);

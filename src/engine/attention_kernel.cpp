@@ -2,6 +2,7 @@
 // against the vector primitives of simd.hpp; the back-end (AVX-512, AVX2, scalar) is chosen there.
 #include "kvbench/engine/attention_kernel.hpp"
 
+#include "attention_grouped.hpp"
 #include "block_prefetcher.hpp"
 #include "simd.hpp"
 
@@ -268,6 +269,8 @@ void score_block(BlockState& st, std::size_t n_rows) {
 
 void attend_group(const GroupAttention& problem, const PartialSoftmax& result, AttendWorkspace& ws) {
     assert(problem.n_rows <= ws.max_rows() && problem.head_dim == ws.head_dim() && problem.n_ctx >= 1);
+    // Large groups on builds without AVX-512 take the kernel written for 16 registers.
+    if (attend_group_by_lanes(problem, result, ws)) return;
     const std::size_t n_rows = problem.n_rows;
     const std::size_t dim = problem.head_dim;
     const std::size_t padded_dim = ws.padded_dim();

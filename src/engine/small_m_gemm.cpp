@@ -29,8 +29,8 @@ constexpr std::size_t min_parallel_weights = std::size_t{1} << 16;
 
 // Columns of x are taken in chunks of at most this many bytes over all n_rows rows, so the
 // chunk of x stays in the 48 KiB L1 while a tile's weights stream past it; each chunk costs
-// one horizontal sum per output. Measured at n_rows = 8 on a cold 6144 x 4096 W, 2 threads,
-// GB/s of W (median of 30): unchunked 29.6, 16 KiB 38.4, 24 KiB 41.6, 32 KiB 41.8, 40 KiB 32.7.
+// one horizontal sum per output. 32 KiB measured best at 8 rows (bench/README.md, "The
+// small-M projection").
 constexpr std::size_t x_chunk_bytes = 32 * 1024;
 
 constexpr std::size_t page_floats = 4096 / sizeof(float);
@@ -57,10 +57,9 @@ inline std::uintptr_t address_of(const float* p) { return reinterpret_cast<std::
 
 // At 8 rows of x a core is busy with FMAs, so its out-of-order window spans few weight
 // lines and the stream from memory stalls between them; asking for the next tile's weights
-// while this one computes overlaps the two. Cold 6144 x 4096 W, n_rows = 8, 32 KiB chunks,
-// 2 threads: 26.4 GB/s without, 41.8 with. The hint hardly matters (T0/T1/T2/NTA within 3 %).
-// At 1 or 2 rows the core issues loads fast enough for the hardware prefetcher alone, and
-// the prefetches only cost issue slots: 4096 x 4096, n_rows = 2: 38.5 GB/s with, 40.0 without.
+// while this one computes overlaps the two. At 1 or 2 rows the core issues loads fast enough
+// for the hardware prefetcher alone, and the prefetches only cost issue slots (figures in
+// bench/README.md).
 constexpr std::size_t min_rows_to_prefetch = 3;
 inline void prefetch(std::uintptr_t address) {
 #if defined(__AVX512F__) || defined(__AVX2__)
@@ -124,15 +123,15 @@ inline float reduce_add(__m256 v) {
 }
 
 // Without this GCC folds the load of an x vector into each of the tile_rows FMAs that use
-// it, and those repeated loads, not the FMAs, bound the kernel: at 8 rows of x, 16 weight
-// rows of 4096 in L2, one core, 103 GFLOP/s folded against 198 with x kept in a register.
+// it, and those repeated loads, not the FMAs, bound the kernel (half the FLOP/s at 8 rows of
+// x, bench/README.md).
 inline void keep_in_register(__m256& v) { asm("" : "+x"(v)); }
 
 // The ymm registers hold n_rows · tile_rows accumulators, the tile's weight vectors and
 // one x vector (one weight row alone, at n_rows = 1, is an FMA memory operand); at least
 // 8 accumulators keep both FMA pipes busy through the 4-cycle latency. AVX2 has 16 ymm
 // registers; with AVX-512VL the compiler may use 32, room for 2 weight rows at 7 and 8 rows
-// of x (at 8 rows, cold 6144 x 4096, 2 threads: 53 GB/s with 2 weight rows, 37 with 1).
+// of x (53 GB/s against 37 with 1 weight row at 8 rows, bench/README.md).
 struct Avx2Isa {
 #ifdef __AVX512VL__
     static constexpr std::size_t registers = 32;
@@ -283,10 +282,7 @@ struct OneIsaTable {
 #ifdef __AVX512F__
 // Where AVX-512 is there, zmm tiles for 1 and 2 rows of x and ymm tiles (in 32 registers)
 // above: streaming a cold W the ymm kernel is the faster one from 3 or 4 rows on, although
-// it is the slower one on a W in cache (8 rows, 16 MiB W: zmm 83 GB/s, ymm 50). Cold 6144 x
-// 4096 page-aligned W, 2 threads, GB/s of W, zmm / ymm: 2 rows 43.6 / 39.7, 3: 39.2 / 36.8,
-// 4: 52.9 / 61.2, 5: 50.1 / 62.8, 6: 47.8 / 60.7, 7: 50.2 / 58.1, 8: 54.8 / 57.0. With W 16
-// bytes into a page (std::vector's large blocks), 3 rows: zmm 31-36, ymm 34-38.
+// it is the slower one on a W in cache (figures in bench/README.md).
 constexpr std::size_t zmm_max_rows = 2;
 struct Avx512Table {
     template <std::size_t M>

@@ -4,6 +4,7 @@
 #include "kvbench_git_commit.hpp"
 
 #include "kvbench/engine/blas.hpp"
+#include "kvbench/engine/kernel_isa.hpp"
 
 #include <fmt/format.h>
 #include <sched.h>
@@ -203,6 +204,7 @@ Environment collect_environment() {
     env.git_commit = or_unknown(KVBENCH_GIT_COMMIT);
     env.build_type = or_unknown(KVBENCH_BUILD_TYPE);
     env.compiler = or_unknown(KVBENCH_COMPILER);
+    env.kernel_isa = kernel_isa();
     env.optimized_build = compiled_optimized() && env.build_type != "Debug";
     env.cpu_model = read_cpu_model();
     env.n_cores = available_cores();

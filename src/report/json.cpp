@@ -32,6 +32,7 @@ Json environment_json(const Environment& env) {
     j["git_commit"] = env.git_commit;
     j["build_type"] = env.build_type;
     j["compiler"] = env.compiler;
+    j["kernel_isa"] = env.kernel_isa;
     j["optimized_build"] = env.optimized_build;
     j["cpu_model"] = env.cpu_model;
     j["n_cores"] = env.n_cores;

@@ -169,12 +169,12 @@ std::string describe_run(const std::vector<ResultRow>& rows, const Environment& 
     if (env.llc_bytes > 0) machine += fmt::format(", LLC {}", format_bytes(env.llc_bytes));
     machine += ')';
     std::string text = fmt::format(
-        "{}; BLAS: {} ({}); threads: {}; cache: {}; build: {} {} ({}); kvbench {}", machine,
+        "{}; BLAS: {} ({}); threads: {}; cache: {}; build: {} {} ({}, kernels {}); kvbench {}", machine,
         or_unknown(env.blas_library), or_unknown(env.blas_threading),
         threads.empty() ? std::string(missing) : fmt::format("{}", fmt::join(threads, ", ")),
         cache_states.empty() ? std::string(missing) : fmt::format("{}", fmt::join(cache_states, ", ")),
         or_unknown(env.build_type), or_unknown(env.git_commit), or_unknown(env.compiler),
-        or_unknown(env.tool_version));
+        or_unknown(env.kernel_isa), or_unknown(env.tool_version));
     if (!env.optimized_build) text += "; WARNING: unoptimized build, these timings mean nothing";
     return text;
 }

@@ -13,6 +13,7 @@ struct Environment {
     std::string git_commit;        // git describe at build time, "-dirty" for uncommitted changes
     std::string build_type;        // Release, Debug, ...
     std::string compiler;          // "GNU 12.2.0"
+    std::string kernel_isa;        // kvbench's kernels: "avx512", "avx2+fma" or "portable"
     bool optimized_build = true;   // false for Debug or sanitizer builds: their timings mean nothing
     std::string cpu_model;         // /proc/cpuinfo "model name"
     std::size_t n_cores = 0;       // cores this process may use

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds the kernels for the AVX2 class (x86-64-v3, into build-v3/) and for a CPU without AVX
+# (x86-64-v2, the portable paths, into build-v2/), and runs the doctest suite of each, so
+# every kernel path is tested against its naive twin whatever CPU runs this. The native
+# build is scripts/test.sh's. Builds run under KVBENCH_CPU_LOCK (a flock file) when it is
+# set, for machines that several people share.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+jobs="$(nproc)"
+
+locked() {
+  if [[ -n "${KVBENCH_CPU_LOCK:-}" ]]; then
+    flock "$KVBENCH_CPU_LOCK" "$@"
+  else
+    "$@"
+  fi
+}
+
+for arch in x86-64-v3 x86-64-v2; do
+  build="$root/build-${arch##*-}"
+  echo "kvbench: building and testing KVBENCH_ARCH=$arch in ${build#"$root"/}" >&2
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKVBENCH_ARCH="$arch" \
+    -DKVBENCH_BUILD_BENCH=OFF >/dev/null
+  locked cmake --build "$build" -j "$jobs" --target kvbench_tests >&2
+  # The doctest suite only: the CLI tests run no kernel code that the doctest cases do not.
+  locked "$build/tests/kvbench_tests"
+done
