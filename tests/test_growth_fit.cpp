@@ -2,6 +2,8 @@
 #include "kvbench/measure/growth_fit.hpp"
 
 #include "kvbench/engine/rng.hpp"
+#include "cli/growth_summary.hpp"
+#include "test_support.hpp"
 
 #include <doctest/doctest.h>
 
@@ -73,4 +75,25 @@ TEST_CASE("too few points, a single N, or a non-positive value give no fit") {
     const std::vector<double> t{1, 2, 4};
     CHECK_FALSE(fit_growth(n, t, 3));  // only N = 4 left
     CHECK(fit_growth(n, t));
+}
+
+TEST_CASE("a sweep's rows give one growth fit per configuration and path with 3 or more N") {
+    std::vector<Row> rows;
+    for (const std::size_t n : {std::size_t{128}, std::size_t{256}, std::size_t{512}, std::size_t{1024}}) {
+        const double nd = static_cast<double>(n);
+        for (const DecodePath path : {DecodePath::cached, DecodePath::uncached}) {
+            const double k = path == DecodePath::cached ? 0.5 : 2.0;
+            const auto ns = static_cast<std::int64_t>(10.0 * std::pow(nd, k));
+            rows.push_back(make_row(path, test::make_config(1, n, 64, 4, 1, 1), 1, "warm", {ns, ns, ns}));
+        }
+    }
+    rows.push_back(make_row(DecodePath::cached, test::make_config(2, 64, 64, 4, 1, 1), 1, "warm", {5}));  // one N only
+    const std::optional<TextTable> table = growth_table(rows);
+    REQUIRE(table);
+    REQUIRE(table->lines.size() == 2);
+    CHECK(table->lines[0][7] == "cached");
+    CHECK(table->lines[0][10] == "0.50 ± 0.00");
+    CHECK(table->lines[1][7] == "uncached");
+    CHECK(table->lines[1][10] == "2.00 ± 0.00");
+    CHECK_FALSE(growth_table(std::vector<Row>(rows.end() - 1, rows.end())));
 }

@@ -199,7 +199,7 @@ TextTable summary_table(const std::vector<PathResult>& results, const GeneratePl
     return table;
 }
 
-TextTable growth_table(const std::vector<PathResult>& results, const GeneratePlan& plan,
+TextTable generation_growth_table(const std::vector<PathResult>& results, const GeneratePlan& plan,
                        const std::map<std::size_t, Roofline>& rooflines) {
     Roofline assumed;
     assumed.peak_gflops = 100;
@@ -343,7 +343,7 @@ int run_generate_command(const GenerateCliOptions& options) {
     if (!stdout_is_report) tables << describe_run(rows, env) << "\n\n";
     write_text_table(tables, summary_table(results, plan));
     tables << '\n';
-    write_text_table(tables, growth_table(results, plan, rooflines));
+    write_text_table(tables, generation_growth_table(results, plan, rooflines));
     tables.flush();
     std::FILE* notes = stdout_is_report ? stderr : stdout;
 
