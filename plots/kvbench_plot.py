@@ -106,6 +106,8 @@ class Style:
 
     def plot(self, ax, key, xs, ys, with_path=True, **kwargs):
         grouping, path, others = key
+        # A generation has hundreds of points per line: mark a dozen of them, not every one.
+        kwargs.setdefault("markevery", max(1, len(xs) // 12))
         ax.plot(xs, ys, PATH_STYLE.get(path, "-"), color=self.colours[grouping], marker=self.markers[others],
                 markersize=4, linewidth=1.4, label=self.label(key, with_path), **kwargs)
 
@@ -151,7 +153,9 @@ def log_axis(ax, which, base=10):
     lo, hi = (ax.get_xlim() if which == "x" else ax.get_ylim())
     decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1
     if base == 2:
-        axis.set_major_locator(ticker.LogLocator(base=2, numticks=12 if decades < 3.6 else 7))
+        # Under three octaves, the powers of 2 alone leave two or three ticks: add the 1.5× ones.
+        subs = (1.0, 1.5) if decades < 0.95 else (1.0,)
+        axis.set_major_locator(ticker.LogLocator(base=2, subs=subs, numticks=12 if decades < 3.6 else 7))
     else:
         subs = (1.0, 2.0, 5.0) if decades < 2.5 else (1.0,)
         axis.set_major_locator(ticker.LogLocator(base=10, subs=subs, numticks=15))
@@ -306,11 +310,9 @@ def figure_roofline(rows, style, args):
         lo, hi = min(lo, ridge / 4), max(hi, ridge * 4)
         grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
         ax.plot(grid, [min(peak_f, x * peak_b) for x in grid], color="black", linewidth=1.2,
-                label=f"roofs: {peak_b:.0f} GB/s, {peak_f:.0f} GFLOP/s")
+                label=f"roofs: {peak_b:.0f} GB/s, {peak_f:.0f} GFLOP/s\n(peaks {source})")
         ax.axvline(ridge, color="0.6", linewidth=0.6, linestyle=":")
         ax.text(ridge, peak_f * 1.08, f" ridge {ridge:.1f} FLOP/B", fontsize=7, color="0.3")
-        ax.text(0.99, 0.01, f"peaks {source}", transform=ax.transAxes, ha="right", va="bottom", fontsize=6,
-                color="0.4")
     else:
         note = ("no roofs drawn: the CSV has no roofline_pct; pass --roofline <roofline JSON> or "
                 "--peak-gflops/--peak-gbps")
@@ -331,7 +333,7 @@ def figure_generation(rows, style, _args):
     lines = series(steps, style, lambda r: float(r["latency_us_median"]) / scale)
     fig, ax = plt.subplots(figsize=(9, 5.5))
     for key, (xs, ys) in lines.items():
-        style.plot(ax, key, xs, ys, markevery=max(1, len(xs) // 12))
+        style.plot(ax, key, xs, ys)
     prefills = [r for r in rows if r.get("phase") == "prefill" and r["path"] == "cached"]
     for r in prefills:
         ax.scatter([int(r["seq"])], [float(r["latency_us_median"]) / scale], marker="*", s=120,
