@@ -8,8 +8,9 @@ KVBENCH_BUILD_DIR="${KVBENCH_BUILD_DIR:-$KVBENCH_ROOT/build}"
 
 # libopenblas-openmp-dev, not libopenblas-dev: kvbench's threads and OpenBLAS's must be one
 # OpenMP pool (see cmake/OpenBLASTarget.cmake and the README's "Threads" section).
+# python3-matplotlib: plots/kvbench_plot.py, which the test suite runs.
 packages=(g++ cmake make git pkg-config libopenblas-openmp-dev libfmt-dev libcli11-dev doctest-dev
-          nlohmann-json3-dev libbenchmark-dev)
+          nlohmann-json3-dev libbenchmark-dev python3-matplotlib)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -1,4 +1,5 @@
 // kvbench's entry point: parse, dispatch to a subcommand, map exceptions to exit codes.
+#include "cli/generate_command.hpp"
 #include "cli/roofline_command.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/sweep_options.hpp"
@@ -22,6 +23,7 @@ constexpr const char* overview = R"(Quick start:
   kvbench sweep                  MHA vs GQA vs MQA, cached vs uncached, N = 128..4096 (about a minute)
   kvbench roofline               measure this machine's peak GB/s and GFLOP/s once; sweeps then show roofline %
   kvbench sweep --help           every axis, output format and option
+  kvbench generate               a prompt's prefill then 128 tokens, cached vs uncached, step by step
 
 Exit status: 0 success, 1 runtime failure or --verify mismatch, 2 bad usage, 130 interrupted.)";
 
@@ -72,6 +74,8 @@ int main(int argc, char** argv) {
     CLI::App* sweep = kvbench::add_sweep_command(app, sweep_options);
     kvbench::RooflineCliOptions roofline_options;
     CLI::App* roofline = kvbench::add_roofline_command(app, roofline_options);
+    kvbench::GenerateCliOptions generate_options;
+    CLI::App* generate = kvbench::add_generate_command(app, generate_options);
 
     try {
         app.parse(argc, argv);
@@ -84,6 +88,7 @@ int main(int argc, char** argv) {
     try {
         if (sweep->parsed()) return kvbench::run_sweep_command(sweep_options);
         if (roofline->parsed()) return kvbench::run_roofline_command(roofline_options);
+        if (generate->parsed()) return kvbench::run_generate_command(generate_options);
         fmt::print("{}", app.help());
         return 0;
     } catch (const kvbench::ConfigError& error) {

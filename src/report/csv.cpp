@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
 #include <string_view>
 
 namespace kvbench {
@@ -44,17 +45,30 @@ void write_record(std::ostream& out, const std::vector<std::string>& fields) {
 }  // namespace
 
 void write_csv(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env) {
-    write_record(out, csv_columns());
+    write_csv_with_extra(out, rows, {}, env);
+}
+
+void write_csv_with_extra(std::ostream& out, const std::vector<ResultRow>& rows, const std::vector<ExtraColumn>& extra,
+               const Environment& env) {
+    for (const ExtraColumn& column : extra) {
+        if (column.values.size() != rows.size()) throw std::invalid_argument("extra column " + column.name + ": one value per row");
+    }
+    std::vector<std::string> header;
+    for (const RowColumn& column : row_columns()) header.emplace_back(column.name);
+    for (const ExtraColumn& column : extra) header.push_back(column.name);
+    for (const EnvironmentColumn& column : environment_columns()) header.emplace_back(column.name);
+    write_record(out, header);
     std::vector<std::string> environment_fields;
     for (const EnvironmentColumn& column : environment_columns()) {
         environment_fields.push_back(column.value(env));
     }
-    for (const ResultRow& row : rows) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
         std::vector<std::string> fields;
-        fields.reserve(csv_columns().size());
+        fields.reserve(header.size());
         for (const RowColumn& column : row_columns()) {
-            fields.push_back(std::visit(CellText{}, column.value(row)));
+            fields.push_back(std::visit(CellText{}, column.value(rows[i])));
         }
+        for (const ExtraColumn& column : extra) fields.push_back(std::visit(CellText{}, column.values[i]));
         fields.insert(fields.end(), environment_fields.begin(), environment_fields.end());
         write_record(out, fields);
     }

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <stdexcept>
+
 namespace kvbench {
 
 namespace {
@@ -49,14 +51,23 @@ Json environment_json(const Environment& env) {
 }  // namespace
 
 void write_json(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env) {
+    write_json_with_extra(out, rows, {}, env);
+}
+
+void write_json_with_extra(std::ostream& out, const std::vector<ResultRow>& rows, const std::vector<ExtraColumn>& extra,
+                const Environment& env) {
+    for (const ExtraColumn& column : extra) {
+        if (column.values.size() != rows.size()) throw std::invalid_argument("extra column " + column.name + ": one value per row");
+    }
     Json report;
     report["schema_version"] = schema_version;
     report["environment"] = environment_json(env);
     Json json_rows = Json::array();
-    for (const ResultRow& row : rows) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
         Json j;
-        for (const RowColumn& column : row_columns()) j[column.name] = std::visit(CellJson{}, column.value(row));
-        j["samples_ns"] = row.samples_ns;
+        for (const RowColumn& column : row_columns()) j[column.name] = std::visit(CellJson{}, column.value(rows[i]));
+        for (const ExtraColumn& column : extra) j[column.name] = std::visit(CellJson{}, column.values[i]);
+        j["samples_ns"] = rows[i].samples_ns;
         json_rows.push_back(std::move(j));
     }
     report["rows"] = std::move(json_rows);

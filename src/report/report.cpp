@@ -8,17 +8,15 @@
 
 namespace kvbench {
 
-namespace {
-
 ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMeasurement& measured,
-                          const RunOptions& options, const Roofline* roofline, const Environment& env,
-                          std::optional<double> verify_rel_error) {
+                          const StepCost& cost, const RunOptions& options, const Roofline* roofline,
+                          const Environment& env, std::optional<double> verify_rel_error) {
     ResultRow row;
     row.path = path;
     row.config = point.config;
     row.n_threads = point.n_threads;
     row.cache_state = options.cold_cache ? "cold" : "warm";
-    row.cost = step_cost(point.config, path);
+    row.cost = cost;
     row.stats = summarize(measured.samples_ns);
     row.samples_ns = measured.samples_ns;
     // flops / (median_ns · 1e-9 s) / 1e9 = flops / median_ns, and likewise for bytes.
@@ -38,18 +36,18 @@ ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMea
     return row;
 }
 
-}  // namespace
-
 std::vector<ResultRow> make_result_rows(const GridPoint& point, const PointMeasurement& measured,
                                         const RunOptions& options, const Roofline* roofline,
                                         const Environment& env) {
     std::vector<ResultRow> rows;
     if (measured.cached) {
-        rows.push_back(make_result_row(DecodePath::cached, point, *measured.cached, options, roofline, env,
+        rows.push_back(make_result_row(DecodePath::cached, point, *measured.cached,
+                                       step_cost(point.config, DecodePath::cached), options, roofline, env,
                                        measured.verify_rel_error));
     }
     if (measured.uncached) {
-        rows.push_back(make_result_row(DecodePath::uncached, point, *measured.uncached, options, roofline, env,
+        rows.push_back(make_result_row(DecodePath::uncached, point, *measured.uncached,
+                                       step_cost(point.config, DecodePath::uncached), options, roofline, env,
                                        measured.verify_rel_error));
     }
     if (measured.uncached && rows.back().stats.median_ns > 0) {

@@ -32,9 +32,23 @@ struct EnvironmentColumn {
     std::string (*value)(const Environment& env);
 };
 
+// A column a command adds to its rows beyond ResultRow's own, one value per row, in row order
+// (generate's step and phase). Sizes must match the rows'.
+struct ExtraColumn {
+    std::string name;
+    std::vector<CellValue> values;
+};
+
 // SPEC §4's columns first, in its order, then the extras.
 const std::vector<RowColumn>& row_columns();
 // Follow the row columns in the CSV; the JSON writer puts the whole Environment once instead.
 const std::vector<EnvironmentColumn>& environment_columns();
+
+// write_csv and write_json with `extra` columns after the row columns (and before the CSV's
+// environment columns). Throws std::invalid_argument when a column's size is not rows.size().
+void write_csv_with_extra(std::ostream& out, const std::vector<ResultRow>& rows, const std::vector<ExtraColumn>& extra,
+               const Environment& env);
+void write_json_with_extra(std::ostream& out, const std::vector<ResultRow>& rows, const std::vector<ExtraColumn>& extra,
+                const Environment& env);
 
 }  // namespace kvbench

@@ -50,6 +50,13 @@ std::vector<ResultRow> make_result_rows(const GridPoint& point, const PointMeasu
                                         const RunOptions& options, const Roofline* roofline,
                                         const Environment& env);
 
+// One row of one measured path whose cost is given (make_result_rows passes step_cost; a
+// generation's prefill step costs a full forward whatever the path). Leaves speedup empty.
+// Requires: measured has at least one sample.
+ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMeasurement& measured,
+                          const StepCost& cost, const RunOptions& options, const Roofline* roofline,
+                          const Environment& env, std::optional<double> verify_rel_error);
+
 // docs/csv.md's columns in order, then the extra ones. The single source of the CSV header.
 const std::vector<std::string>& csv_columns();
 

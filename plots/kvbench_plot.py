@@ -1,0 +1,419 @@
+#!/usr/bin/python3
+"""Draws the figures of kvbench CSV files (from `kvbench sweep` or `kvbench generate`).
+
+Figures, one file each, named <csv stem>-<figure>.<format>:
+  latency     latency of one step vs context N, cached vs uncached, log-log
+  speedup     uncached / cached latency vs N: what the KV cache saves
+  flops       FLOPs of one step vs N: O(N^2 D) uncached against O(N D) cached
+  kv          KV-cache memory vs N for each grouping (and vs batch when batch varies)
+  roofline    arithmetic intensity vs achieved GFLOP/s, under the machine's two roofs
+  generation  latency of every step through a generation (a `kvbench generate` CSV only)
+
+One colour per grouping (MHA, GQA-g, MQA) and one line style per path (cached solid,
+uncached dashed), the same in every figure. Series are also keyed on every other column
+that varies in the file (threads, batch, dim, layers, ...), told apart by their marker.
+A figure the data cannot fill is skipped with a message. Needs only Python 3 and Debian's
+python3-matplotlib; run it with /usr/bin/python3. Exit status: 0 done, 2 bad input.
+
+Example: /usr/bin/python3 plots/kvbench_plot.py results/*.csv -o plots/
+"""
+import argparse
+import collections
+import csv
+import json
+import math
+import pathlib
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker as ticker  # noqa: E402
+
+# docs/csv.md: the columns every kvbench CSV starts with.
+CONTRACT_COLUMNS = [
+    "path", "batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads", "kv_dtype",
+    "flops", "bytes", "kv_bytes", "reps", "latency_us_median", "latency_us_min", "latency_us_max",
+    "gflops", "gbps", "roofline_pct", "speedup",
+]
+FIGURES = ["latency", "speedup", "flops", "kv", "roofline", "generation"]
+# Columns that may vary within a file and then distinguish series (with their legend labels).
+SERIES_AXES = [("batch", "B"), ("dim", "D"), ("heads", "H"), ("head_dim", "dh"), ("layers", "L"),
+               ("threads", "T"), ("kv_dtype", ""), ("cache_state", ""), ("prompt", "P"), ("new_tokens", "new")]
+PATH_STYLE = {"cached": "-", "uncached": "--"}
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*"]
+FIXED_COLOURS = {"MHA": "tab:blue", "MQA": "tab:red"}
+GQA_COLOURS = ["tab:green", "tab:orange", "tab:purple", "tab:brown", "tab:olive", "tab:cyan", "tab:pink"]
+
+
+class BadInput(Exception):
+    """A file that is not a kvbench CSV, or an option that cannot be honoured."""
+
+
+def grouping_of(row):
+    if row.get("grouping"):
+        return row["grouping"]
+    heads, kv_heads = int(row["heads"]), int(row["kv_heads"])
+    return "MHA" if heads == kv_heads else "MQA" if kv_heads == 1 else f"GQA-{kv_heads}"
+
+
+def read_rows(path):
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            missing = [c for c in CONTRACT_COLUMNS if c not in header]
+            if missing:
+                raise BadInput(f"{path} lacks the columns {', '.join(missing)}: is it a kvbench CSV "
+                               "(kvbench sweep/generate --format csv)?")
+            rows = list(reader)
+    except OSError as error:
+        raise BadInput(f"cannot read {path}: {error.strerror}") from error
+    except (csv.Error, UnicodeDecodeError) as error:
+        raise BadInput(f"{path} is not a readable CSV: {error}") from error
+    if not rows:
+        raise BadInput(f"{path} has a header but no rows")
+    for row in rows:
+        row["grouping"] = grouping_of(row)
+    return rows
+
+
+class Style:
+    """Colour per grouping, line style per path, marker per combination of the other varying axes."""
+
+    def __init__(self, rows):
+        self.varying = [(c, short) for c, short in SERIES_AXES
+                        if c in rows[0] and len({r[c] for r in rows}) > 1]
+        groupings = sorted({r["grouping"] for r in rows}, key=lambda g: (g != "MHA", g == "MQA", g))
+        gqa = [g for g in groupings if g not in FIXED_COLOURS]
+        self.colours = {g: FIXED_COLOURS.get(g) or GQA_COLOURS[gqa.index(g) % len(GQA_COLOURS)]
+                        for g in groupings}
+        combos = sorted({self.others(r) for r in rows}, key=lambda k: [_sort_key(v) for v in k])
+        self.markers = {k: MARKERS[i % len(MARKERS)] for i, k in enumerate(combos)}
+
+    def others(self, row):
+        return tuple(row[c] for c, _ in self.varying)
+
+    def key(self, row):
+        return (row["grouping"], row["path"], self.others(row))
+
+    def label(self, key, with_path=True):
+        grouping, path, others = key
+        parts = [grouping] + ([path] if with_path else [])
+        parts += [f"{short}={v}" if short else v for (_, short), v in zip(self.varying, others)]
+        return " ".join(parts)
+
+    def plot(self, ax, key, xs, ys, with_path=True, **kwargs):
+        grouping, path, others = key
+        # A generation has hundreds of points per line: mark a dozen of them, not every one.
+        kwargs.setdefault("markevery", max(1, len(xs) // 12))
+        ax.plot(xs, ys, PATH_STYLE.get(path, "-"), color=self.colours[grouping], marker=self.markers[others],
+                markersize=4, linewidth=1.4, label=self.label(key, with_path), **kwargs)
+
+
+def _sort_key(value):
+    try:
+        return (0, float(value), "")
+    except ValueError:
+        return (1, 0.0, value)
+
+
+def series(rows, style, y_of, x_of=lambda r: int(r["seq"])):
+    """{key: ([x...], [y...])} sorted by x, for the rows where y_of gives a value."""
+    points = collections.defaultdict(list)
+    for row in rows:
+        y = y_of(row)
+        if y is not None:
+            points[style.key(row)].append((x_of(row), y))
+    ordered = {}
+    for key in sorted(points, key=lambda k: (k[0] != "MHA", k[0] == "MQA", k[0], k[1], [_sort_key(v) for v in k[2]])):
+        xy = sorted(points[key])
+        ordered[key] = ([x for x, _ in xy], [y for _, y in xy])
+    return ordered
+
+
+def number(text):
+    return float(text) if text not in ("", None) else None
+
+
+def time_unit(values_us):
+    """Scale and name for latencies given in µs: whichever keeps the typical value readable."""
+    typical = sorted(values_us)[len(values_us) // 2] if values_us else 1
+    for scale, name in ((1e6, "s"), (1e3, "ms")):
+        if typical >= scale:
+            return scale, name
+    return 1.0, "µs"
+
+
+def log_axis(ax, which, base=10):
+    """A log axis whose ticks read as plain numbers (1, 2, 5, 10, 20 ...; 128, 256 ... for base 2)."""
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log", base=base)
+    lo, hi = (ax.get_xlim() if which == "x" else ax.get_ylim())
+    decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1
+    if base == 2:
+        # Under three octaves, the powers of 2 alone leave two or three ticks: add the 1.5× ones.
+        subs = (1.0, 1.5) if decades < 0.95 else (1.0,)
+        axis.set_major_locator(ticker.LogLocator(base=2, subs=subs, numticks=12 if decades < 3.6 else 7))
+    else:
+        subs = (1.0, 2.0, 5.0) if decades < 2.5 else (1.0,)
+        axis.set_major_locator(ticker.LogLocator(base=10, subs=subs, numticks=15))
+    axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(ticker.NullFormatter())
+
+
+def finish(ax, title, xlabel, ylabel, legend_title=None):
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7, title=legend_title, title_fontsize=7)
+
+
+def subtitle(fig, rows):
+    first = rows[0]
+    threads = sorted({r["threads"] for r in rows}, key=int)
+    caches = sorted({r.get("cache_state", "") for r in rows} - {""})
+    fig.text(0.5, 0.005, f"kvbench {first.get('tool_version', '?')} ({first.get('git_commit', '?')}) on "
+             f"{first.get('cpu_model', '?')}; threads {','.join(threads)}; {'/'.join(caches) or '?'} cache",
+             ha="center", va="bottom", fontsize=7, color="0.35")
+
+
+def step_rows(rows):
+    """The rows that are single decode steps: a generation's prefill is a different operation."""
+    return [r for r in rows if r.get("phase", "decode") != "prefill"]
+
+
+def distinct(rows, column):
+    return len({r[column] for r in rows})
+
+
+# ---- the figures: each returns the Figure, or a string saying why it was skipped ----
+
+def figure_latency(rows, style, _args):
+    rows = step_rows(rows)
+    scale, unit = time_unit([float(r["latency_us_median"]) for r in rows])
+    lines = series(rows, style, lambda r: float(r["latency_us_median"]) / scale)
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for key, (xs, ys) in lines.items():
+        style.plot(ax, key, xs, ys)
+    log_axis(ax, "x", base=2)
+    log_axis(ax, "y")
+    finish(ax, "Latency of one decode step: cached vs uncached", "context N (positions attended)",
+           f"median latency per step ({unit})")
+    return fig, lines
+
+
+def figure_speedup(rows, style, _args):
+    rows = [r for r in step_rows(rows) if r["path"] == "cached"]
+    lines = series(rows, style, lambda r: number(r["speedup"]))
+    if not lines:
+        return "the file has no uncached rows to compare with (run both --paths)"
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for key, (xs, ys) in lines.items():
+        style.plot(ax, key, xs, ys, with_path=False)
+    log_axis(ax, "x", base=2)
+    log_axis(ax, "y")
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}×"))
+    ax.axhline(1, color="0.5", linewidth=0.8)
+    finish(ax, "What the KV cache saves: uncached / cached latency", "context N (positions attended)",
+           "speedup of the cached step")
+    return fig, lines
+
+
+def figure_flops(rows, style, _args):
+    rows = step_rows(rows)
+    lines = series(rows, style, lambda r: int(r["flops"]) / 1e9)
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for key, (xs, ys) in lines.items():
+        style.plot(ax, key, xs, ys)
+    log_axis(ax, "x", base=2)
+    log_axis(ax, "y")
+    finish(ax, "FLOPs of one step: O(N·D² + N²·D) uncached, O(D² + N·D) cached",
+           "context N (positions attended)", "GFLOP per step (model FLOPs, docs/counting.md)")
+    return fig, lines
+
+
+def figure_kv(rows, style, _args):
+    # KV bytes depend on the configuration, not on the path or the timing: one line per configuration.
+    rows = [r for r in step_rows(rows) if r["path"] == rows[0]["path"]] or rows
+    by_batch = distinct(rows, "batch") > 1
+    fig, axes = plt.subplots(1, 2 if by_batch else 1, figsize=(13 if by_batch else 8, 5.5), squeeze=False)
+    ax = axes[0][0]
+    lines = series(rows, style, lambda r: int(r["kv_bytes"]) / 2**20)
+    for key, (xs, ys) in lines.items():
+        style.plot(ax, key, xs, ys, with_path=False)
+    log_axis(ax, "x", base=2)
+    log_axis(ax, "y")
+    finish(ax, "KV-cache memory vs context", "context N (positions held)", "K and V of all layers (MiB)")
+    if by_batch:
+        ax = axes[0][1]
+        longest = max(int(r["seq"]) for r in rows)
+        at_longest = [r for r in rows if int(r["seq"]) == longest]
+        batch_style = Style(at_longest)
+        batch_style.varying = [v for v in batch_style.varying if v[0] != "batch"]
+        batch_style.markers = collections.defaultdict(lambda: "o")
+        batch_lines = series(at_longest, batch_style, lambda r: int(r["kv_bytes"]) / 2**20,
+                             x_of=lambda r: int(r["batch"]))
+        for key, (xs, ys) in batch_lines.items():
+            batch_style.plot(ax, key, xs, ys, with_path=False)
+        log_axis(ax, "x", base=2)
+        log_axis(ax, "y")
+        finish(ax, f"KV-cache memory vs batch, at N={longest}", "batch B (sequences)", "K and V of all layers (MiB)")
+    fig.suptitle("What the KV cache costs: 2·L·B·N·G·dh·4 bytes (MQA holds 1/H of MHA's)", fontsize=10)
+    return fig, lines
+
+
+def peaks(rows, args):
+    """(GFLOP/s, GB/s, where they come from), or None when nothing gives them."""
+    if args.peak_gflops and args.peak_gbps:
+        return args.peak_gflops, args.peak_gbps, "--peak-gflops/--peak-gbps"
+    if args.roofline:
+        try:
+            saved = json.loads(pathlib.Path(args.roofline).read_text())
+            return float(saved["peak_gflops"]), float(saved["peak_gbps"]), f"{args.roofline}"
+        except (OSError, ValueError, KeyError) as error:
+            raise BadInput(f"--roofline {args.roofline}: not a kvbench roofline JSON ({error})") from error
+    # roofline_pct = 100·max(flops/Pf, bytes/Pb)/median, so roofline time t = pct·median/100 and
+    # Pb >= bytes/t with equality on memory-bound rows, Pf >= flops/t with equality on compute-bound ones.
+    best_f = best_b = 0.0
+    for r in rows:
+        pct = number(r["roofline_pct"])
+        if pct:
+            t = pct / 100 * float(r["latency_us_median"]) * 1e-6
+            best_f = max(best_f, int(r["flops"]) / t / 1e9)
+            best_b = max(best_b, int(r["bytes"]) / t / 1e9)
+    if best_f > 0 and best_b > 0:
+        return best_f, best_b, "derived from the CSV's roofline_pct"
+    return None
+
+
+def figure_roofline(rows, style, args):
+    rows = [r for r in step_rows(rows) if int(r["bytes"]) > 0 and float(r["gflops"]) > 0]
+    if not rows:
+        return "no row has bytes and a rate"
+    lines = series(rows, style, lambda r: float(r["gflops"]), x_of=lambda r: int(r["flops"]) / int(r["bytes"]))
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for key, (xs, ys) in lines.items():
+        grouping, path, others = key
+        ax.scatter(xs, ys, color=style.colours[grouping], marker=style.markers[others], s=18,
+                   facecolors="none" if path == "uncached" else style.colours[grouping],
+                   label=style.label(key))
+    machine = peaks(rows, args)
+    xs_all = [x for xs, _ in lines.values() for x in xs]
+    lo, hi = min(xs_all) / 2, max(xs_all) * 2
+    note = None
+    if machine:
+        peak_f, peak_b, source = machine
+        ridge = peak_f / peak_b
+        lo, hi = min(lo, ridge / 4), max(hi, ridge * 4)
+        grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+        ax.plot(grid, [min(peak_f, x * peak_b) for x in grid], color="black", linewidth=1.2,
+                label=f"roofs: {peak_b:.0f} GB/s, {peak_f:.0f} GFLOP/s\n(peaks {source})")
+        ax.axvline(ridge, color="0.6", linewidth=0.6, linestyle=":")
+        ax.text(ridge, peak_f * 1.08, f" ridge {ridge:.1f} FLOP/B", fontsize=7, color="0.3")
+    else:
+        note = ("no roofs drawn: the CSV has no roofline_pct; pass --roofline <roofline JSON> or "
+                "--peak-gflops/--peak-gbps")
+    ax.set_xlim(lo, hi)
+    log_axis(ax, "x")
+    log_axis(ax, "y")
+    finish(ax, "Roofline: every measured step (filled cached, hollow uncached)",
+           "arithmetic intensity (FLOP per byte of compulsory traffic)", "achieved GFLOP/s")
+    return fig, lines, note
+
+
+def figure_generation(rows, style, _args):
+    if "step" not in rows[0]:
+        return "not a `kvbench generate` CSV (no step column)"
+    scale, unit = time_unit([float(r["latency_us_median"]) for r in rows])
+    # The cached prefill is a star of its own: joined to the decode steps, it would draw a cliff.
+    steps = [r for r in rows if not (r["path"] == "cached" and r.get("phase") == "prefill")]
+    lines = series(steps, style, lambda r: float(r["latency_us_median"]) / scale)
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for key, (xs, ys) in lines.items():
+        style.plot(ax, key, xs, ys)
+    prefills = [r for r in rows if r.get("phase") == "prefill" and r["path"] == "cached"]
+    for r in prefills:
+        ax.scatter([int(r["seq"])], [float(r["latency_us_median"]) / scale], marker="*", s=120,
+                   color=style.colours[r["grouping"]], edgecolors="black", linewidths=0.5, zorder=5)
+    if prefills:
+        ax.scatter([], [], marker="*", s=120, color="0.7", edgecolors="black", linewidths=0.5,
+                   label="cached prefill (time to first token)")
+    ax.set_yscale("log")
+    log_axis(ax, "y")
+    first = rows[0]
+    finish(ax, f"Latency of every step of a generation: prompt P={first.get('prompt', '?')}, "
+               f"{first.get('new_tokens', '?')} new tokens",
+           "context N of the step (P for the prefill, P+i for decode step i)", f"step latency ({unit})")
+    return fig, lines
+
+
+DRAW = {"latency": figure_latency, "speedup": figure_speedup, "flops": figure_flops, "kv": figure_kv,
+        "roofline": figure_roofline, "generation": figure_generation}
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog="kvbench_plot.py", description=__doc__.split("\n\n")[0],
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("csv", nargs="+", type=pathlib.Path, help="kvbench CSV files (sweep or generate)")
+    parser.add_argument("-o", "--output-dir", type=pathlib.Path,
+                        help="directory for the figures (default: beside each CSV); created if missing")
+    parser.add_argument("-f", "--figures", default="all",
+                        help=f"comma-separated subset of {','.join(FIGURES)} (default: all)")
+    parser.add_argument("--format", choices=["png", "svg", "pdf"], default="png", help="image format (default: png)")
+    parser.add_argument("--dpi", type=int, default=120, help="resolution of PNG figures (default: 120)")
+    parser.add_argument("--roofline", help="kvbench roofline JSON whose peaks the roofline chart draws")
+    parser.add_argument("--peak-gflops", type=float, help="peak GFLOP/s for the roofline chart")
+    parser.add_argument("--peak-gbps", type=float, help="peak GB/s for the roofline chart")
+    args = parser.parse_args(argv)
+    wanted = FIGURES if args.figures == "all" else [f.strip() for f in args.figures.split(",")]
+    unknown = [f for f in wanted if f not in FIGURES]
+    if unknown:
+        parser.error(f"--figures: unknown figure {', '.join(unknown)} (choose from {', '.join(FIGURES)} or all)")
+    if (args.peak_gflops is None) != (args.peak_gbps is None):
+        parser.error("--peak-gflops and --peak-gbps go together")
+    args.figures = wanted
+    return args
+
+
+def plot_file(path, args):
+    rows = read_rows(path)
+    style = Style(rows)
+    out_dir = args.output_dir or path.parent
+    written = []
+    for name in args.figures:
+        drawn = DRAW[name](rows, style, args)
+        if isinstance(drawn, str):
+            print(f"{path.name}: {name}: skipped, {drawn}", file=sys.stderr)
+            continue
+        fig, lines, *note = drawn
+        if note and note[0]:
+            print(f"{path.name}: {name}: {note[0]}", file=sys.stderr)
+        subtitle(fig, rows)
+        fig.tight_layout(rect=(0, 0.03, 1, 1))
+        target = out_dir / f"{path.stem}-{name}.{args.format}"
+        fig.savefig(target, dpi=args.dpi)
+        plt.close(fig)
+        written.append(target)
+        print(f"wrote {target}: {len(lines)} series: {'; '.join(style.label(k) for k in lines)}")
+    return written
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        if args.output_dir:
+            args.output_dir.mkdir(parents=True, exist_ok=True)
+        for path in args.csv:
+            plot_file(path, args)
+    except BadInput as error:
+        print(f"kvbench_plot: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,381 @@
+// The generation's scheduler: estimate, run each configuration, summarise, fit the growth law, report.
+#include "cli/generate_command.hpp"
+
+#include "cli/interrupt.hpp"
+#include "cli/progress.hpp"
+
+#include "kvbench/measure/environment.hpp"
+#include "kvbench/measure/growth_fit.hpp"
+#include "kvbench/measure/memory.hpp"
+#include "kvbench/report/atomic_file.hpp"
+#include "kvbench/report/columns.hpp"
+#include "kvbench/report/summary_tables.hpp"
+#include "kvbench/report/units.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <numeric>
+#include <optional>
+
+namespace kvbench {
+
+namespace {
+
+constexpr double verify_tolerance = 1e-4;      // docs/model.md#equivalence
+constexpr double long_run_seconds = 60;        // warn before runs longer than this
+constexpr const char* plot_script = "plots/kvbench_plot.py";
+
+void warn(const std::string& message) { fmt::print(stderr, "kvbench: warning: {}\n", message); }
+
+std::string shape_label(const GridPoint& point) {
+    const ModelConfig& c = point.config;
+    return fmt::format("B={} D={} H={} G={} L={} T={}", c.n_batch, c.model_dim, c.n_heads, c.n_kv_heads,
+                       c.n_layers, point.n_threads);
+}
+
+// The saved roofline of each thread count, when `kvbench roofline` has run: for the time
+// estimate and roofline_pct. A generation does not measure one itself.
+std::map<std::size_t, Roofline> saved_rooflines(const Grid& grid) {
+    std::map<std::size_t, Roofline> rooflines;
+    for (const GridPoint& point : grid.points) {
+        if (rooflines.contains(point.n_threads)) continue;
+        try {
+            const std::filesystem::path saved = default_roofline_path(point.n_threads);
+            if (std::filesystem::exists(saved)) rooflines.emplace(point.n_threads, load_roofline(saved));
+        } catch (const std::runtime_error& error) {
+            warn(fmt::format("ignoring the saved roofline: {}", error.what()));
+        }
+    }
+    return rooflines;
+}
+
+const Roofline* roofline_of(const std::map<std::size_t, Roofline>& rooflines, std::size_t n_threads) {
+    const auto found = rooflines.find(n_threads);
+    return found == rooflines.end() ? nullptr : &found->second;
+}
+
+std::vector<GridPoint> points_that_fit(const GeneratePlan& plan, std::uint64_t flush_bytes) {
+    const std::optional<std::uint64_t> available = available_memory_bytes();
+    std::vector<GridPoint> kept;
+    for (const GridPoint& point : plan.grid.points) {
+        const std::uint64_t needed = generation_memory_bytes(point, plan.generation) + flush_bytes;
+        if (available && needed > *available) {
+            warn(fmt::format("skipping {}: it needs {}, more than the memory available now ({})", shape_label(point),
+                             format_bytes(needed), format_bytes(*available)));
+            continue;
+        }
+        kept.push_back(point);
+    }
+    if (kept.empty()) {
+        throw ConfigError("no configuration fits in the memory available now: choose a smaller --prompt, --new, "
+                          "--batch, --dim or --layers");
+    }
+    return kept;
+}
+
+void check_output_directory(const std::optional<std::string>& output) {
+    if (!output) return;
+    const std::filesystem::path parent = std::filesystem::absolute(*output).parent_path();
+    if (!std::filesystem::is_directory(parent)) {
+        throw ConfigError(fmt::format("-o {}: directory {} does not exist", *output, parent.string()));
+    }
+}
+
+// One finished path of one configuration, with what its rows and summary need.
+struct PathResult {
+    GridPoint point;
+    DecodePath path = DecodePath::cached;
+    std::vector<GenerationStep> steps;
+};
+
+// Per-step rows: reps = 1, the step's own latency as its median (docs/generate.md#the-csv).
+void append_rows(const PathResult& result, const GeneratePlan& plan, const std::vector<double>& verify_errors,
+                 const Roofline* roofline, const Environment& env, std::vector<ResultRow>& rows,
+                 std::vector<GenerationStep>& row_steps) {
+    RunOptions options;
+    options.cold_cache = plan.generation.cold_cache;
+    for (const GenerationStep& step : result.steps) {
+        GridPoint point = result.point;
+        point.config.seq_len = step.seq_len;
+        const PathMeasurement measured{{step.latency_ns}, step.flops};
+        // The prefill is a full forward, whichever path runs it: it costs what that costs.
+        const StepCost cost = generation_step_cost(result.point.config, plan.generation, result.path, step.index);
+        const std::optional<double> verify =
+            step.index < verify_errors.size() ? std::optional<double>(verify_errors[step.index]) : std::nullopt;
+        ResultRow row = make_result_row(result.path, point, measured, cost, options, roofline, env, verify);
+        row.reps_policy = "one generation step";
+        rows.push_back(std::move(row));
+        row_steps.push_back(step);
+    }
+}
+
+// Each row's speedup: the uncached latency of the same configuration and step over its own.
+void assign_step_speedups(std::vector<ResultRow>& rows) {
+    for (ResultRow& row : rows) {
+        const auto uncached = std::find_if(rows.begin(), rows.end(), [&](const ResultRow& other) {
+            return other.path == DecodePath::uncached && other.config == row.config &&
+                   other.n_threads == row.n_threads && other.cache_state == row.cache_state;
+        });
+        if (uncached != rows.end() && row.stats.median_ns > 0) {
+            row.speedup = uncached->stats.median_ns / row.stats.median_ns;
+        }
+    }
+}
+
+std::vector<ExtraColumn> step_columns(const std::vector<GenerationStep>& row_steps, const GeneratePlan& plan) {
+    ExtraColumn step{"step", {}}, phase{"phase", {}}, prompt{"prompt", {}}, n_new{"new_tokens", {}};
+    for (const GenerationStep& s : row_steps) {
+        step.values.emplace_back(std::uint64_t{s.index});
+        phase.values.emplace_back(std::string(s.index == 0 ? "prefill" : "decode"));
+        prompt.values.emplace_back(std::uint64_t{plan.generation.prompt_len});
+        n_new.values.emplace_back(std::uint64_t{plan.generation.n_new});
+    }
+    return {step, phase, prompt, n_new};
+}
+
+double total_ns(const std::vector<GenerationStep>& steps) {
+    return std::accumulate(steps.begin(), steps.end(), 0.0,
+                           [](double sum, const GenerationStep& s) { return sum + static_cast<double>(s.latency_ns); });
+}
+
+// The decode steps' latencies (step 0, the prefill, is a different operation) against N.
+std::optional<GrowthFit> measured_growth(const PathResult& result, double from_n) {
+    std::vector<double> n, t;
+    for (const GenerationStep& step : result.steps) {
+        if (result.path == DecodePath::cached && step.index == 0) continue;
+        n.push_back(static_cast<double>(step.seq_len));
+        t.push_back(static_cast<double>(step.latency_ns));
+    }
+    return fit_growth(n, t, from_n);
+}
+
+// The same fit over the cost model's roofline time at the same N: the exponent the model
+// predicts on this machine's balance of FLOP/s and bytes/s.
+std::optional<GrowthFit> model_growth(const PathResult& result, const GeneratePlan& plan, const Roofline& machine,
+                                      double from_n) {
+    std::vector<double> n, t;
+    for (const GenerationStep& step : result.steps) {
+        if (result.path == DecodePath::cached && step.index == 0) continue;
+        const StepCost cost = generation_step_cost(result.point.config, plan.generation, result.path, step.index);
+        n.push_back(static_cast<double>(step.seq_len));
+        t.push_back(roofline_time_s(cost.flops, cost.bytes, machine));
+    }
+    return fit_growth(n, t, from_n);
+}
+
+TextTable summary_table(const std::vector<PathResult>& results, const GeneratePlan& plan) {
+    TextTable table{fmt::format("Generation: prompt P={}, {} new tokens", plan.generation.prompt_len,
+                                plan.generation.n_new),
+                    {"configuration", "grouping", "path", "first token", "per token", "p90", "total", "tokens/s",
+                     "FLOPs", "KV at end", "uncached/cached"},
+                    {Align::left, Align::left, Align::left, Align::right, Align::right, Align::right,
+                     Align::right, Align::right, Align::right, Align::right, Align::right},
+                    {},
+                    "first token: the prefill (step 0); per token and p90: the decode steps' median and 90th "
+                    "percentile; tokens/s: B·T over the decode steps' time; uncached/cached: total times."};
+    for (const PathResult& result : results) {
+        const ModelConfig& c = result.point.config;
+        std::vector<std::int64_t> decode_ns;
+        std::uint64_t flops = 0;
+        for (const GenerationStep& step : result.steps) {
+            if (step.index > 0) decode_ns.push_back(step.latency_ns);
+            flops += generation_step_cost(c, plan.generation, result.path, step.index).flops;
+        }
+        const bool has_first = !result.steps.empty() && result.steps.front().index == 0;
+        std::string per_token = "-", p90 = "-", rate = "-";
+        if (!decode_ns.empty()) {
+            const Stats stats = summarize(decode_ns);
+            per_token = format_duration_ns(stats.median_ns);
+            p90 = format_duration_ns(stats.p90_ns);
+            const double decode_total = std::accumulate(decode_ns.begin(), decode_ns.end(), 0.0);
+            rate = format_number(static_cast<double>(c.n_batch * decode_ns.size()) / (decode_total * 1e-9));
+        }
+        std::string ratio = "-";
+        if (result.path == DecodePath::cached) {
+            for (const PathResult& other : results) {
+                if (other.path == DecodePath::uncached && other.point.config == c &&
+                    other.point.n_threads == result.point.n_threads && other.steps.size() == result.steps.size()) {
+                    ratio = format_ratio(total_ns(other.steps) / total_ns(result.steps));
+                }
+            }
+        }
+        ModelConfig last = c;
+        last.seq_len = plan.generation.context_of(result.steps.empty() ? 0 : result.steps.back().index);
+        table.lines.push_back(
+            {shape_label(result.point), grouping_label(c.n_heads, c.n_kv_heads), path_name(result.path),
+             has_first ? format_duration_ns(static_cast<double>(result.steps.front().latency_ns)) : "-", per_token,
+             p90, format_duration_ns(total_ns(result.steps)), rate, format_flops(static_cast<double>(flops)),
+             result.path == DecodePath::cached ? format_bytes(kv_cache_bytes(last)) : "none", ratio});
+    }
+    return table;
+}
+
+TextTable generation_growth_table(const std::vector<PathResult>& results, const GeneratePlan& plan,
+                       const std::map<std::size_t, Roofline>& rooflines) {
+    Roofline assumed;
+    assumed.peak_gflops = 100;
+    assumed.peak_gbps = 20;
+    TextTable table{"Growth law: per-step latency = a·N^k, least squares in log-log",
+                    {"configuration", "grouping", "path", "N range", "steps", "k measured", "RMS log resid.",
+                     "k of the model"},
+                    {Align::left, Align::left, Align::left, Align::right, Align::right, Align::right,
+                     Align::right, Align::right},
+                    {},
+                    "The model predicts k <= 1 cached (O(D²) constant + O(N·D) linear) and k rising toward 2 "
+                    "uncached once N outgrows D (O(N·D²) + O(N²·D)); 'k of the model' fits the cost model's "
+                    "roofline time over the same N. Use --fit-from N to fit where the asymptotic term dominates."};
+    const double from_n = static_cast<double>(plan.fit_from);
+    for (const PathResult& result : results) {
+        const ModelConfig& c = result.point.config;
+        const std::optional<GrowthFit> fit = measured_growth(result, from_n);
+        const Roofline* roofline = roofline_of(rooflines, result.point.n_threads);
+        const std::optional<GrowthFit> model = model_growth(result, plan, roofline ? *roofline : assumed, from_n);
+        if (!fit) {
+            table.lines.push_back({shape_label(result.point), grouping_label(c.n_heads, c.n_kv_heads),
+                                   path_name(result.path), "-", "-", "fewer than 3 steps", "-", "-"});
+            continue;
+        }
+        table.lines.push_back({shape_label(result.point), grouping_label(c.n_heads, c.n_kv_heads),
+                               path_name(result.path), fmt::format("{}..{}", fit->min_n, fit->max_n),
+                               fmt::format("{}", fit->n_points),
+                               fmt::format("{:.2f} ± {:.2f}", fit->exponent, fit->exponent_stderr),
+                               fmt::format("{:.3f}", fit->rms_log_residual),
+                               model ? fmt::format("{:.2f}", model->exponent) : std::string("-")});
+    }
+    return table;
+}
+
+void write_steps(std::ostream& out, const GeneratePlan& plan, const std::vector<ResultRow>& rows,
+                 const std::vector<ExtraColumn>& extra, const Environment& env) {
+    if (plan.format == OutputFormat::json) {
+        write_json_with_extra(out, rows, extra, env);
+    } else {
+        write_csv_with_extra(out, rows, extra, env);
+    }
+}
+
+}  // namespace
+
+int run_generate_command(const GenerateCliOptions& options) {
+    const GeneratePlan plan = to_generate_plan(options);
+    check_output_directory(plan.output);
+    for (const std::string& skipped : plan.grid.skipped) warn("skipping " + skipped);
+
+    const Environment env = collect_environment();
+    if (!env.optimized_build) {
+        warn(fmt::format("this is a {} build: its timings mean nothing; build with -DCMAKE_BUILD_TYPE=Release",
+                         env.build_type));
+    }
+    const std::map<std::size_t, Roofline> rooflines = saved_rooflines(plan.grid);
+    const std::uint64_t flush_bytes =
+        plan.generation.cold_cache
+            ? CacheFlusher::llc_multiple * (env.llc_bytes > 0 ? env.llc_bytes : CacheFlusher::fallback_llc_bytes)
+            : 0;
+    const std::vector<GridPoint> points = points_that_fit(plan, flush_bytes);
+
+    // The uncached path grows as N²: say how long the run will take before starting it.
+    std::vector<std::vector<double>> work;
+    double total_work = 0;
+    std::size_t n_steps = 0;
+    for (const GridPoint& point : points) {
+        work.push_back(estimate_generation_seconds(point, plan.generation, roofline_of(rooflines, point.n_threads),
+                                                   flush_bytes));
+        total_work = std::accumulate(work.back().begin(), work.back().end(), total_work);
+        n_steps += work.back().size();
+    }
+    if (total_work > long_run_seconds) {
+        warn(fmt::format("this generation will take about {} ({} steps; {}); lower --new or --prompt, or use "
+                         "--paths cached, for a shorter run",
+                         format_duration_ns(total_work * 1e9), n_steps,
+                         rooflines.empty() ? "assuming 100 GFLOP/s and 20 GB/s: run `kvbench roofline` for this "
+                                             "machine's figures"
+                                           : "estimated from the saved roofline"));
+    }
+
+    const std::atomic<bool>& stop = install_interrupt_flag();
+    std::optional<CacheFlusher> flusher;
+    // A generation's buffers change at every step, so its cold cache streams a buffer
+    // through the LLCs instead of evicting a list of regions (docs/generate.md).
+    if (plan.generation.cold_cache) flusher.emplace(FlushMethod::stream, env.llc_total_bytes);
+
+    Progress progress(ProgressMode::auto_detect, n_steps, total_work);
+    std::size_t step_counter = 0;
+    std::vector<PathResult> results;
+    std::vector<ResultRow> rows;
+    std::vector<GenerationStep> row_steps;
+    std::vector<std::string> verify_failures;
+    double worst_error = 0;
+    bool interrupted = false;
+    for (std::size_t p = 0; p < points.size() && !interrupted; ++p) {
+        const GridPoint& point = points[p];
+        std::size_t local = 0;
+        auto observe = [&](DecodePath path, const GenerationStep& step) {
+            progress.finish_point(step_counter, shape_label(point), std::nullopt, std::nullopt, work[p][local++]);
+            progress.start_point(std::min(step_counter + 1, n_steps - 1),
+                                 fmt::format("{} {} step {}/{} (N={})", shape_label(point), path_name(path),
+                                             step.index, plan.generation.n_new, step.seq_len));
+            ++step_counter;
+        };
+        progress.start_point(step_counter, shape_label(point));
+        GenerationRun run = run_generation(point, plan.generation, flusher ? &*flusher : nullptr, stop, observe);
+        interrupted = run.interrupted;
+        for (std::size_t i = 0; i < run.verify_rel_error.size(); ++i) {
+            const double error = run.verify_rel_error[i];
+            worst_error = std::max(worst_error, error);
+            if (!(error < verify_tolerance)) {
+                verify_failures.push_back(fmt::format("{} step {}: relative error {:.3g}", shape_label(point), i, error));
+            }
+        }
+        for (auto* steps : {&run.cached, &run.uncached}) {
+            if (steps->empty()) continue;
+            PathResult result{point, steps == &run.cached ? DecodePath::cached : DecodePath::uncached,
+                              std::move(*steps)};
+            append_rows(result, plan, run.verify_rel_error, roofline_of(rooflines, point.n_threads), env, rows, row_steps);
+            results.push_back(std::move(result));
+        }
+    }
+    progress.clear();
+
+    assign_step_speedups(rows);
+    const std::vector<ExtraColumn> extra = step_columns(row_steps, plan);
+    const bool stdout_is_report = !plan.output && plan.format != OutputFormat::table;
+    std::ostream& tables = stdout_is_report ? std::cerr : std::cout;
+    if (plan.output) {
+        write_file_atomically(*plan.output, [&](std::ostream& out) { write_steps(out, plan, rows, extra, env); });
+    } else if (stdout_is_report) {
+        write_steps(std::cout, plan, rows, extra, env);
+    }
+    if (!stdout_is_report) tables << describe_run(rows, env) << "\n\n";
+    write_text_table(tables, summary_table(results, plan));
+    tables << '\n';
+    write_text_table(tables, generation_growth_table(results, plan, rooflines));
+    tables.flush();
+    std::FILE* notes = stdout_is_report ? stderr : stdout;
+
+    if (!verify_failures.empty()) {
+        for (const std::string& failure : verify_failures) {
+            fmt::print(stderr, "kvbench: error: --verify failed at {} (tolerance {:.0e})\n", failure, verify_tolerance);
+        }
+    } else if (plan.generation.verify && !rows.empty()) {
+        fmt::print(notes, "verify: cached output == uncached forward at every step; worst relative error {:.2e} "
+                          "(tolerance {:.0e})\n",
+                   worst_error, verify_tolerance);
+    }
+    if (plan.output) {
+        fmt::print(notes, "wrote {} rows to {}\n", rows.size(), *plan.output);
+        fmt::print(stderr, "plot it: /usr/bin/python3 {} {} (from the kvbench source tree)\n", plot_script,
+                   *plan.output);
+    }
+    if (interrupted) {
+        fmt::print(stderr, "kvbench: interrupted after {} of {} steps; {} holds the finished ones\n", rows.size(),
+                   n_steps, plan.output ? *plan.output : std::string("the report above"));
+        return 130;
+    }
+    return verify_failures.empty() ? 0 : 1;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,192 @@
+// A generation measured step by step: prefill then decode on the cache, or the full forward at every step.
+#include "kvbench/measure/generation.hpp"
+
+#include "kvbench/engine/blas.hpp"
+#include "kvbench/engine/decoder.hpp"
+#include "kvbench/engine/reference.hpp"
+#include "kvbench/engine/weights.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+namespace kvbench {
+
+namespace {
+
+constexpr std::uint64_t float_bytes = sizeof(float);
+
+ModelConfig with_context(const ModelConfig& model, std::size_t seq_len) {
+    ModelConfig config = model;
+    config.seq_len = seq_len;
+    return config;
+}
+
+template <typename Step>
+std::int64_t time_once_ns(Step&& step) {
+    const auto start = std::chrono::steady_clock::now();
+    step();
+    const auto stop = std::chrono::steady_clock::now();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count();
+}
+
+// Positions [0, n) of every sequence of `inputs` (n_batch, total_len, dim) into `prefix` as (n_batch, n, dim).
+void copy_prefix(const std::vector<float>& inputs, std::size_t n_batch, std::size_t total_len, std::size_t dim,
+                 std::size_t n, std::vector<float>& prefix) {
+    for (std::size_t b = 0; b < n_batch; ++b) {
+        std::copy_n(inputs.begin() + static_cast<std::ptrdiff_t>(b * total_len * dim), n * dim,
+                    prefix.begin() + static_cast<std::ptrdiff_t>(b * n * dim));
+    }
+}
+
+// Position `pos` of every sequence of a (n_batch, seq_len, dim) tensor, as (n_batch, dim).
+std::vector<float> gather_position(const float* tensor, std::size_t n_batch, std::size_t seq_len,
+                                   std::size_t dim, std::size_t pos) {
+    std::vector<float> rows(n_batch * dim);
+    for (std::size_t b = 0; b < n_batch; ++b) {
+        std::copy_n(tensor + (b * seq_len + pos) * dim, dim, rows.begin() + static_cast<std::ptrdiff_t>(b * dim));
+    }
+    return rows;
+}
+
+}  // namespace
+
+StepCost generation_step_cost(const ModelConfig& model, const GenerationOptions& options, DecodePath path,
+                              std::size_t step) {
+    const ModelConfig config = with_context(model, options.context_of(step));
+    return step_cost(config, step == 0 ? DecodePath::uncached : path);
+}
+
+std::uint64_t generation_memory_bytes(const GridPoint& point, const GenerationOptions& options) {
+    const ModelConfig full = with_context(point.config, options.context_of(options.n_new));
+    const ModelConfig prompt = with_context(point.config, options.prompt_len);
+    const std::uint64_t b = full.n_batch, d = full.model_dim;
+    auto sequence_floats = [&](const ModelConfig& c) { return b * c.seq_len * d; };
+    auto forward_floats = [&](const ModelConfig& c) {
+        // Input prefix and output of the forward, its q|k|v and head outputs (ForwardScratch).
+        return 2 * sequence_floats(c) + b * c.seq_len * c.qkv_dim() + sequence_floats(c);
+    };
+    std::uint64_t floats = std::uint64_t{full.n_layers} * weights_per_layer(full) + sequence_floats(full);
+    floats += b * d * options.n_steps();  // the cached outputs kept for --verify
+    std::uint64_t bytes = 0;
+    if (options.run_cached) {
+        bytes += (forward_floats(prompt) + kv_cache_bytes(full) / float_bytes + b * full.qkv_dim() + 3 * b * d) *
+                     float_bytes +
+                 CausalAttentionScratch::bytes_for(prompt.seq_len, point.n_threads) +
+                 DecodeAttentionScratch::bytes_for(full, point.n_threads);
+    }
+    if (options.run_uncached) {
+        // The paths run one after the other; count both, which errs on the safe side.
+        bytes += forward_floats(full) * float_bytes + CausalAttentionScratch::bytes_for(full.seq_len, point.n_threads);
+    }
+    return floats * float_bytes + bytes;
+}
+
+std::vector<double> estimate_generation_seconds(const GridPoint& point, const GenerationOptions& options,
+                                                const Roofline* roofline, std::uint64_t flush_bytes) {
+    Roofline assumed;
+    assumed.peak_gflops = 100;
+    assumed.peak_gbps = 20;
+    const Roofline& machine = roofline != nullptr ? *roofline : assumed;
+    constexpr double achieved_fraction = 0.5;
+    const double flush_seconds =
+        options.cold_cache ? 2.0 * static_cast<double>(flush_bytes) / (machine.peak_gbps * 1e9) : 0.0;
+    std::vector<double> seconds;
+    for (const DecodePath path : {DecodePath::cached, DecodePath::uncached}) {
+        if (!(path == DecodePath::cached ? options.run_cached : options.run_uncached)) continue;
+        for (std::size_t step = 0; step < options.n_steps(); ++step) {
+            const StepCost cost = generation_step_cost(point.config, options, path, step);
+            seconds.push_back(roofline_time_s(cost.flops, cost.bytes, machine) / achieved_fraction + flush_seconds);
+        }
+    }
+    return seconds;
+}
+
+GenerationRun run_generation(const GridPoint& point, const GenerationOptions& options, CacheFlusher* flusher,
+                             const std::atomic<bool>& stop, const StepObserver& observe) {
+    const std::size_t prompt_len = options.prompt_len;
+    const ModelConfig full = with_context(point.config, options.context_of(options.n_new));
+    const std::size_t n_batch = full.n_batch, dim = full.model_dim, total_len = full.seq_len;
+    set_compute_threads(point.n_threads);
+    const ModelWeights weights = make_weights(full, options.seed);
+    const std::vector<float> inputs = make_inputs(full, options.seed);  // (n_batch, P + T, dim)
+    auto flush = [&] {
+        if (options.cold_cache && flusher != nullptr) flusher->flush();
+    };
+    GenerationRun run;
+    auto stopped = [&] {
+        run.interrupted = run.interrupted || stop.load(std::memory_order_relaxed);
+        return run.interrupted;
+    };
+    auto record = [&](DecodePath path, std::vector<GenerationStep>& steps, GenerationStep step) {
+        steps.push_back(step);
+        if (observe) observe(path, steps.back());
+    };
+    std::vector<std::vector<float>> cached_outputs;  // per step: (n_batch, dim), for the comparison
+
+    if (options.run_cached) {
+        const ModelConfig prompt = with_context(full, prompt_len);
+        KvCache cache(full, total_len);
+        DecodeScratch decode_scratch(full, total_len, point.n_threads);
+        std::optional<ForwardScratch> prefill_scratch(std::in_place, prompt, point.n_threads);
+        std::vector<float> prefix(n_batch * prompt_len * dim);  // (n_batch, P, dim)
+        std::vector<float> prefill_out(prefix.size());          // (n_batch, P, dim)
+        copy_prefix(inputs, n_batch, total_len, dim, prompt_len, prefix);
+        // Untimed: the first call of each kernel pays for page faults and thread start-up,
+        // which a server that has already decoded does not. The decode warm-up is rolled back.
+        forward_full(prompt, weights, prefix.data(), prefill_out.data(), *prefill_scratch, &cache);
+        {
+            std::vector<float> warm_in(n_batch * dim), warm_out(n_batch * dim);
+            decode_step(full, weights, cache, warm_in.data(), warm_out.data(), decode_scratch);
+        }
+        cache.roll_back(0);
+        if (!stopped()) {
+            GenerationStep step{0, prompt_len, 0, {}};
+            flush();
+            step.latency_ns = time_once_ns([&] {
+                step.flops = forward_full(prompt, weights, prefix.data(), prefill_out.data(), *prefill_scratch, &cache);
+            });
+            cached_outputs.push_back(gather_position(prefill_out.data(), n_batch, prompt_len, dim, prompt_len - 1));
+            record(DecodePath::cached, run.cached, step);
+        }
+        prefill_scratch.reset();  // only the prefill needs O(P·D) scratch
+        std::vector<float> step_in(n_batch * dim);   // (n_batch, dim): the new token of every sequence
+        std::vector<float> step_out(n_batch * dim);  // (n_batch, dim)
+        for (std::size_t i = 1; i < options.n_steps() && !stopped(); ++i) {
+            step_in = gather_position(inputs.data(), n_batch, total_len, dim, options.context_of(i) - 1);
+            GenerationStep step{i, options.context_of(i), 0, {}};
+            flush();
+            step.latency_ns = time_once_ns([&] {
+                step.flops = decode_step(full, weights, cache, step_in.data(), step_out.data(), decode_scratch);
+            });
+            cached_outputs.push_back(step_out);
+            record(DecodePath::cached, run.cached, step);
+        }
+    }
+
+    if (options.run_uncached) {
+        ForwardScratch scratch(full, point.n_threads);  // sized for the longest context, reused by every step
+        std::vector<float> prefix(inputs.size());       // (n_batch, N, dim) for the step's N
+        std::vector<float> out(inputs.size());          // (n_batch, N, dim)
+        copy_prefix(inputs, n_batch, total_len, dim, prompt_len, prefix);
+        forward_full(with_context(full, prompt_len), weights, prefix.data(), out.data(), scratch);  // untimed warm-up
+        for (std::size_t i = 0; i < options.n_steps() && !stopped(); ++i) {
+            const ModelConfig config = with_context(full, options.context_of(i));
+            copy_prefix(inputs, n_batch, total_len, dim, config.seq_len, prefix);
+            GenerationStep step{i, config.seq_len, 0, {}};
+            flush();
+            step.latency_ns = time_once_ns([&] {
+                step.flops = forward_full(config, weights, prefix.data(), out.data(), scratch);
+            });
+            if (options.verify && i < cached_outputs.size()) {
+                const std::vector<float> last =
+                    gather_position(out.data(), n_batch, config.seq_len, dim, config.seq_len - 1);
+                run.verify_rel_error.push_back(relative_error(cached_outputs[i], last));
+            }
+            record(DecodePath::uncached, run.uncached, step);
+        }
+    }
+    return run;
+}
+
+}  // namespace kvbench

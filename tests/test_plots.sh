@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The plotting script on CSVs the real binary wrote: valid, non-empty images; every varying axis
+# keyed; figures the data cannot fill skipped with a message; a CSV without the columns refused.
+# Usage: test_plots.sh <kvbench> <plots/kvbench_plot.py> <output directory>
+set -u
+kvbench=$1
+plot=(/usr/bin/python3 "$2")
+dir="$3/plots"
+rm -rf "$dir" && mkdir -p "$dir"
+fail() { echo "FAIL: $*"; exit 1; }
+tiny=(-d 64 --heads 4 -g 4,1 --cache-state warm)
+
+# A PNG starts with its 8-byte signature; an SVG is XML with an <svg> element.
+check_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || fail "$1 is not a PNG";
+              [ "$(stat -c %s "$1")" -gt 5000 ] || fail "$1 is too small to hold a figure"; }
+check_svg() { grep -q "<svg" "$1" || fail "$1 is not an SVG"; [ "$(stat -c %s "$1")" -gt 5000 ] || fail "$1 is too small"; }
+
+# Two thread counts: each must be a series of its own, not one zig-zag line.
+"$kvbench" sweep -n 16,32,64 "${tiny[@]}" -t 1,2 -r 2 -w 1 --format csv -o "$dir/threads.csv" >/dev/null 2>&1 \
+  || fail "kvbench sweep failed"
+out=$("${plot[@]}" "$dir/threads.csv" 2>&1) || fail "plotting two thread counts failed: $out"
+for figure in latency speedup flops kv roofline; do check_png "$dir/threads-$figure.png"; done
+grep -q "threads-latency.png: 8 series: MHA cached T=1; MHA cached T=2; MHA uncached T=1" <<<"$out" \
+  || fail "thread counts not keyed: $out"
+grep -q "generation: skipped, not a \`kvbench generate\` CSV" <<<"$out" || fail "no message for the generation figure"
+[ ! -e "$dir/threads-generation.png" ] || fail "a generation figure drawn from a sweep"
+
+# A cached-only CSV: no speedup figure, a message instead, and the others still drawn (as SVG, into -o).
+"$kvbench" sweep -n 16,32 "${tiny[@]}" -t 1 -r 2 -w 1 --paths cached --format csv -o "$dir/cached.csv" >/dev/null 2>&1 \
+  || fail "kvbench sweep --paths cached failed"
+out=$("${plot[@]}" "$dir/cached.csv" --format svg -o "$dir/svg" 2>&1) || fail "plotting a cached-only CSV failed: $out"
+grep -q "speedup: skipped, the file has no uncached rows" <<<"$out" || fail "no message for the empty speedup: $out"
+[ ! -e "$dir/svg/cached-speedup.svg" ] || fail "an empty speedup figure was written"
+for figure in latency flops kv roofline; do check_svg "$dir/svg/cached-$figure.svg"; done
+grep -q "No artists" <<<"$out" && fail "matplotlib complained: $out"
+
+# A generation: the per-step figure.
+"$kvbench" generate -p 8 --new 6 "${tiny[@]}" -t 1 --format csv -o "$dir/generate.csv" >/dev/null 2>&1 \
+  || fail "kvbench generate failed"
+out=$("${plot[@]}" "$dir/generate.csv" --figures generation,latency 2>&1) || fail "plotting a generation failed: $out"
+check_png "$dir/generate-generation.png"
+check_png "$dir/generate-latency.png"
+[ ! -e "$dir/generate-flops.png" ] || fail "--figures did not restrict the figures"
+
+# A CSV without the contract columns: exit 2, one clear line, nothing written.
+cut -d, -f1-10 "$dir/threads.csv" > "$dir/cut.csv"
+out=$("${plot[@]}" "$dir/cut.csv" 2>&1)
+code=$?
+[ "$code" -eq 2 ] || fail "exit code $code on a CSV with missing columns, expected 2"
+grep -q "kvbench_plot: error: .*cut.csv lacks the columns flops, bytes, kv_bytes" <<<"$out" || fail "unclear message: $out"
+ls "$dir" | grep -q "^cut-" && fail "images written for a refused CSV"
+
+# Bad options are usage errors.
+"${plot[@]}" "$dir/threads.csv" --figures nonsense >/dev/null 2>&1 && fail "an unknown figure was accepted"
+"${plot[@]}" --help | grep -q "roofline" || fail "--help does not list the figures"
+echo "plots ok"
