@@ -5,6 +5,7 @@
 #   KVBENCH_BUILD_DIR      build directory (default build/)
 #   KVBENCH_CMAKE_ARGS     array of extra configure arguments (default: a Release build)
 #   KVBENCH_BUILD_TARGETS  array of targets to build (default: all)
+#   KVBENCH_EXTRA_PACKAGES array of Debian packages that build needs beyond the usual ones
 #   KVBENCH_CPU_LOCK       a flock file that builds and timed runs wait for, on a shared machine
 set -euo pipefail
 
@@ -12,6 +13,7 @@ KVBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KVBENCH_BUILD_DIR="${KVBENCH_BUILD_DIR:-$KVBENCH_ROOT/build}"
 if ! declare -p KVBENCH_CMAKE_ARGS >/dev/null 2>&1; then KVBENCH_CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release); fi
 if ! declare -p KVBENCH_BUILD_TARGETS >/dev/null 2>&1; then KVBENCH_BUILD_TARGETS=(); fi
+if ! declare -p KVBENCH_EXTRA_PACKAGES >/dev/null 2>&1; then KVBENCH_EXTRA_PACKAGES=(); fi
 
 # Runs a command holding $KVBENCH_CPU_LOCK when it is set, so that builds and timings of
 # several people on one machine do not share its cores.
@@ -26,7 +28,7 @@ kvbench_locked() {
 # libopenblas-openmp-dev, not libopenblas-dev: kvbench's threads and OpenBLAS's must be one
 # OpenMP pool (see cmake/OpenBLASTarget.cmake and the README's "Threads" section).
 packages=(g++ cmake make git pkg-config libopenblas-openmp-dev libfmt-dev libcli11-dev doctest-dev
-          nlohmann-json3-dev libbenchmark-dev)
+          nlohmann-json3-dev libbenchmark-dev "${KVBENCH_EXTRA_PACKAGES[@]}")
 
 missing=()
 for package in "${packages[@]}"; do
