@@ -1,16 +1,35 @@
 #!/usr/bin/env bash
-# Installs what kvbench needs from Debian packages (only what is missing), then builds it
-# in Release. Sourced by scripts/run.sh and scripts/test.sh; safe to run again and again.
+# Installs what kvbench needs from Debian packages (only what is missing), then builds it.
+# Sourced by scripts/run.sh, test.sh, test-sanitizers.sh and fuzz.sh; safe to run again and again.
+# What the sourcing script may set first:
+#   KVBENCH_BUILD_DIR      build directory (default build/)
+#   KVBENCH_CMAKE_ARGS     array of extra configure arguments (default: a Release build)
+#   KVBENCH_BUILD_TARGETS  array of targets to build (default: all)
+#   KVBENCH_EXTRA_PACKAGES array of Debian packages that build needs beyond the usual ones
+#   KVBENCH_CPU_LOCK       a flock file that builds and timed runs wait for, on a shared machine
 set -euo pipefail
 
 KVBENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KVBENCH_BUILD_DIR="${KVBENCH_BUILD_DIR:-$KVBENCH_ROOT/build}"
+if ! declare -p KVBENCH_CMAKE_ARGS >/dev/null 2>&1; then KVBENCH_CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release); fi
+if ! declare -p KVBENCH_BUILD_TARGETS >/dev/null 2>&1; then KVBENCH_BUILD_TARGETS=(); fi
+if ! declare -p KVBENCH_EXTRA_PACKAGES >/dev/null 2>&1; then KVBENCH_EXTRA_PACKAGES=(); fi
+
+# Runs a command holding $KVBENCH_CPU_LOCK when it is set, so that builds and timings of
+# several people on one machine do not share its cores.
+kvbench_locked() {
+  if [[ -n "${KVBENCH_CPU_LOCK:-}" ]]; then
+    flock "$KVBENCH_CPU_LOCK" "$@"
+  else
+    "$@"
+  fi
+}
 
 # libopenblas-openmp-dev, not libopenblas-dev: kvbench's threads and OpenBLAS's must be one
 # OpenMP pool (see cmake/OpenBLASTarget.cmake and the README's "Threads" section).
 # python3-matplotlib: plots/kvbench_plot.py, which the test suite runs.
 packages=(g++ cmake make git pkg-config libopenblas-openmp-dev libfmt-dev libcli11-dev doctest-dev
-          nlohmann-json3-dev libbenchmark-dev python3-matplotlib)
+          nlohmann-json3-dev libbenchmark-dev python3-matplotlib "${KVBENCH_EXTRA_PACKAGES[@]}")
 
 missing=()
 for package in "${packages[@]}"; do
@@ -35,6 +54,8 @@ if ((${#missing[@]} > 0)); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cmake -S "$KVBENCH_ROOT" -B "$KVBENCH_BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S "$KVBENCH_ROOT" -B "$KVBENCH_BUILD_DIR" "${KVBENCH_CMAKE_ARGS[@]}" >/dev/null
+build_targets=()
+if ((${#KVBENCH_BUILD_TARGETS[@]} > 0)); then build_targets=(--target "${KVBENCH_BUILD_TARGETS[@]}"); fi
 # Build progress goes to stderr: stdout is kvbench's own output.
-cmake --build "$KVBENCH_BUILD_DIR" -j "$(nproc)" >&2
+kvbench_locked cmake --build "$KVBENCH_BUILD_DIR" -j "$(nproc)" "${build_targets[@]}" >&2

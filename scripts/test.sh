@@ -2,4 +2,4 @@
 # Install what is missing, build, and run the whole test suite (unit tests and CLI tests).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
-ctest --test-dir "$KVBENCH_BUILD_DIR" --output-on-failure -j "$(nproc)"
+kvbench_locked ctest --test-dir "$KVBENCH_BUILD_DIR" --output-on-failure -j "$(nproc)"

@@ -4,6 +4,7 @@
 #include "kvbench/engine/config.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <string>
 #include <vector>
@@ -84,20 +85,20 @@ TEST_CASE("an empty item is refused with the whole list") {
 }
 
 TEST_CASE("a non-number is refused with the syntax") {
-    CHECK(error_of("abc") == "--seq: \"abc\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
-    CHECK(error_of("1.5") == "--seq: \"1.5\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
-    CHECK(error_of(" 4") == "--seq: \" 4\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
-    CHECK(error_of("+4") == "--seq: \"+4\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
-    CHECK(error_of("128*2") == "--seq: \"128*2\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+    CHECK(error_of("abc") == "--seq: \"abc\" is not a whole number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+    CHECK(error_of("1.5") == "--seq: \"1.5\" is not a whole number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+    CHECK(error_of(" 4") == "--seq: \" 4\" is not a whole number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+    CHECK(error_of("+4") == "--seq: \"+4\" is not a whole number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+    CHECK(error_of("128*2") == "--seq: \"128*2\" is not a whole number (use 1,4,16 or 128-4096*2 or 64-256+64)");
 }
 
 TEST_CASE("a non-number inside a range names the part and the item") {
     CHECK(error_of("128-abc") ==
-          "--seq: \"abc\" in \"128-abc\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+          "--seq: \"abc\" in \"128-abc\" is not a whole number (use 1,4,16 or 128-4096*2 or 64-256+64)");
     CHECK(error_of("1-8*x") ==
-          "--seq: \"x\" in \"1-8*x\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+          "--seq: \"x\" in \"1-8*x\" is not a whole number (use 1,4,16 or 128-4096*2 or 64-256+64)");
     CHECK(error_of("1-2-3") ==
-          "--seq: \"2-3\" in \"1-2-3\" is not a number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+          "--seq: \"2-3\" in \"1-2-3\" is not a whole number (use 1,4,16 or 128-4096*2 or 64-256+64)");
 }
 
 TEST_CASE("a range missing a number is refused") {
@@ -156,4 +157,104 @@ TEST_CASE("a list longer than the cap is refused before it is built") {
 
 TEST_CASE("the option name in the message is the one given") {
     CHECK_THROWS_WITH_AS(parse_value_list("0", "--batch"), "--batch: \"0\" must be at least 1", ConfigError);
+}
+
+// ---- one whole number (--reps, --warmup, --seed) ----
+
+namespace {
+
+std::string number_error_of(std::string_view text, std::uint64_t min_value = 1, std::uint64_t max_value = 100) {
+    try {
+        parse_whole_number(text, "--reps", min_value, max_value);
+    } catch (const ConfigError& error) {
+        return error.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("a whole number inside its range is read") {
+    CHECK(parse_whole_number("20", "--reps", 1, 100) == 20);
+    CHECK(parse_whole_number("0", "--warmup", 0, 100) == 0);
+    CHECK(parse_whole_number("18446744073709551615", "--seed", 0, ~std::uint64_t{0}) == ~std::uint64_t{0});
+}
+
+TEST_CASE("a whole number outside its range names the bound") {
+    CHECK(number_error_of("0") == "--reps: \"0\" must be at least 1");
+    CHECK(number_error_of("101") == "--reps: \"101\" must be at most 100");
+    CHECK(number_error_of("-3") == "--reps: \"-3\" must be at least 1");
+    CHECK(number_error_of("-3", 0) == "--reps: \"-3\" must be at least 0");
+}
+
+TEST_CASE("a number too big for 64 bits is above any maximum") {
+    CHECK(number_error_of("18446744073709551616", 0, ~std::uint64_t{0}) ==
+          "--reps: \"18446744073709551616\" must be at most 18446744073709551615");
+}
+
+TEST_CASE("anything but digits is not a whole number") {
+    for (const char* text : {"1.5", "abc", "0x10", "+4", " 4", "4 ", "1e3", "-", "--3", "-1.5"}) {
+        CAPTURE(text);
+        CHECK(number_error_of(text) == fmt::format("--reps: \"{}\" is not a whole number", text));
+    }
+    CHECK(number_error_of("") == "--reps: the value is empty (give a whole number)");
+}
+
+// ---- a byte size (--max-memory) ----
+
+namespace {
+
+std::string size_error_of(std::string_view text) {
+    try {
+        parse_byte_size(text, "--max-memory");
+    } catch (const ConfigError& error) {
+        return error.what();
+    }
+    return "";
+}
+
+constexpr std::uint64_t gib = std::uint64_t{1} << 30;
+
+}  // namespace
+
+TEST_CASE("a byte size takes binary units in any case, with or without B and a space") {
+    CHECK(parse_byte_size("1073741824", "--max-memory") == gib);
+    CHECK(parse_byte_size("8GiB", "--max-memory") == 8 * gib);
+    CHECK(parse_byte_size("8G", "--max-memory") == 8 * gib);
+    CHECK(parse_byte_size("8gb", "--max-memory") == 8 * gib);
+    CHECK(parse_byte_size("8 GiB", "--max-memory") == 8 * gib);
+    CHECK(parse_byte_size("512MiB", "--max-memory") == gib / 2);
+    CHECK(parse_byte_size("64k", "--max-memory") == 64 * 1024);
+    CHECK(parse_byte_size("100B", "--max-memory") == 100);
+    CHECK(parse_byte_size("15EiB", "--max-memory") == 15 * (std::uint64_t{1} << 60));
+}
+
+TEST_CASE("a byte size that is zero, negative or fractional is refused with the rule") {
+    CHECK(size_error_of("0") == "--max-memory: \"0\" must be at least 1 byte (use e.g. 8GiB, 512MiB or a number of bytes)");
+    CHECK(size_error_of("0GiB") == "--max-memory: \"0GiB\" must be at least 1 byte (use e.g. 8GiB, 512MiB or a number of bytes)");
+    CHECK(size_error_of("-1GiB") == "--max-memory: \"-1GiB\" must be at least 1 byte");
+    CHECK(size_error_of("1.5GiB") ==
+          "--max-memory: \"1.5GiB\" is not a whole number of bytes or units (write 1536MiB, not 1.5GiB)");
+}
+
+TEST_CASE("a byte size that is not one names the syntax") {
+    for (const char* text : {"lots", "GiB", "8GB/s", "8  GiB", "0x10", "+8G", " 8G", "8G "}) {
+        CAPTURE(text);
+        CHECK(size_error_of(text) ==
+              fmt::format("--max-memory: \"{}\" is not a size (use e.g. 8GiB, 512MiB or a number of bytes)", text));
+    }
+    CHECK(size_error_of("") == "--max-memory: the value is empty (use e.g. 8GiB, 512MiB or a number of bytes)");
+}
+
+TEST_CASE("a byte size with an unknown unit names the unit") {
+    CHECK(size_error_of("8XiB") == "--max-memory: \"8XiB\" has an unknown unit \"XiB\" (use B, KiB, MiB, GiB or TiB)");
+    CHECK(size_error_of("8 bytes") == "--max-memory: \"8 bytes\" has an unknown unit \"bytes\" (use B, KiB, MiB, GiB or TiB)");
+}
+
+TEST_CASE("a byte size beyond 64 bits is refused, in digits or through its unit") {
+    for (const char* text : {"16EiB", "18446744073709551616", "99999999999GiB", "18446744073709551615k"}) {
+        CAPTURE(text);
+        CHECK(size_error_of(text) == fmt::format("--max-memory: \"{}\" is more than 64 bits can count (16 EiB)", text));
+    }
+    CHECK(parse_byte_size("18446744073709551615", "--max-memory") == ~std::uint64_t{0});
 }

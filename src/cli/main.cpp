@@ -11,7 +11,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <new>
 
 namespace {
@@ -62,6 +66,19 @@ int report_parse_error(const CLI::App& app, const CLI::ParseError& error) {
     return exit_usage;
 }
 
+// Output that never reached stdout (a full disk, a closed pipe, > /dev/full) is a failure, not a
+// success: flushes stdout and turns a write error into exit status 1 with one line saying so.
+int finish_stdout(int exit_code) {
+    std::cout.flush();
+    errno = 0;  // so that the reason below is this flush's, not an older call's
+    if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0 && std::cout.good()) return exit_code;
+    // errno is the flush's reason; an earlier write's failure left only the stream's error flag.
+    const int error = errno;
+    fmt::print(stderr, "kvbench: error: cannot write to standard output: {}\n",
+               error != 0 ? std::strerror(error) : "a write failed (disk full, or the reader gone?)");
+    return exit_code == 0 ? exit_failure : exit_code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -81,16 +98,16 @@ int main(int argc, char** argv) {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
         // Help and version are "errors" that exit 0 and print to stdout.
-        if (error.get_exit_code() == 0) return app.exit(error);
+        if (error.get_exit_code() == 0) return finish_stdout(app.exit(error));
         return report_parse_error(app, error);
     }
 
     try {
-        if (sweep->parsed()) return kvbench::run_sweep_command(sweep_options);
-        if (roofline->parsed()) return kvbench::run_roofline_command(roofline_options);
-        if (generate->parsed()) return kvbench::run_generate_command(generate_options);
+        if (sweep->parsed()) return finish_stdout(kvbench::run_sweep_command(sweep_options));
+        if (roofline->parsed()) return finish_stdout(kvbench::run_roofline_command(roofline_options));
+        if (generate->parsed()) return finish_stdout(kvbench::run_generate_command(generate_options));
         fmt::print("{}", app.help());
-        return 0;
+        return finish_stdout(0);
     } catch (const kvbench::ConfigError& error) {
         fmt::print(stderr, "kvbench: error: {}\n", error.what());
         return exit_usage;

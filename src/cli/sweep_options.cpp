@@ -2,13 +2,21 @@
 #include "cli/sweep_options.hpp"
 
 #include "kvbench/engine/blas.hpp"
+#include "kvbench/measure/roofline.hpp"
 #include "cli/value_list.hpp"
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <filesystem>
 #include <map>
+#include <stdexcept>
 #include <string_view>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace kvbench {
 
@@ -45,6 +53,60 @@ constexpr bool check_by_default = false;
 constexpr bool check_by_default = true;  // a Debug build is for finding bugs, not for timing
 #endif
 
+// Most repetitions (timed or warm-up) one point may ask for: a guard against typos.
+constexpr std::uint64_t max_repetitions = 1000000;
+
+// Refuses an -o target that would fail only after the measurement, or that must not be
+// replaced. The report is written beside its file and renamed over it (report/atomic_file.hpp),
+// so a device such as /dev/full or /dev/null would be replaced by a regular file.
+void check_output_file(const std::string& output) {
+    namespace fs = std::filesystem;
+    if (output.empty()) throw ConfigError("-o: the file name is empty (name the report file, e.g. -o sweep.csv)");
+    std::error_code ignored;
+    const fs::file_status status = fs::status(output, ignored);
+    if (fs::is_directory(status)) {
+        throw ConfigError(fmt::format("-o {}: is a directory (name a file inside it, e.g. {}/sweep.csv)",
+                                      output, fs::path(output).lexically_normal().string()));
+    }
+    if (fs::exists(status) && !fs::is_regular_file(status)) {
+        throw ConfigError(fmt::format("-o {}: is not a regular file (the report replaces its file by a "
+                                      "rename; name a file in a writable directory)",
+                                      output));
+    }
+    const fs::path parent = fs::absolute(output, ignored).parent_path();
+    const fs::file_status parent_status = fs::status(parent, ignored);
+    if (fs::exists(parent_status) && !fs::is_directory(parent_status)) {
+        throw ConfigError(fmt::format("-o {}: {} is not a directory", output, parent.string()));
+    }
+    if (!fs::is_directory(parent_status)) {
+        throw ConfigError(fmt::format("-o {}: directory {} does not exist", output, parent.string()));
+    }
+    // Creating a file is the one check that sees everything that can forbid it: permissions,
+    // a read-only or pseudo filesystem, root's privileges. The probe is removed at once.
+    const std::string probe = output + fmt::format(".tmp-check-{}", ::getpid());
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        throw ConfigError(fmt::format("-o {}: cannot create a file in {}: {}", output, parent.string(),
+                                      std::strerror(errno)));
+    }
+    ::close(fd);
+    ::unlink(probe.c_str());
+}
+
+// Reads the --roofline file now, so that a missing, corrupt or foreign file is a usage error
+// before the first point rather than a failure after the sweep.
+void check_roofline_file(const std::string& path) {
+    if (path.empty()) throw ConfigError("--roofline: the file name is empty (give a file saved by `kvbench roofline`)");
+    if (std::error_code ignored; std::filesystem::is_directory(path, ignored)) {
+        throw ConfigError(fmt::format("--roofline {}: is a directory (give a file saved by `kvbench roofline`)", path));
+    }
+    try {
+        static_cast<void>(load_roofline(path));
+    } catch (const std::runtime_error& error) {
+        throw ConfigError(fmt::format("--roofline: {}", error.what()));
+    }
+}
+
 }  // namespace
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
@@ -67,7 +129,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
         ->capture_default_str();
     sweep->add_option("-r,--reps", options.n_reps,
                       "Timed repetitions per point and path, exactly (default: adaptive, see --min-time)")
-        ->check(CLI::Range(1, 1000000));
+        ->type_name("N");
     sweep->add_option("--min-time", options.min_time,
                       "Without --reps, time each path of a point for at least this long (e.g. 0.5s, 200ms), "
                       "evictions included, with 5 to 1000 repetitions; warm-up then stops after one "
@@ -75,7 +137,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
         ->capture_default_str()
         ->excludes("--reps");
     sweep->add_option("-w,--warmup", options.n_warmup, "Untimed repetitions before timing (at most, without --reps)")
-        ->check(CLI::Range(0, 1000000))
+        ->type_name("N")
         ->capture_default_str();
     sweep->add_flag("--interleave", options.interleave,
                     "Measure in rounds: every point once per round, in a shuffled order (from --seed), so a "
@@ -95,7 +157,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                       "How cold is made cold: clflush evicts the step's own buffers from every cache "
                       "(default on x86-64); stream writes and reads a buffer of 4x the LLCs")
         ->check(CLI::IsMember({"clflush", "stream"}));
-    sweep->add_option("--seed", options.seed, "Seed of weights and inputs")->capture_default_str();
+    sweep->add_option("--seed", options.seed, "Seed of weights and inputs")->type_name("N")->capture_default_str();
     sweep->add_flag("--verify", options.verify,
                     "Check at every point that the cached step equals the uncached forward (SPEC 1e-4)");
     sweep->add_flag("--check", options.check,
@@ -107,13 +169,14 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
         ->check(CLI::IsMember({"table", "csv", "json", "md"}))
         ->capture_default_str();
     sweep->add_option("-o,--output", options.output,
-                      "Write the report to FILE (whole or not at all); the terminal still shows tables");
+                      "Write the report to FILE (whole or not at all); the terminal still shows tables")
+        ->type_name("FILE");
     sweep->add_option("--max-memory", options.max_memory,
                       "Refuse points needing more than this (e.g. 8GiB; default: available memory)")
-        ->transform(CLI::AsSizeValue(false));
+        ->type_name("SIZE");
     sweep->add_option("--roofline", options.roofline,
                       "Roofline JSON from `kvbench roofline` (default: the saved one for the thread count)")
-        ->check(CLI::ExistingFile);
+        ->type_name("FILE");
     sweep->add_flag("--measure-roofline", options.measure_roofline,
                     "Measure the roofline first (a few seconds per thread count) and save it: "
                     "on a shared machine, bandwidth drifts")
@@ -138,8 +201,14 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     spec.heads = parse_value_list(options.heads, "--heads");
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
-    spec.threads = options.threads.empty() ? std::vector<std::size_t>{available_cores()}
-                                           : parse_value_list(options.threads, "--threads", 1024);
+    spec.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)
+                                   : std::vector<std::size_t>{available_cores()};
+    // 0: --reps not given, the count adapts to --min-time.
+    const std::uint64_t n_reps = options.n_reps ? parse_whole_number(*options.n_reps, "--reps", 1, max_repetitions) : 0;
+    const std::uint64_t n_warmup = parse_whole_number(options.n_warmup, "--warmup", 0, max_repetitions);
+    const std::uint64_t seed = parse_whole_number(options.seed, "--seed", 0, ~std::uint64_t{0});
+    std::optional<std::uint64_t> max_memory;
+    if (options.max_memory) max_memory = parse_byte_size(*options.max_memory, "--max-memory");
 
     SweepPlan plan;
     plan.grid = expand(spec);
@@ -151,13 +220,13 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     if (!plan.run.run_cached && !plan.run.run_uncached) {
         throw ConfigError("--paths must name cached, uncached or both");
     }
-    if (options.n_reps > 0) {
-        plan.run.n_reps = options.n_reps;
+    if (n_reps > 0) {
+        plan.run.n_reps = static_cast<std::size_t>(n_reps);
         plan.run.min_time_s = 0;
     } else {
         plan.run.min_time_s = parse_min_time(options.min_time);
     }
-    plan.run.n_warmup = options.n_warmup;
+    plan.run.n_warmup = static_cast<std::size_t>(n_warmup);
     plan.run.cold_cache = options.cache_state == "cold";
     if (options.flush == "clflush" && !clflush_supported()) {
         throw ConfigError("--flush clflush needs an x86-64 CPU; use --flush stream");
@@ -165,16 +234,15 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     plan.flush = options.flush == "stream" || !clflush_supported() ? FlushMethod::stream : FlushMethod::clflush;
     plan.run.verify = options.verify;
     plan.run.check = options.check || check_by_default;
-    plan.run.seed = options.seed;
+    plan.run.seed = seed;
     const std::map<std::string, OutputFormat> formats{{"table", OutputFormat::table},
                                                       {"csv", OutputFormat::csv},
                                                       {"json", OutputFormat::json},
                                                       {"md", OutputFormat::md}};
     plan.format = formats.at(options.format);
-    if (!options.output.empty()) plan.output = options.output;
-    if (options.max_memory == 0) throw ConfigError("--max-memory 0 must be at least 1 byte (e.g. 8GiB)");
-    if (options.max_memory != SweepCliOptions::not_given) plan.max_memory = options.max_memory;
-    if (!options.roofline.empty()) plan.roofline = options.roofline;
+    plan.output = options.output;
+    plan.max_memory = max_memory;
+    plan.roofline = options.roofline;
     plan.measure_roofline = options.measure_roofline;
     plan.no_roofline = options.no_roofline;
     plan.dry_run = options.dry_run;
@@ -185,6 +253,9 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
         throw ConfigError("--resume needs -o FILE with --format csv or json: it reads the finished points back "
                           "from that file");
     }
+    // The files last: every check before them is free, and the -o check creates (and removes) a file.
+    if (options.roofline) check_roofline_file(*options.roofline);
+    if (options.output) check_output_file(*options.output);
     return plan;
 }
 

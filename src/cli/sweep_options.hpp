@@ -16,33 +16,32 @@
 
 namespace kvbench {
 
-// What the user typed, typed but unchecked across flags. Axis lists stay text until
-// to_sweep_plan parses them, so their errors name the flag and the offending item.
+// What the user typed. Numbers and lists stay text until to_sweep_plan parses them, so their
+// errors name the flag and the offending text, in kvbench's words rather than the parser's.
 struct SweepCliOptions {
-    static constexpr std::uint64_t not_given = ~std::uint64_t{0};
     std::string seq = "128-4096*2";
     std::string batch = "1";
     std::string dim = "1024";
     std::string heads = "16";
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
-    std::string threads;  // empty: all available cores
+    std::optional<std::string> threads;  // unset: all available cores
     std::vector<std::string> paths{"cached", "uncached"};
-    std::size_t n_reps = 0;          // --reps; 0: not given, the count adapts to --min-time
-    std::size_t n_warmup = 3;
+    std::optional<std::string> n_reps;  // --reps; unset: the count adapts to --min-time
+    std::string n_warmup = "3";
     std::string min_time = "0.1s";   // --min-time: wall time per path and point
     bool interleave = false;
     bool resume = false;
     std::string cache_state = "cold";
     std::string flush;  // --flush clflush|stream; empty: clflush where the CPU has it
-    std::uint64_t seed = 1;
+    std::string seed = "1";
     bool verify = false;
     bool check = false;
     bool dry_run = false;
     std::string format = "table";
-    std::string output;             // -o FILE; empty: stdout only
-    std::uint64_t max_memory = not_given;  // bytes; not_given: what the machine has available now
-    std::string roofline;           // --roofline FILE; empty: the saved measurement, if any
+    std::optional<std::string> output;      // -o FILE; unset: stdout only
+    std::optional<std::string> max_memory;  // e.g. "8GiB"; unset: what the machine has available now
+    std::optional<std::string> roofline;    // --roofline FILE; unset: the saved measurement, if any
     bool measure_roofline = false;  // measure the roofline first, in this run
     std::string progress = "auto";  // auto, bar, jsonl or none
     bool no_roofline = false;       // --no-roofline: no roofline %, no measurement, no drift check
@@ -66,7 +65,9 @@ struct SweepPlan {
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options);
 
-// Parses the axis lists and applies the cross-flag rules. Throws ConfigError naming the flag.
+// Parses every value and applies the cross-flag rules; checks, before anything is measured,
+// that the -o file can be created and that the --roofline file can be read. Throws
+// ConfigError naming the flag and the rule it broke; creates no file.
 SweepPlan to_sweep_plan(const SweepCliOptions& options);
 
 }  // namespace kvbench

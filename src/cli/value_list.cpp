@@ -1,11 +1,15 @@
-// Parses a sweep axis in llama-bench's syntax: "1,4,16", "128-4096*2", "64-256+64", "1-8" and mixes.
+// Parses option values: sweep axes in llama-bench's syntax ("1,4,16", "128-4096*2", "64-256+64",
+// "1-8" and mixes), whole numbers and byte sizes.
 #include "cli/value_list.hpp"
 
 #include "kvbench/engine/config.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <optional>
 #include <string>
 #include <unordered_set>
 
@@ -16,6 +20,17 @@ namespace {
 constexpr std::string_view syntax_hint = "(use 1,4,16 or 128-4096*2 or 64-256+64)";
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool all_digits(std::string_view text) { return !text.empty() && std::all_of(text.begin(), text.end(), is_digit); }
+
+// The digits of `text` as a number, or nothing when they do not fit in 64 bits.
+// Requires: all_digits(text).
+std::optional<std::uint64_t> to_uint64(std::string_view text) {
+    std::uint64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+    return value;
+}
 
 // Everything one item needs to say what is wrong with it.
 struct ItemContext {
@@ -42,7 +57,7 @@ struct ItemContext {
         }
         if (part.size() > 1 && part[0] == '-' && is_digit(part[1])) fail_below(part, min_value, role);
         for (const char c : part) {
-            if (!is_digit(c)) fail(part, fmt::format("is not a number {}", syntax_hint));
+            if (!is_digit(c)) fail(part, fmt::format("is not a whole number {}", syntax_hint));
         }
         std::size_t value = 0;
         const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
@@ -135,6 +150,68 @@ std::vector<std::size_t> parse_value_list(std::string_view text, std::string_vie
         if (seen.insert(v).second) values.push_back(v);
     }
     return values;
+}
+
+std::uint64_t parse_whole_number(std::string_view text, std::string_view option, std::uint64_t min_value,
+                                 std::uint64_t max_value) {
+    if (text.empty()) throw ConfigError(fmt::format("{}: the value is empty (give a whole number)", option));
+    // "-3" is a negative number, so the rule it breaks is the minimum, not the syntax.
+    const bool negative = text[0] == '-' && all_digits(text.substr(1));
+    if (negative) throw ConfigError(fmt::format("{}: \"{}\" must be at least {}", option, text, min_value));
+    if (!all_digits(text)) throw ConfigError(fmt::format("{}: \"{}\" is not a whole number", option, text));
+    const std::optional<std::uint64_t> value = to_uint64(text);
+    if (!value || *value > max_value) {
+        throw ConfigError(fmt::format("{}: \"{}\" must be at most {}", option, text, max_value));
+    }
+    if (*value < min_value) throw ConfigError(fmt::format("{}: \"{}\" must be at least {}", option, text, min_value));
+    return *value;
+}
+
+std::uint64_t parse_byte_size(std::string_view text, std::string_view option) {
+    constexpr std::string_view size_hint = "(use e.g. 8GiB, 512MiB or a number of bytes)";
+    if (text.empty()) throw ConfigError(fmt::format("{}: the value is empty {}", option, size_hint));
+    const auto digits_end = std::find_if_not(text.begin(), text.end(), is_digit);
+    const std::string_view digits = text.substr(0, static_cast<std::size_t>(digits_end - text.begin()));
+    std::string_view unit = text.substr(digits.size());
+    if (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+    if (digits.empty() && text[0] == '-') {
+        throw ConfigError(fmt::format("{}: \"{}\" must be at least 1 byte", option, text));
+    }
+    if (!digits.empty() && !unit.empty() && unit.front() == '.') {
+        throw ConfigError(fmt::format("{}: \"{}\" is not a whole number of bytes or units (write 1536MiB, "
+                                      "not 1.5GiB)", option, text));
+    }
+    if (digits.empty() || !std::all_of(unit.begin(), unit.end(), is_letter)) {
+        throw ConfigError(fmt::format("{}: \"{}\" is not a size {}", option, text, size_hint));
+    }
+    const auto too_big = [&] {
+        return ConfigError(fmt::format("{}: \"{}\" is more than 64 bits can count (16 EiB)", option, text));
+    };
+    if (!to_uint64(digits)) throw too_big();
+
+    // CLI11's table of units, with k = 1024 (AsSizeValue(false)). It leaves a unitless number as it
+    // is and fails on an unknown unit or an overflowing product; a unit that fails on "1" is unknown.
+    const CLI::AsSizeValue as_size(false);
+    const auto to_bytes = [&as_size](std::string value) -> std::optional<std::string> {
+        try {
+            if (!as_size(value).empty()) return std::nullopt;
+        } catch (const CLI::ValidationError&) {
+            return std::nullopt;
+        }
+        return value;
+    };
+    const std::optional<std::string> bytes = to_bytes(std::string(digits) + std::string(unit));
+    if (!bytes) {
+        if (!to_bytes("1" + std::string(unit))) {
+            throw ConfigError(fmt::format("{}: \"{}\" has an unknown unit \"{}\" (use B, KiB, MiB, GiB or TiB)",
+                                          option, text, unit));
+        }
+        throw too_big();
+    }
+    const std::optional<std::uint64_t> value = all_digits(*bytes) ? to_uint64(*bytes) : std::nullopt;
+    if (!value) throw too_big();
+    if (*value == 0) throw ConfigError(fmt::format("{}: \"{}\" must be at least 1 byte {}", option, text, size_hint));
+    return *value;
 }
 
 }  // namespace kvbench

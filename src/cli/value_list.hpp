@@ -1,7 +1,9 @@
-// Parses a sweep axis: "1,4,16", "128-4096*2", "64-256+64" or a mix of them.
+// Parses option values: a sweep axis ("1,4,16", "128-4096*2", "64-256+64" or a mix), one whole
+// number (--reps 20) or a byte size (--max-memory 8GiB), with one message per broken rule.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -18,5 +20,17 @@ inline constexpr std::size_t max_value_list_size = 10000;
 // or more than max_value_list_size values. "-5" is read as a negative number, not a range.
 std::vector<std::size_t> parse_value_list(std::string_view text, std::string_view option,
                                           std::size_t max_value = std::size_t{1} << 30);
+
+// One whole number in [min_value, max_value], digits only. Throws ConfigError naming `option`
+// and the text on: nothing, a non-number (1.5, abc, 0x10, +4), a negative number, or a value
+// outside the range (one too big for 64 bits included).
+std::uint64_t parse_whole_number(std::string_view text, std::string_view option, std::uint64_t min_value,
+                                 std::uint64_t max_value);
+
+// A byte count: digits, then optionally a space and a unit, read by CLI11's AsSizeValue with
+// k = 1024: B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T..., P..., E..., in any case ("8GiB", "512m").
+// Throws ConfigError naming `option` and the text on: nothing, a fraction (1.5GiB), a sign,
+// an unknown unit, 0, or a size that does not fit in 64 bits.
+std::uint64_t parse_byte_size(std::string_view text, std::string_view option);
 
 }  // namespace kvbench
