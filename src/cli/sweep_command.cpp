@@ -1,6 +1,7 @@
 // `kvbench sweep` as a pipeline of named steps: plan, pre-flight, resume, measure, finish rows, check drift, export.
 #include "cli/sweep_command.hpp"
 
+#include "cli/growth_summary.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/progress.hpp"
 
@@ -553,6 +554,13 @@ void export_report(const SweepPlan& plan, const SweepOutcome& outcome, const Env
     } else {
         write_report(std::cout, plan.format, rows, env);
     }
+    // The growth law a·N^k of each series with three or more contexts (docs/generate.md).
+    if (const std::optional<TextTable> growth = growth_table(rows)) {
+        const bool stdout_is_report = !plan.output && plan.format != OutputFormat::table;
+        std::ostream& out = stdout_is_report ? std::cerr : std::cout;
+        out << '\n';
+        write_text_table(out, *growth);
+    }
     check_stdout();
 }
 
@@ -572,6 +580,10 @@ int report_outcome(const SweepPlan& plan, const SweepOutcome& outcome) {
     }
     const std::size_t n_rows = outcome.rows.all().size();
     if (plan.output) fmt::print(notes, "wrote {} rows to {}\n", n_rows, *plan.output);
+    if (plan.output && plan.format == OutputFormat::csv) {
+        fmt::print(stderr, "plot it: /usr/bin/python3 plots/kvbench_plot.py {} (from the kvbench source tree)\n",
+                   *plan.output);
+    }
     check_stdout();
     const std::string holder = plan.output ? *plan.output : std::string("the report above");
     if (!outcome.failures.empty()) {
