@@ -3,6 +3,7 @@
 #include "kvbench/engine/kernel_check.hpp"
 #include "kvbench/engine/reference.hpp"
 
+#include "attention_flops.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -15,6 +16,8 @@ using namespace kvbench;
 using kvbench::test::divisors;
 using kvbench::test::make_config;
 using kvbench::test::positions;
+using kvbench::test::causal_waste_flops;
+using kvbench::test::expected_decode_executed;
 
 namespace {
 
@@ -175,15 +178,22 @@ TEST_CASE("mha with kv weights shared across heads computes the same as its mqa 
 }
 
 TEST_CASE("counted flops equal the spec formulas for both paths") {
-    const ModelConfig configs[] = {make_config(1, 1, 64, 4, 4, 1), make_config(3, 17, 96, 8, 2, 3),
-                                   make_config(2, 64, 64, 4, 1, 2), make_config(1, 200, 128, 8, 8, 1)};
+    const ModelConfig configs[] = {make_config(1, 1, 64, 4, 4, 1),    make_config(3, 17, 96, 8, 2, 3),
+                                   make_config(2, 64, 64, 4, 1, 2),   make_config(1, 200, 128, 8, 8, 1),
+                                   make_config(1, 300, 192, 2, 1, 1), make_config(1, 150, 240, 20, 2, 1)};
     for (const ModelConfig& config : configs) {
         INFO(describe(config));
         const Comparison c = compare_cached_with_uncached(config, 1);
         CHECK(c.cached_flops.useful == step_flops(config, DecodePath::cached));
-        CHECK(c.cached_flops.executed == c.cached_flops.useful);
         CHECK(c.uncached_flops.useful == step_flops(config, DecodePath::uncached));
-        CHECK(c.uncached_flops.executed >= c.uncached_flops.useful);
+        // Executed: the useful work plus the padding each kernel documents, in every layer.
+        const std::uint64_t attention_useful = 4ull * config.n_batch * config.n_heads * config.head_dim() * config.seq_len;
+        const std::uint64_t attention_padding =
+            expected_decode_executed(config, attention_useful, config.seq_len, test_threads) - attention_useful;
+        CHECK(c.cached_flops.executed == c.cached_flops.useful + config.n_layers * attention_padding);
+        CHECK(c.uncached_flops.executed ==
+              c.uncached_flops.useful +
+                  config.n_layers * causal_waste_flops(config, CausalAttentionScratch::default_block_rows));
     }
 }
 

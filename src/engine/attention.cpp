@@ -20,7 +20,7 @@ void merge_splits(const ModelConfig& config, std::size_t n_splits, const DecodeA
 
 }  // namespace
 
-std::uint64_t attend_decode(const ModelConfig& config, const float* q, std::size_t q_stride,
+FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q_stride,
                             const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
                             DecodeAttentionScratch& scratch) {
     const std::size_t n_batch = config.n_batch;
@@ -34,7 +34,8 @@ std::uint64_t attend_decode(const ModelConfig& config, const float* q, std::size
     const std::size_t n_tasks = n_batch * n_kv_heads * n_splits;
     const auto n_tasks_signed = static_cast<std::ptrdiff_t>(n_tasks);
 
-#pragma omp parallel for schedule(static) num_threads(static_cast<int>(scratch.n_threads))
+    std::uint64_t executed = 0;
+#pragma omp parallel for schedule(static) reduction(+ : executed) num_threads(static_cast<int>(scratch.n_threads))
     for (std::ptrdiff_t task = 0; task < n_tasks_signed; ++task) {
         const auto index = static_cast<std::size_t>(task);
         const std::size_t split = index % n_splits;
@@ -59,11 +60,11 @@ std::uint64_t attend_decode(const ModelConfig& config, const float* q, std::size
         result.out_stride = head_dim;
         result.row_max = scratch.partial_max.data() + partial_row;
         result.row_sum = scratch.partial_sum.data() + partial_row;
-        attend_group(problem, result, scratch.workspaces[static_cast<std::size_t>(omp_get_thread_num())]);
+        executed += attend_group(problem, result, scratch.workspaces[static_cast<std::size_t>(omp_get_thread_num())]);
     }
 
     merge_splits(config, n_splits, scratch, out);
-    return 4ull * n_batch * n_heads * head_dim * n_ctx;
+    return {4ull * n_batch * n_heads * head_dim * n_ctx, executed};
 }
 
 namespace {

@@ -58,21 +58,23 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
     const std::size_t qkv_dim = config.qkv_dim();
 
     std::copy_n(x_in, n_batch * model_dim, x_out);
-    std::uint64_t flops = 0;
+    FlopCount count;
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         const LayerWeights& w = weights.layers[layer];
-        flops += linear(x_out, n_batch, model_dim, w.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
+        const std::uint64_t qkv_flops =
+            linear(x_out, n_batch, model_dim, w.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
         for (std::size_t b = 0; b < n_batch; ++b) {
             store_kv(config, scratch.qkv.data() + b * qkv_dim, 1, cache, layer, b, pos);
         }
-        flops += attend_decode(config, scratch.qkv.data(), qkv_dim, cache, layer, pos + 1,
+        count += attend_decode(config, scratch.qkv.data(), qkv_dim, cache, layer, pos + 1,
                                scratch.attention.data(), scratch.heads);
         // beta = 1: the residual add rides on the output projection.
-        flops += linear(scratch.attention.data(), n_batch, model_dim, w.wo.data(), model_dim, 1.0f,
-                        x_out);
+        const std::uint64_t out_flops =
+            linear(scratch.attention.data(), n_batch, model_dim, w.wo.data(), model_dim, 1.0f, x_out);
+        count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
     }
     cache.extend_to(pos + 1);
-    return {flops, flops};
+    return count;
 }
 
 FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, const float* x_in,
