@@ -6,6 +6,7 @@
 
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/kernel_check.hpp"
+#include "kvbench/measure/budget.hpp"
 #include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/memory.hpp"
@@ -78,10 +79,13 @@ std::vector<GridPoint> points_that_fit(const SweepPlan& plan, std::uint64_t flus
     const char* limit_name = plan.max_memory ? "--max-memory" : "the memory available now";
     std::vector<GridPoint> kept;
     for (const GridPoint& point : plan.grid.points) {
-        const std::uint64_t needed = point_memory_bytes(point, plan.run) + flush_bytes;
+        const MemoryBudget budget = point_memory(point, plan.run);
+        const std::uint64_t needed = budget.total_bytes() + flush_bytes;
         if (limit && needed > *limit) {
-            warn(fmt::format("skipping {}: it needs {}, more than {} ({})", point_label(point),
-                             format_bytes(needed), limit_name, format_bytes(*limit)));
+            const MemoryTerm largest = largest_term(budget);
+            warn(fmt::format("skipping {}: it needs {}, more than {} ({}); most of it {} ({}): {}",
+                             point_label(point), format_bytes(needed), limit_name, format_bytes(*limit),
+                             largest.name, format_bytes(largest.bytes), largest.hint));
             continue;
         }
         kept.push_back(point);
@@ -97,9 +101,10 @@ std::vector<GridPoint> points_that_fit(const SweepPlan& plan, std::uint64_t flus
 void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan,
                    const std::map<std::size_t, Roofline>& rooflines, std::uint64_t flush_bytes) {
     TextTable table{"Dry run: the grid, nothing measured",
-                    {"point", "T", "grouping", "cached", "uncached", "KV cache", "memory", "est. time"},
+                    {"point", "T", "grouping", "cached", "uncached", "KV cache", "weights", "scratch",
+                     "inputs", "memory", "est. time"},
                     {Align::left, Align::right, Align::left, Align::right, Align::right, Align::right,
-                     Align::right, Align::right},
+                     Align::right, Align::right, Align::right, Align::right, Align::right},
                     {},
                     {}};
     double total_seconds = 0;
@@ -110,16 +115,19 @@ void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan,
         auto flops = [&](bool run, DecodePath path) {
             return run ? format_flops(static_cast<double>(step_flops(point.config, path))) : std::string("-");
         };
+        const MemoryBudget budget = point_memory(point, plan.run);
         table.lines.push_back({describe(point.config), fmt::format("{}", point.n_threads),
                                grouping_label(point.config.n_heads, point.config.n_kv_heads),
                                flops(plan.run.run_cached, DecodePath::cached),
                                flops(plan.run.run_uncached, DecodePath::uncached),
-                               format_bytes(kv_cache_bytes(point.config)),
-                               format_bytes(point_memory_bytes(point, plan.run) + flush_bytes),
+                               format_bytes(kv_cache_bytes(point.config)), format_bytes(budget.weights_bytes),
+                               format_bytes(budget.scratch_bytes), format_bytes(budget.inputs_bytes),
+                               format_bytes(budget.total_bytes() + flush_bytes),
                                format_duration_ns(seconds * 1e9)});
     }
     table.footnote = fmt::format(
-        "{} points, about {} in all. FLOPs per step; memory is what the point allocates; time {}.",
+        "{} points, about {} in all. FLOPs per step; memory is what the point allocates (the KV cache, "
+        "weights, scratch and inputs, plus the cold-cache flush buffer); time {}.",
         points.size(), format_duration_ns(total_seconds * 1e9),
         rooflines.empty() ? "assumes 100 GFLOP/s and 20 GB/s (run `kvbench roofline` for this machine's)"
                           : "from the saved roofline");

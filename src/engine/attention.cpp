@@ -2,6 +2,8 @@
 // each running the kernel attend_group over its split, then the splits merged in a fixed order.
 #include "kvbench/engine/attention.hpp"
 
+#include "kvbench/engine/checked_size.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -105,8 +107,8 @@ DecodeAttentionScratch::DecodeAttentionScratch(const ModelConfig& config, std::s
     : n_threads(n_threads_),
       max_seq_len(max_seq_len_),
       max_splits(std::max<std::size_t>(1, 2 * n_threads_)),
-      partial_out(max_splits * config.n_batch * config.model_dim),
-      partial_max(max_splits * config.n_batch * config.n_heads),
+      partial_out(checked_product({max_splits, config.n_batch, config.model_dim})),
+      partial_max(checked_product({max_splits, config.n_batch, config.n_heads})),
       partial_sum(partial_max.size()) {
     workspaces.reserve(n_threads);
     for (std::size_t i = 0; i < n_threads; ++i) workspaces.emplace_back(config.group_size(), config.head_dim());
@@ -120,9 +122,10 @@ std::size_t DecodeAttentionScratch::bytes() const {
 
 std::size_t DecodeAttentionScratch::bytes_for(const ModelConfig& config, std::size_t n_threads) {
     const std::size_t max_splits = std::max<std::size_t>(1, 2 * n_threads);
-    const std::size_t partial_floats = max_splits * config.n_batch * (config.model_dim + 2 * config.n_heads);
-    return partial_floats * sizeof(float) +
-           n_threads * AttendWorkspace::bytes_for(config.group_size(), config.head_dim());
+    const std::size_t partial_floats =
+        checked_product({max_splits, config.n_batch, checked_add(config.model_dim, 2 * config.n_heads)});
+    return checked_add(checked_mul(partial_floats, sizeof(float)),
+                       checked_mul(n_threads, AttendWorkspace::bytes_for(config.group_size(), config.head_dim())));
 }
 
 std::size_t decode_split_count(std::size_t n_tasks, std::size_t n_ctx, std::size_t n_threads,

@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/vector_math.hpp"
 #include "kvbench/engine/blas.hpp"
+#include "kvbench/engine/checked_size.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,13 +16,13 @@ CausalAttentionScratch::CausalAttentionScratch(std::size_t max_seq_len_, std::si
     : n_threads(n_threads_),
       max_seq_len(max_seq_len_),
       block_rows(block_rows_),
-      scores(n_threads_ * block_rows_ * max_seq_len_) {}
+      scores(checked_product({n_threads_, block_rows_, max_seq_len_})) {}
 
 std::size_t CausalAttentionScratch::bytes() const { return scores.size() * sizeof(float); }
 
 std::size_t CausalAttentionScratch::bytes_for(std::size_t max_seq_len_, std::size_t n_threads_,
                                               std::size_t block_rows_) {
-    return n_threads_ * block_rows_ * max_seq_len_ * sizeof(float);
+    return checked_product({n_threads_, block_rows_, max_seq_len_, sizeof(float)});
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // decode_step and forward_full: the layer loop, residual stream and cache writes.
 #include "kvbench/engine/decoder.hpp"
 
+#include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/linear.hpp"
 
 #include <algorithm>
@@ -8,23 +9,42 @@
 
 namespace kvbench {
 
+namespace {
+
+// Rows of activations each scratch holds: the new token of every sequence, or every position.
+std::size_t decode_rows(const ModelConfig& config) { return config.n_batch; }
+std::size_t forward_rows(const ModelConfig& config) { return checked_mul(config.n_batch, config.seq_len); }
+
+}  // namespace
+
 DecodeScratch::DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads)
-    : qkv(config.n_batch * config.qkv_dim()),
-      attention(config.n_batch * config.model_dim),
+    : qkv(checked_mul(decode_rows(config), config.qkv_dim())),
+      attention(checked_mul(decode_rows(config), config.model_dim)),
       heads(config, max_seq_len, n_threads) {}
 
 std::size_t DecodeScratch::bytes() const {
     return (qkv.size() + attention.size()) * sizeof(float) + heads.bytes();
 }
 
+std::size_t DecodeScratch::bytes_for(const ModelConfig& config, std::size_t, std::size_t n_threads) {
+    const std::size_t floats = checked_mul(decode_rows(config), checked_add(config.qkv_dim(), config.model_dim));
+    return checked_add(checked_mul(floats, sizeof(float)), DecodeAttentionScratch::bytes_for(config, n_threads));
+}
+
 ForwardScratch::ForwardScratch(const ModelConfig& config, std::size_t n_threads,
                                std::size_t block_rows)
-    : qkv(config.n_batch * config.seq_len * config.qkv_dim()),
-      attention(config.n_batch * config.seq_len * config.model_dim),
+    : qkv(checked_mul(forward_rows(config), config.qkv_dim())),
+      attention(checked_mul(forward_rows(config), config.model_dim)),
       tiles(config.seq_len, n_threads, block_rows) {}
 
 std::size_t ForwardScratch::bytes() const {
     return (qkv.size() + attention.size()) * sizeof(float) + tiles.bytes();
+}
+
+std::size_t ForwardScratch::bytes_for(const ModelConfig& config, std::size_t n_threads, std::size_t block_rows) {
+    const std::size_t floats = checked_mul(forward_rows(config), checked_add(config.qkv_dim(), config.model_dim));
+    return checked_add(checked_mul(floats, sizeof(float)),
+                       CausalAttentionScratch::bytes_for(config.seq_len, n_threads, block_rows));
 }
 
 namespace {

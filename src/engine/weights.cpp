@@ -1,6 +1,7 @@
 // Seeded weights and inputs.
 #include "kvbench/engine/weights.hpp"
 
+#include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/rng.hpp"
 
 #include <cmath>
@@ -18,6 +19,21 @@ float uniform_bound_for_variance(double variance) {
 }
 }  // namespace
 
+std::size_t LayerWeights::wqkv_floats(const ModelConfig& config) {
+    return checked_mul(config.qkv_dim(), config.model_dim);
+}
+
+std::size_t LayerWeights::wo_floats(const ModelConfig& config) { return checked_mul(config.model_dim, config.model_dim); }
+
+std::size_t ModelWeights::bytes_for(const ModelConfig& config) {
+    const std::size_t per_layer = checked_add(LayerWeights::wqkv_floats(config), LayerWeights::wo_floats(config));
+    return checked_product({config.n_layers, per_layer, sizeof(float)});
+}
+
+std::size_t input_bytes_for(const ModelConfig& config, std::size_t n_positions) {
+    return checked_product({config.n_batch, n_positions, config.model_dim, sizeof(float)});
+}
+
 std::size_t ModelWeights::bytes() const {
     std::size_t total = 0;
     for (const LayerWeights& layer : layers) total += (layer.wqkv.size() + layer.wo.size()) * sizeof(float);
@@ -33,8 +49,8 @@ ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed) {
     ModelWeights weights;
     weights.layers.resize(config.n_layers);
     for (LayerWeights& layer : weights.layers) {
-        layer.wqkv.resize(config.qkv_dim() * config.model_dim);
-        layer.wo.resize(config.model_dim * config.model_dim);
+        layer.wqkv.resize(LayerWeights::wqkv_floats(config));
+        layer.wo.resize(LayerWeights::wo_floats(config));
         fill_uniform(rng, layer.wqkv, projection_bound);
         fill_uniform(rng, layer.wo, output_bound);
     }
@@ -43,7 +59,7 @@ ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed) {
 
 std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed) {
     Rng rng(seed ^ input_stream);
-    std::vector<float> inputs(config.n_batch * config.seq_len * config.model_dim);
+    std::vector<float> inputs(input_bytes_for(config, config.seq_len) / sizeof(float));
     fill_uniform(rng, inputs, uniform_bound_for_variance(1.0));
     return inputs;
 }

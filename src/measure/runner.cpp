@@ -18,11 +18,6 @@ namespace kvbench {
 
 namespace {
 
-constexpr std::uint64_t float_bytes = sizeof(float);
-
-bool needs_prefill(const RunOptions& options) { return options.run_uncached || options.verify; }
-bool needs_cache(const RunOptions& options) { return options.run_cached || options.verify; }
-
 template <typename Step>
 std::int64_t time_once_ns(Step&& step) {
     const auto start = std::chrono::steady_clock::now();
@@ -59,26 +54,6 @@ double check_point_kernels(const GridPoint& point, const ModelWeights& weights, 
 }
 
 }  // namespace
-
-std::uint64_t point_memory_bytes(const GridPoint& point, const RunOptions& options) {
-    const ModelConfig& c = point.config;
-    const std::uint64_t b = c.n_batch, n = c.seq_len, d = c.model_dim;
-    const std::uint64_t sequence_floats = b * n * d;  // one (B, N, D) tensor
-    std::uint64_t floats = std::uint64_t{c.n_layers} * weights_per_layer(c) + sequence_floats;
-    if (needs_prefill(options)) {
-        // Output of the forward, its q|k|v and head outputs (ForwardScratch).
-        floats += sequence_floats + b * n * c.qkv_dim() + sequence_floats;
-    }
-    if (needs_cache(options)) {
-        floats += kv_cache_bytes(c) / float_bytes;
-        floats += b * c.qkv_dim() + b * d;  // DecodeScratch's q|k|v and head outputs
-        floats += 2 * b * d;  // the step's input and output rows
-    }
-    std::uint64_t bytes = floats * float_bytes;
-    if (needs_prefill(options)) bytes += CausalAttentionScratch::bytes_for(n, point.n_threads);
-    if (needs_cache(options)) bytes += DecodeAttentionScratch::bytes_for(c, point.n_threads);
-    return bytes;
-}
 
 double estimate_point_seconds(const GridPoint& point, const RunOptions& options,
                               const Roofline* roofline, std::uint64_t flush_bytes) {

@@ -19,6 +19,8 @@ struct DecodeScratch {
     // Requires: config validated, max_seq_len >= 1, n_threads >= 1.
     DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
     std::size_t bytes() const;
+    // bytes() of a scratch built with these arguments, without building it. Throws SizeOverflow.
+    static std::size_t bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
 
     std::vector<float> qkv;        // (n_batch, qkv_dim): q | k | v of the new token
     std::vector<float> attention;  // (n_batch, model_dim): concatenated head outputs
@@ -31,6 +33,9 @@ struct ForwardScratch {
     ForwardScratch(const ModelConfig& config, std::size_t n_threads,
                    std::size_t block_rows = CausalAttentionScratch::default_block_rows);
     std::size_t bytes() const;
+    // bytes() of a scratch built with these arguments, without building it. Throws SizeOverflow.
+    static std::size_t bytes_for(const ModelConfig& config, std::size_t n_threads,
+                                 std::size_t block_rows = CausalAttentionScratch::default_block_rows);
 
     std::vector<float> qkv;        // (n_batch · seq_len, qkv_dim)
     std::vector<float> attention;  // (n_batch · seq_len, model_dim)

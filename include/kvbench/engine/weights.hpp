@@ -18,11 +18,16 @@ struct LayerWeights {
     // Fused so the three projections of a step are one matrix product.
     PageAlignedVector<float> wqkv;
     PageAlignedVector<float> wo;  // (model_dim, model_dim): Wo^T
+
+    static std::size_t wqkv_floats(const ModelConfig& config);  // qkv_dim · model_dim
+    static std::size_t wo_floats(const ModelConfig& config);    // model_dim · model_dim
 };
 
 struct ModelWeights {
     std::vector<LayerWeights> layers;  // n_layers entries
     std::size_t bytes() const;
+    // bytes() of make_weights(config, ·), without drawing them. Throws SizeOverflow.
+    static std::size_t bytes_for(const ModelConfig& config);
 };
 
 // Uniform weights with variance 1/D, so q, k, v and y keep the scale of x; Wo is further
@@ -32,6 +37,9 @@ ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed);
 
 // Token embeddings for every position: (n_batch, seq_len, model_dim), uniform with variance 1.
 std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed);
+// Bytes of n_positions positions of input (or output) of every sequence: (n_batch, n_positions,
+// model_dim) floats. Throws SizeOverflow.
+std::size_t input_bytes_for(const ModelConfig& config, std::size_t n_positions);
 
 // Seeded keys and values of the scale real ones have (variance 1) at positions [0, length)
 // of every layer, batch row and KV head; the cache's length becomes `length`. For runs
