@@ -42,8 +42,8 @@ TEST_CASE("the budget is the sum of what a point really allocates, by owner") {
         CHECK(budget.kv_cache_bytes == KvCache(c, c.seq_len).bytes());
         CHECK(budget.scratch_bytes == DecodeScratch(c, c.seq_len, point.n_threads).bytes() +
                                          (uncached ? ForwardScratch(c, point.n_threads).bytes() : 0));
-        // The prompt and the step's input, the step's output, and the forward's output when it runs.
-        CHECK(budget.inputs_bytes == prompt_bytes + 2 * row_bytes + (uncached ? prompt_bytes : 0));
+        // The step's input and output; the prompt and the forward's output when the forward runs.
+        CHECK(budget.inputs_bytes == 2 * row_bytes + (uncached ? 2 * prompt_bytes : 0));
         CHECK(point_memory_bytes(point, options) ==
               budget.weights_bytes + budget.kv_cache_bytes + budget.scratch_bytes + budget.inputs_bytes);
     }

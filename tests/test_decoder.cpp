@@ -266,3 +266,15 @@ TEST_CASE("check_kernels runs every kernel of a point against its naive twin and
     // Without a cache or a prompt, only the step's projection is checked.
     CHECK(check_kernels(config, weights, {step_in.data(), nullptr, nullptr, test_threads}).size() == 1);
 }
+
+TEST_CASE("the inputs of some positions are those positions of the whole prompt, drawn alone") {
+    const auto config = make_config(3, 20, 64, 4, 4, 1);
+    const auto all = make_inputs(config, 8);
+    for (std::size_t first : {0u, 7u, 19u}) {
+        const std::size_t count = std::min<std::size_t>(5, config.seq_len - first);
+        INFO("first=" << first);
+        CHECK(make_input_positions(config, 8, first, count) ==
+              positions(all, config.n_batch, config.seq_len, config.model_dim, first, count));
+    }
+    CHECK(make_input_positions(config, 9, 19, 1) != positions(all, 3, 20, 64, 19, 1));
+}

@@ -58,9 +58,19 @@ ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed) {
 }
 
 std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed) {
-    Rng rng(seed ^ input_stream);
-    std::vector<float> inputs(input_bytes_for(config, config.seq_len) / sizeof(float));
-    fill_uniform(rng, inputs, uniform_bound_for_variance(1.0));
+    return make_input_positions(config, seed, 0, config.seq_len);
+}
+
+std::vector<float> make_input_positions(const ModelConfig& config, std::uint64_t seed, std::size_t first_pos,
+                                        std::size_t n_positions) {
+    std::vector<float> inputs(input_bytes_for(config, n_positions) / sizeof(float));
+    const std::size_t dim = config.model_dim;
+    for (std::size_t b = 0; b < config.n_batch; ++b) {
+        // The draws of one stream in (batch row, position, dim) order, whatever is kept of them.
+        Rng rng(seed ^ input_stream);
+        rng.discard((b * config.seq_len + first_pos) * dim);
+        fill_uniform(rng, {inputs.data() + b * n_positions * dim, n_positions * dim}, uniform_bound_for_variance(1.0));
+    }
     return inputs;
 }
 

@@ -36,10 +36,10 @@ MemoryBudget point_memory(const GridPoint& point, const RunOptions& options) {
     try {
         MemoryBudget budget;
         budget.weights_bytes = ModelWeights::bytes_for(config);
-        // The prompt's inputs and the new token's input, always drawn.
-        budget.inputs_bytes = checked_add(input_bytes_for(config, n), input_bytes_for(config, 1));
+        budget.inputs_bytes = input_bytes_for(config, 1);  // the new token's input, always drawn
         if (needs_prefill(options)) {
-            budget.inputs_bytes = checked_add(budget.inputs_bytes, input_bytes_for(config, n));  // the forward's output
+            // The prompt (every position's input) and the forward's output.
+            budget.inputs_bytes = checked_add(budget.inputs_bytes, checked_mul(2, input_bytes_for(config, n)));
             budget.scratch_bytes = ForwardScratch::bytes_for(config, point.n_threads);
         }
         if (needs_cache(options)) {

@@ -96,8 +96,9 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
     const std::size_t n = config.seq_len;
     set_compute_threads(point.n_threads);
     const ModelWeights& weights = weights_for(config, options.seed);
-    const std::vector<float> inputs = make_inputs(config, options.seed);
-    const std::vector<float> step_in = gather_position(inputs, config, n - 1);
+    // The whole prompt only where the uncached forward reads it; a cached step reads one position.
+    const std::vector<float> inputs = needs_prefill(options) ? make_inputs(config, options.seed) : std::vector<float>{};
+    const std::vector<float> step_in = make_input_positions(config, options.seed, n - 1, 1);
     auto flush = [&] {
         if (options.cold_cache && flusher_ != nullptr) flusher_->flush();
     };

@@ -37,6 +37,12 @@ ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed);
 
 // Token embeddings for every position: (n_batch, seq_len, model_dim), uniform with variance 1.
 std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed);
+// Positions [first_pos, first_pos + n_positions) of make_inputs(config, seed), as (n_batch,
+// n_positions, model_dim) floats, drawn without drawing the others: a cached step's input is
+// one position, and the prompt of a long context would not fit.
+// Requires: first_pos + n_positions <= config.seq_len.
+std::vector<float> make_input_positions(const ModelConfig& config, std::uint64_t seed, std::size_t first_pos,
+                                        std::size_t n_positions);
 // Bytes of n_positions positions of input (or output) of every sequence: (n_batch, n_positions,
 // model_dim) floats. Throws SizeOverflow.
 std::size_t input_bytes_for(const ModelConfig& config, std::size_t n_positions);
