@@ -308,13 +308,23 @@ TEST_CASE("attend_decode gives the same bits on every run") {
     }
 }
 
-TEST_CASE("the decode scratch reports what it allocates, and the context does not change it") {
+TEST_CASE("the decode scratch reports what it allocates, its split buffers sized by the splits used") {
     const auto config = make_config(3, 100, 192, 6, 2, 1);
     for (std::size_t n_threads : {1u, 2u, 5u}) {
+        // B·G = 6 tasks occupy up to 6 threads: one split, whatever the context.
         const DecodeAttentionScratch scratch(config, 100, n_threads);
-        CHECK(scratch.bytes() == DecodeAttentionScratch::bytes_for(config, n_threads));
+        CHECK(scratch.bytes() == DecodeAttentionScratch::bytes_for(config, 100, n_threads));
+        CHECK(scratch.max_splits == 1);
+        CHECK(scratch.partial_out.size() == config.n_batch * config.model_dim);
         CHECK(DecodeAttentionScratch(config, 5000, n_threads).bytes() == scratch.bytes());
     }
+    // B·G = 1 on 4 threads: 1 split for 100 positions (splits are at least 64), 4 for 5000.
+    const auto single = make_config(1, 100, 64, 4, 1, 1);
+    const DecodeAttentionScratch short_context(single, 100, 4), long_context(single, 5000, 4);
+    CHECK(short_context.max_splits == 1);
+    CHECK(long_context.max_splits == 4);
+    CHECK(long_context.partial_out.size() == 4 * single.model_dim);
+    CHECK(long_context.bytes() == DecodeAttentionScratch::bytes_for(single, 5000, 4));
     CHECK(AttendWorkspace(3, 24).bytes() == AttendWorkspace::bytes_for(3, 24));
 }
 

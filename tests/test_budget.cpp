@@ -20,7 +20,7 @@ TEST_CASE("each buffer owner's bytes_for equals what it really allocates") {
             CHECK(ForwardScratch::bytes_for(c, n_threads) == ForwardScratch(c, n_threads).bytes());
             CHECK(ForwardScratch::bytes_for(c, n_threads, 16) == ForwardScratch(c, n_threads, 16).bytes());
             CHECK(DecodeScratch::bytes_for(c, c.seq_len, n_threads) == DecodeScratch(c, c.seq_len, n_threads).bytes());
-            CHECK(DecodeAttentionScratch::bytes_for(c, n_threads) == DecodeAttentionScratch(c, c.seq_len, n_threads).bytes());
+            CHECK(DecodeAttentionScratch::bytes_for(c, c.seq_len, n_threads) == DecodeAttentionScratch(c, c.seq_len, n_threads).bytes());
         }
         CHECK(ModelWeights::bytes_for(c) == make_weights(c, 1).bytes());
         CHECK(KvCache::bytes_for(c, c.seq_len) == KvCache(c, c.seq_len).bytes());

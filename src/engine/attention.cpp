@@ -106,7 +106,7 @@ DecodeAttentionScratch::DecodeAttentionScratch(const ModelConfig& config, std::s
                                                std::size_t n_threads_)
     : n_threads(n_threads_),
       max_seq_len(max_seq_len_),
-      max_splits(std::max<std::size_t>(1, 2 * n_threads_)),
+      max_splits(splits_for(config, max_seq_len_, n_threads_)),
       partial_out(checked_product({max_splits, config.n_batch, config.model_dim})),
       partial_max(checked_product({max_splits, config.n_batch, config.n_heads})),
       partial_sum(partial_max.size()) {
@@ -120,8 +120,16 @@ std::size_t DecodeAttentionScratch::bytes() const {
     return total;
 }
 
-std::size_t DecodeAttentionScratch::bytes_for(const ModelConfig& config, std::size_t n_threads) {
-    const std::size_t max_splits = std::max<std::size_t>(1, 2 * n_threads);
+std::size_t DecodeAttentionScratch::splits_for(const ModelConfig& config, std::size_t max_seq_len_,
+                                               std::size_t n_threads_) {
+    // decode_split_count only grows with the context, so the longest one needs the most.
+    return decode_split_count(config.n_batch * config.n_kv_heads, max_seq_len_, n_threads_,
+                              std::max<std::size_t>(1, 2 * n_threads_));
+}
+
+std::size_t DecodeAttentionScratch::bytes_for(const ModelConfig& config, std::size_t max_seq_len_,
+                                              std::size_t n_threads) {
+    const std::size_t max_splits = splits_for(config, max_seq_len_, n_threads);
     const std::size_t partial_floats =
         checked_product({max_splits, config.n_batch, checked_add(config.model_dim, 2 * config.n_heads)});
     return checked_add(checked_mul(partial_floats, sizeof(float)),

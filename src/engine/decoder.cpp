@@ -26,9 +26,9 @@ std::size_t DecodeScratch::bytes() const {
     return (qkv.size() + attention.size()) * sizeof(float) + heads.bytes();
 }
 
-std::size_t DecodeScratch::bytes_for(const ModelConfig& config, std::size_t, std::size_t n_threads) {
+std::size_t DecodeScratch::bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads) {
     const std::size_t floats = checked_mul(decode_rows(config), checked_add(config.qkv_dim(), config.model_dim));
-    return checked_add(checked_mul(floats, sizeof(float)), DecodeAttentionScratch::bytes_for(config, n_threads));
+    return checked_add(checked_mul(floats, sizeof(float)), DecodeAttentionScratch::bytes_for(config, max_seq_len, n_threads));
 }
 
 ForwardScratch::ForwardScratch(const ModelConfig& config, std::size_t n_threads,

@@ -47,13 +47,16 @@ FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::si
                               const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
                               DecodeAttentionScratch& scratch);
 
-// Scratch of attend_decode, sized once for the thread count; its size does not depend on
-// the context, which attend_group streams in blocks.
+// Scratch of attend_decode, sized once: the partial results of as many splits as a context of
+// max_seq_len positions uses on n_threads threads (1 when B·G >= threads), and one workspace per
+// thread; the context itself is streamed by attend_group in blocks.
 struct DecodeAttentionScratch {
     DecodeAttentionScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
     std::size_t bytes() const;
-    // What the constructor allocates, without allocating it (for memory estimates).
-    static std::size_t bytes_for(const ModelConfig& config, std::size_t n_threads);
+    // What the constructor allocates, without allocating it. Throws SizeOverflow.
+    static std::size_t bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
+    // max_splits of a scratch built with these arguments.
+    static std::size_t splits_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
 
     std::size_t n_threads;
     std::size_t max_seq_len;
