@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 using namespace kvbench;
@@ -277,4 +278,20 @@ TEST_CASE("the inputs of some positions are those positions of the whole prompt,
               positions(all, config.n_batch, config.seq_len, config.model_dim, first, count));
     }
     CHECK(make_input_positions(config, 9, 19, 1) != positions(all, 3, 20, 64, 19, 1));
+}
+
+TEST_CASE("relative_error fails on a NaN or infinity on either side and on different sizes") {
+    const std::vector<float> good{1.0f, -2.0f, 3.0f};
+    CHECK(relative_error(good, good) == 0.0);
+    CHECK(relative_error(std::vector<float>{1.0f, -2.0f, 3.5f}, good) == doctest::Approx(0.5 / 3.0));
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    for (float bad : {nan, inf, -inf}) {
+        const std::vector<float> broken{1.0f, bad, 3.0f};
+        INFO("bad=" << bad);
+        CHECK_FALSE(relative_error(broken, good) < spec_tolerance);
+        CHECK_FALSE(relative_error(good, broken) < spec_tolerance);  // the expected side broken
+    }
+    CHECK_FALSE(relative_error(std::vector<float>{1.0f, -2.0f}, good) < spec_tolerance);
+    CHECK_FALSE(relative_error(good, std::vector<float>{1.0f, -2.0f, 3.0f, 4.0f}) < spec_tolerance);
+    CHECK_FALSE(relative_error(std::vector<float>{}, std::vector<float>{}) < spec_tolerance);
 }

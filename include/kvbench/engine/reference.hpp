@@ -25,8 +25,9 @@ std::uint64_t attention_reference(const float* q, const float* keys, const float
 std::vector<float> forward_reference(const ModelConfig& config, const ModelWeights& weights,
                                      std::span<const float> inputs);
 
-// SPEC §1's tolerance measure: max |actual - expected| / max |expected|.
-// Requires: equal sizes. Returns 0 when both are all zero, infinity when only `expected` is.
+// The equivalence measure of docs/model.md: max |actual - expected| / max |expected|. Returns 0
+// when both are all zero, and infinity (which fails every tolerance) when only `expected` is, when
+// either side holds a NaN or an infinity, or when the sizes differ or are zero.
 double relative_error(std::span<const float> actual, std::span<const float> expected);
 
 }  // namespace kvbench
