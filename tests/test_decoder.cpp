@@ -295,3 +295,26 @@ TEST_CASE("relative_error fails on a NaN or infinity on either side and on diffe
     CHECK_FALSE(relative_error(good, std::vector<float>{1.0f, -2.0f, 3.0f, 4.0f}) < spec_tolerance);
     CHECK_FALSE(relative_error(std::vector<float>{}, std::vector<float>{}) < spec_tolerance);
 }
+
+TEST_CASE("a raised stop flag ends the forward, its prefill and the seeded fill before any work") {
+    const auto config = make_config(2, 40, 64, 4, 2, 3);
+    const ModelWeights weights = make_weights(config, 2);
+    const auto inputs = make_inputs(config, 2);
+    std::vector<float> out(inputs.size());
+    ForwardScratch scratch(config, test_threads);
+    KvCache cache(config, config.seq_len);
+    const std::atomic<bool> stop{true}, go{false};
+    const FlopCount stopped = forward_full(config, weights, inputs.data(), out.data(), scratch, &cache, &stop);
+    CHECK(stopped.useful == 0);
+    CHECK(stopped.executed == 0);
+    CHECK(cache.length() == 0);
+    CHECK(attend_causal(config, scratch.qkv.data(), out.data(), scratch.tiles, &stop).executed == 0);
+    fill_cache_seeded(config, cache, config.seq_len - 1, 2, &stop);
+    CHECK(cache.length() == 0);
+    // An unset flag changes nothing.
+    const FlopCount full = forward_full(config, weights, inputs.data(), out.data(), scratch, &cache, &go);
+    CHECK(full.useful == step_flops(config, DecodePath::uncached));
+    CHECK(cache.length() == config.seq_len);
+    fill_cache_seeded(config, cache, config.seq_len - 1, 2, &go);
+    CHECK(cache.length() == config.seq_len - 1);
+}

@@ -41,7 +41,7 @@ void masked_softmax_rows(float* scores, std::size_t stride, std::size_t first_ro
 }  // namespace
 
 FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
-                        CausalAttentionScratch& scratch) {
+                        CausalAttentionScratch& scratch, const std::atomic<bool>* stop) {
     const std::size_t n_batch = config.n_batch;
     const std::size_t seq_len = config.seq_len;
     const std::size_t n_heads = config.n_heads;
@@ -62,6 +62,8 @@ FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : executed, useful) \
     num_threads(static_cast<int>(scratch.n_threads))
     for (std::ptrdiff_t task = 0; task < n_tasks; ++task) {
+        // An OpenMP loop cannot break: the tasks left after a stop end at once instead.
+        if (stop != nullptr && stop->load(std::memory_order_relaxed)) continue;
         const auto index = static_cast<std::size_t>(task);
         // Longest blocks first: the tail of the schedule is then made of short ones.
         const std::size_t block = n_blocks - 1 - index % n_blocks;

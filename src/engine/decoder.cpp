@@ -98,7 +98,8 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
 }
 
 FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, const float* x_in,
-                       float* x_out, ForwardScratch& scratch, KvCache* prefill) {
+                       float* x_out, ForwardScratch& scratch, KvCache* prefill, const std::atomic<bool>* stop) {
+    auto stopped = [stop] { return stop != nullptr && stop->load(std::memory_order_relaxed); };
     const std::size_t n_rows = config.n_batch * config.seq_len;
     const std::size_t model_dim = config.model_dim;
     const std::size_t qkv_dim = config.qkv_dim();
@@ -112,6 +113,7 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
     std::copy_n(x_in, n_rows * model_dim, x_out);
     FlopCount count;
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        if (stopped()) return count;
         const LayerWeights& w = weights.layers[layer];
         const std::uint64_t qkv_flops =
             linear(x_out, n_rows, model_dim, w.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
@@ -121,12 +123,12 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
                          *prefill, layer, b, 0);
             }
         }
-        count += attend_causal(config, scratch.qkv.data(), scratch.attention.data(), scratch.tiles);
+        count += attend_causal(config, scratch.qkv.data(), scratch.attention.data(), scratch.tiles, stop);
         const std::uint64_t out_flops = linear(scratch.attention.data(), n_rows, model_dim,
                                                w.wo.data(), model_dim, 1.0f, x_out);
         count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
     }
-    if (prefill != nullptr) prefill->extend_to(config.seq_len);
+    if (prefill != nullptr && !stopped()) prefill->extend_to(config.seq_len);
     return count;
 }
 

@@ -78,7 +78,7 @@ FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::si
 }
 
 FlopCount attend_causal_naive(const ModelConfig& config, const float* qkv, float* out,
-                              CausalAttentionScratch&) {
+                              CausalAttentionScratch&, const std::atomic<bool>*) {
     const std::size_t seq_len = config.seq_len;
     const std::size_t head_dim = config.head_dim();
     const std::size_t qkv_dim = config.qkv_dim();

@@ -74,19 +74,21 @@ std::vector<float> make_input_positions(const ModelConfig& config, std::uint64_t
     return inputs;
 }
 
-void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t length, std::uint64_t seed) {
+void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t length, std::uint64_t seed,
+                       const std::atomic<bool>* stop) {
+    cache.roll_back(0);
     Rng rng(seed ^ cache_fill_stream);
     const float bound = uniform_bound_for_variance(1.0);
     const std::size_t block = length * config.head_dim();
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         for (std::size_t b = 0; b < config.n_batch; ++b) {
+            if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
             for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
                 fill_uniform(rng, {cache.keys(layer, b, g), block}, bound);
                 fill_uniform(rng, {cache.values(layer, b, g), block}, bound);
             }
         }
     }
-    cache.roll_back(0);
     cache.extend_to(length);
 }
 

@@ -121,10 +121,10 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
         decode_scratch.emplace(config, n, point.n_threads);
         if (needs_prefill(options)) {
             // Prefill all N positions, then forget the last: positions 1..N-1 do not depend on token N.
-            forward_full(config, weights, inputs.data(), full_out.data(), *forward_scratch, &*cache);
-            cache->roll_back(n - 1);
+            forward_full(config, weights, inputs.data(), full_out.data(), *forward_scratch, &*cache, &stop);
+            if (!stopped()) cache->roll_back(n - 1);
         } else {
-            fill_cache_seeded(config, *cache, n - 1, options.seed);
+            fill_cache_seeded(config, *cache, n - 1, options.seed, &stop);
         }
     }
     if (options.check && !stopped()) {
@@ -136,12 +136,12 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
     if (options.run_uncached) {
         PathMeasurement measured;
         for (std::size_t rep = 0; rep < options.n_warmup && !stopped(); ++rep) {
-            measured.flops = forward_full(config, weights, inputs.data(), full_out.data(), *forward_scratch);
+            measured.flops = forward_full(config, weights, inputs.data(), full_out.data(), *forward_scratch, nullptr, &stop);
         }
         for (std::size_t rep = 0; rep < options.n_reps && !stopped(); ++rep) {
             flush();
             measured.samples_ns.push_back(time_once_ns([&] {
-                measured.flops = forward_full(config, weights, inputs.data(), full_out.data(), *forward_scratch);
+                measured.flops = forward_full(config, weights, inputs.data(), full_out.data(), *forward_scratch, nullptr, &stop);
             }));
         }
         result.uncached = std::move(measured);

@@ -10,6 +10,7 @@
 #include "kvbench/engine/kv_cache.hpp"
 #include "kvbench/engine/weights.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <vector>
 
@@ -55,8 +56,12 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
 // recomputing Q, K, V of every position in every layer.
 // x_in, x_out: (n_batch, seq_len, model_dim). When `prefill` is given, K and V of every
 // layer and position are also stored in it and its length becomes seq_len (a prefill).
+// `stop`, when given, is read before every layer and every attention task: once it is set the
+// forward returns within one layer's projections plus one attention block per thread, x_out
+// incomplete and a prefill cache left at length 0.
 // Requires: scratch built for this config; prefill (if any) has max_seq_len >= seq_len.
 FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, const float* x_in,
-                       float* x_out, ForwardScratch& scratch, KvCache* prefill = nullptr);
+                       float* x_out, ForwardScratch& scratch, KvCache* prefill = nullptr,
+                       const std::atomic<bool>* stop = nullptr);
 
 }  // namespace kvbench

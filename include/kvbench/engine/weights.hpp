@@ -5,6 +5,7 @@
 #include "kvbench/engine/kv_cache.hpp"
 #include "kvbench/engine/page_aligned.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -50,7 +51,10 @@ std::size_t input_bytes_for(const ModelConfig& config, std::size_t n_positions);
 // Seeded keys and values of the scale real ones have (variance 1) at positions [0, length)
 // of every layer, batch row and KV head; the cache's length becomes `length`. For runs
 // that only time the cached step, whose speed does not depend on the values.
+// `stop`, when given, is read before each (layer, batch row): once it is set the fill returns
+// with the cache at length 0.
 // Requires: length <= cache.max_seq_len(); cache built for config.
-void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t length, std::uint64_t seed);
+void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t length, std::uint64_t seed,
+                       const std::atomic<bool>* stop = nullptr);
 
 }  // namespace kvbench
