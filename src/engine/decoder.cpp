@@ -19,11 +19,11 @@ std::size_t forward_rows(const ModelConfig& config) { return checked_mul(config.
 
 DecodeScratch::DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads)
     : qkv(checked_mul(decode_rows(config), config.qkv_dim())),
-      attention(checked_mul(decode_rows(config), config.model_dim)),
-      heads(config, max_seq_len, n_threads) {}
+      head_outputs(checked_mul(decode_rows(config), config.model_dim)),
+      attention_scratch(config, max_seq_len, n_threads) {}
 
 std::size_t DecodeScratch::bytes() const {
-    return (qkv.size() + attention.size()) * sizeof(float) + heads.bytes();
+    return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes();
 }
 
 std::size_t DecodeScratch::bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads) {
@@ -34,11 +34,11 @@ std::size_t DecodeScratch::bytes_for(const ModelConfig& config, std::size_t max_
 ForwardScratch::ForwardScratch(const ModelConfig& config, std::size_t n_threads,
                                std::size_t block_rows)
     : qkv(checked_mul(forward_rows(config), config.qkv_dim())),
-      attention(checked_mul(forward_rows(config), config.model_dim)),
-      tiles(config.seq_len, n_threads, block_rows) {}
+      head_outputs(checked_mul(forward_rows(config), config.model_dim)),
+      attention_scratch(config.seq_len, n_threads, block_rows) {}
 
 std::size_t ForwardScratch::bytes() const {
-    return (qkv.size() + attention.size()) * sizeof(float) + tiles.bytes();
+    return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes();
 }
 
 std::size_t ForwardScratch::bytes_for(const ModelConfig& config, std::size_t n_threads, std::size_t block_rows) {
@@ -87,10 +87,10 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
             store_kv(config, scratch.qkv.data() + b * qkv_dim, 1, cache, layer, b, pos);
         }
         count += attend_decode(config, scratch.qkv.data(), qkv_dim, cache, layer, pos + 1,
-                               scratch.attention.data(), scratch.heads);
+                               scratch.head_outputs.data(), scratch.attention_scratch);
         // beta = 1: the residual add rides on the output projection.
         const std::uint64_t out_flops =
-            linear(scratch.attention.data(), n_batch, model_dim, w.wo.data(), model_dim, 1.0f, x_out);
+            linear(scratch.head_outputs.data(), n_batch, model_dim, w.wo.data(), model_dim, 1.0f, x_out);
         count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
     }
     cache.extend_to(pos + 1);
@@ -123,8 +123,8 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
                          *prefill, layer, b, 0);
             }
         }
-        count += attend_causal(config, scratch.qkv.data(), scratch.attention.data(), scratch.tiles, stop);
-        const std::uint64_t out_flops = linear(scratch.attention.data(), n_rows, model_dim,
+        count += attend_causal(config, scratch.qkv.data(), scratch.head_outputs.data(), scratch.attention_scratch, stop);
+        const std::uint64_t out_flops = linear(scratch.head_outputs.data(), n_rows, model_dim,
                                                w.wo.data(), model_dim, 1.0f, x_out);
         count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
     }

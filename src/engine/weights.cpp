@@ -4,6 +4,7 @@
 #include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/rng.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kvbench {
@@ -72,6 +73,16 @@ std::vector<float> make_input_positions(const ModelConfig& config, std::uint64_t
         fill_uniform(rng, {inputs.data() + b * n_positions * dim, n_positions * dim}, uniform_bound_for_variance(1.0));
     }
     return inputs;
+}
+
+std::vector<float> gather_positions(std::span<const float> tensor, std::size_t n_batch, std::size_t seq_len,
+                                    std::size_t dim, std::size_t first_pos, std::size_t n_positions) {
+    std::vector<float> rows(checked_product({n_batch, n_positions, dim}));
+    for (std::size_t b = 0; b < n_batch; ++b) {
+        std::copy_n(tensor.data() + (b * seq_len + first_pos) * dim, n_positions * dim,
+                    rows.data() + b * n_positions * dim);
+    }
+    return rows;
 }
 
 void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t length, std::uint64_t seed,

@@ -26,18 +26,6 @@ std::int64_t time_once_ns(Step&& step) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count();
 }
 
-// Row `pos` of every sequence of a (n_batch, seq_len, dim) tensor, as (n_batch, dim).
-std::vector<float> gather_position(const std::vector<float>& tensor, const ModelConfig& config,
-                                   std::size_t pos) {
-    const std::size_t dim = config.model_dim;
-    std::vector<float> rows(config.n_batch * dim);
-    for (std::size_t b = 0; b < config.n_batch; ++b) {
-        const auto first = tensor.begin() + static_cast<std::ptrdiff_t>((b * config.seq_len + pos) * dim);
-        std::copy_n(first, dim, rows.begin() + static_cast<std::ptrdiff_t>(b * dim));
-    }
-    return rows;
-}
-
 // Every kernel of the point against its naive twin; throws, failing the point, when one disagrees.
 // Returns the worst relative error.
 double check_point_kernels(const GridPoint& point, const ModelWeights& weights, const KernelCheckInputs& inputs) {
@@ -164,7 +152,8 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
         }
         if (options.verify && !stopped()) {
             if (!options.run_cached) step();
-            result.verify_rel_error = relative_error(step_out, gather_position(full_out, config, n - 1));
+            result.verify_rel_error = relative_error(
+                step_out, gather_positions(full_out, config.n_batch, n, config.model_dim, n - 1, 1));
         }
         if (options.run_cached) result.cached = std::move(measured);
     }

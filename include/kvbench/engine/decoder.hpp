@@ -1,4 +1,4 @@
-// The two decode paths of SPEC §1: decode_step (cached) and forward_full (uncached).
+// The two decode paths of docs/model.md: decode_step (cached) and forward_full (uncached).
 // Neither allocates, prints or owns memory: buffers live in the scratch structs,
 // sized once per configuration like llama2.c's RunState.
 #pragma once
@@ -23,9 +23,9 @@ struct DecodeScratch {
     // bytes() of a scratch built with these arguments, without building it. Throws SizeOverflow.
     static std::size_t bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
 
-    std::vector<float> qkv;        // (n_batch, qkv_dim): q | k | v of the new token
-    std::vector<float> attention;  // (n_batch, model_dim): concatenated head outputs
-    DecodeAttentionScratch heads;
+    std::vector<float> qkv;                    // (n_batch, qkv_dim) floats: q | k | v of the new token
+    std::vector<float> head_outputs;           // (n_batch, model_dim) floats: every head's attention output, concatenated
+    DecodeAttentionScratch attention_scratch;  // attend_decode's split partials and per-thread workspaces
 };
 
 struct ForwardScratch {
@@ -38,9 +38,9 @@ struct ForwardScratch {
     static std::size_t bytes_for(const ModelConfig& config, std::size_t n_threads,
                                  std::size_t block_rows = CausalAttentionScratch::default_block_rows);
 
-    std::vector<float> qkv;        // (n_batch · seq_len, qkv_dim)
-    std::vector<float> attention;  // (n_batch · seq_len, model_dim)
-    CausalAttentionScratch tiles;
+    std::vector<float> qkv;                    // (n_batch · seq_len, qkv_dim) floats: q | k | v of every position
+    std::vector<float> head_outputs;           // (n_batch · seq_len, model_dim) floats: every head's output, concatenated
+    CausalAttentionScratch attention_scratch;  // attend_causal's per-thread scores
 };
 
 // Cached path: one step for the token at position pos = cache.length() of every sequence.

@@ -20,7 +20,7 @@ namespace kvbench {
 std::uint64_t attention_reference(const float* q, const float* keys, const float* values, std::size_t n_ctx,
                          std::size_t group_size, std::size_t head_dim, float* out);
 
-// SPEC §1's model written as directly as possible: every layer, every position, separate
+// The model of docs/model.md written as directly as possible: every layer, every position, separate
 // Wq, Wk, Wv, the causal mask as a loop bound. inputs and result: (n_batch, seq_len, model_dim).
 std::vector<float> forward_reference(const ModelConfig& config, const ModelWeights& weights,
                                      std::span<const float> inputs);

@@ -7,11 +7,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace kvbench {
 
-// SPEC §1 writes q = x·Wq with Wq (D×D). We store each W transposed, (out, in) row-major
+// docs/model.md writes q = x·Wq with Wq (D×D). We store each W transposed, (out, in) row-major
 // as llama2.c does, so one output is a contiguous dot product and a projection of B rows
 // is x (B, in) · W^T: every weight row is streamed once for all B rows.
 struct LayerWeights {
@@ -44,6 +45,12 @@ std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed);
 // Requires: first_pos + n_positions <= config.seq_len.
 std::vector<float> make_input_positions(const ModelConfig& config, std::uint64_t seed, std::size_t first_pos,
                                         std::size_t n_positions);
+
+// Positions [first_pos, first_pos + n_positions) of every sequence of a (n_batch, seq_len, dim)
+// tensor, as (n_batch, n_positions, dim) floats: a step's rows out of a whole-prompt tensor.
+// Requires: tensor.size() == n_batch · seq_len · dim, first_pos + n_positions <= seq_len.
+std::vector<float> gather_positions(std::span<const float> tensor, std::size_t n_batch, std::size_t seq_len,
+                                    std::size_t dim, std::size_t first_pos, std::size_t n_positions);
 // Bytes of n_positions positions of input (or output) of every sequence: (n_batch, n_positions,
 // model_dim) floats. Throws SizeOverflow.
 std::size_t input_bytes_for(const ModelConfig& config, std::size_t n_positions);
