@@ -5,6 +5,7 @@
 #include "kvbench/engine/rng.hpp"
 #include "kvbench/engine/weights.hpp"
 
+#include "attention_flops.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -18,9 +19,10 @@
 using namespace kvbench;
 using kvbench::test::random_vector;
 using kvbench::test::make_config;
+using kvbench::test::documented_group_flops;
+using kvbench::test::expected_decode_executed;
 
 namespace {
-
 
 // Runs attend_decode on a cache filled with random K/V and checks every head against the reference.
 void check_decode_against_reference(const ModelConfig& config, std::size_t n_ctx, std::size_t n_threads,
@@ -40,18 +42,14 @@ void check_decode_against_reference(const ModelConfig& config, std::size_t n_ctx
     const auto q = random_vector(config.n_batch * q_stride, 300, key_scale);
     std::vector<float> out(config.n_batch * config.model_dim);
     DecodeAttentionScratch scratch(config, n_ctx, n_threads);
-    const auto flops = attend_decode(config, q.data(), q_stride, cache, 0, n_ctx, out.data(), scratch);
-    CHECK(flops == 4ull * config.n_batch * config.n_heads * dh * n_ctx);
+    const FlopCount flops = attend_decode(config, q.data(), q_stride, cache, 0, n_ctx, out.data(), scratch);
+    CHECK(flops.useful == 4ull * config.n_batch * config.n_heads * dh * n_ctx);
 
     std::vector<float> expected(out.size());
-    for (std::size_t b = 0; b < config.n_batch; ++b) {
-        for (std::size_t h = 0; h < config.n_heads; ++h) {
-            const std::size_t g = h / config.group_size();
-            attention_reference(q.data() + b * q_stride + h * dh, cache.keys(0, b, g), cache.values(0, b, g),
-                                n_ctx, 1, dh, expected.data() + b * config.model_dim + h * dh);
-        }
-    }
+    const FlopCount naive = attend_decode_naive(config, q.data(), q_stride, cache, 0, n_ctx, expected.data(), scratch);
     CHECK(relative_error(out, expected) < 1e-5);
+    CHECK(naive.executed == flops.useful);
+    CHECK(flops.executed == expected_decode_executed(config, naive.executed, n_ctx, n_threads));
 }
 
 }  // namespace
@@ -134,9 +132,13 @@ TEST_CASE("attend_causal matches per-row reference attention and skips the upper
         }
         INFO("block_rows=" << block_rows);
         CHECK(relative_error(out, expected) < 1e-5);
-        // Useful: 4·dh·N(N+1)/2 per (b, h). Waste: the upper half of each diagonal tile.
+        // Useful: what the naive twin counts, 4·dh·N(N+1)/2 per (b, h). Waste: the upper half of
+        // each diagonal block.
         const std::uint64_t heads = config.n_batch * config.n_heads, n = config.seq_len;
-        CHECK(count.useful == heads * 4 * dh * n * (n + 1) / 2);
+        std::vector<float> naive_out(out.size());
+        const FlopCount naive = attend_causal_naive(config, qkv.data(), naive_out.data(), scratch);
+        CHECK(naive.executed == heads * 4 * dh * n * (n + 1) / 2);
+        CHECK(count.useful == naive.executed);
         std::uint64_t waste = 0;
         for (std::uint64_t first = 0; first < n; first += block_rows) {
             const std::uint64_t rows = std::min<std::uint64_t>(block_rows, n - first);
@@ -168,7 +170,9 @@ double group_error(std::size_t group_size, std::size_t head_dim, std::size_t n_c
     problem.head_dim = head_dim;
     problem.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     AttendWorkspace workspace(group_size, head_dim);
-    attend_group(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
+    const std::uint64_t flops =
+        attend_group(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
+    CHECK(flops == documented_group_flops(group_size, head_dim, n_ctx));
     for (std::size_t i = 0; i < group_size; ++i) {
         for (std::size_t d = 0; d < head_dim; ++d) out[i * head_dim + d] /= row_sum[i];
     }
@@ -342,13 +346,23 @@ TEST_CASE("attend_decode of a large group gives the same bits on every run") {
     check_decode_against_reference(config, 700, 2);
 }
 
-TEST_CASE("the decode scratch reports what it allocates, and the context does not change it") {
+TEST_CASE("the decode scratch reports what it allocates, its split buffers sized by the splits used") {
     const auto config = make_config(3, 100, 192, 6, 2, 1);
     for (std::size_t n_threads : {1u, 2u, 5u}) {
+        // B·G = 6 tasks occupy up to 6 threads: one split, whatever the context.
         const DecodeAttentionScratch scratch(config, 100, n_threads);
-        CHECK(scratch.bytes() == DecodeAttentionScratch::bytes_for(config, n_threads));
+        CHECK(scratch.bytes() == DecodeAttentionScratch::bytes_for(config, 100, n_threads));
+        CHECK(scratch.max_splits == 1);
+        CHECK(scratch.partial_out.size() == config.n_batch * config.model_dim);
         CHECK(DecodeAttentionScratch(config, 5000, n_threads).bytes() == scratch.bytes());
     }
+    // B·G = 1 on 4 threads: 1 split for 100 positions (splits are at least 64), 4 for 5000.
+    const auto single = make_config(1, 100, 64, 4, 1, 1);
+    const DecodeAttentionScratch short_context(single, 100, 4), long_context(single, 5000, 4);
+    CHECK(short_context.max_splits == 1);
+    CHECK(long_context.max_splits == 4);
+    CHECK(long_context.partial_out.size() == 4 * single.model_dim);
+    CHECK(long_context.bytes() == DecodeAttentionScratch::bytes_for(single, 5000, 4));
     CHECK(AttendWorkspace(3, 24).bytes() == AttendWorkspace::bytes_for(3, 24));
 }
 

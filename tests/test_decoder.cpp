@@ -3,22 +3,25 @@
 #include "kvbench/engine/kernel_check.hpp"
 #include "kvbench/engine/reference.hpp"
 
+#include "attention_flops.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 using namespace kvbench;
 using kvbench::test::divisors;
 using kvbench::test::make_config;
-using kvbench::test::positions;
+using kvbench::test::causal_waste_flops;
+using kvbench::test::expected_decode_executed;
 
 namespace {
 
-constexpr double spec_tolerance = 1e-4;  // SPEC §1
+constexpr double spec_tolerance = 1e-4;  // docs/model.md
 constexpr std::size_t test_threads = 2;
 
 struct Comparison {
@@ -27,7 +30,7 @@ struct Comparison {
     FlopCount uncached_flops;
 };
 
-// SPEC §1: fill a cache with positions 1..N-1 from a prefill of the first N-1 tokens,
+// docs/model.md: fill a cache with positions 1..N-1 from a prefill of the first N-1 tokens,
 // take one cached step for token N, compare with row N of the uncached forward.
 Comparison compare_cached_with_uncached(const ModelConfig& config, std::uint64_t seed) {
     const ModelWeights weights = make_weights(config, seed);
@@ -43,19 +46,19 @@ Comparison compare_cached_with_uncached(const ModelConfig& config, std::uint64_t
     if (n > 1) {
         ModelConfig prefix_config = config;
         prefix_config.seq_len = n - 1;
-        const auto prefix_inputs = positions(inputs, config.n_batch, n, dim, 0, n - 1);
+        const auto prefix_inputs = gather_positions(inputs, config.n_batch, n, dim, 0, n - 1);
         std::vector<float> prefix_out(prefix_inputs.size());
         ForwardScratch prefix_scratch(prefix_config, test_threads);
         forward_full(prefix_config, weights, prefix_inputs.data(), prefix_out.data(), prefix_scratch, &cache);
     }
     REQUIRE(cache.length() == n - 1);
-    const auto step_in = positions(inputs, config.n_batch, n, dim, n - 1, 1);
+    const auto step_in = gather_positions(inputs, config.n_batch, n, dim, n - 1, 1);
     std::vector<float> step_out(step_in.size());
     DecodeScratch step_scratch(config, n, test_threads);
     result.cached_flops = decode_step(config, weights, cache, step_in.data(), step_out.data(), step_scratch);
     CHECK(cache.length() == n);
 
-    result.rel_error = relative_error(step_out, positions(full_out, config.n_batch, n, dim, n - 1, 1));
+    result.rel_error = relative_error(step_out, gather_positions(full_out, config.n_batch, n, dim, n - 1, 1));
     return result;
 }
 
@@ -99,10 +102,10 @@ TEST_CASE("a whole generation through the cache reproduces every row of one unca
         DecodeScratch scratch(config, config.seq_len, test_threads);
         double worst = 0;
         for (std::size_t pos = 0; pos < config.seq_len; ++pos) {
-            const auto x = positions(inputs, config.n_batch, config.seq_len, config.model_dim, pos, 1);
+            const auto x = gather_positions(inputs, config.n_batch, config.seq_len, config.model_dim, pos, 1);
             std::vector<float> y(x.size());
             decode_step(config, weights, cache, x.data(), y.data(), scratch);
-            const auto expected = positions(full_out, config.n_batch, config.seq_len, config.model_dim, pos, 1);
+            const auto expected = gather_positions(full_out, config.n_batch, config.seq_len, config.model_dim, pos, 1);
             worst = std::max(worst, relative_error(y, expected));
         }
         INFO(describe(config));
@@ -136,7 +139,7 @@ TEST_CASE("kv heads equal to query heads is exactly the mha computation") {
         decode_step(config, weights, cache, inputs.data() + pos * config.model_dim, y.data(), scratch);
     }
     const auto expected = forward_reference(config, weights, inputs);
-    CHECK(relative_error(y, positions(expected, 1, config.seq_len, config.model_dim, config.seq_len - 1, 1)) <
+    CHECK(relative_error(y, gather_positions(expected, 1, config.seq_len, config.model_dim, config.seq_len - 1, 1)) <
           spec_tolerance);
 }
 
@@ -175,15 +178,22 @@ TEST_CASE("mha with kv weights shared across heads computes the same as its mqa 
 }
 
 TEST_CASE("counted flops equal the spec formulas for both paths") {
-    const ModelConfig configs[] = {make_config(1, 1, 64, 4, 4, 1), make_config(3, 17, 96, 8, 2, 3),
-                                   make_config(2, 64, 64, 4, 1, 2), make_config(1, 200, 128, 8, 8, 1)};
+    const ModelConfig configs[] = {make_config(1, 1, 64, 4, 4, 1),    make_config(3, 17, 96, 8, 2, 3),
+                                   make_config(2, 64, 64, 4, 1, 2),   make_config(1, 200, 128, 8, 8, 1),
+                                   make_config(1, 300, 192, 2, 1, 1), make_config(1, 150, 240, 20, 2, 1)};
     for (const ModelConfig& config : configs) {
         INFO(describe(config));
         const Comparison c = compare_cached_with_uncached(config, 1);
         CHECK(c.cached_flops.useful == step_flops(config, DecodePath::cached));
-        CHECK(c.cached_flops.executed == c.cached_flops.useful);
         CHECK(c.uncached_flops.useful == step_flops(config, DecodePath::uncached));
-        CHECK(c.uncached_flops.executed >= c.uncached_flops.useful);
+        // Executed: the useful work plus the padding each kernel documents, in every layer.
+        const std::uint64_t attention_useful = 4ull * config.n_batch * config.n_heads * config.head_dim() * config.seq_len;
+        const std::uint64_t attention_padding =
+            expected_decode_executed(config, attention_useful, config.seq_len, test_threads) - attention_useful;
+        CHECK(c.cached_flops.executed == c.cached_flops.useful + config.n_layers * attention_padding);
+        CHECK(c.uncached_flops.executed ==
+              c.uncached_flops.useful +
+                  config.n_layers * causal_waste_flops(config, CausalAttentionScratch::default_block_rows));
     }
 }
 
@@ -238,7 +248,7 @@ TEST_CASE("check_kernels runs every kernel of a point against its naive twin and
     const auto config = make_config(2, 150, 64, 8, 2, 2);  // 150 positions: more than the 128 checked
     const ModelWeights weights = make_weights(config, 6);
     const auto inputs = make_inputs(config, 6);
-    const auto step_in = positions(inputs, config.n_batch, config.seq_len, config.model_dim, config.seq_len - 1, 1);
+    const auto step_in = gather_positions(inputs, config.n_batch, config.seq_len, config.model_dim, config.seq_len - 1, 1);
     KvCache cache(config, config.seq_len);
     fill_cache_seeded(config, cache, config.seq_len - 1, 6);
     const auto checks = check_kernels(config, weights, {step_in.data(), inputs.data(), &cache, test_threads});
@@ -255,4 +265,55 @@ TEST_CASE("check_kernels runs every kernel of a point against its naive twin and
     CHECK(cache.length() == config.seq_len - 1);
     // Without a cache or a prompt, only the step's projection is checked.
     CHECK(check_kernels(config, weights, {step_in.data(), nullptr, nullptr, test_threads}).size() == 1);
+}
+
+TEST_CASE("the inputs of some positions are those positions of the whole prompt, drawn alone") {
+    const auto config = make_config(3, 20, 64, 4, 4, 1);
+    const auto all = make_inputs(config, 8);
+    for (std::size_t first : {0u, 7u, 19u}) {
+        const std::size_t count = std::min<std::size_t>(5, config.seq_len - first);
+        INFO("first=" << first);
+        CHECK(make_input_positions(config, 8, first, count) ==
+              gather_positions(all, config.n_batch, config.seq_len, config.model_dim, first, count));
+    }
+    CHECK(make_input_positions(config, 9, 19, 1) != gather_positions(all, 3, 20, 64, 19, 1));
+}
+
+TEST_CASE("relative_error fails on a NaN or infinity on either side and on different sizes") {
+    const std::vector<float> good{1.0f, -2.0f, 3.0f};
+    CHECK(relative_error(good, good) == 0.0);
+    CHECK(relative_error(std::vector<float>{1.0f, -2.0f, 3.5f}, good) == doctest::Approx(0.5 / 3.0));
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    for (float bad : {nan, inf, -inf}) {
+        const std::vector<float> broken{1.0f, bad, 3.0f};
+        INFO("bad=" << bad);
+        CHECK_FALSE(relative_error(broken, good) < spec_tolerance);
+        CHECK_FALSE(relative_error(good, broken) < spec_tolerance);  // the expected side broken
+    }
+    CHECK_FALSE(relative_error(std::vector<float>{1.0f, -2.0f}, good) < spec_tolerance);
+    CHECK_FALSE(relative_error(good, std::vector<float>{1.0f, -2.0f, 3.0f, 4.0f}) < spec_tolerance);
+    CHECK_FALSE(relative_error(std::vector<float>{}, std::vector<float>{}) < spec_tolerance);
+}
+
+TEST_CASE("a raised stop flag ends the forward, its prefill and the seeded fill before any work") {
+    const auto config = make_config(2, 40, 64, 4, 2, 3);
+    const ModelWeights weights = make_weights(config, 2);
+    const auto inputs = make_inputs(config, 2);
+    std::vector<float> out(inputs.size());
+    ForwardScratch scratch(config, test_threads);
+    KvCache cache(config, config.seq_len);
+    const std::atomic<bool> stop{true}, go{false};
+    const FlopCount stopped = forward_full(config, weights, inputs.data(), out.data(), scratch, &cache, &stop);
+    CHECK(stopped.useful == 0);
+    CHECK(stopped.executed == 0);
+    CHECK(cache.length() == 0);
+    CHECK(attend_causal(config, scratch.qkv.data(), out.data(), scratch.attention_scratch, &stop).executed == 0);
+    fill_cache_seeded(config, cache, config.seq_len - 1, 2, &stop);
+    CHECK(cache.length() == 0);
+    // An unset flag changes nothing.
+    const FlopCount full = forward_full(config, weights, inputs.data(), out.data(), scratch, &cache, &go);
+    CHECK(full.useful == step_flops(config, DecodePath::uncached));
+    CHECK(cache.length() == config.seq_len);
+    fill_cache_seeded(config, cache, config.seq_len - 1, 2, &go);
+    CHECK(cache.length() == config.seq_len - 1);
 }

@@ -17,25 +17,6 @@ namespace {
 const std::atomic<bool> never_stop{false};
 }
 
-TEST_CASE("the memory estimate equals what a point really allocates") {
-    for (const bool uncached : {true, false}) {
-        const GridPoint point{make_config(3, 100, 64, 8, 2, 2), 2};
-        const ModelConfig& c = point.config;
-        RunOptions options;
-        options.run_uncached = uncached;
-        const ModelWeights weights = make_weights(c, 1);
-        std::uint64_t allocated = weights.bytes() + c.n_batch * c.seq_len * c.model_dim * sizeof(float);
-        if (uncached) {
-            allocated += c.n_batch * c.seq_len * c.model_dim * sizeof(float) +
-                         ForwardScratch(c, point.n_threads).bytes();
-        }
-        allocated += KvCache(c, c.seq_len).bytes() + DecodeScratch(c, c.seq_len, point.n_threads).bytes() +
-                     2 * c.n_batch * c.model_dim * sizeof(float);
-        INFO("uncached=" << uncached);
-        CHECK(point_memory_bytes(point, options) == allocated);
-    }
-}
-
 TEST_CASE("a measured point has one sample per rep and the spec's flops on both paths") {
     const GridPoint point{make_config(2, 50, 64, 4, 2, 2), 2};
     RunOptions options;

@@ -1,4 +1,4 @@
-// Helpers shared by the engine tests: a model in one struct, slicing positions out of (B, N, D).
+// Helpers shared by the engine tests: a model in one struct, seeded vectors, divisors.
 #pragma once
 
 #include "kvbench/engine/config.hpp"
@@ -31,18 +31,8 @@ inline ModelConfig make_config(std::size_t n_batch, std::size_t seq_len, std::si
     return config;
 }
 
-// Rows [first, first + count) of every sequence of a (n_batch, seq_len, dim) tensor,
-// as a (n_batch, count, dim) tensor.
-inline std::vector<float> positions(const std::vector<float>& tensor, std::size_t n_batch,
-                                    std::size_t seq_len, std::size_t dim, std::size_t first,
-                                    std::size_t count) {
-    std::vector<float> out(n_batch * count * dim);
-    for (std::size_t b = 0; b < n_batch; ++b) {
-        std::copy_n(tensor.begin() + static_cast<std::ptrdiff_t>((b * seq_len + first) * dim),
-                    count * dim, out.begin() + static_cast<std::ptrdiff_t>(b * count * dim));
-    }
-    return out;
-}
+// Rows [first, first + count) of every sequence of a (n_batch, seq_len, dim) tensor.
+using kvbench::gather_positions;
 
 inline std::vector<std::size_t> divisors(std::size_t n) {
     std::vector<std::size_t> result;

@@ -7,6 +7,7 @@
 
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/kernel_check.hpp"
+#include "kvbench/measure/budget.hpp"
 #include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/memory.hpp"
@@ -58,10 +59,13 @@ std::uint64_t flush_buffer_bytes(const SweepPlan& plan, const Environment& env) 
     return plan.run.cold_cache ? flush_bytes(plan.flush, env.llc_total_bytes) : 0;
 }
 
-// What the run holds besides a point's own buffers: the flush buffer, and the bandwidth probe
-// (roofline, drift check), which runs while the last point's weights are held.
-std::uint64_t run_overhead_bytes(const SweepPlan& plan, const Environment& env) {
-    return flush_buffer_bytes(plan, env) + (plan.no_roofline ? 0 : probe_bytes(env.llc_total_bytes));
+// A point's memory plus what the run holds beside it: the flush buffer, and the bandwidth
+// probe (roofline, drift check), which runs while the last point's weights are held.
+MemoryBudget run_budget(const GridPoint& point, const SweepPlan& plan, const Environment& env) {
+    MemoryBudget budget = point_memory(point, plan.run);
+    budget.flush_bytes = flush_buffer_bytes(plan, env);
+    budget.probe_bytes = plan.no_roofline ? 0 : probe_bytes(env.llc_total_bytes);
+    return budget;
 }
 
 // Rows by grid point: those read back by --resume, then those measured, in grid order.
@@ -198,16 +202,18 @@ Rooflines load_rooflines(const SweepPlan& plan, const std::vector<GridPoint>& po
 
 // Drops, with one warning each, the points whose allocations exceed the memory limit.
 std::vector<GridPoint> preflight(const SweepPlan& plan, const Environment& env) {
-    const std::uint64_t overhead_bytes = run_overhead_bytes(plan, env);
     const std::optional<std::uint64_t> available = available_memory_bytes();
     const std::optional<std::uint64_t> limit = plan.max_memory ? plan.max_memory : available;
     const char* limit_name = plan.max_memory ? "--max-memory" : "the memory available now";
     std::vector<GridPoint> kept;
     for (const GridPoint& point : plan.grid.points) {
-        const std::uint64_t needed = point_memory_bytes(point, plan.run) + overhead_bytes;
+        const MemoryBudget budget = run_budget(point, plan, env);
+        const std::uint64_t needed = budget.total_bytes();
         if (limit && needed > *limit) {
-            warn(fmt::format("skipping {}: it needs {}, more than {} ({})", point_label(point),
-                             format_bytes(needed), limit_name, format_bytes(*limit)));
+            const MemoryTerm largest = largest_term(budget);
+            warn(fmt::format("skipping {}: it needs {}, more than {} ({}); most of it {} ({}): {}",
+                             point_label(point), format_bytes(needed), limit_name, format_bytes(*limit),
+                             largest.name, format_bytes(largest.bytes), largest.hint));
             continue;
         }
         kept.push_back(point);
@@ -224,9 +230,10 @@ void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan, 
                    const Environment& env) {
     const std::uint64_t flush_bytes = flush_buffer_bytes(plan, env);
     TextTable table{"Dry run: the grid, nothing measured",
-                    {"point", "T", "grouping", "cached", "uncached", "KV cache", "memory", "est. time"},
+                    {"point", "T", "grouping", "cached", "uncached", "KV cache", "weights", "scratch",
+                     "inputs", "flush+probe", "memory", "est. time"},
                     {Align::left, Align::right, Align::left, Align::right, Align::right, Align::right,
-                     Align::right, Align::right},
+                     Align::right, Align::right, Align::right, Align::right, Align::right, Align::right},
                     {},
                     {}};
     double total_seconds = 0;
@@ -237,16 +244,19 @@ void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan, 
         auto flops = [&](bool run, DecodePath path) {
             return run ? format_flops(static_cast<double>(step_flops(point.config, path))) : std::string("-");
         };
+        const MemoryBudget budget = run_budget(point, plan, env);
         table.lines.push_back({describe(point.config), fmt::format("{}", point.n_threads),
                                grouping_label(point.config.n_heads, point.config.n_kv_heads),
                                flops(plan.run.run_cached, DecodePath::cached),
                                flops(plan.run.run_uncached, DecodePath::uncached),
-                               format_bytes(kv_cache_bytes(point.config)),
-                               format_bytes(point_memory_bytes(point, plan.run) + run_overhead_bytes(plan, env)),
+                               format_bytes(kv_cache_bytes(point.config)), format_bytes(budget.weights_bytes),
+                               format_bytes(budget.scratch_bytes), format_bytes(budget.inputs_bytes),
+                               format_bytes(budget.flush_bytes + budget.probe_bytes), format_bytes(budget.total_bytes()),
                                format_duration_ns(seconds * 1e9)});
     }
     table.footnote = fmt::format(
-        "{} points, about {} in all. FLOPs per step; memory is what the point allocates; time {}.",
+        "{} points, about {} in all. FLOPs per step; memory is what the point allocates (the KV cache, "
+        "weights, scratch and inputs, plus the cold-cache flush buffer and the bandwidth probe); time {}.",
         points.size(), format_duration_ns(total_seconds * 1e9),
         rooflines.empty() ? "assumes 100 GFLOP/s and 20 GB/s (run `kvbench roofline` for this machine's)"
                           : "from the saved roofline");
@@ -373,7 +383,8 @@ std::optional<double> median_of(const std::vector<ResultRow>& rows, DecodePath p
 std::uint64_t resident_budget_bytes(const SweepPlan& plan, const Environment& env) {
     const std::optional<std::uint64_t> limit = plan.max_memory ? plan.max_memory : available_memory_bytes();
     if (!limit) return ~std::uint64_t{0};
-    const std::uint64_t overhead_bytes = run_overhead_bytes(plan, env);
+    const std::uint64_t overhead_bytes =
+        flush_buffer_bytes(plan, env) + (plan.no_roofline ? 0 : probe_bytes(env.llc_total_bytes));
     return *limit > overhead_bytes ? *limit - overhead_bytes : 0;
 }
 

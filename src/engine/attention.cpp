@@ -2,6 +2,8 @@
 // each running the kernel attend_group over its split, then the splits merged in a fixed order.
 #include "kvbench/engine/attention.hpp"
 
+#include "kvbench/engine/checked_size.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -20,7 +22,7 @@ void merge_splits(const ModelConfig& config, std::size_t n_splits, const DecodeA
 
 }  // namespace
 
-std::uint64_t attend_decode(const ModelConfig& config, const float* q, std::size_t q_stride,
+FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q_stride,
                             const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
                             DecodeAttentionScratch& scratch) {
     const std::size_t n_batch = config.n_batch;
@@ -34,7 +36,8 @@ std::uint64_t attend_decode(const ModelConfig& config, const float* q, std::size
     const std::size_t n_tasks = n_batch * n_kv_heads * n_splits;
     const auto n_tasks_signed = static_cast<std::ptrdiff_t>(n_tasks);
 
-#pragma omp parallel for schedule(static) num_threads(static_cast<int>(scratch.n_threads))
+    std::uint64_t executed = 0;
+#pragma omp parallel for schedule(static) reduction(+ : executed) num_threads(static_cast<int>(scratch.n_threads))
     for (std::ptrdiff_t task = 0; task < n_tasks_signed; ++task) {
         const auto index = static_cast<std::size_t>(task);
         const std::size_t split = index % n_splits;
@@ -59,11 +62,11 @@ std::uint64_t attend_decode(const ModelConfig& config, const float* q, std::size
         result.out_stride = head_dim;
         result.row_max = scratch.partial_max.data() + partial_row;
         result.row_sum = scratch.partial_sum.data() + partial_row;
-        attend_group(problem, result, scratch.workspaces[static_cast<std::size_t>(omp_get_thread_num())]);
+        executed += attend_group(problem, result, scratch.workspaces[static_cast<std::size_t>(omp_get_thread_num())]);
     }
 
     merge_splits(config, n_splits, scratch, out);
-    return 4ull * n_batch * n_heads * head_dim * n_ctx;
+    return {4ull * n_batch * n_heads * head_dim * n_ctx, executed};
 }
 
 namespace {
@@ -103,9 +106,9 @@ DecodeAttentionScratch::DecodeAttentionScratch(const ModelConfig& config, std::s
                                                std::size_t n_threads_)
     : n_threads(n_threads_),
       max_seq_len(max_seq_len_),
-      max_splits(std::max<std::size_t>(1, 2 * n_threads_)),
-      partial_out(max_splits * config.n_batch * config.model_dim),
-      partial_max(max_splits * config.n_batch * config.n_heads),
+      max_splits(splits_for(config, max_seq_len_, n_threads_)),
+      partial_out(checked_product({max_splits, config.n_batch, config.model_dim})),
+      partial_max(checked_product({max_splits, config.n_batch, config.n_heads})),
       partial_sum(partial_max.size()) {
     workspaces.reserve(n_threads);
     for (std::size_t i = 0; i < n_threads; ++i) workspaces.emplace_back(config.group_size(), config.head_dim());
@@ -117,11 +120,20 @@ std::size_t DecodeAttentionScratch::bytes() const {
     return total;
 }
 
-std::size_t DecodeAttentionScratch::bytes_for(const ModelConfig& config, std::size_t n_threads) {
-    const std::size_t max_splits = std::max<std::size_t>(1, 2 * n_threads);
-    const std::size_t partial_floats = max_splits * config.n_batch * (config.model_dim + 2 * config.n_heads);
-    return partial_floats * sizeof(float) +
-           n_threads * AttendWorkspace::bytes_for(config.group_size(), config.head_dim());
+std::size_t DecodeAttentionScratch::splits_for(const ModelConfig& config, std::size_t max_seq_len_,
+                                               std::size_t n_threads_) {
+    // decode_split_count only grows with the context, so the longest one needs the most.
+    return decode_split_count(config.n_batch * config.n_kv_heads, max_seq_len_, n_threads_,
+                              std::max<std::size_t>(1, 2 * n_threads_));
+}
+
+std::size_t DecodeAttentionScratch::bytes_for(const ModelConfig& config, std::size_t max_seq_len_,
+                                              std::size_t n_threads) {
+    const std::size_t max_splits = splits_for(config, max_seq_len_, n_threads);
+    const std::size_t partial_floats =
+        checked_product({max_splits, config.n_batch, checked_add(config.model_dim, 2 * config.n_heads)});
+    return checked_add(checked_mul(partial_floats, sizeof(float)),
+                       checked_mul(n_threads, AttendWorkspace::bytes_for(config.group_size(), config.head_dim())));
 }
 
 std::size_t decode_split_count(std::size_t n_tasks, std::size_t n_ctx, std::size_t n_threads,

@@ -29,7 +29,10 @@ namespace kvbench {
 #if defined(__AVX512F__)
 
 // AVX-512 builds keep attend_group's own kernel, tuned for their 32 registers.
-bool attend_group_by_lanes(const GroupAttention&, const PartialSoftmax&, AttendWorkspace&) { return false; }
+std::optional<std::uint64_t> attend_group_by_lanes(const GroupAttention&, const PartialSoftmax&, AttendWorkspace&) {
+    return std::nullopt;
+}
+std::size_t lanes_kernel_rows() { return 0; }
 
 #else
 
@@ -290,10 +293,13 @@ void accumulate_block(const LaneGroup& c, const float* values, std::size_t n_key
 
 }  // namespace
 
-bool attend_group_by_lanes(const GroupAttention& problem, const PartialSoftmax& result, AttendWorkspace& ws) {
+std::size_t lanes_kernel_rows() { return lanes; }
+
+std::optional<std::uint64_t> attend_group_by_lanes(const GroupAttention& problem, const PartialSoftmax& result,
+                                                   AttendWorkspace& ws) {
     const std::size_t n_rows = problem.n_rows;
     const std::size_t dim = problem.head_dim;
-    if (n_rows < min_rows || n_rows % lanes != 0 || dim % lanes != 0) return false;
+    if (n_rows < min_rows || n_rows % lanes != 0 || dim % lanes != 0) return std::nullopt;
 
     // Scratch regions of the workspace, each at least as large as used here: queries
     // (max_rows, padded_dim) >= (dim, n_rows); probs (max_rows, max_key_block) >=
@@ -330,7 +336,8 @@ bool attend_group_by_lanes(const GroupAttention& problem, const PartialSoftmax& 
         result.row_max[r] = c.row_max[r];
         result.row_sum[r] = c.row_sum[r];
     }
-    return true;
+    // Scores and outputs: one multiply-add per (row, key, dim) each, nothing padded.
+    return std::uint64_t{4} * n_rows * problem.n_ctx * dim;
 }
 
 #endif

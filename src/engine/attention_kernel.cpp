@@ -11,6 +11,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 namespace kvbench {
@@ -34,6 +35,7 @@ struct BlockState {
     const float* keys;        // (n_keys, problem.kv_stride): the block's keys in place
     const float* values;      // (n_keys, value_stride): the block's values, packed or in place
     std::size_t value_stride;
+    std::uint64_t flops = 0;  // executed by the tiles so far, padding included
 };
 
 // Keys [0, n_keys) of the block, transposed to keys_t (head_dim, max_key_block) so that
@@ -100,6 +102,7 @@ void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key
         }
         st.prefetcher.issue();
     }
+    st.flops += 2 * n_rows * n_cols * round_up(dim, lanes);  // keys past the block and dims past dim too
     const Vec scores = Simd::reduce_lanes(acc);
     const std::size_t n_valid = std::min(n_cols, key_block - first_key);
     for (std::size_t i = 0; i < n_rows; ++i) {
@@ -128,6 +131,7 @@ void transposed_score_tile(BlockState& st, std::size_t first_row) {
         }
         st.prefetcher.issue();
     }
+    st.flops += 2 * n_rows * key_block * st.problem.head_dim;  // the whole block, however many keys it holds
     for (std::size_t i = 0; i < n_rows; ++i) {
         float* scores = st.ws.probs() + (first_row + i) * max_key_block;
         for (std::size_t v = 0; v < block_vecs; ++v) Simd::store(scores + v * lanes, acc[i][v]);
@@ -186,6 +190,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
         }
         st.prefetcher.issue();
     }
+    st.flops += 2 * n_rows * st.n_keys * n_vecs * lanes;
     for (std::size_t i = 0; i < n_rows; ++i) {
         for (std::size_t c = 0; c < n_vecs; ++c) Simd::store(outputs + i * padded_dim + c * lanes, acc[i][c]);
     }
@@ -267,10 +272,10 @@ void score_block(BlockState& st, std::size_t n_rows) {
 
 }  // namespace
 
-void attend_group(const GroupAttention& problem, const PartialSoftmax& result, AttendWorkspace& ws) {
+std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& result, AttendWorkspace& ws) {
     assert(problem.n_rows <= ws.max_rows() && problem.head_dim == ws.head_dim() && problem.n_ctx >= 1);
     // Large groups on builds without AVX-512 take the kernel written for 16 registers.
-    if (attend_group_by_lanes(problem, result, ws)) return;
+    if (const std::optional<std::uint64_t> executed = attend_group_by_lanes(problem, result, ws)) return *executed;
     const std::size_t n_rows = problem.n_rows;
     const std::size_t dim = problem.head_dim;
     const std::size_t padded_dim = ws.padded_dim();
@@ -293,6 +298,7 @@ void attend_group(const GroupAttention& problem, const PartialSoftmax& result, A
     const bool values_in_place = dim % lanes == 0 && problem.kv_stride == dim;
     BlockPrefetcher prefetcher;
     std::size_t calls_per_block = 64;  // a guess for the first block; later ones count
+    std::uint64_t flops = 0;
     for (std::size_t t0 = 0; t0 < problem.n_ctx; t0 += key_block) {
         prefetcher.start(problem, t0 + BlockPrefetcher::distance * key_block, calls_per_block);
         const std::size_t n_keys = std::min(key_block, problem.n_ctx - t0);
@@ -307,6 +313,7 @@ void attend_group(const GroupAttention& problem, const PartialSoftmax& result, A
             });
         });
         calls_per_block = std::max<std::size_t>(1, prefetcher.calls());
+        flops += st.flops;
     }
 
     for (std::size_t r = 0; r < n_rows; ++r) {
@@ -315,6 +322,9 @@ void attend_group(const GroupAttention& problem, const PartialSoftmax& result, A
         result.row_max[r] = ws.row_max()[r];
         result.row_sum[r] = sum;
     }
+    return flops;
 }
+
+AttendKernelShape attend_group_shape() { return {lanes, key_block, Simd::dot_rows_max, lanes_kernel_rows()}; }
 
 }  // namespace kvbench

@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/vector_math.hpp"
 #include "kvbench/engine/blas.hpp"
+#include "kvbench/engine/checked_size.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,13 +16,13 @@ CausalAttentionScratch::CausalAttentionScratch(std::size_t max_seq_len_, std::si
     : n_threads(n_threads_),
       max_seq_len(max_seq_len_),
       block_rows(block_rows_),
-      scores(n_threads_ * block_rows_ * max_seq_len_) {}
+      scores(checked_product({n_threads_, block_rows_, max_seq_len_})) {}
 
 std::size_t CausalAttentionScratch::bytes() const { return scores.size() * sizeof(float); }
 
 std::size_t CausalAttentionScratch::bytes_for(std::size_t max_seq_len_, std::size_t n_threads_,
                                               std::size_t block_rows_) {
-    return n_threads_ * block_rows_ * max_seq_len_ * sizeof(float);
+    return checked_product({n_threads_, block_rows_, max_seq_len_, sizeof(float)});
 }
 
 namespace {
@@ -40,7 +41,7 @@ void masked_softmax_rows(float* scores, std::size_t stride, std::size_t first_ro
 }  // namespace
 
 FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
-                        CausalAttentionScratch& scratch) {
+                        CausalAttentionScratch& scratch, const std::atomic<bool>* stop) {
     const std::size_t n_batch = config.n_batch;
     const std::size_t seq_len = config.seq_len;
     const std::size_t n_heads = config.n_heads;
@@ -61,6 +62,8 @@ FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : executed, useful) \
     num_threads(static_cast<int>(scratch.n_threads))
     for (std::ptrdiff_t task = 0; task < n_tasks; ++task) {
+        // An OpenMP loop cannot break: the tasks left after a stop end at once instead.
+        if (stop != nullptr && stop->load(std::memory_order_relaxed)) continue;
         const auto index = static_cast<std::size_t>(task);
         // Longest blocks first: the tail of the schedule is then made of short ones.
         const std::size_t block = n_blocks - 1 - index % n_blocks;

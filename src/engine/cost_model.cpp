@@ -1,4 +1,4 @@
-// SPEC §2's counting formulas, written once. Requires a validated config.
+// The counting formulas of docs/counting.md, written once. Requires a validated config.
 #include "kvbench/engine/cost_model.hpp"
 
 namespace kvbench {

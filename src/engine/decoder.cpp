@@ -1,6 +1,7 @@
 // decode_step and forward_full: the layer loop, residual stream and cache writes.
 #include "kvbench/engine/decoder.hpp"
 
+#include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/linear.hpp"
 
 #include <algorithm>
@@ -8,23 +9,42 @@
 
 namespace kvbench {
 
+namespace {
+
+// Rows of activations each scratch holds: the new token of every sequence, or every position.
+std::size_t decode_rows(const ModelConfig& config) { return config.n_batch; }
+std::size_t forward_rows(const ModelConfig& config) { return checked_mul(config.n_batch, config.seq_len); }
+
+}  // namespace
+
 DecodeScratch::DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads)
-    : qkv(config.n_batch * config.qkv_dim()),
-      attention(config.n_batch * config.model_dim),
-      heads(config, max_seq_len, n_threads) {}
+    : qkv(checked_mul(decode_rows(config), config.qkv_dim())),
+      head_outputs(checked_mul(decode_rows(config), config.model_dim)),
+      attention_scratch(config, max_seq_len, n_threads) {}
 
 std::size_t DecodeScratch::bytes() const {
-    return (qkv.size() + attention.size()) * sizeof(float) + heads.bytes();
+    return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes();
+}
+
+std::size_t DecodeScratch::bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads) {
+    const std::size_t floats = checked_mul(decode_rows(config), checked_add(config.qkv_dim(), config.model_dim));
+    return checked_add(checked_mul(floats, sizeof(float)), DecodeAttentionScratch::bytes_for(config, max_seq_len, n_threads));
 }
 
 ForwardScratch::ForwardScratch(const ModelConfig& config, std::size_t n_threads,
                                std::size_t block_rows)
-    : qkv(config.n_batch * config.seq_len * config.qkv_dim()),
-      attention(config.n_batch * config.seq_len * config.model_dim),
-      tiles(config.seq_len, n_threads, block_rows) {}
+    : qkv(checked_mul(forward_rows(config), config.qkv_dim())),
+      head_outputs(checked_mul(forward_rows(config), config.model_dim)),
+      attention_scratch(config.seq_len, n_threads, block_rows) {}
 
 std::size_t ForwardScratch::bytes() const {
-    return (qkv.size() + attention.size()) * sizeof(float) + tiles.bytes();
+    return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes();
+}
+
+std::size_t ForwardScratch::bytes_for(const ModelConfig& config, std::size_t n_threads, std::size_t block_rows) {
+    const std::size_t floats = checked_mul(forward_rows(config), checked_add(config.qkv_dim(), config.model_dim));
+    return checked_add(checked_mul(floats, sizeof(float)),
+                       CausalAttentionScratch::bytes_for(config.seq_len, n_threads, block_rows));
 }
 
 namespace {
@@ -58,25 +78,28 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
     const std::size_t qkv_dim = config.qkv_dim();
 
     std::copy_n(x_in, n_batch * model_dim, x_out);
-    std::uint64_t flops = 0;
+    FlopCount count;
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         const LayerWeights& w = weights.layers[layer];
-        flops += linear(x_out, n_batch, model_dim, w.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
+        const std::uint64_t qkv_flops =
+            linear(x_out, n_batch, model_dim, w.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
         for (std::size_t b = 0; b < n_batch; ++b) {
             store_kv(config, scratch.qkv.data() + b * qkv_dim, 1, cache, layer, b, pos);
         }
-        flops += attend_decode(config, scratch.qkv.data(), qkv_dim, cache, layer, pos + 1,
-                               scratch.attention.data(), scratch.heads);
+        count += attend_decode(config, scratch.qkv.data(), qkv_dim, cache, layer, pos + 1,
+                               scratch.head_outputs.data(), scratch.attention_scratch);
         // beta = 1: the residual add rides on the output projection.
-        flops += linear(scratch.attention.data(), n_batch, model_dim, w.wo.data(), model_dim, 1.0f,
-                        x_out);
+        const std::uint64_t out_flops =
+            linear(scratch.head_outputs.data(), n_batch, model_dim, w.wo.data(), model_dim, 1.0f, x_out);
+        count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
     }
     cache.extend_to(pos + 1);
-    return {flops, flops};
+    return count;
 }
 
 FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, const float* x_in,
-                       float* x_out, ForwardScratch& scratch, KvCache* prefill) {
+                       float* x_out, ForwardScratch& scratch, KvCache* prefill, const std::atomic<bool>* stop) {
+    auto stopped = [stop] { return stop != nullptr && stop->load(std::memory_order_relaxed); };
     const std::size_t n_rows = config.n_batch * config.seq_len;
     const std::size_t model_dim = config.model_dim;
     const std::size_t qkv_dim = config.qkv_dim();
@@ -90,6 +113,7 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
     std::copy_n(x_in, n_rows * model_dim, x_out);
     FlopCount count;
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        if (stopped()) return count;
         const LayerWeights& w = weights.layers[layer];
         const std::uint64_t qkv_flops =
             linear(x_out, n_rows, model_dim, w.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
@@ -99,12 +123,12 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
                          *prefill, layer, b, 0);
             }
         }
-        count += attend_causal(config, scratch.qkv.data(), scratch.attention.data(), scratch.tiles);
-        const std::uint64_t out_flops = linear(scratch.attention.data(), n_rows, model_dim,
+        count += attend_causal(config, scratch.qkv.data(), scratch.head_outputs.data(), scratch.attention_scratch, stop);
+        const std::uint64_t out_flops = linear(scratch.head_outputs.data(), n_rows, model_dim,
                                                w.wo.data(), model_dim, 1.0f, x_out);
         count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
     }
-    if (prefill != nullptr) prefill->extend_to(config.seq_len);
+    if (prefill != nullptr && !stopped()) prefill->extend_to(config.seq_len);
     return count;
 }
 

@@ -1,6 +1,8 @@
 // KvCache index math and length bookkeeping.
 #include "kvbench/engine/kv_cache.hpp"
 
+#include "kvbench/engine/checked_size.hpp"
+
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -12,8 +14,16 @@ KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len)
       n_kv_heads_(config.n_kv_heads),
       head_dim_(config.head_dim()),
       max_seq_len_(max_seq_len),
-      keys_(config.n_layers * config.n_batch * config.n_kv_heads * max_seq_len * config.head_dim()),
+      keys_(elements_for(config, max_seq_len)),
       values_(keys_.size()) {}
+
+std::size_t KvCache::elements_for(const ModelConfig& config, std::size_t max_seq_len) {
+    return checked_product({config.n_layers, config.n_batch, config.n_kv_heads, max_seq_len, config.head_dim()});
+}
+
+std::size_t KvCache::bytes_for(const ModelConfig& config, std::size_t max_seq_len) {
+    return checked_product({2, elements_for(config, max_seq_len), sizeof(float)});
+}
 
 std::size_t KvCache::offset(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
     return ((layer * n_batch_ + batch) * n_kv_heads_ + kv_head) * max_seq_len_ * head_dim_;

@@ -78,7 +78,7 @@ FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::si
 }
 
 FlopCount attend_causal_naive(const ModelConfig& config, const float* qkv, float* out,
-                              CausalAttentionScratch&) {
+                              CausalAttentionScratch&, const std::atomic<bool>*) {
     const std::size_t seq_len = config.seq_len;
     const std::size_t head_dim = config.head_dim();
     const std::size_t qkv_dim = config.qkv_dim();
@@ -146,11 +146,14 @@ std::vector<float> forward_reference(const ModelConfig& config, const ModelWeigh
 }
 
 double relative_error(std::span<const float> actual, std::span<const float> expected) {
+    constexpr double disagree = std::numeric_limits<double>::infinity();
+    if (actual.size() != expected.size() || expected.empty()) return disagree;
     double max_diff = 0.0;
     double max_ref = 0.0;
     for (std::size_t i = 0; i < expected.size(); ++i) {
-        // std::max would silently drop a NaN; a broken kernel must fail the check instead.
-        if (!std::isfinite(actual[i])) return std::numeric_limits<double>::infinity();
+        // std::max would silently drop a NaN, on either side: a broken kernel (or a broken
+        // expected side) must fail the comparison instead.
+        if (!std::isfinite(actual[i]) || !std::isfinite(expected[i])) return disagree;
         max_diff = std::max(max_diff, std::abs(static_cast<double>(actual[i]) - expected[i]));
         max_ref = std::max(max_ref, std::abs(static_cast<double>(expected[i])));
     }

@@ -3,8 +3,14 @@
 
 namespace kvbench {
 
+namespace {
+constexpr std::uint64_t golden_gamma = 0x9E3779B97F4A7C15ull;
+}  // namespace
+
+void Rng::discard(std::uint64_t n) { state_ += n * golden_gamma; }  // modulo 2^64, as next_u64 adds
+
 std::uint64_t Rng::next_u64() {
-    state_ += 0x9E3779B97F4A7C15ull;
+    state_ += golden_gamma;
     std::uint64_t z = state_;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;

@@ -1,8 +1,10 @@
 // Seeded weights and inputs.
 #include "kvbench/engine/weights.hpp"
 
+#include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/rng.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kvbench {
@@ -17,6 +19,21 @@ float uniform_bound_for_variance(double variance) {
     return static_cast<float>(std::sqrt(3.0 * variance));
 }
 }  // namespace
+
+std::size_t LayerWeights::wqkv_floats(const ModelConfig& config) {
+    return checked_mul(config.qkv_dim(), config.model_dim);
+}
+
+std::size_t LayerWeights::wo_floats(const ModelConfig& config) { return checked_mul(config.model_dim, config.model_dim); }
+
+std::size_t ModelWeights::bytes_for(const ModelConfig& config) {
+    const std::size_t per_layer = checked_add(LayerWeights::wqkv_floats(config), LayerWeights::wo_floats(config));
+    return checked_product({config.n_layers, per_layer, sizeof(float)});
+}
+
+std::size_t input_bytes_for(const ModelConfig& config, std::size_t n_positions) {
+    return checked_product({config.n_batch, n_positions, config.model_dim, sizeof(float)});
+}
 
 std::size_t ModelWeights::bytes() const {
     std::size_t total = 0;
@@ -33,8 +50,8 @@ ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed) {
     ModelWeights weights;
     weights.layers.resize(config.n_layers);
     for (LayerWeights& layer : weights.layers) {
-        layer.wqkv.resize(config.qkv_dim() * config.model_dim);
-        layer.wo.resize(config.model_dim * config.model_dim);
+        layer.wqkv.resize(LayerWeights::wqkv_floats(config));
+        layer.wo.resize(LayerWeights::wo_floats(config));
         fill_uniform(rng, layer.wqkv, projection_bound);
         fill_uniform(rng, layer.wo, output_bound);
     }
@@ -42,25 +59,47 @@ ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed) {
 }
 
 std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed) {
-    Rng rng(seed ^ input_stream);
-    std::vector<float> inputs(config.n_batch * config.seq_len * config.model_dim);
-    fill_uniform(rng, inputs, uniform_bound_for_variance(1.0));
+    return make_input_positions(config, seed, 0, config.seq_len);
+}
+
+std::vector<float> make_input_positions(const ModelConfig& config, std::uint64_t seed, std::size_t first_pos,
+                                        std::size_t n_positions) {
+    std::vector<float> inputs(input_bytes_for(config, n_positions) / sizeof(float));
+    const std::size_t dim = config.model_dim;
+    for (std::size_t b = 0; b < config.n_batch; ++b) {
+        // The draws of one stream in (batch row, position, dim) order, whatever is kept of them.
+        Rng rng(seed ^ input_stream);
+        rng.discard((b * config.seq_len + first_pos) * dim);
+        fill_uniform(rng, {inputs.data() + b * n_positions * dim, n_positions * dim}, uniform_bound_for_variance(1.0));
+    }
     return inputs;
 }
 
-void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t length, std::uint64_t seed) {
+std::vector<float> gather_positions(std::span<const float> tensor, std::size_t n_batch, std::size_t seq_len,
+                                    std::size_t dim, std::size_t first_pos, std::size_t n_positions) {
+    std::vector<float> rows(checked_product({n_batch, n_positions, dim}));
+    for (std::size_t b = 0; b < n_batch; ++b) {
+        std::copy_n(tensor.data() + (b * seq_len + first_pos) * dim, n_positions * dim,
+                    rows.data() + b * n_positions * dim);
+    }
+    return rows;
+}
+
+void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t length, std::uint64_t seed,
+                       const std::atomic<bool>* stop) {
+    cache.roll_back(0);
     Rng rng(seed ^ cache_fill_stream);
     const float bound = uniform_bound_for_variance(1.0);
     const std::size_t block = length * config.head_dim();
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         for (std::size_t b = 0; b < config.n_batch; ++b) {
+            if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
             for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
                 fill_uniform(rng, {cache.keys(layer, b, g), block}, bound);
                 fill_uniform(rng, {cache.values(layer, b, g), block}, bound);
             }
         }
     }
-    cache.roll_back(0);
     cache.extend_to(length);
 }
 

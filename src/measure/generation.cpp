@@ -1,6 +1,8 @@
 // A generation measured step by step: prefill then decode on the cache, or the full forward at every step.
 #include "kvbench/measure/generation.hpp"
 
+#include "kvbench/engine/checked_size.hpp"
+
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/decoder.hpp"
 #include "kvbench/engine/reference.hpp"
@@ -60,26 +62,24 @@ StepCost generation_step_cost(const ModelConfig& model, const GenerationOptions&
 std::uint64_t generation_memory_bytes(const GridPoint& point, const GenerationOptions& options) {
     const ModelConfig full = with_context(point.config, options.context_of(options.n_new));
     const ModelConfig prompt = with_context(point.config, options.prompt_len);
-    const std::uint64_t b = full.n_batch, d = full.model_dim;
-    auto sequence_floats = [&](const ModelConfig& c) { return b * c.seq_len * d; };
-    auto forward_floats = [&](const ModelConfig& c) {
-        // Input prefix and output of the forward, its q|k|v and head outputs (ForwardScratch).
-        return 2 * sequence_floats(c) + b * c.seq_len * c.qkv_dim() + sequence_floats(c);
+    // A forward over c.seq_len positions: its input prefix and output, and its scratch.
+    auto forward_bytes = [&](const ModelConfig& c) {
+        return checked_add(checked_mul(2, input_bytes_for(c, c.seq_len)), ForwardScratch::bytes_for(c, point.n_threads));
     };
-    std::uint64_t floats = std::uint64_t{full.n_layers} * weights_per_layer(full) + sequence_floats(full);
-    floats += b * d * options.n_steps();  // the cached outputs kept for --verify
-    std::uint64_t bytes = 0;
+    // Weights, the whole input sequence, and the cached outputs kept for --verify.
+    std::uint64_t bytes = checked_add(ModelWeights::bytes_for(full),
+                                      checked_add(input_bytes_for(full, full.seq_len),
+                                                  input_bytes_for(full, options.n_steps())));
     if (options.run_cached) {
-        bytes += (forward_floats(prompt) + kv_cache_bytes(full) / float_bytes + b * full.qkv_dim() + 3 * b * d) *
-                     float_bytes +
-                 CausalAttentionScratch::bytes_for(prompt.seq_len, point.n_threads) +
-                 DecodeAttentionScratch::bytes_for(full, point.n_threads);
+        // The prefill's forward, the cache at the last context, the decode scratch, and the
+        // step's input, output and the next token's input.
+        bytes = checked_add(bytes, checked_add(forward_bytes(prompt), KvCache::bytes_for(full, full.seq_len)));
+        bytes = checked_add(bytes, checked_add(DecodeScratch::bytes_for(full, full.seq_len, point.n_threads),
+                                               input_bytes_for(full, 3)));
     }
-    if (options.run_uncached) {
-        // The paths run one after the other; count both, which errs on the safe side.
-        bytes += forward_floats(full) * float_bytes + CausalAttentionScratch::bytes_for(full.seq_len, point.n_threads);
-    }
-    return floats * float_bytes + bytes;
+    // The paths run one after the other; counting both errs on the safe side.
+    if (options.run_uncached) bytes = checked_add(bytes, forward_bytes(full));
+    return bytes;
 }
 
 std::vector<double> estimate_generation_seconds(const GridPoint& point, const GenerationOptions& options,

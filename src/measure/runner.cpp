@@ -2,6 +2,8 @@
 // interleaved schedule.
 #include "kvbench/measure/runner.hpp"
 
+#include "kvbench/measure/budget.hpp"
+
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
@@ -22,11 +24,8 @@ namespace kvbench {
 
 namespace {
 
-constexpr std::uint64_t float_bytes = sizeof(float);
 using Clock = std::chrono::steady_clock;
 
-bool needs_prefill(const RunOptions& options) { return options.run_uncached || options.verify; }
-bool needs_cache(const RunOptions& options) { return options.run_cached || options.verify; }
 bool adaptive(const RunOptions& options) { return options.min_time_s > 0; }
 
 double seconds_since(Clock::time_point start) {
@@ -39,18 +38,6 @@ std::int64_t time_once_ns(Step&& step) {
     step();
     const auto stop = Clock::now();
     return std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count();
-}
-
-// Row `pos` of every sequence of a (n_batch, seq_len, dim) tensor, as (n_batch, dim).
-std::vector<float> gather_position(const std::vector<float>& tensor, const ModelConfig& config,
-                                   std::size_t pos) {
-    const std::size_t dim = config.model_dim;
-    std::vector<float> rows(config.n_batch * dim);
-    for (std::size_t b = 0; b < config.n_batch; ++b) {
-        const auto first = tensor.begin() + static_cast<std::ptrdiff_t>((b * config.seq_len + pos) * dim);
-        std::copy_n(first, dim, rows.begin() + static_cast<std::ptrdiff_t>(b * dim));
-    }
-    return rows;
 }
 
 std::vector<ByteRegion> weight_regions(const ModelWeights& weights) {
@@ -88,10 +75,15 @@ double check_point_kernels(const GridPoint& point, const ModelWeights& weights, 
 // the KV cache filled to N-1, scratch, and the step's own input and output rows.
 class PointState {
 public:
-    PointState(const GridPoint& point, const RunOptions& options, std::shared_ptr<const ModelWeights> weights)
-        : config_(point.config), weights_(std::move(weights)), inputs_(make_inputs(config_, options.seed)) {
+    // Allocates and fills everything; checks `stop` inside the prefill and the cache fill, and
+    // leaves the state unusable (stopped() true for the caller) when it is set.
+    PointState(const GridPoint& point, const RunOptions& options, std::shared_ptr<const ModelWeights> weights,
+               const std::atomic<bool>* stop)
+        : config_(point.config), weights_(std::move(weights)), stop_(stop) {
         const std::size_t n = config_.seq_len;
         if (needs_prefill(options)) {
+            // The whole prompt only where the uncached forward reads it; a cached step reads one position.
+            inputs_ = make_inputs(config_, options.seed);
             full_out_.resize(inputs_.size());
             forward_scratch_.emplace(config_, point.n_threads);
         }
@@ -100,12 +92,12 @@ public:
             decode_scratch_.emplace(config_, n, point.n_threads);
             if (needs_prefill(options)) {
                 // Prefill all N positions, then forget the last: positions 1..N-1 do not depend on token N.
-                forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, &*cache_);
-                cache_->roll_back(n - 1);
+                forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, &*cache_, stop_);
+                if (cache_->length() == n) cache_->roll_back(n - 1);
             } else {
-                fill_cache_seeded(config_, *cache_, n - 1, options.seed);
+                fill_cache_seeded(config_, *cache_, n - 1, options.seed, stop_);
             }
-            step_in_ = gather_position(inputs_, config_, n - 1);
+            step_in_ = make_input_positions(config_, options.seed, n - 1, 1);
             step_out_.resize(step_in_.size());
         }
     }
@@ -113,7 +105,8 @@ public:
     // One step of `path`, untimed; the cache is back at N-1 before a cached step.
     void run(DecodePath path) {
         if (path == DecodePath::uncached) {
-            uncached_flops_ = forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_);
+            uncached_flops_ =
+                forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, nullptr, stop_);
         } else {
             cache_->roll_back(config_.seq_len - 1);
             cached_flops_ = decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(),
@@ -131,7 +124,8 @@ public:
     // docs/model.md's equivalence: the cached step against the last row of the prefill.
     double verify() {
         run(DecodePath::cached);
-        return relative_error(step_out_, gather_position(full_out_, config_, config_.seq_len - 1));
+        const std::size_t n = config_.seq_len;
+        return relative_error(step_out_, gather_positions(full_out_, config_.n_batch, n, config_.model_dim, n - 1, 1));
     }
 
     // Every kernel of the point against its naive twin, on the point's own data (docs/measuring.md).
@@ -150,15 +144,18 @@ public:
         regions = weight_regions(*weights_);
         if (path == DecodePath::uncached) {
             for (ByteRegion region : {byte_region(inputs_), byte_region(full_out_), byte_region(forward_scratch_->qkv),
-                                      byte_region(forward_scratch_->attention), byte_region(forward_scratch_->tiles.scores)}) {
+                                      byte_region(forward_scratch_->head_outputs),
+                                      byte_region(forward_scratch_->attention_scratch.scores)}) {
                 regions.push_back(region);
             }
         } else {
             for (ByteRegion region : cache_regions(*cache_)) regions.push_back(region);
             for (ByteRegion region :
                  {byte_region(step_in_), byte_region(step_out_), byte_region(decode_scratch_->qkv),
-                  byte_region(decode_scratch_->attention), byte_region(decode_scratch_->heads.partial_out),
-                  byte_region(decode_scratch_->heads.partial_max), byte_region(decode_scratch_->heads.partial_sum)}) {
+                  byte_region(decode_scratch_->head_outputs),
+                  byte_region(decode_scratch_->attention_scratch.partial_out),
+                  byte_region(decode_scratch_->attention_scratch.partial_max),
+                  byte_region(decode_scratch_->attention_scratch.partial_sum)}) {
                 regions.push_back(region);
             }
         }
@@ -170,6 +167,7 @@ public:
 private:
     ModelConfig config_;
     std::shared_ptr<const ModelWeights> weights_;
+    const std::atomic<bool>* stop_;                  // checked inside the prefill, the fill and each forward
     std::vector<float> inputs_;                      // (n_batch, seq_len, model_dim) floats
     std::vector<float> full_out_;                    // (n_batch, seq_len, model_dim) floats, with a prefill
     std::optional<ForwardScratch> forward_scratch_;
@@ -240,26 +238,6 @@ bool enough_repetitions(const RunOptions& options, std::size_t n_done, double el
     return n_done >= options.min_reps && elapsed_s >= options.min_time_s;
 }
 
-std::uint64_t point_memory_bytes(const GridPoint& point, const RunOptions& options) {
-    const ModelConfig& c = point.config;
-    const std::uint64_t b = c.n_batch, n = c.seq_len, d = c.model_dim;
-    const std::uint64_t sequence_floats = b * n * d;  // one (B, N, D) tensor
-    std::uint64_t floats = std::uint64_t{c.n_layers} * weights_per_layer(c) + sequence_floats;
-    if (needs_prefill(options)) {
-        // Output of the forward, its q|k|v and head outputs (ForwardScratch).
-        floats += sequence_floats + b * n * c.qkv_dim() + sequence_floats;
-    }
-    if (needs_cache(options)) {
-        floats += kv_cache_bytes(c) / float_bytes;
-        floats += b * c.qkv_dim() + b * d;  // DecodeScratch's q|k|v and head outputs
-        floats += 2 * b * d;  // the step's input and output rows
-    }
-    std::uint64_t bytes = floats * float_bytes;
-    if (needs_prefill(options)) bytes += CausalAttentionScratch::bytes_for(n, point.n_threads);
-    if (needs_cache(options)) bytes += DecodeAttentionScratch::bytes_for(c, point.n_threads);
-    return bytes;
-}
-
 double estimate_point_seconds(const GridPoint& point, const RunOptions& options,
                               const Roofline* roofline, std::uint64_t flush_bytes) {
     Roofline assumed;
@@ -313,7 +291,7 @@ std::shared_ptr<const ModelWeights> PointRunner::weights_for(const ModelConfig& 
 PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& options,
                                   const std::atomic<bool>& stop) {
     set_compute_threads(point.n_threads);
-    PointState state(point, options, weights_for(point.config, options.seed));
+    PointState state(point, options, weights_for(point.config, options.seed), &stop);
     const Evict* evict = options.cold_cache ? &evict_ : nullptr;
     PointMeasurement result;
     auto stopped = [&] {
@@ -381,9 +359,9 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
             release(least_recent.front());
         }
         if (!was_started[i]) started(i);
-        auto state = std::make_unique<PointState>(points[i], options, weights.get(points[i].config, options.seed));
-        if (!was_started[i] && options.check) measured[i].check_rel_error = state->check(points[i]);
-        if (!was_started[i] && options.verify) measured[i].verify_rel_error = state->verify();
+        auto state = std::make_unique<PointState>(points[i], options, weights.get(points[i].config, options.seed), &stop);
+        if (!was_started[i] && options.check && !stopped()) measured[i].check_rel_error = state->check(points[i]);
+        if (!was_started[i] && options.verify && !stopped()) measured[i].verify_rel_error = state->verify();
         was_started[i] = true;
         for (const DecodePath path : timed_paths(options)) warm_up(*state, path, options, stopped);
         resident_bytes += bytes;

@@ -33,9 +33,10 @@ struct DecodeAttentionScratch;  // below
 // For every batch row b and query head h (KV head g = h / group_size):
 //   out[b][h·dh ..] = softmax(q_h · K_g[0..n_ctx)^T / sqrt(dh)) · V_g[0..n_ctx).
 // q: (n_batch, q_stride) floats with query head h at columns [h·dh, (h+1)·dh);
-// out: (n_batch, model_dim) floats. Returns the FLOPs executed: 4 · B · H · dh · n_ctx.
+// out: (n_batch, model_dim) floats. Returns useful FLOPs 4·B·H·dh·n_ctx (docs/counting.md)
+// and the FLOPs executed: attend_group's count summed over the (batch row, KV head, split) tasks.
 // Requires: 1 <= n_ctx <= scratch.max_seq_len and n_ctx <= cache.max_seq_len().
-std::uint64_t attend_decode(const ModelConfig& config, const float* q, std::size_t q_stride,
+FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q_stride,
                             const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
                             DecodeAttentionScratch& scratch);
 
@@ -46,13 +47,16 @@ FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::si
                               const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
                               DecodeAttentionScratch& scratch);
 
-// Scratch of attend_decode, sized once for the thread count; its size does not depend on
-// the context, which attend_group streams in blocks.
+// Scratch of attend_decode, sized once: the partial results of as many splits as a context of
+// max_seq_len positions uses on n_threads threads (1 when B·G >= threads), and one workspace per
+// thread; the context itself is streamed by attend_group in blocks.
 struct DecodeAttentionScratch {
     DecodeAttentionScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
     std::size_t bytes() const;
-    // What the constructor allocates, without allocating it (for memory estimates).
-    static std::size_t bytes_for(const ModelConfig& config, std::size_t n_threads);
+    // What the constructor allocates, without allocating it. Throws SizeOverflow.
+    static std::size_t bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
+    // max_splits of a scratch built with these arguments.
+    static std::size_t splits_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
 
     std::size_t n_threads;
     std::size_t max_seq_len;

@@ -4,6 +4,7 @@
 #include "kvbench/engine/config.hpp"
 #include "kvbench/engine/flop_count.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -36,14 +37,16 @@ struct CausalAttentionScratch {
 // qkv: (n_batch · seq_len, qkv_dim) floats, each row q | k | v as the fused projection writes it;
 // out: (n_batch · seq_len, model_dim) floats. A block of block_rows queries multiplies only the keys
 // up to its last row, so the upper triangle is skipped except inside diagonal blocks.
+// `stop`, when given, is read before each (batch row, head, block) task; once it is set the
+// remaining tasks are skipped and `out` is left incomplete (the caller sees the flag too).
 // Requires: config.seq_len <= scratch.max_seq_len.
 FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
-                        CausalAttentionScratch& scratch);
+                        CausalAttentionScratch& scratch, const std::atomic<bool>* stop = nullptr);
 
 // attend_causal's naive twin (src/engine/reference.cpp): attention_reference per (batch row,
 // head, position) over the positions up to it, double accumulators, one thread; the scratch is
 // not used. Returns the FLOPs it executed, counted one multiply-add at a time.
 FlopCount attend_causal_naive(const ModelConfig& config, const float* qkv, float* out,
-                              CausalAttentionScratch& scratch);
+                              CausalAttentionScratch& scratch, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace kvbench

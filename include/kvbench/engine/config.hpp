@@ -1,4 +1,4 @@
-// ModelConfig: the shape of one decode step (SPEC §1) and the rules it must obey.
+// ModelConfig: the shape of one decode step (docs/model.md) and the rules it must obey.
 #pragma once
 
 #include <cstddef>

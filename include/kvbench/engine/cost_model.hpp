@@ -1,4 +1,4 @@
-// Analytic FLOPs, bytes and KV-cache bytes of one decode step (SPEC §2).
+// Analytic FLOPs, bytes and KV-cache bytes of one decode step (docs/counting.md).
 #pragma once
 
 #include "kvbench/engine/config.hpp"
@@ -11,7 +11,7 @@ enum class DecodePath { cached, uncached };
 
 const char* path_name(DecodePath path);  // "cached" / "uncached"
 
-// Element widths: fp32 weights (w) and fp32 cached K/V (c), SPEC §2.
+// Element widths: fp32 weights (w) and fp32 cached K/V (c), docs/counting.md.
 inline constexpr std::uint64_t weight_elem_bytes = 4;
 inline constexpr std::uint64_t kv_elem_bytes = 4;
 inline constexpr std::uint64_t activation_elem_bytes = 4;

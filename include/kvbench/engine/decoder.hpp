@@ -1,4 +1,4 @@
-// The two decode paths of SPEC §1: decode_step (cached) and forward_full (uncached).
+// The two decode paths of docs/model.md: decode_step (cached) and forward_full (uncached).
 // Neither allocates, prints or owns memory: buffers live in the scratch structs,
 // sized once per configuration like llama2.c's RunState.
 #pragma once
@@ -10,6 +10,7 @@
 #include "kvbench/engine/kv_cache.hpp"
 #include "kvbench/engine/weights.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <vector>
 
@@ -19,10 +20,12 @@ struct DecodeScratch {
     // Requires: config validated, max_seq_len >= 1, n_threads >= 1.
     DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
     std::size_t bytes() const;
+    // bytes() of a scratch built with these arguments, without building it. Throws SizeOverflow.
+    static std::size_t bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
 
-    std::vector<float> qkv;        // (n_batch, qkv_dim): q | k | v of the new token
-    std::vector<float> attention;  // (n_batch, model_dim): concatenated head outputs
-    DecodeAttentionScratch heads;
+    std::vector<float> qkv;                    // (n_batch, qkv_dim) floats: q | k | v of the new token
+    std::vector<float> head_outputs;           // (n_batch, model_dim) floats: every head's attention output, concatenated
+    DecodeAttentionScratch attention_scratch;  // attend_decode's split partials and per-thread workspaces
 };
 
 struct ForwardScratch {
@@ -31,10 +34,13 @@ struct ForwardScratch {
     ForwardScratch(const ModelConfig& config, std::size_t n_threads,
                    std::size_t block_rows = CausalAttentionScratch::default_block_rows);
     std::size_t bytes() const;
+    // bytes() of a scratch built with these arguments, without building it. Throws SizeOverflow.
+    static std::size_t bytes_for(const ModelConfig& config, std::size_t n_threads,
+                                 std::size_t block_rows = CausalAttentionScratch::default_block_rows);
 
-    std::vector<float> qkv;        // (n_batch · seq_len, qkv_dim)
-    std::vector<float> attention;  // (n_batch · seq_len, model_dim)
-    CausalAttentionScratch tiles;
+    std::vector<float> qkv;                    // (n_batch · seq_len, qkv_dim) floats: q | k | v of every position
+    std::vector<float> head_outputs;           // (n_batch · seq_len, model_dim) floats: every head's output, concatenated
+    CausalAttentionScratch attention_scratch;  // attend_causal's per-thread scores
 };
 
 // Cached path: one step for the token at position pos = cache.length() of every sequence.
@@ -50,8 +56,12 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
 // recomputing Q, K, V of every position in every layer.
 // x_in, x_out: (n_batch, seq_len, model_dim). When `prefill` is given, K and V of every
 // layer and position are also stored in it and its length becomes seq_len (a prefill).
+// `stop`, when given, is read before every layer and every attention task: once it is set the
+// forward returns within one layer's projections plus one attention block per thread, x_out
+// incomplete and a prefill cache left at length 0.
 // Requires: scratch built for this config; prefill (if any) has max_seq_len >= seq_len.
 FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, const float* x_in,
-                       float* x_out, ForwardScratch& scratch, KvCache* prefill = nullptr);
+                       float* x_out, ForwardScratch& scratch, KvCache* prefill = nullptr,
+                       const std::atomic<bool>* stop = nullptr);
 
 }  // namespace kvbench

@@ -35,10 +35,14 @@ public:
     // Throws std::out_of_range unless position `pos` may be written now (pos == length < max_seq_len).
     void require_writable(std::size_t pos) const;
 
-    // Bytes allocated for K and V together: SPEC §2's kv_bytes at N = max_seq_len.
+    // Bytes allocated for K and V together: kv_bytes at N = max_seq_len (docs/counting.md).
     std::size_t bytes() const;
+    // bytes() of a cache built with these arguments, without building it. Throws SizeOverflow.
+    static std::size_t bytes_for(const ModelConfig& config, std::size_t max_seq_len);
 
 private:
+    // Floats in keys_ (and in values_).
+    static std::size_t elements_for(const ModelConfig& config, std::size_t max_seq_len);
     std::size_t offset(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
 
     std::size_t n_batch_;

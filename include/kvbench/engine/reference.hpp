@@ -20,13 +20,14 @@ namespace kvbench {
 std::uint64_t attention_reference(const float* q, const float* keys, const float* values, std::size_t n_ctx,
                          std::size_t group_size, std::size_t head_dim, float* out);
 
-// SPEC §1's model written as directly as possible: every layer, every position, separate
+// The model of docs/model.md written as directly as possible: every layer, every position, separate
 // Wq, Wk, Wv, the causal mask as a loop bound. inputs and result: (n_batch, seq_len, model_dim).
 std::vector<float> forward_reference(const ModelConfig& config, const ModelWeights& weights,
                                      std::span<const float> inputs);
 
-// SPEC §1's tolerance measure: max |actual - expected| / max |expected|.
-// Requires: equal sizes. Returns 0 when both are all zero, infinity when only `expected` is.
+// The equivalence measure of docs/model.md: max |actual - expected| / max |expected|. Returns 0
+// when both are all zero, and infinity (which fails every tolerance) when only `expected` is, when
+// either side holds a NaN or an infinity, or when the sizes differ or are zero.
 double relative_error(std::span<const float> actual, std::span<const float> expected);
 
 }  // namespace kvbench

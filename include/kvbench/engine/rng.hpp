@@ -15,6 +15,9 @@ public:
     std::uint64_t next_u64();
     // Uniform in [-1, 1), from the top 24 bits so every value is an exact float.
     float next_symmetric();
+    // Skips n draws in O(1), as if next_u64 had been called n times: SplitMix64's state only
+    // advances by a constant per draw.
+    void discard(std::uint64_t n);
 
 private:
     std::uint64_t state_;

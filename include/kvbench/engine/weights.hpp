@@ -5,12 +5,14 @@
 #include "kvbench/engine/kv_cache.hpp"
 #include "kvbench/engine/page_aligned.hpp"
 
+#include <atomic>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace kvbench {
 
-// SPEC §1 writes q = x·Wq with Wq (D×D). We store each W transposed, (out, in) row-major
+// docs/model.md writes q = x·Wq with Wq (D×D). We store each W transposed, (out, in) row-major
 // as llama2.c does, so one output is a contiguous dot product and a projection of B rows
 // is x (B, in) · W^T: every weight row is streamed once for all B rows.
 struct LayerWeights {
@@ -18,11 +20,16 @@ struct LayerWeights {
     // Fused so the three projections of a step are one matrix product.
     PageAlignedVector<float> wqkv;
     PageAlignedVector<float> wo;  // (model_dim, model_dim): Wo^T
+
+    static std::size_t wqkv_floats(const ModelConfig& config);  // qkv_dim · model_dim
+    static std::size_t wo_floats(const ModelConfig& config);    // model_dim · model_dim
 };
 
 struct ModelWeights {
     std::vector<LayerWeights> layers;  // n_layers entries
     std::size_t bytes() const;
+    // bytes() of make_weights(config, ·), without drawing them. Throws SizeOverflow.
+    static std::size_t bytes_for(const ModelConfig& config);
 };
 
 // Uniform weights with variance 1/D, so q, k, v and y keep the scale of x; Wo is further
@@ -32,11 +39,29 @@ ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed);
 
 // Token embeddings for every position: (n_batch, seq_len, model_dim), uniform with variance 1.
 std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed);
+// Positions [first_pos, first_pos + n_positions) of make_inputs(config, seed), as (n_batch,
+// n_positions, model_dim) floats, drawn without drawing the others: a cached step's input is
+// one position, and the prompt of a long context would not fit.
+// Requires: first_pos + n_positions <= config.seq_len.
+std::vector<float> make_input_positions(const ModelConfig& config, std::uint64_t seed, std::size_t first_pos,
+                                        std::size_t n_positions);
+
+// Positions [first_pos, first_pos + n_positions) of every sequence of a (n_batch, seq_len, dim)
+// tensor, as (n_batch, n_positions, dim) floats: a step's rows out of a whole-prompt tensor.
+// Requires: tensor.size() == n_batch · seq_len · dim, first_pos + n_positions <= seq_len.
+std::vector<float> gather_positions(std::span<const float> tensor, std::size_t n_batch, std::size_t seq_len,
+                                    std::size_t dim, std::size_t first_pos, std::size_t n_positions);
+// Bytes of n_positions positions of input (or output) of every sequence: (n_batch, n_positions,
+// model_dim) floats. Throws SizeOverflow.
+std::size_t input_bytes_for(const ModelConfig& config, std::size_t n_positions);
 
 // Seeded keys and values of the scale real ones have (variance 1) at positions [0, length)
 // of every layer, batch row and KV head; the cache's length becomes `length`. For runs
 // that only time the cached step, whose speed does not depend on the values.
+// `stop`, when given, is read before each (layer, batch row): once it is set the fill returns
+// with the cache at length 0.
 // Requires: length <= cache.max_seq_len(); cache built for config.
-void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t length, std::uint64_t seed);
+void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t length, std::uint64_t seed,
+                       const std::atomic<bool>* stop = nullptr);
 
 }  // namespace kvbench

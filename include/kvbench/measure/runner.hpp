@@ -60,9 +60,10 @@ struct PointMeasurement {
     bool interrupted = false;                // stop was raised: the point is incomplete, discard it
 };
 
-// Bytes one point allocates (weights, inputs, outputs, KV cache, scratch), computed without
-// allocating, so a sweep can refuse a point that would not fit.
-std::uint64_t point_memory_bytes(const GridPoint& point, const RunOptions& options);
+// The uncached forward runs when its path is timed or to prefill the cache for --verify.
+inline bool needs_prefill(const RunOptions& options) { return options.run_uncached || options.verify; }
+// The cache and a decode step exist when the cached path is timed or --verify compares it.
+inline bool needs_cache(const RunOptions& options) { return options.run_cached || options.verify; }
 
 // Rough wall time of measuring the point in seconds, for --dry-run and the progress line:
 // each repetition at half its roofline time (decode kernels rarely do better), plus the

@@ -1,0 +1,67 @@
+// The memory budget of a point: the sum of what each buffer owner says it allocates.
+#include "kvbench/measure/budget.hpp"
+
+#include "kvbench/engine/checked_size.hpp"
+#include "kvbench/engine/decoder.hpp"
+#include "kvbench/engine/kv_cache.hpp"
+#include "kvbench/engine/weights.hpp"
+
+#include <fmt/format.h>
+
+namespace kvbench {
+
+std::uint64_t MemoryBudget::total_bytes() const {
+    return checked_add(checked_add(checked_add(kv_cache_bytes, weights_bytes), checked_add(scratch_bytes, inputs_bytes)),
+                       checked_add(flush_bytes, probe_bytes));
+}
+
+std::vector<MemoryTerm> memory_terms(const MemoryBudget& budget) {
+    return {{"the KV cache", budget.kv_cache_bytes, "lower --seq, --batch or --layers, or use fewer --kv-heads"},
+            {"the weights", budget.weights_bytes, "lower --dim or --layers"},
+            {"scratch", budget.scratch_bytes, "lower --seq or --batch, or time only --paths cached"},
+            {"inputs", budget.inputs_bytes, "lower --seq or --batch, or time only --paths cached without --verify"},
+            {"the cold-cache flush buffer", budget.flush_bytes, "use --flush clflush or --cache-state warm"},
+            {"the bandwidth probe", budget.probe_bytes, "use --no-roofline, or give --roofline FILE"}};
+}
+
+MemoryTerm largest_term(const MemoryBudget& budget) {
+    std::vector<MemoryTerm> terms = memory_terms(budget);
+    std::size_t largest = 0;
+    for (std::size_t i = 1; i < terms.size(); ++i) {
+        if (terms[i].bytes > terms[largest].bytes) largest = i;
+    }
+    return terms[largest];
+}
+
+MemoryBudget point_memory(const GridPoint& point, const RunOptions& options) {
+    const ModelConfig& config = point.config;
+    const std::size_t n = config.seq_len;
+    try {
+        MemoryBudget budget;
+        budget.weights_bytes = ModelWeights::bytes_for(config);
+        budget.inputs_bytes = input_bytes_for(config, 1);  // the new token's input, always drawn
+        if (needs_prefill(options)) {
+            // The prompt (every position's input) and the forward's output.
+            budget.inputs_bytes = checked_add(budget.inputs_bytes, checked_mul(2, input_bytes_for(config, n)));
+            budget.scratch_bytes = ForwardScratch::bytes_for(config, point.n_threads);
+        }
+        if (needs_cache(options)) {
+            budget.kv_cache_bytes = KvCache::bytes_for(config, n);
+            budget.scratch_bytes =
+                checked_add(budget.scratch_bytes, DecodeScratch::bytes_for(config, n, point.n_threads));
+            budget.inputs_bytes = checked_add(budget.inputs_bytes, input_bytes_for(config, 1));  // the step's output
+        }
+        budget.total_bytes();  // overflows here too, not later in a caller
+        return budget;
+    } catch (const SizeOverflow&) {
+        throw ConfigError(fmt::format("{} T={}: its memory size overflows 64 bits; lower --seq, --batch, --dim or "
+                                      "--layers",
+                                      describe(config), point.n_threads));
+    }
+}
+
+std::uint64_t point_memory_bytes(const GridPoint& point, const RunOptions& options) {
+    return point_memory(point, options).total_bytes();
+}
+
+}  // namespace kvbench
