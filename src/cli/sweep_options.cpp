@@ -175,7 +175,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                       "Refuse points needing more than this (e.g. 8GiB; default: available memory)")
         ->type_name("SIZE");
     sweep->add_option("--roofline", options.roofline,
-                      "Roofline JSON from `kvbench roofline` (default: the saved one for the thread count)")
+                      "Roofline JSON from `kvbench roofline` (default: the saved one for the thread count, "
+                      "measured quickly on the first run)")
         ->type_name("FILE");
     sweep->add_flag("--measure-roofline", options.measure_roofline,
                     "Measure the roofline first (a few seconds per thread count) and save it: "
