@@ -235,6 +235,17 @@ Roofline load_roofline(const std::filesystem::path& path) {
             "cannot open roofline file '{}' (measure one with `kvbench roofline`)", path.string()));
     }
     Roofline roofline;
+    // A count must be a whole, positive JSON number: nlohmann's get<std::size_t>() would wrap
+    // -1 and truncate 1.5, and converting 1e30 is undefined behaviour.
+    auto count = [&path](const nlohmann::json& json, const char* field, std::uint64_t min_value) {
+        const nlohmann::json& value = json.at(field);
+        if (!value.is_number_unsigned() || value.get<std::uint64_t>() < min_value) {
+            throw std::runtime_error(fmt::format("roofline file '{}' is corrupt: {} must be a whole number of at "
+                                                 "least {} (re-measure with `kvbench roofline`)",
+                                                 path.string(), field, min_value));
+        }
+        return static_cast<std::size_t>(value.get<std::uint64_t>());
+    };
     try {
         const nlohmann::json json = nlohmann::json::parse(in);
         if (!json.is_object() || !json.contains("schema_version") || !json.contains("peak_gbps")) {
@@ -243,7 +254,7 @@ Roofline load_roofline(const std::filesystem::path& path) {
                 "roofline -o {}`)",
                 path.string(), path.string()));
         }
-        const int version = json.at("schema_version").get<int>();
+        const int version = static_cast<int>(std::min<std::size_t>(count(json, "schema_version", 0), 1000000));
         if (version != roofline_schema_version) {
             throw std::runtime_error(fmt::format(
                 "roofline file '{}' has schema_version {}, this kvbench reads {} (re-measure with `kvbench roofline`)",
@@ -251,17 +262,18 @@ Roofline load_roofline(const std::filesystem::path& path) {
         }
         roofline.peak_gflops = json.at("peak_gflops").get<double>();
         roofline.peak_gbps = json.at("peak_gbps").get<double>();
-        roofline.n_threads = json.at("n_threads").get<std::size_t>();
+        roofline.n_threads = count(json, "n_threads", 1);
         roofline.cpu_model = json.at("cpu_model").get<std::string>();
-        roofline.llc_bytes = json.at("llc_bytes").get<std::size_t>();
+        roofline.llc_bytes = count(json, "llc_bytes", 0);
         roofline.blas_library = json.at("blas_library").get<std::string>();
         roofline.openblas_coretype = json.at("openblas_coretype").get<std::string>();
         roofline.measured_at = json.at("measured_at").get<std::string>();
-        roofline.bandwidth_buffer_bytes = json.at("bandwidth_buffer_bytes").get<std::size_t>();
+        // Smaller than a page cannot have measured DRAM bandwidth.
+        roofline.bandwidth_buffer_bytes = count(json, "bandwidth_buffer_bytes", 4096);
         // Added later in schema 1: files written before it streamed a buffer beyond the LLC.
         roofline.bandwidth_method = json.value("bandwidth_method", std::string("stream"));
-        roofline.sgemm_dim = json.at("sgemm_dim").get<std::size_t>();
-        roofline.n_reps = json.at("n_reps").get<std::size_t>();
+        roofline.sgemm_dim = count(json, "sgemm_dim", 1);
+        roofline.n_reps = count(json, "n_reps", 1);
         roofline.quick = json.value("quick", false);
     } catch (const nlohmann::json::exception& e) {
         // nlohmann's messages start with "[json.exception.parse_error.101] ": keep the part a user reads.
