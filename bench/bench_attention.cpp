@@ -44,7 +44,7 @@ void BM_AttendDecode(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(out.data());
 
-    // SPEC §2 for the kernel alone: q·K^T and p·V are 2 FLOPs per (head, position, dim) each,
+    // docs/counting.md#flops for the kernel alone: q·K^T and p·V are 2 FLOPs per (head, position, dim) each,
     // 4·B·H·dh·N; the compulsory traffic is K and V once, 2·B·N·G·dh·4 bytes (q and out are
     // B·D floats each, negligible).
     const std::uint64_t b = config.n_batch, h = config.n_heads, g = config.n_kv_heads;

@@ -1,5 +1,5 @@
 // BM_DecodeStep and BM_ForwardFull: one whole step of the cached and of the uncached path
-// (SPEC §1), over MHA, GQA and MQA, with SPEC §2's analytic FLOPs and bytes as rate counters.
+// (docs/model.md#paths), over MHA, GQA and MQA, with the analytic FLOPs and bytes of docs/counting.md as rate counters.
 #include "bench_support.hpp"
 
 #include "kvbench/engine/cost_model.hpp"

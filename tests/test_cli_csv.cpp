@@ -25,7 +25,7 @@ std::string run_and_capture(const std::string& command) {
     return output;
 }
 
-// SPEC §2 written out again, independently of src/cost_model.cpp.
+// docs/counting.md written out again, independently of src/engine/cost_model.cpp.
 std::uint64_t spec_flops(bool cached, std::uint64_t b, std::uint64_t n, std::uint64_t d, std::uint64_t h,
                          std::uint64_t g, std::uint64_t l) {
     const std::uint64_t dh = d / h, p = 2 * d * d + 2 * d * g * dh;

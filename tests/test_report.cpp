@@ -23,7 +23,7 @@ using namespace kvbench;
 
 namespace {
 
-// B=1 N=4 D=8 H=2 G=1 L=1, so dh = 4 and P = 2·64 + 2·8·4 = 192 (SPEC §2):
+// B=1 N=4 D=8 H=2 G=1 L=1, so dh = 4 and P = 2·64 + 2·8·4 = 192 (docs/counting.md#weights-per-layer):
 // cached flops 2·192 + 4·2·4·4 = 512, uncached 2·4·192 + 2·8·4·5 = 1856;
 // cached bytes 192·4 + 2·4·4·4 + 2·8·4 = 960, uncached 768 + 128 + 2·4·8·4 = 1152; kv_bytes 128.
 ModelConfig small_mqa() {
@@ -132,7 +132,7 @@ std::string read_all(const std::filesystem::path& path) {
 
 }  // namespace
 
-TEST_CASE("the csv header starts with SPEC section 4's columns in order") {
+TEST_CASE("the csv header starts with the contract columns in order") {
     const std::vector<std::string> spec{
         "path",   "batch",  "seq",          "dim",     "heads",   "kv_heads",          "head_dim",
         "layers", "threads", "kv_dtype",    "flops",   "bytes",   "kv_bytes",          "reps",

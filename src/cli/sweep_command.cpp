@@ -203,8 +203,8 @@ Rooflines load_rooflines(const SweepPlan& plan, const std::vector<GridPoint>& po
 // Drops, with one warning each, the points whose allocations exceed the memory limit.
 std::vector<GridPoint> preflight(const SweepPlan& plan, const Environment& env) {
     const std::optional<std::uint64_t> available = available_memory_bytes();
-    const std::optional<std::uint64_t> limit = plan.max_memory ? plan.max_memory : available;
-    const char* limit_name = plan.max_memory ? "--max-memory" : "the memory available now";
+    const std::optional<std::uint64_t> limit = plan.max_memory_bytes ? plan.max_memory_bytes : available;
+    const char* limit_name = plan.max_memory_bytes ? "--max-memory" : "the memory available now";
     std::vector<GridPoint> kept;
     for (const GridPoint& point : plan.grid.points) {
         const MemoryBudget budget = run_budget(point, plan, env);
@@ -381,7 +381,7 @@ std::optional<double> median_of(const std::vector<ResultRow>& rows, DecodePath p
 
 // The memory that interleaving may keep allocated across rounds: what the pre-flight allows.
 std::uint64_t resident_budget_bytes(const SweepPlan& plan, const Environment& env) {
-    const std::optional<std::uint64_t> limit = plan.max_memory ? plan.max_memory : available_memory_bytes();
+    const std::optional<std::uint64_t> limit = plan.max_memory_bytes ? plan.max_memory_bytes : available_memory_bytes();
     if (!limit) return ~std::uint64_t{0};
     const std::uint64_t overhead_bytes =
         flush_buffer_bytes(plan, env) + (plan.no_roofline ? 0 : probe_bytes(env.llc_total_bytes));
@@ -407,11 +407,11 @@ SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPla
     }
     outcome.n_points = to_measure.size();
     outcome.n_resumed = points.size() - to_measure.size();
-    std::vector<double> work(points.size(), 0.0);  // estimated seconds of each point, for the time left
+    std::vector<double> estimated_s(points.size(), 0.0);  // each point's estimated seconds, for the time left
     double total_work = 0;
     for (const std::size_t i : to_measure) {
-        work[i] = estimate_point_seconds(points[i], plan.run, roofline_of(rooflines, points[i].n_threads), flush_bytes);
-        total_work += work[i];
+        estimated_s[i] = estimate_point_seconds(points[i], plan.run, roofline_of(rooflines, points[i].n_threads), flush_bytes);
+        total_work += estimated_s[i];
     }
     Progress progress(plan.progress, to_measure.size(), total_work);
     if (!to_measure.empty()) save_rows(plan, outcome.rows.all(), env);  // a resumed file loses rows of another build now
@@ -449,7 +449,7 @@ SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPla
             // A --verify mismatch still has its timings: keep them, with their error.
             outcome.rows.by_point[i] = std::move(rows);
             save_rows(plan, outcome.rows.all(), env);
-            progress.fail_point(i, label, reason, work[i]);
+            progress.fail_point(i, label, reason, estimated_s[i]);
             ++outcome.n_finished;
             return;
         }
@@ -457,7 +457,7 @@ SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPla
         // Saved before it is announced: a reader of the progress stream finds it in the file.
         save_rows(plan, outcome.rows.all(), env);
         progress.finish_point(i, label, median_of(rows, DecodePath::cached), median_of(rows, DecodePath::uncached),
-                              work[i]);
+                              estimated_s[i]);
         ++outcome.n_finished;
     };
 

@@ -159,7 +159,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
         ->check(CLI::IsMember({"clflush", "stream"}));
     sweep->add_option("--seed", options.seed, "Seed of weights and inputs")->type_name("N")->capture_default_str();
     sweep->add_flag("--verify", options.verify,
-                    "Check at every point that the cached step equals the uncached forward (SPEC 1e-4)");
+                    "Check at every point that the cached step equals the uncached forward (relative error below 1e-4)");
     sweep->add_flag("--check", options.check,
                     "Before timing a point, compare each fast kernel with its naive twin on the point's data "
                     "(always on in Debug builds)");
@@ -242,7 +242,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
                                                       {"md", OutputFormat::md}};
     plan.format = formats.at(options.format);
     plan.output = options.output;
-    plan.max_memory = max_memory;
+    plan.max_memory_bytes = max_memory;
     plan.roofline = options.roofline;
     plan.measure_roofline = options.measure_roofline;
     plan.no_roofline = options.no_roofline;

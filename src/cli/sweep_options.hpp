@@ -52,7 +52,7 @@ struct SweepPlan {
     RunOptions run;
     OutputFormat format = OutputFormat::table;
     std::optional<std::string> output;
-    std::optional<std::uint64_t> max_memory;
+    std::optional<std::uint64_t> max_memory_bytes;  // --max-memory; unset: the memory available now
     FlushMethod flush = FlushMethod::clflush;  // how a cold repetition is made cold
     std::optional<std::string> roofline;
     bool measure_roofline = false;

@@ -57,10 +57,6 @@ std::string trim(std::string_view text) {
     return std::string(text.substr(first, last - first + 1));
 }
 
-std::string getenv_or_empty(const char* name) {
-    const char* value = std::getenv(name);
-    return value == nullptr ? std::string() : std::string(value);
-}
 
 std::string read_first_line(const std::filesystem::path& path) {
     std::ifstream in(path);
@@ -196,6 +192,11 @@ std::vector<std::size_t> affinity_cpus() {
     }
     if (cpus.empty()) cpus.push_back(0);
     return cpus;
+}
+
+std::string getenv_or_empty(const char* name) {
+    const char* value = std::getenv(name);
+    return value == nullptr ? std::string() : std::string(value);
 }
 
 Environment collect_environment() {

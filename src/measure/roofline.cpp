@@ -156,11 +156,6 @@ double measure_sgemm_gflops(std::size_t dim, std::size_t n_reps) {
     return flops / static_cast<double>(std::max<std::int64_t>(best_ns, 1));
 }
 
-std::string env_or_empty(const char* name) {
-    const char* value = std::getenv(name);
-    return value == nullptr ? std::string() : std::string(value);
-}
-
 }  // namespace
 
 RooflineOptions quick_roofline_options() {
@@ -323,13 +318,13 @@ std::vector<std::string> roofline_mismatches(const Roofline& roofline, const Env
 std::filesystem::path default_roofline_path(std::size_t n_threads) {
     const std::string file_name = fmt::format("roofline-t{}.json", n_threads);
     // Empty variables count as unset, as the XDG base directory spec asks.
-    if (const std::string dir = env_or_empty("KVBENCH_ROOFLINE_DIR"); !dir.empty()) {
+    if (const std::string dir = getenv_or_empty("KVBENCH_ROOFLINE_DIR"); !dir.empty()) {
         return std::filesystem::path(dir) / file_name;
     }
-    if (const std::string xdg = env_or_empty("XDG_CACHE_HOME"); !xdg.empty()) {
+    if (const std::string xdg = getenv_or_empty("XDG_CACHE_HOME"); !xdg.empty()) {
         return std::filesystem::path(xdg) / "kvbench" / file_name;
     }
-    if (const std::string home = env_or_empty("HOME"); !home.empty()) {
+    if (const std::string home = getenv_or_empty("HOME"); !home.empty()) {
         return std::filesystem::path(home) / ".cache" / "kvbench" / file_name;
     }
     throw std::runtime_error(

@@ -1,4 +1,4 @@
-// The cartesian product of a SweepSpec, skipping combinations that break SPEC §1's rules.
+// The cartesian product of a SweepSpec, skipping combinations that break the rules of docs/model.md#configuration.
 #include "kvbench/measure/sweep.hpp"
 
 #include <fmt/format.h>

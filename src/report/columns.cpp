@@ -16,7 +16,7 @@ CellValue optional_real(const std::optional<double>& value) {
 
 const std::vector<RowColumn>& row_columns() {
     static const std::vector<RowColumn> columns{
-        // SPEC §4, in its order.
+        // docs/csv.md#contract-columns, in its order.
         {"path", [](const ResultRow& r) -> CellValue { return std::string(path_name(r.path)); }},
         {"batch", [](const ResultRow& r) { return count(r.config.n_batch); }},
         {"seq", [](const ResultRow& r) { return count(r.config.seq_len); }},

@@ -1,4 +1,4 @@
-// The CSV writer (SPEC §4): header row, then one RFC 4180 record per ResultRow.
+// The CSV writer (docs/csv.md#format): header row, then one RFC 4180 record per ResultRow.
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/columns.hpp"
 

@@ -134,7 +134,7 @@ TextTable kv_memory_table(const std::vector<ConfigPair>& pairs) {
     for (const ConfigPair& pair : pairs) {
         const ModelConfig& c = pair.config;
         const std::uint64_t kv_bytes = (pair.cached != nullptr ? pair.cached : pair.uncached)->cost.kv_bytes;
-        // kv_bytes holds a factor G (SPEC §2), so dividing first is exact and cannot overflow.
+        // kv_bytes holds a factor G (docs/counting.md#kv-bytes), so dividing first is exact and cannot overflow.
         const std::uint64_t mha_kv_bytes = kv_bytes / c.n_kv_heads * c.n_heads;
         std::vector<std::string> line = point_cells(c);
         line.push_back(format_bytes(kv_bytes));

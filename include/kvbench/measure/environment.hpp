@@ -30,6 +30,9 @@ struct Environment {
 
 Environment collect_environment();
 
+// The variable's value, or "" when it is not set.
+std::string getenv_or_empty(const char* name);
+
 // The last-level caches a set of CPUs can reach, as sysfs describes them.
 struct LastLevelCaches {
     int level = 0;                 // 3 on most x86 machines; 0 when nothing was found

@@ -1,4 +1,4 @@
-// Roofline: the machine's measured peak read bandwidth and fp32 FLOP/s, their JSON file, and the bound they give (SPEC §2).
+// Roofline: the machine's measured peak read bandwidth and fp32 FLOP/s, their JSON file, and the bound they give (docs/counting.md#roofline).
 #pragma once
 
 #include "kvbench/measure/environment.hpp"

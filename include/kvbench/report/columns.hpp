@@ -26,7 +26,7 @@ struct RowColumn {
     CellValue (*value)(const ResultRow& row);
 };
 
-// A column repeated on every CSV row from the run's Environment (SPEC §4: every row is reproducible).
+// A column repeated on every CSV row from the run's Environment (docs/csv.md#provenance-columns: every row is reproducible).
 struct EnvironmentColumn {
     const char* name;
     std::string (*value)(const Environment& env);
@@ -39,7 +39,7 @@ struct ExtraColumn {
     std::vector<CellValue> values;
 };
 
-// SPEC §4's columns first, in its order, then the extras.
+// The contract columns first (docs/csv.md#contract-columns), in their order, then the extras.
 const std::vector<RowColumn>& row_columns();
 // Follow the row columns in the CSV; the JSON writer puts the whole Environment once instead.
 const std::vector<EnvironmentColumn>& environment_columns();
