@@ -14,7 +14,7 @@ out="$dir/$name.csv"
 err="$dir/$name.err"
 fifo="$dir/$name.fifo"
 events="$dir/$name.events"
-rm -f "$out" "$err" "$fifo" "$events" "$out".tmp-*
+rm -f "$out" "$err" "$err.watchdog" "$fifo" "$events" "$out".tmp-*
 fail() { echo "FAIL ($signal): $*"; cat "$err" 2>/dev/null; exit 1; }
 case $signal in INT | INT2) expected=130 ;; TERM) expected=143 ;; HUP) expected=129 ;; *) fail "unknown signal" ;; esac
 
@@ -41,9 +41,17 @@ if [ "$sent" -ne 1 ]; then kill -KILL "$pid" 2>/dev/null; fail "no point finishe
 # The rest of stderr, until the sweep exits and closes it; a sweep that ignores the signal hangs here.
 timeout 120 cat <&3 >>"$err"
 exec 3<&-
-if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fail "still running 120 s after SIG$signal"; fi
+# Wait for the sweep to exit, with a watchdog: `kill -0` cannot tell an exited, not yet reaped
+# process from a running one, and a sanitizer build may still be checking for leaks here.
+# Its output goes to /dev/null so that a leftover sleep holds no pipe of the test runner's.
+(exec >/dev/null 2>&1; sleep 120; kill -KILL "$pid" && echo watchdog >"$err.watchdog") &
+watchdog=$!
 wait "$pid"
 code=$?
+pkill -P "$watchdog" 2>/dev/null
+kill "$watchdog" 2>/dev/null
+wait "$watchdog" 2>/dev/null
+[ -f "$err.watchdog" ] && { rm -f "$err.watchdog"; fail "still running 120 s after SIG$signal"; }
 rm -f "$fifo"
 
 [ "$code" -eq "$expected" ] || fail "exit code $code, expected $expected"
