@@ -3,6 +3,7 @@
 
 #include "attention_flops.hpp"
 #include "csv_reader.hpp"
+#include "run_command.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -15,15 +16,6 @@
 using namespace kvbench;
 
 namespace {
-
-std::string run_and_capture(const std::string& command) {
-    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-    REQUIRE(pipe != nullptr);
-    std::string output;
-    char buffer[4096];
-    while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe.get())) output.append(buffer, n);
-    return output;
-}
 
 // docs/counting.md written out again, independently of src/engine/cost_model.cpp.
 std::uint64_t spec_flops(bool cached, std::uint64_t b, std::uint64_t n, std::uint64_t d, std::uint64_t h,
@@ -40,7 +32,7 @@ std::uint64_t spec_bytes(bool cached, std::uint64_t b, std::uint64_t n, std::uin
 }  // namespace
 
 TEST_CASE("the csv of a small sweep has the spec's columns, exact counts and consistent rates") {
-    const std::string csv = run_and_capture(std::string(KVBENCH_EXE) +
+    const std::string csv = test::run_and_capture(std::string(KVBENCH_EXE) +
                                             " sweep -n 7,40 -b 1,2 -d 64 --heads 4 -g 4,2,1 -l 2 -r 3 -w 1"
                                             " --cache-state warm -t 1 --no-roofline --format csv");
     const auto records = test::parse_csv(csv);
@@ -103,7 +95,7 @@ TEST_CASE("the csv of a small sweep has the spec's columns, exact counts and con
 }
 
 TEST_CASE("a csv without the uncached path leaves speedup empty") {
-    const auto records = test::parse_csv(run_and_capture(
+    const auto records = test::parse_csv(test::run_and_capture(
         std::string(KVBENCH_EXE) + " sweep -n 9 -d 64 --heads 4 -g 2 -r 2 -w 0 -t 1 --paths cached --no-roofline --format csv"));
     REQUIRE(records.size() == 2);
     CHECK(records[1][0] == "cached");

@@ -3,6 +3,7 @@
 
 #include "kvbench/report/columns.hpp"
 #include "csv_reader.hpp"
+#include "run_command.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -29,15 +30,6 @@ std::uint64_t spec_flops(bool cached, std::uint64_t b, std::uint64_t n, std::uin
 std::uint64_t spec_kv_bytes(std::uint64_t b, std::uint64_t n, std::uint64_t d, std::uint64_t h, std::uint64_t g,
                             std::uint64_t l) {
     return 2 * l * b * n * g * (d / h) * 4;
-}
-
-std::string run_and_capture(const std::string& command) {
-    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-    REQUIRE(pipe != nullptr);
-    std::string output;
-    char buffer[4096];
-    while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe.get())) output.append(buffer, n);
-    return output;
 }
 
 }  // namespace
@@ -138,7 +130,7 @@ TEST_CASE("extra columns follow the row columns, before the environment's; a wro
 }
 
 TEST_CASE("kvbench generate's csv: one row per step, path and configuration, with the formulas' counts") {
-    const std::string csv = run_and_capture(std::string(KVBENCH_EXE) +
+    const std::string csv = test::run_and_capture(std::string(KVBENCH_EXE) +
                                             " generate -p 6 --new 5 -b 2 -d 64 --heads 4 -g 4,1 -l 2 -t 1"
                                             " --cache-state warm --format csv 2>/dev/null");
     const auto records = test::parse_csv(csv);

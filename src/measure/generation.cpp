@@ -84,11 +84,8 @@ std::uint64_t generation_memory_bytes(const GridPoint& point, const GenerationOp
 
 std::vector<double> estimate_generation_seconds(const GridPoint& point, const GenerationOptions& options,
                                                 const Roofline* roofline, std::uint64_t flush_bytes) {
-    Roofline assumed;
-    assumed.peak_gflops = 100;
-    assumed.peak_gbps = 20;
-    const Roofline& machine = roofline != nullptr ? *roofline : assumed;
-    constexpr double achieved_fraction = 0.5;
+    const Roofline machine = roofline_or_assumed(roofline);
+    constexpr double achieved_fraction = estimate_achieved_fraction;
     const double flush_seconds =
         options.cold_cache ? 2.0 * static_cast<double>(flush_bytes) / (machine.peak_gbps * 1e9) : 0.0;
     std::vector<double> seconds;

@@ -337,6 +337,14 @@ double roofline_time_s(std::uint64_t flops, std::uint64_t bytes, const Roofline&
     return std::max(compute_s, memory_s);
 }
 
+Roofline roofline_or_assumed(const Roofline* roofline) {
+    if (roofline != nullptr) return *roofline;
+    Roofline assumed;
+    assumed.peak_gflops = 100;
+    assumed.peak_gbps = 20;
+    return assumed;
+}
+
 double roofline_pct(double roofline_time_s, double measured_median_s) {
     return 100.0 * roofline_time_s / measured_median_s;
 }

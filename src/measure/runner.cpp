@@ -240,11 +240,8 @@ bool enough_repetitions(const RunOptions& options, std::size_t n_done, double el
 
 double estimate_point_seconds(const GridPoint& point, const RunOptions& options,
                               const Roofline* roofline, std::uint64_t flush_bytes) {
-    Roofline assumed;
-    assumed.peak_gflops = 100;
-    assumed.peak_gbps = 20;
-    const Roofline& machine = roofline != nullptr ? *roofline : assumed;
-    constexpr double achieved_fraction = 0.5;
+    const Roofline machine = roofline_or_assumed(roofline);
+    constexpr double achieved_fraction = estimate_achieved_fraction;
     const ModelConfig& config = point.config;
     auto step_seconds = [&](DecodePath path) {
         return roofline_time_s(step_flops(config, path), step_bytes(config, path), machine) /

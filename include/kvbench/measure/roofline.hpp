@@ -90,6 +90,12 @@ std::filesystem::path default_roofline_path(std::size_t n_threads);
 // Requires: roofline.peak_gflops > 0, roofline.peak_gbps > 0.
 double roofline_time_s(std::uint64_t flops, std::uint64_t bytes, const Roofline& roofline);
 
+// What a time estimate (--dry-run, progress, generate's warning) assumes: the machine's roofline,
+// or 100 GFLOP/s and 20 GB/s without one, each step at estimate_achieved_fraction of its bound
+// (decode kernels rarely do better).
+inline constexpr double estimate_achieved_fraction = 0.5;
+Roofline roofline_or_assumed(const Roofline* roofline);
+
 // 100 · roofline_time_s / measured_median_s: how close a measurement came to the bound.
 // Requires: measured_median_s > 0.
 double roofline_pct(double roofline_time_s, double measured_median_s);
