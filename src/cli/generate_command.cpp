@@ -92,7 +92,7 @@ struct PathResult {
     std::vector<GenerationStep> steps;
 };
 
-// Per-step rows: reps = 1, the step's own latency as its median (docs/generate.md#the-csv).
+// Per-step rows: reps = 1, the step's own latency as its median (docs/generate.md#the-csv-and-json).
 void append_rows(const PathResult& result, const GeneratePlan& plan, const std::vector<double>& verify_errors,
                  const Roofline* roofline, const Environment& env, std::vector<ResultRow>& rows,
                  std::vector<GenerationStep>& row_steps) {
