@@ -25,6 +25,8 @@ namespace kvbench {
 
 namespace {
 
+using Rooflines = std::map<std::size_t, Roofline>;
+
 constexpr double verify_tolerance = 1e-4;      // docs/model.md#equivalence
 constexpr double long_run_seconds = 60;        // warn before runs longer than this
 constexpr const char* plot_script = "plots/kvbench_plot.py";
@@ -260,122 +262,171 @@ void write_steps(std::ostream& out, const GeneratePlan& plan, const std::vector<
 
 }  // namespace
 
-int run_generate_command(const GenerateCliOptions& options) {
-    const GeneratePlan plan = to_generate_plan(options);
+namespace {
+
+// ---- The command's steps, in the order run_generate_command takes them ----------------------
+
+GeneratePlan plan_generation(const GenerateCliOptions& options) {
+    GeneratePlan plan = to_generate_plan(options);
     check_output_directory(plan.output);
     for (const std::string& skipped : plan.grid.skipped) warn("skipping " + skipped);
+    return plan;
+}
 
-    const Environment env = collect_environment();
+void warn_about_build(const Environment& env) {
     if (!env.optimized_build) {
         warn(fmt::format("this is a {} build: its timings mean nothing; build with -DCMAKE_BUILD_TYPE=Release",
                          env.build_type));
     }
-    const std::map<std::size_t, Roofline> rooflines = saved_rooflines(plan.grid);
-    const std::uint64_t flush_bytes =
-        plan.generation.cold_cache
-            ? CacheFlusher::llc_multiple * (env.llc_bytes > 0 ? env.llc_bytes : CacheFlusher::fallback_llc_bytes)
-            : 0;
-    const std::vector<GridPoint> points = points_that_fit(plan, flush_bytes);
+}
 
-    // The uncached path grows as N²: say how long the run will take before starting it.
-    std::vector<std::vector<double>> work;
-    double total_work = 0;
+std::uint64_t generation_flush_bytes(const GeneratePlan& plan, const Environment& env) {
+    return plan.generation.cold_cache ? stream_flush_bytes(env.llc_total_bytes) : 0;
+}
+
+// What the run will take, step by step: the progress line's estimates and the long-run warning.
+struct RunEstimate {
+    std::vector<std::vector<double>> step_seconds;  // per point, per step (cached steps, then uncached)
+    double total_seconds = 0;
     std::size_t n_steps = 0;
+};
+
+// The uncached path grows as N²: say how long the run will take before starting it.
+RunEstimate estimate_run(const std::vector<GridPoint>& points, const GeneratePlan& plan, const Rooflines& rooflines,
+                         std::uint64_t flush_bytes) {
+    RunEstimate estimate;
     for (const GridPoint& point : points) {
-        work.push_back(estimate_generation_seconds(point, plan.generation, roofline_of(rooflines, point.n_threads),
-                                                   flush_bytes));
-        total_work = std::accumulate(work.back().begin(), work.back().end(), total_work);
-        n_steps += work.back().size();
+        estimate.step_seconds.push_back(estimate_generation_seconds(
+            point, plan.generation, roofline_of(rooflines, point.n_threads), flush_bytes));
+        const std::vector<double>& steps = estimate.step_seconds.back();
+        estimate.total_seconds = std::accumulate(steps.begin(), steps.end(), estimate.total_seconds);
+        estimate.n_steps += steps.size();
     }
-    if (total_work > long_run_seconds) {
+    if (estimate.total_seconds > long_run_seconds) {
         warn(fmt::format("this generation will take about {} ({} steps; {}); lower --new or --prompt, or use "
                          "--paths cached, for a shorter run",
-                         format_duration_ns(total_work * 1e9), n_steps,
+                         format_duration_ns(estimate.total_seconds * 1e9), estimate.n_steps,
                          rooflines.empty() ? "assuming 100 GFLOP/s and 20 GB/s: run `kvbench roofline` for this "
                                              "machine's figures"
                                            : "estimated from the saved roofline"));
     }
+    return estimate;
+}
 
+struct GenerationOutcome {
+    std::vector<PathResult> results;
+    std::vector<ResultRow> rows;                // one per step, path and configuration
+    std::vector<GenerationStep> row_steps;      // the step of each row
+    std::vector<std::string> verify_failures;   // one line per step whose paths disagree
+    double worst_verify_error = 0;
+    bool interrupted = false;
+};
+
+GenerationOutcome measure_generations(const std::vector<GridPoint>& points, const GeneratePlan& plan,
+                                      const Rooflines& rooflines, const RunEstimate& estimate,
+                                      const Environment& env) {
     const std::atomic<bool>& stop = install_interrupt_flag();
     std::optional<CacheFlusher> flusher;
     // A generation's buffers change at every step, so its cold cache streams a buffer
     // through the LLCs instead of evicting a list of regions (docs/generate.md).
     if (plan.generation.cold_cache) flusher.emplace(FlushMethod::stream, env.llc_total_bytes);
 
-    Progress progress(ProgressMode::auto_detect, n_steps, total_work);
+    Progress progress(ProgressMode::auto_detect, estimate.n_steps, estimate.total_seconds);
     std::size_t step_counter = 0;
-    std::vector<PathResult> results;
-    std::vector<ResultRow> rows;
-    std::vector<GenerationStep> row_steps;
-    std::vector<std::string> verify_failures;
-    double worst_error = 0;
-    bool interrupted = false;
-    for (std::size_t p = 0; p < points.size() && !interrupted; ++p) {
+    GenerationOutcome outcome;
+    for (std::size_t p = 0; p < points.size() && !outcome.interrupted; ++p) {
         const GridPoint& point = points[p];
         std::size_t local = 0;
         auto observe = [&](DecodePath path, const GenerationStep& step) {
-            progress.finish_point(step_counter, shape_label(point), std::nullopt, std::nullopt, work[p][local++]);
-            progress.start_point(std::min(step_counter + 1, n_steps - 1),
+            progress.finish_point(step_counter, shape_label(point), std::nullopt, std::nullopt,
+                                  estimate.step_seconds[p][local++]);
+            progress.start_point(std::min(step_counter + 1, estimate.n_steps - 1),
                                  fmt::format("{} {} step {}/{} (N={})", shape_label(point), path_name(path),
                                              step.index, plan.generation.n_new, step.seq_len));
             ++step_counter;
         };
         progress.start_point(step_counter, shape_label(point));
         GenerationRun run = run_generation(point, plan.generation, flusher ? &*flusher : nullptr, stop, observe);
-        interrupted = run.interrupted;
+        outcome.interrupted = run.interrupted;
         for (std::size_t i = 0; i < run.verify_rel_error.size(); ++i) {
             const double error = run.verify_rel_error[i];
-            worst_error = std::max(worst_error, error);
+            outcome.worst_verify_error = std::max(outcome.worst_verify_error, error);
             if (!(error < verify_tolerance)) {
-                verify_failures.push_back(fmt::format("{} step {}: relative error {:.3g}", shape_label(point), i, error));
+                outcome.verify_failures.push_back(
+                    fmt::format("{} step {}: relative error {:.3g}", shape_label(point), i, error));
             }
         }
         for (auto* steps : {&run.cached, &run.uncached}) {
             if (steps->empty()) continue;
             PathResult result{point, steps == &run.cached ? DecodePath::cached : DecodePath::uncached,
                               std::move(*steps)};
-            append_rows(result, plan, run.verify_rel_error, roofline_of(rooflines, point.n_threads), env, rows, row_steps);
-            results.push_back(std::move(result));
+            append_rows(result, plan, run.verify_rel_error, roofline_of(rooflines, point.n_threads), env,
+                        outcome.rows, outcome.row_steps);
+            outcome.results.push_back(std::move(result));
         }
     }
     progress.clear();
+    assign_step_speedups(outcome.rows);
+    return outcome;
+}
 
-    assign_step_speedups(rows);
-    const std::vector<ExtraColumn> extra = step_columns(row_steps, plan);
+void export_generation(const GeneratePlan& plan, const GenerationOutcome& outcome, const Rooflines& rooflines,
+                       const Environment& env) {
+    const std::vector<ExtraColumn> extra = step_columns(outcome.row_steps, plan);
     const bool stdout_is_report = !plan.output && plan.format != OutputFormat::table;
     std::ostream& tables = stdout_is_report ? std::cerr : std::cout;
     if (plan.output) {
-        write_file_atomically(*plan.output, [&](std::ostream& out) { write_steps(out, plan, rows, extra, env); });
+        write_file_atomically(*plan.output,
+                              [&](std::ostream& out) { write_steps(out, plan, outcome.rows, extra, env); });
     } else if (stdout_is_report) {
-        write_steps(std::cout, plan, rows, extra, env);
+        write_steps(std::cout, plan, outcome.rows, extra, env);
     }
-    if (!stdout_is_report) tables << describe_run(rows, env) << "\n\n";
-    write_text_table(tables, summary_table(results, plan));
+    if (!stdout_is_report) tables << describe_run(outcome.rows, env) << "\n\n";
+    write_text_table(tables, summary_table(outcome.results, plan));
     tables << '\n';
-    write_text_table(tables, generation_growth_table(results, plan, rooflines));
+    write_text_table(tables, generation_growth_table(outcome.results, plan, rooflines));
     tables.flush();
-    std::FILE* notes = stdout_is_report ? stderr : stdout;
+}
 
-    if (!verify_failures.empty()) {
-        for (const std::string& failure : verify_failures) {
+// The closing lines and the exit status: 0, 1 when --verify failed, 130 when interrupted.
+int report_generation_outcome(const GeneratePlan& plan, const GenerationOutcome& outcome, std::size_t n_steps) {
+    const bool stdout_is_report = !plan.output && plan.format != OutputFormat::table;
+    std::FILE* notes = stdout_is_report ? stderr : stdout;
+    if (!outcome.verify_failures.empty()) {
+        for (const std::string& failure : outcome.verify_failures) {
             fmt::print(stderr, "kvbench: error: --verify failed at {} (tolerance {:.0e})\n", failure, verify_tolerance);
         }
-    } else if (plan.generation.verify && !rows.empty()) {
+    } else if (plan.generation.verify && !outcome.rows.empty()) {
         fmt::print(notes, "verify: cached output == uncached forward at every step; worst relative error {:.2e} "
                           "(tolerance {:.0e})\n",
-                   worst_error, verify_tolerance);
+                   outcome.worst_verify_error, verify_tolerance);
     }
     if (plan.output) {
-        fmt::print(notes, "wrote {} rows to {}\n", rows.size(), *plan.output);
+        fmt::print(notes, "wrote {} rows to {}\n", outcome.rows.size(), *plan.output);
         fmt::print(stderr, "plot it: /usr/bin/python3 {} {} (from the kvbench source tree)\n", plot_script,
                    *plan.output);
     }
-    if (interrupted) {
-        fmt::print(stderr, "kvbench: interrupted after {} of {} steps; {} holds the finished ones\n", rows.size(),
-                   n_steps, plan.output ? *plan.output : std::string("the report above"));
+    if (outcome.interrupted) {
+        fmt::print(stderr, "kvbench: interrupted after {} of {} steps; {} holds the finished ones\n",
+                   outcome.rows.size(), n_steps, plan.output ? *plan.output : std::string("the report above"));
         return 130;
     }
-    return verify_failures.empty() ? 0 : 1;
+    return outcome.verify_failures.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int run_generate_command(const GenerateCliOptions& options) {
+    const GeneratePlan plan = plan_generation(options);
+    const Environment env = collect_environment();
+    warn_about_build(env);
+    const Rooflines rooflines = saved_rooflines(plan.grid);
+    const std::uint64_t flush_bytes = generation_flush_bytes(plan, env);
+    const std::vector<GridPoint> points = points_that_fit(plan, flush_bytes);
+    const RunEstimate estimate = estimate_run(points, plan, rooflines, flush_bytes);
+    const GenerationOutcome outcome = measure_generations(points, plan, rooflines, estimate, env);
+    export_generation(plan, outcome, rooflines, env);
+    return report_generation_outcome(plan, outcome, estimate.n_steps);
 }
 
 }  // namespace kvbench
