@@ -12,6 +12,8 @@
 // Every sum runs in an order fixed by the shape, so equal inputs give equal bits.
 #include "attention_grouped.hpp"
 
+#include "even_tiles.hpp"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -168,19 +170,6 @@ private:
     std::size_t lines_left_ = 0;
 };
 
-// Splits n items into the fewest pieces of at most max_piece, as even as possible, and calls
-// visit(first, size) for each in order.
-template <class Visit>
-void for_each_piece(std::size_t n, std::size_t max_piece, Visit visit) {
-    const std::size_t n_pieces = (n + max_piece - 1) / max_piece;
-    std::size_t first = 0;
-    for (std::size_t p = 0; p < n_pieces; ++p) {
-        const std::size_t size = n / n_pieces + (p < n % n_pieces ? 1 : 0);
-        visit(first, size);
-        first += size;
-    }
-}
-
 // probs_t[t][rows of vectors first_vec ..] = Σ_d keys[t][d] · queries_t[d][..] for the tile's
 // n_keys keys (keys: the first of them) × n_vecs vectors of rows.
 template <std::size_t n_keys, std::size_t n_vecs>
@@ -252,9 +241,9 @@ constexpr auto output_tiles = output_tiles_of(std::make_index_sequence<out_rows_
 
 // Raw scores of the block's n_keys keys into probs_t, prefetching the next block meanwhile.
 void score_block(const LaneGroup& c, const float* keys, std::size_t n_keys, Prefetcher& prefetcher) {
-    for_each_piece(c.n_rows / lanes, score_vecs_max, [&](std::size_t first_vec, std::size_t n_vecs) {
+    for_each_tile(c.n_rows / lanes, score_vecs_max, [&](std::size_t first_vec, std::size_t n_vecs) {
         const std::size_t keys_max = n_vecs == 2 ? score_keys_max_2 : score_keys_max_1;
-        for_each_piece(n_keys, keys_max, [&](std::size_t first_key, std::size_t tile_keys) {
+        for_each_tile(n_keys, keys_max, [&](std::size_t first_key, std::size_t tile_keys) {
             const ScoreTileFn tile = n_vecs == 2 ? score_tiles_2[tile_keys - 1] : score_tiles_1[tile_keys - 1];
             tile(c, keys + first_key * c.kv_stride, first_vec, c.probs_t + first_key * c.n_rows, prefetcher);
         });
@@ -284,8 +273,8 @@ void update_softmax(const LaneGroup& c, std::size_t n_keys) {
 }
 
 void accumulate_block(const LaneGroup& c, const float* values, std::size_t n_keys) {
-    for_each_piece(c.n_rows, out_rows_max, [&](std::size_t first_row, std::size_t n_rows) {
-        for_each_piece(c.head_dim / lanes, out_vecs_max, [&](std::size_t first_vec, std::size_t n_vecs) {
+    for_each_tile(c.n_rows, out_rows_max, [&](std::size_t first_row, std::size_t n_rows) {
+        for_each_tile(c.head_dim / lanes, out_vecs_max, [&](std::size_t first_vec, std::size_t n_vecs) {
             output_tiles[n_rows - 1][n_vecs - 1](c, values, n_keys, first_row, first_vec);
         });
     });

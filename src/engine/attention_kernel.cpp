@@ -4,6 +4,7 @@
 
 #include "attention_grouped.hpp"
 #include "block_prefetcher.hpp"
+#include "even_tiles.hpp"
 #include "simd.hpp"
 
 #include <algorithm>
@@ -231,19 +232,6 @@ constexpr std::array<std::array<OutputTileFn, Simd::out_vecs>, sizeof...(r)> mak
     return {make_output_tile_row<r + 1>(std::make_index_sequence<Simd::out_vecs>{})...};
 }
 constexpr auto output_tiles = make_output_tiles(std::make_index_sequence<Simd::out_rows>{});
-
-// Cuts n items (rows or vectors) into the fewest tiles of at most max_tile, as even as possible;
-// calls visit(first, size) for each, in order.
-template <class Visit>
-void for_each_tile(std::size_t n, std::size_t max_tile, Visit visit) {
-    const std::size_t n_tiles = (n + max_tile - 1) / max_tile;
-    std::size_t first = 0;
-    for (std::size_t p = 0; p < n_tiles; ++p) {
-        const std::size_t size = n / n_tiles + (p < n % n_tiles ? 1 : 0);
-        visit(first, size);
-        first += size;
-    }
-}
 
 // Dot tiles of tile_rows rows from first_row on, while whole tiles fit in n_rows; returns
 // the first row left over.
