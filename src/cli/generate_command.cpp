@@ -35,7 +35,8 @@ void warn(const std::string& message) { fmt::print(stderr, "kvbench: warning: {}
 
 std::string shape_label(const GridPoint& point) {
     const ModelConfig& c = point.config;
-    return fmt::format("B={} D={} H={} G={} L={} T={}", c.n_batch, c.model_dim, c.n_heads, c.n_kv_heads,
+    const std::string head_dim = c.explicit_head_dim == 0 ? "" : fmt::format(" dh={}", c.explicit_head_dim);
+    return fmt::format("B={} D={} H={}{} G={} L={} T={}", c.n_batch, c.model_dim, c.n_heads, head_dim, c.n_kv_heads,
                        c.n_layers, point.n_threads);
 }
 

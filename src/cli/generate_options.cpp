@@ -36,7 +36,10 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
         ->capture_default_str();
     generate->add_option("-b,--batch", options.batch, "Batch sizes B")->capture_default_str();
     generate->add_option("-d,--dim", options.dim, "Model dimensions D")->capture_default_str();
-    generate->add_option("--heads", options.heads, "Query heads H (must divide D)")->capture_default_str();
+    generate->add_option("--heads", options.heads, "Query heads H (must divide D unless --head-dim is given)")
+        ->capture_default_str();
+    generate->add_option("--head-dim", options.head_dim,
+                         "Head dimensions dh, when not D/H (Gemma-7B: 256 at D=3072, H=16)");
     generate->add_option("-g,--kv-heads", options.kv_heads,
                          "KV heads G (must divide H): G=H is MHA, G=1 MQA, between GQA")
         ->capture_default_str();
@@ -74,6 +77,7 @@ GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
     spec.batch = parse_value_list(options.batch, "--batch");
     spec.dim = parse_value_list(options.dim, "--dim");
     spec.heads = parse_value_list(options.heads, "--heads");
+    if (options.head_dim) spec.head_dim = parse_value_list(*options.head_dim, "--head-dim");
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
     spec.threads = options.threads.empty() ? std::vector<std::size_t>{available_cores()}

@@ -117,7 +117,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
         ->capture_default_str();
     sweep->add_option("-b,--batch", options.batch, "Batch sizes B")->capture_default_str();
     sweep->add_option("-d,--dim", options.dim, "Model dimensions D")->capture_default_str();
-    sweep->add_option("--heads", options.heads, "Query heads H (must divide D)")->capture_default_str();
+    sweep->add_option("--heads", options.heads, "Query heads H (must divide D unless --head-dim is given)")
+        ->capture_default_str();
+    sweep->add_option("--head-dim", options.head_dim, "Head dimensions dh, when not D/H (Gemma-7B: 256 at D=3072, H=16)");
     sweep->add_option("-g,--kv-heads", options.kv_heads,
                       "KV heads G (must divide H): G=H is MHA, G=1 MQA, between GQA")
         ->capture_default_str();
@@ -200,6 +202,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     spec.batch = parse_value_list(options.batch, "--batch");
     spec.dim = parse_value_list(options.dim, "--dim");
     spec.heads = parse_value_list(options.heads, "--heads");
+    if (options.head_dim) spec.head_dim = parse_value_list(*options.head_dim, "--head-dim");
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
     spec.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)

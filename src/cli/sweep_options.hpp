@@ -23,6 +23,7 @@ struct SweepCliOptions {
     std::string batch = "1";
     std::string dim = "1024";
     std::string heads = "16";
+    std::optional<std::string> head_dim;  // --head-dim; unset: D/H
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
     std::optional<std::string> threads;  // unset: all available cores

@@ -84,7 +84,7 @@ void merge_splits(const ModelConfig& config, std::size_t n_splits, const DecodeA
             for (std::size_t s = 0; s < n_splits; ++s) {
                 global_max = std::max(global_max, scratch.partial_max[(s * n_batch + b) * n_heads + h]);
             }
-            float* dst = out + b * config.model_dim + h * head_dim;
+            float* dst = out + b * config.q_dim() + h * head_dim;
             std::fill(dst, dst + head_dim, 0.0f);
             float total = 0.0f;
             for (std::size_t s = 0; s < n_splits; ++s) {
@@ -107,7 +107,7 @@ DecodeAttentionScratch::DecodeAttentionScratch(const ModelConfig& config, std::s
     : n_threads(n_threads_),
       max_seq_len(max_seq_len_),
       max_splits(splits_for(config, max_seq_len_, n_threads_)),
-      partial_out(checked_product({max_splits, config.n_batch, config.model_dim})),
+      partial_out(checked_product({max_splits, config.n_batch, config.q_dim()})),
       partial_max(checked_product({max_splits, config.n_batch, config.n_heads})),
       partial_sum(partial_max.size()) {
     workspaces.reserve(n_threads);
@@ -131,7 +131,7 @@ std::size_t DecodeAttentionScratch::bytes_for(const ModelConfig& config, std::si
                                               std::size_t n_threads) {
     const std::size_t max_splits = splits_for(config, max_seq_len_, n_threads);
     const std::size_t partial_floats =
-        checked_product({max_splits, config.n_batch, checked_add(config.model_dim, 2 * config.n_heads)});
+        checked_product({max_splits, config.n_batch, checked_add(config.q_dim(), 2 * config.n_heads)});
     return checked_add(checked_mul(partial_floats, sizeof(float)),
                        checked_mul(n_threads, AttendWorkspace::bytes_for(config.group_size(), config.head_dim())));
 }

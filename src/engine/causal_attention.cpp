@@ -48,7 +48,7 @@ FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
     const std::size_t head_dim = config.head_dim();
     const std::size_t group_size = config.group_size();
     const std::size_t qkv_dim = config.qkv_dim();
-    const std::size_t model_dim = config.model_dim;
+    const std::size_t q_dim = config.q_dim();  // row stride of out
     const std::size_t kv_dim = config.kv_dim();
     const std::size_t block_rows = scratch.block_rows;
     const std::size_t n_blocks = (seq_len + block_rows - 1) / block_rows;
@@ -76,8 +76,8 @@ FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
 
         const float* sequence = qkv + b * seq_len * qkv_dim;
         const float* queries = sequence + first_row * qkv_dim + h * head_dim;
-        const float* keys = sequence + model_dim + kv_head * head_dim;
-        const float* values = sequence + model_dim + kv_dim + kv_head * head_dim;
+        const float* keys = sequence + q_dim + kv_head * head_dim;
+        const float* values = sequence + q_dim + kv_dim + kv_head * head_dim;
         float* scores = scratch.scores.data() +
                       static_cast<std::size_t>(omp_get_thread_num()) * block_rows * scratch.max_seq_len;
 
@@ -85,8 +85,7 @@ FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
              qkv_dim, 0.0f, scores, scratch.max_seq_len);
         masked_softmax_rows(scores, scratch.max_seq_len, first_row, n_rows, n_keys);
         gemm(Transpose::no, Transpose::no, n_rows, head_dim, n_keys, 1.0f, scores, scratch.max_seq_len,
-             values, qkv_dim, 0.0f, out + (b * seq_len + first_row) * model_dim + h * head_dim,
-             model_dim);
+             values, qkv_dim, 0.0f, out + (b * seq_len + first_row) * q_dim + h * head_dim, q_dim);
 
         executed += 4ull * n_rows * n_keys * head_dim;
         // Row first_row + i sees first_row + i + 1 keys: Σ = n_rows·first_row + n_rows(n_rows+1)/2.

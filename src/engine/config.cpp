@@ -35,9 +35,9 @@ void validate(const ModelConfig& config) {
     require_positive(config.n_heads, "--heads");
     require_positive(config.n_kv_heads, "--kv-heads");
     require_positive(config.n_layers, "--layers");
-    if (config.model_dim % config.n_heads != 0) {
-        throw ConfigError(fmt::format("--heads {} must divide --dim {} (try {})", config.n_heads,
-                                      config.model_dim, divisors_of(config.model_dim)));
+    if (config.explicit_head_dim == 0 && config.model_dim % config.n_heads != 0) {
+        throw ConfigError(fmt::format("--heads {} must divide --dim {} (try {}, or give --head-dim)",
+                                      config.n_heads, config.model_dim, divisors_of(config.model_dim)));
     }
     if (config.n_heads % config.n_kv_heads != 0) {
         throw ConfigError(fmt::format("--kv-heads {} must divide --heads {} (try {})",
@@ -53,8 +53,10 @@ std::string grouping_label(std::size_t n_heads, std::size_t n_kv_heads) {
 }
 
 std::string describe(const ModelConfig& config) {
-    return fmt::format("B={} N={} D={} H={} G={} L={}", config.n_batch, config.seq_len,
-                       config.model_dim, config.n_heads, config.n_kv_heads, config.n_layers);
+    const std::string head_dim =
+        config.explicit_head_dim == 0 ? "" : fmt::format(" dh={}", config.explicit_head_dim);
+    return fmt::format("B={} N={} D={} H={}{} G={} L={}", config.n_batch, config.seq_len, config.model_dim,
+                       config.n_heads, head_dim, config.n_kv_heads, config.n_layers);
 }
 
 }  // namespace kvbench

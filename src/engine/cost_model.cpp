@@ -12,14 +12,15 @@ const char* path_name(DecodePath path) {
 }
 
 std::uint64_t weights_per_layer(const ModelConfig& c) {
+    // Wq and Wo are D×H·dh each, Wk and Wv D×G·dh each.
     const std::uint64_t d = u64(c.model_dim);
-    return 2 * d * d + 2 * d * u64(c.kv_dim());
+    return 2 * d * u64(c.q_dim()) + 2 * d * u64(c.kv_dim());
 }
 
 std::uint64_t step_flops(const ModelConfig& c, DecodePath path) {
     const std::uint64_t p = weights_per_layer(c);
     const std::uint64_t n = u64(c.seq_len);
-    const std::uint64_t attn_width = u64(c.n_heads) * u64(c.head_dim());  // H·dh
+    const std::uint64_t attn_width = u64(c.q_dim());  // H·dh
     const std::uint64_t per_sequence = path == DecodePath::cached
                                            ? 2 * p + 4 * attn_width * n
                                            : 2 * n * p + 2 * attn_width * n * (n + 1);

@@ -19,7 +19,7 @@ std::size_t forward_rows(const ModelConfig& config) { return checked_mul(config.
 
 DecodeScratch::DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads)
     : qkv(checked_mul(decode_rows(config), config.qkv_dim())),
-      head_outputs(checked_mul(decode_rows(config), config.model_dim)),
+      head_outputs(checked_mul(decode_rows(config), config.q_dim())),
       attention_scratch(config, max_seq_len, n_threads) {}
 
 std::size_t DecodeScratch::bytes() const {
@@ -27,14 +27,14 @@ std::size_t DecodeScratch::bytes() const {
 }
 
 std::size_t DecodeScratch::bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads) {
-    const std::size_t floats = checked_mul(decode_rows(config), checked_add(config.qkv_dim(), config.model_dim));
+    const std::size_t floats = checked_mul(decode_rows(config), checked_add(config.qkv_dim(), config.q_dim()));
     return checked_add(checked_mul(floats, sizeof(float)), DecodeAttentionScratch::bytes_for(config, max_seq_len, n_threads));
 }
 
 ForwardScratch::ForwardScratch(const ModelConfig& config, std::size_t n_threads,
                                std::size_t block_rows)
     : qkv(checked_mul(forward_rows(config), config.qkv_dim())),
-      head_outputs(checked_mul(forward_rows(config), config.model_dim)),
+      head_outputs(checked_mul(forward_rows(config), config.q_dim())),
       attention_scratch(config.seq_len, n_threads, block_rows) {}
 
 std::size_t ForwardScratch::bytes() const {
@@ -42,7 +42,7 @@ std::size_t ForwardScratch::bytes() const {
 }
 
 std::size_t ForwardScratch::bytes_for(const ModelConfig& config, std::size_t n_threads, std::size_t block_rows) {
-    const std::size_t floats = checked_mul(forward_rows(config), checked_add(config.qkv_dim(), config.model_dim));
+    const std::size_t floats = checked_mul(forward_rows(config), checked_add(config.qkv_dim(), config.q_dim()));
     return checked_add(checked_mul(floats, sizeof(float)),
                        CausalAttentionScratch::bytes_for(config.seq_len, n_threads, block_rows));
 }
@@ -58,7 +58,7 @@ void store_kv(const ModelConfig& config, const float* qkv_rows, std::size_t n_po
     for (std::size_t kv_head = 0; kv_head < config.n_kv_heads; ++kv_head) {
         float* keys = cache.keys(layer, b, kv_head) + first_pos * head_dim;
         float* values = cache.values(layer, b, kv_head) + first_pos * head_dim;
-        const float* k_src = qkv_rows + config.model_dim + kv_head * head_dim;
+        const float* k_src = qkv_rows + config.q_dim() + kv_head * head_dim;
         const float* v_src = k_src + config.kv_dim();
         for (std::size_t t = 0; t < n_positions; ++t) {
             std::copy_n(k_src + t * qkv_dim, head_dim, keys + t * head_dim);
@@ -90,7 +90,7 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
                                scratch.head_outputs.data(), scratch.attention_scratch);
         // beta = 1: the residual add rides on the output projection.
         const std::uint64_t out_flops =
-            linear(scratch.head_outputs.data(), n_batch, model_dim, w.wo.data(), model_dim, 1.0f, x_out);
+            linear(scratch.head_outputs.data(), n_batch, config.q_dim(), w.wo.data(), model_dim, 1.0f, x_out);
         count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
     }
     cache.extend_to(pos + 1);
@@ -124,7 +124,7 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
             }
         }
         count += attend_causal(config, scratch.qkv.data(), scratch.head_outputs.data(), scratch.attention_scratch, stop);
-        const std::uint64_t out_flops = linear(scratch.head_outputs.data(), n_rows, model_dim,
+        const std::uint64_t out_flops = linear(scratch.head_outputs.data(), n_rows, config.q_dim(),
                                                w.wo.data(), model_dim, 1.0f, x_out);
         count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
     }

@@ -41,6 +41,7 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
     const LayerWeights& layer = weights.layers.front();
     const std::size_t n_batch = config.n_batch;
     const std::size_t model_dim = config.model_dim;
+    const std::size_t q_dim = config.q_dim();  // H·dh: width of the attention outputs
     const std::size_t qkv_dim = config.qkv_dim();
     const std::size_t head_dim = config.head_dim();
 
@@ -52,13 +53,13 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
         KvCache& cache = *inputs.cache;
         for (std::size_t b = 0; b < n_batch; ++b) {
             for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
-                const float* k = step_qkv.data() + b * qkv_dim + model_dim + g * head_dim;
+                const float* k = step_qkv.data() + b * qkv_dim + q_dim + g * head_dim;
                 std::copy_n(k, head_dim, cache.keys(0, b, g) + pos * head_dim);
                 std::copy_n(k + config.kv_dim(), head_dim, cache.values(0, b, g) + pos * head_dim);
             }
         }
         DecodeAttentionScratch scratch(config, config.seq_len, inputs.n_threads);
-        std::vector<float> fast(n_batch * model_dim), naive(n_batch * model_dim);  // (n_batch, model_dim) floats
+        std::vector<float> fast(n_batch * q_dim), naive(n_batch * q_dim);  // (n_batch, q_dim) floats
         attend_decode(config, step_qkv.data(), qkv_dim, cache, 0, config.seq_len, fast.data(), scratch);
         attend_decode_naive(config, step_qkv.data(), qkv_dim, cache, 0, config.seq_len, naive.data(), scratch);
         checks.push_back({"attend_decode", relative_error(fast, naive)});
@@ -81,7 +82,7 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
         std::vector<float> qkv(n_rows * qkv_dim);  // (n_batch · prefix.seq_len, qkv_dim) floats
         linear(x.data(), n_rows, model_dim, layer.wqkv.data(), qkv_dim, 0.0f, qkv.data());
         CausalAttentionScratch scratch(prefix.seq_len, inputs.n_threads);
-        std::vector<float> fast(n_rows * model_dim), naive(n_rows * model_dim);  // (n_rows, model_dim) floats
+        std::vector<float> fast(n_rows * q_dim), naive(n_rows * q_dim);  // (n_rows, q_dim) floats
         attend_causal(prefix, qkv.data(), fast.data(), scratch);
         attend_causal_naive(prefix, qkv.data(), naive.data(), scratch);
         checks.push_back({fmt::format("attend_causal ({} positions)", prefix.seq_len), relative_error(fast, naive)});

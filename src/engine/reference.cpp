@@ -71,7 +71,7 @@ FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::si
             const std::size_t g = h / config.group_size();
             multiply_adds += attention_reference(q + b * q_stride + h * head_dim, cache.keys(layer, b, g),
                                                  cache.values(layer, b, g), n_ctx, 1, head_dim,
-                                                 out + b * config.model_dim + h * head_dim);
+                                                 out + b * config.q_dim() + h * head_dim);
         }
     }
     return {2 * multiply_adds, 2 * multiply_adds};
@@ -90,7 +90,7 @@ FlopCount attend_causal_naive(const ModelConfig& config, const float* qkv, float
         for (std::size_t h = 0; h < config.n_heads; ++h) {
             const std::size_t g = h / config.group_size();
             for (std::size_t t = 0; t < seq_len; ++t) {
-                const float* k = sequence + t * qkv_dim + config.model_dim + g * head_dim;
+                const float* k = sequence + t * qkv_dim + config.q_dim() + g * head_dim;
                 std::copy_n(k, head_dim, keys.data() + t * head_dim);
                 std::copy_n(k + config.kv_dim(), head_dim, values.data() + t * head_dim);
             }
@@ -98,7 +98,7 @@ FlopCount attend_causal_naive(const ModelConfig& config, const float* qkv, float
                 // Causal mask: position i sees positions 0..i.
                 multiply_adds += attention_reference(sequence + i * qkv_dim + h * head_dim, keys.data(),
                                                      values.data(), i + 1, 1, head_dim,
-                                                     out + (b * seq_len + i) * config.model_dim + h * head_dim);
+                                                     out + (b * seq_len + i) * config.q_dim() + h * head_dim);
             }
         }
     }
@@ -108,22 +108,23 @@ FlopCount attend_causal_naive(const ModelConfig& config, const float* qkv, float
 std::vector<float> forward_reference(const ModelConfig& config, const ModelWeights& weights,
                                      std::span<const float> inputs) {
     const std::size_t dim = config.model_dim;
+    const std::size_t q_dim = config.q_dim();
     const std::size_t kv_dim = config.kv_dim();
     const std::size_t head_dim = config.head_dim();
     const std::size_t seq_len = config.seq_len;
     std::vector<float> x(inputs.begin(), inputs.end());
-    std::vector<float> q(seq_len * dim), k(seq_len * kv_dim), v(seq_len * kv_dim);
-    std::vector<float> heads_out(seq_len * dim), y(seq_len * dim);
+    std::vector<float> q(seq_len * q_dim), k(seq_len * kv_dim), v(seq_len * kv_dim);
+    std::vector<float> heads_out(seq_len * q_dim), y(seq_len * dim);
     std::vector<float> k_head(seq_len * head_dim), v_head(seq_len * head_dim);
 
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         const float* wq = weights.layers[layer].wqkv.data();
-        const float* wk = wq + dim * dim;
+        const float* wk = wq + q_dim * dim;
         const float* wv = wk + kv_dim * dim;
         const float* wo = weights.layers[layer].wo.data();
         for (std::size_t b = 0; b < config.n_batch; ++b) {
             float* xb = x.data() + b * seq_len * dim;
-            linear_naive(xb, seq_len, dim, wq, dim, 0.0f, q.data());
+            linear_naive(xb, seq_len, dim, wq, q_dim, 0.0f, q.data());
             linear_naive(xb, seq_len, dim, wk, kv_dim, 0.0f, k.data());
             linear_naive(xb, seq_len, dim, wv, kv_dim, 0.0f, v.data());
             for (std::size_t h = 0; h < config.n_heads; ++h) {
@@ -134,11 +135,11 @@ std::vector<float> forward_reference(const ModelConfig& config, const ModelWeigh
                 }
                 for (std::size_t i = 0; i < seq_len; ++i) {
                     // Causal mask: position i sees positions 0..i.
-                    attention_reference(q.data() + i * dim + h * head_dim, k_head.data(), v_head.data(),
-                                        i + 1, 1, head_dim, heads_out.data() + i * dim + h * head_dim);
+                    attention_reference(q.data() + i * q_dim + h * head_dim, k_head.data(), v_head.data(),
+                                        i + 1, 1, head_dim, heads_out.data() + i * q_dim + h * head_dim);
                 }
             }
-            linear_naive(heads_out.data(), seq_len, dim, wo, dim, 0.0f, y.data());
+            linear_naive(heads_out.data(), seq_len, q_dim, wo, dim, 0.0f, y.data());
             for (std::size_t i = 0; i < seq_len * dim; ++i) xb[i] += y[i];
         }
     }

@@ -24,7 +24,7 @@ std::size_t LayerWeights::wqkv_floats(const ModelConfig& config) {
     return checked_mul(config.qkv_dim(), config.model_dim);
 }
 
-std::size_t LayerWeights::wo_floats(const ModelConfig& config) { return checked_mul(config.model_dim, config.model_dim); }
+std::size_t LayerWeights::wo_floats(const ModelConfig& config) { return checked_mul(config.model_dim, config.q_dim()); }
 
 std::size_t ModelWeights::bytes_for(const ModelConfig& config) {
     const std::size_t per_layer = checked_add(LayerWeights::wqkv_floats(config), LayerWeights::wo_floats(config));
@@ -43,10 +43,10 @@ std::size_t ModelWeights::bytes() const {
 
 ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed) {
     Rng rng(seed);
-    const double dim = static_cast<double>(config.model_dim);
-    const float projection_bound = uniform_bound_for_variance(1.0 / dim);
-    const float output_bound =
-        uniform_bound_for_variance(1.0 / (dim * static_cast<double>(config.n_layers)));
+    // Variance 1/fan-in: D inputs to Wq, Wk, Wv; H·dh inputs to Wo.
+    const float projection_bound = uniform_bound_for_variance(1.0 / static_cast<double>(config.model_dim));
+    const float output_bound = uniform_bound_for_variance(
+        1.0 / (static_cast<double>(config.q_dim()) * static_cast<double>(config.n_layers)));
     ModelWeights weights;
     weights.layers.resize(config.n_layers);
     for (LayerWeights& layer : weights.layers) {

@@ -74,10 +74,13 @@ SavedRow read_row(const CellReader& cell) {
     row.config.n_heads = count_of(cell, "heads");
     row.config.n_kv_heads = count_of(cell, "kv_heads");
     row.config.n_layers = count_of(cell, "layers");
+    // Explicit only where it differs from D/H, as --head-dim would have made it.
+    const std::size_t head_dim = count_of(cell, "head_dim");
+    if (head_dim == 0) bad_cell("head_dim", "0", "a positive number");
+    const bool is_d_over_h = row.config.n_heads != 0 && row.config.model_dim % row.config.n_heads == 0 &&
+                             row.config.model_dim / row.config.n_heads == head_dim;
+    row.config.explicit_head_dim = is_d_over_h ? 0 : head_dim;
     validate(row.config);
-    if (count_of(cell, "head_dim") != row.config.head_dim()) {
-        throw std::runtime_error(fmt::format("column head_dim: {} is not dim / heads", required(cell, "head_dim")));
-    }
     row.n_threads = count_of(cell, "threads");
     row.kv_dtype = required(cell, "kv_dtype");
     row.cache_state = required(cell, "cache_state");

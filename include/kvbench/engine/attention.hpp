@@ -33,7 +33,7 @@ struct DecodeAttentionScratch;  // below
 // For every batch row b and query head h (KV head g = h / group_size):
 //   out[b][h·dh ..] = softmax(q_h · K_g[0..n_ctx)^T / sqrt(dh)) · V_g[0..n_ctx).
 // q: (n_batch, q_stride) floats with query head h at columns [h·dh, (h+1)·dh);
-// out: (n_batch, model_dim) floats. Returns useful FLOPs 4·B·H·dh·n_ctx (docs/counting.md)
+// out: (n_batch, q_dim) floats. Returns useful FLOPs 4·B·H·dh·n_ctx (docs/counting.md)
 // and the FLOPs executed: attend_group's count summed over the (batch row, KV head, split) tasks.
 // Requires: 1 <= n_ctx <= scratch.max_seq_len and n_ctx <= cache.max_seq_len().
 FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q_stride,

@@ -35,7 +35,7 @@ struct CausalAttentionScratch {
 // Causal softmax attention for all seq_len positions of every batch row:
 //   out[b, i, h] = softmax_{t <= i}(q[b, i, h] · k[b, t, g] / sqrt(dh)) · v[b, ·, g],  g = h / group_size.
 // qkv: (n_batch · seq_len, qkv_dim) floats, each row q | k | v as the fused projection writes it;
-// out: (n_batch · seq_len, model_dim) floats. A block of block_rows queries multiplies only the keys
+// out: (n_batch · seq_len, q_dim) floats. A block of block_rows queries multiplies only the keys
 // up to its last row, so the upper triangle is skipped except inside diagonal blocks.
 // `stop`, when given, is read before each (batch row, head, block) task; once it is set the
 // remaining tasks are skipped and `out` is left incomplete (the caller sees the flag too).

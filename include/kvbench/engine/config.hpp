@@ -21,25 +21,37 @@ struct ModelConfig {
     std::size_t n_heads = 4;     // H, --heads
     std::size_t n_kv_heads = 4;  // G, --kv-heads
     std::size_t n_layers = 1;    // L, --layers
+    // dh, --head-dim, when a model sets it apart from D/H (Gemma-7B: D=3072, H=16, dh=256);
+    // 0 means dh = D/H. Read it through head_dim().
+    std::size_t explicit_head_dim = 0;
 
-    std::size_t head_dim() const { return model_dim / n_heads; }
+    std::size_t head_dim() const { return explicit_head_dim != 0 ? explicit_head_dim : model_dim / n_heads; }
+    // H·dh: the width of q and of the concatenated head outputs, D only when dh = D/H.
+    std::size_t q_dim() const { return n_heads * head_dim(); }
     std::size_t kv_dim() const { return n_kv_heads * head_dim(); }
     // Query heads sharing one KV head (llama2.c's kv_mul).
     std::size_t group_size() const { return n_heads / n_kv_heads; }
     // Width of the fused q|k|v projection output.
-    std::size_t qkv_dim() const { return model_dim + 2 * kv_dim(); }
+    std::size_t qkv_dim() const { return q_dim() + 2 * kv_dim(); }
 
-    bool operator==(const ModelConfig&) const = default;
+    // The same shape whether dh is explicit or D/H: a row read back from a report, which only
+    // states head_dim, equals the point it was measured at.
+    bool operator==(const ModelConfig& other) const {
+        return n_batch == other.n_batch && seq_len == other.seq_len && model_dim == other.model_dim &&
+               n_heads == other.n_heads && n_kv_heads == other.n_kv_heads && n_layers == other.n_layers &&
+               head_dim() == other.head_dim();
+    }
 };
 
-// Throws ConfigError on the first broken rule: every field positive,
-// --dim divisible by --heads, --heads divisible by --kv-heads.
+// Throws ConfigError on the first broken rule: every field positive, --dim divisible by
+// --heads unless --head-dim is given, --heads divisible by --kv-heads.
 void validate(const ModelConfig& config);
 
 // "MHA", "MQA" or "GQA-<G>".
 std::string grouping_label(std::size_t n_heads, std::size_t n_kv_heads);
 
-// "B=1 N=1024 D=1024 H=16 G=4 L=1": how a point is named in messages.
+// "B=1 N=1024 D=1024 H=16 G=4 L=1": how a point is named in messages; " dh=256" follows H
+// when the head dimension is explicit.
 std::string describe(const ModelConfig& config);
 
 }  // namespace kvbench

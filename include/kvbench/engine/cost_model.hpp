@@ -24,7 +24,7 @@ struct StepCost {
     bool operator==(const StepCost&) const = default;
 };
 
-// P = 2·D·D + 2·D·G·dh: weights of one layer.
+// P = 2·D·H·dh + 2·D·G·dh: weights of one layer (2·D·D + 2·D·G·dh when dh = D/H).
 std::uint64_t weights_per_layer(const ModelConfig& config);
 
 std::uint64_t step_flops(const ModelConfig& config, DecodePath path);

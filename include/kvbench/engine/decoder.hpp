@@ -24,7 +24,7 @@ struct DecodeScratch {
     static std::size_t bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
 
     std::vector<float> qkv;                    // (n_batch, qkv_dim) floats: q | k | v of the new token
-    std::vector<float> head_outputs;           // (n_batch, model_dim) floats: every head's attention output, concatenated
+    std::vector<float> head_outputs;           // (n_batch, q_dim) floats: every head's attention output, concatenated
     DecodeAttentionScratch attention_scratch;  // attend_decode's split partials and per-thread workspaces
 };
 
@@ -39,7 +39,7 @@ struct ForwardScratch {
                                  std::size_t block_rows = CausalAttentionScratch::default_block_rows);
 
     std::vector<float> qkv;                    // (n_batch · seq_len, qkv_dim) floats: q | k | v of every position
-    std::vector<float> head_outputs;           // (n_batch · seq_len, model_dim) floats: every head's output, concatenated
+    std::vector<float> head_outputs;           // (n_batch · seq_len, q_dim) floats: every head's output, concatenated
     CausalAttentionScratch attention_scratch;  // attend_causal's per-thread scores
 };
 

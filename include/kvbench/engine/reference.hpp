@@ -21,7 +21,8 @@ std::uint64_t attention_reference(const float* q, const float* keys, const float
                          std::size_t group_size, std::size_t head_dim, float* out);
 
 // The model of docs/model.md written as directly as possible: every layer, every position, separate
-// Wq, Wk, Wv, the causal mask as a loop bound. inputs and result: (n_batch, seq_len, model_dim).
+// Wq, Wk, Wv, the causal mask as a loop bound. inputs and result: (n_batch, seq_len, model_dim);
+// q and the head outputs are H·dh wide, which is model_dim only when dh = D/H.
 std::vector<float> forward_reference(const ModelConfig& config, const ModelWeights& weights,
                                      std::span<const float> inputs);
 

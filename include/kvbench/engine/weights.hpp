@@ -12,17 +12,18 @@
 
 namespace kvbench {
 
-// docs/model.md writes q = x·Wq with Wq (D×D). We store each W transposed, (out, in) row-major
+// docs/model.md writes q = x·Wq with Wq (D×H·dh). We store each W transposed, (out, in) row-major
 // as llama2.c does, so one output is a contiguous dot product and a projection of B rows
 // is x (B, in) · W^T: every weight row is streamed once for all B rows.
 struct LayerWeights {
-    // (qkv_dim, model_dim): rows [0, D) are Wq^T, [D, D + kv_dim) Wk^T, [D + kv_dim, qkv_dim) Wv^T.
+    // (qkv_dim, model_dim): rows [0, q_dim) are Wq^T, [q_dim, q_dim + kv_dim) Wk^T,
+    // [q_dim + kv_dim, qkv_dim) Wv^T.
     // Fused so the three projections of a step are one matrix product.
     PageAlignedVector<float> wqkv;
-    PageAlignedVector<float> wo;  // (model_dim, model_dim): Wo^T
+    PageAlignedVector<float> wo;  // (model_dim, q_dim): Wo^T
 
     static std::size_t wqkv_floats(const ModelConfig& config);  // qkv_dim · model_dim
-    static std::size_t wo_floats(const ModelConfig& config);    // model_dim · model_dim
+    static std::size_t wo_floats(const ModelConfig& config);    // model_dim · q_dim
 };
 
 struct ModelWeights {
@@ -32,8 +33,8 @@ struct ModelWeights {
     static std::size_t bytes_for(const ModelConfig& config);
 };
 
-// Uniform weights with variance 1/D, so q, k, v and y keep the scale of x; Wo is further
-// scaled by 1/sqrt(L) so the residual stream's variance grows to about 2, not 2^L,
+// Uniform weights with variance 1/fan-in (1/D, 1/(H·dh) for Wo), so q, k, v and y keep the
+// scale of x; Wo is further scaled by 1/sqrt(L) so the residual stream's variance grows to about 2, not 2^L,
 // through L layers. Requires: config validated.
 ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed);
 

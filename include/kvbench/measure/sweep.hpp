@@ -14,6 +14,7 @@ struct SweepSpec {
     std::vector<std::size_t> seq{1024};
     std::vector<std::size_t> dim{1024};
     std::vector<std::size_t> heads{16};
+    std::vector<std::size_t> head_dim{0};  // --head-dim; 0: D/H
     std::vector<std::size_t> kv_heads{16};
     std::vector<std::size_t> layers{1};
     std::vector<std::size_t> threads{1};
@@ -30,7 +31,7 @@ struct Grid {
     std::vector<std::string> skipped;
 };
 
-// Cartesian product with the model shape outermost (dim, heads, kv_heads, layers), so points
+// Cartesian product with the model shape outermost (dim, heads, head_dim, kv_heads, layers), so points
 // sharing weights are adjacent, then batch, seq and threads. Invalid combinations are skipped
 // (each shape named once in Grid::skipped). Throws ConfigError if no point is left.
 Grid expand(const SweepSpec& spec);
