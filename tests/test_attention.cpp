@@ -38,9 +38,9 @@ void check_decode_against_reference(const ModelConfig& config, std::size_t n_ctx
         }
     }
     cache.extend_to(n_ctx);
-    const std::size_t q_stride = config.model_dim + 3;  // a stride wider than the row, as in the fused qkv
+    const std::size_t q_stride = config.q_dim() + 3;  // a stride wider than the row, as in the fused qkv
     const auto q = random_vector(config.n_batch * q_stride, 300, key_scale);
-    std::vector<float> out(config.n_batch * config.model_dim);
+    std::vector<float> out(config.n_batch * config.q_dim());
     DecodeAttentionScratch scratch(config, n_ctx, n_threads);
     const FlopCount flops = attend_decode(config, q.data(), q_stride, cache, 0, n_ctx, out.data(), scratch);
     CHECK(flops.useful == 4ull * config.n_batch * config.n_heads * dh * n_ctx);
@@ -106,11 +106,13 @@ TEST_CASE("softmax stays finite with very large logits") {
 }
 
 TEST_CASE("attend_causal matches per-row reference attention and skips the upper triangle") {
+    // dh = 8 (D/H); dh = 12 and 48, set apart from D/H, so q and out are H·dh wide, not D.
+    for (const ModelConfig& config : {make_config(2, 19, 32, 4, 2, 1), make_config(2, 19, 32, 4, 2, 1, 12),
+                                      make_config(1, 23, 64, 2, 1, 1, 48)})
     for (std::size_t block_rows : {4u, 64u}) {
-        const auto config = make_config(2, 19, 32, 4, 2, 1);  // dh = 8, kv_dim = 16
-        const std::size_t qkv_dim = config.qkv_dim(), dh = config.head_dim();
+        const std::size_t qkv_dim = config.qkv_dim(), dh = config.head_dim(), q_dim = config.q_dim();
         const auto qkv = random_vector(config.n_batch * config.seq_len * qkv_dim, 11);
-        std::vector<float> out(config.n_batch * config.seq_len * config.model_dim);
+        std::vector<float> out(config.n_batch * config.seq_len * q_dim);
         CausalAttentionScratch scratch(config.seq_len, 2, block_rows);
         const FlopCount count = attend_causal(config, qkv.data(), out.data(), scratch);
 
@@ -120,17 +122,17 @@ TEST_CASE("attend_causal matches per-row reference attention and skips the upper
                 const std::size_t g = h / config.group_size();
                 for (std::size_t t = 0; t < config.seq_len; ++t) {
                     const float* row = qkv.data() + (b * config.seq_len + t) * qkv_dim;
-                    std::copy_n(row + config.model_dim + g * dh, dh, k.data() + t * dh);
-                    std::copy_n(row + config.model_dim + config.kv_dim() + g * dh, dh, v.data() + t * dh);
+                    std::copy_n(row + q_dim + g * dh, dh, k.data() + t * dh);
+                    std::copy_n(row + q_dim + config.kv_dim() + g * dh, dh, v.data() + t * dh);
                 }
                 for (std::size_t i = 0; i < config.seq_len; ++i) {
                     attention_reference(qkv.data() + (b * config.seq_len + i) * qkv_dim + h * dh, k.data(),
                                         v.data(), i + 1, 1, dh,
-                                        expected.data() + (b * config.seq_len + i) * config.model_dim + h * dh);
+                                        expected.data() + (b * config.seq_len + i) * q_dim + h * dh);
                 }
             }
         }
-        INFO("block_rows=" << block_rows);
+        INFO(describe(config) << " block_rows=" << block_rows);
         CHECK(relative_error(out, expected) < 1e-5);
         // Useful: what the naive twin counts, 4·dh·N(N+1)/2 per (b, h). Waste: the upper half of
         // each diagonal block.
@@ -296,6 +298,24 @@ TEST_CASE("attend_decode matches the reference for head dims 8 to 128 and group 
     }
 }
 
+TEST_CASE("attend_decode matches the reference with a head dimension apart from D/H") {
+    // q and out are H·dh wide: D=96 H=4 dh=64 (256 > D), D=64 H=2 dh=48 (96), odd dh = 40 and
+    // 20 (not whole vectors), D=100 H=8 dh=16 (H does not divide D), and gemma-7b's dh = 256.
+    for (const ModelConfig& shape : {make_config(2, 1, 96, 4, 4, 1, 64), make_config(2, 1, 96, 4, 1, 1, 64),
+                                     make_config(1, 1, 64, 2, 1, 1, 48), make_config(2, 1, 64, 4, 2, 1, 40),
+                                     make_config(1, 1, 64, 12, 3, 1, 20), make_config(3, 1, 100, 8, 2, 1, 16),
+                                     make_config(1, 1, 3072, 16, 16, 1, 256)}) {
+        for (std::size_t n_ctx : {1u, 31u, 300u}) {
+            ModelConfig config = shape;
+            config.seq_len = n_ctx;
+            INFO(describe(config));
+            check_decode_against_reference(config, n_ctx, 2);
+        }
+    }
+    // B·G = 1 on 4 threads: the splits' partial outputs are dh wide, not D/H.
+    check_decode_against_reference(make_config(1, 1000, 64, 4, 1, 1, 40), 1000, 4);
+}
+
 TEST_CASE("attend_decode splits long contexts of large groups and merges them") {
     // B·G = 1 < 4 threads: up to 4 splits of at least 64 positions, each a multi-block split.
     CHECK(decode_split_count(1, 1000, 4, 8) == 4);
@@ -354,6 +374,11 @@ TEST_CASE("the decode scratch reports what it allocates, its split buffers sized
         CHECK(scratch.bytes() == DecodeAttentionScratch::bytes_for(config, 100, n_threads));
         CHECK(scratch.max_splits == 1);
         CHECK(scratch.partial_out.size() == config.n_batch * config.model_dim);
+        // With an explicit dh the partials are H·dh wide.
+        const auto wide = make_config(3, 100, 192, 6, 2, 1, 48);
+        const DecodeAttentionScratch wide_scratch(wide, 100, n_threads);
+        CHECK(wide_scratch.partial_out.size() == wide.n_batch * 6 * 48);
+        CHECK(wide_scratch.bytes() == DecodeAttentionScratch::bytes_for(wide, 100, n_threads));
         CHECK(DecodeAttentionScratch(config, 5000, n_threads).bytes() == scratch.bytes());
     }
     // B·G = 1 on 4 threads: 1 split for 100 positions (splits are at least 64), 4 for 5000.

@@ -24,7 +24,7 @@ TEST_CASE("a zero in any dimension is rejected naming its option") {
 
 TEST_CASE("heads must divide the model dimension") {
     CHECK_THROWS_WITH_AS(validate(make_config(1, 8, 100, 8, 8, 1)),
-                         "--heads 8 must divide --dim 100 (try 1, 2, 4, 5, 10, 20, 25, 50 or 100)",
+                         "--heads 8 must divide --dim 100 (try 1, 2, 4, 5, 10, 20, 25, 50 or 100, or give --head-dim)",
                          ConfigError);
 }
 
@@ -47,4 +47,36 @@ TEST_CASE("derived widths follow the configuration") {
     CHECK(config.kv_dim() == 256);
     CHECK(config.group_size() == 4);
     CHECK(config.qkv_dim() == 1024 + 2 * 256);
+}
+
+TEST_CASE("an explicit head dimension sets the widths of q, k and v apart from D") {
+    // Gemma-7B: D=3072, 16 heads of 256, so q is 4096 wide.
+    const auto config = make_config(1, 8, 3072, 16, 16, 1, 256);
+    CHECK_NOTHROW(validate(config));
+    CHECK(config.head_dim() == 256);
+    CHECK(config.q_dim() == 4096);
+    CHECK(config.kv_dim() == 4096);
+    CHECK(config.qkv_dim() == 3 * 4096);
+    const auto narrow = make_config(1, 8, 96, 4, 2, 1, 16);  // D/H would be 24
+    CHECK(narrow.head_dim() == 16);
+    CHECK(narrow.q_dim() == 64);
+    CHECK(narrow.qkv_dim() == 64 + 2 * 32);
+}
+
+TEST_CASE("with --head-dim the heads need not divide the model dimension") {
+    CHECK_NOTHROW(validate(make_config(1, 8, 100, 8, 8, 1, 16)));
+    // The other rules still hold.
+    CHECK_THROWS_WITH_AS(validate(make_config(1, 8, 100, 8, 3, 1, 16)),
+                         "--kv-heads 3 must divide --heads 8 (try 1, 2, 4 or 8)", ConfigError);
+}
+
+TEST_CASE("a head dimension equal to D/H is the same configuration as none") {
+    const auto implicit = make_config(1, 8, 1024, 16, 4, 1);
+    CHECK(implicit == make_config(1, 8, 1024, 16, 4, 1, 64));
+    CHECK_FALSE(implicit == make_config(1, 8, 1024, 16, 4, 1, 128));
+}
+
+TEST_CASE("describe names an explicit head dimension only") {
+    CHECK(kvbench::describe(make_config(1, 8, 64, 4, 4, 1)) == "B=1 N=8 D=64 H=4 G=4 L=1");
+    CHECK(kvbench::describe(make_config(1, 8, 64, 4, 4, 1, 48)) == "B=1 N=8 D=64 H=4 dh=48 G=4 L=1");
 }

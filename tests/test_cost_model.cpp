@@ -27,6 +27,51 @@ TEST_CASE("bytes match hand-computed values") {
     CHECK(kv_cache_bytes(config) == 1920);
 }
 
+TEST_CASE("an explicit head dimension: flops and bytes match hand-computed values") {
+    // B=2 N=10 D=8 H=2 G=1 L=3 dh=6, so H·dh = 12 != D:
+    // P = 2·D·H·dh + 2·D·G·dh = 2·8·12 + 2·8·6 = 288.
+    const auto config = make_config(2, 10, 8, 2, 1, 3, 6);
+    CHECK(weights_per_layer(config) == 288);
+    // L·B·(2P + 4·H·dh·N) = 3·2·(576 + 480)
+    CHECK(step_flops(config, DecodePath::cached) == 6336);
+    // L·B·(2·N·P + 2·H·dh·N·(N+1)) = 3·2·(5760 + 2640)
+    CHECK(step_flops(config, DecodePath::uncached) == 50400);
+    // L·(P·4 + 2·B·N·G·dh·4 + 2·B·D·4) = 3·(1152 + 960 + 128): activations stay D wide
+    CHECK(step_bytes(config, DecodePath::cached) == 6720);
+    // L·(P·4 + 2·B·N·G·dh·4 + 2·B·N·D·4) = 3·(1152 + 960 + 1280)
+    CHECK(step_bytes(config, DecodePath::uncached) == 10176);
+    // 2·L·B·N·G·dh·4
+    CHECK(kv_cache_bytes(config) == 2880);
+}
+
+TEST_CASE("gemma-7b's layer shape: 16 heads of 256 at D=3072") {
+    // P = 2·3072·4096 + 2·3072·4096 = 50331648.
+    const auto config = make_config(1, 256, 3072, 16, 16, 1, 256);
+    CHECK(weights_per_layer(config) == 50331648);
+    // 2P + 4·4096·256
+    CHECK(step_flops(config, DecodePath::cached) == 104857600);
+    // 2·256·P + 2·4096·256·257
+    CHECK(step_flops(config, DecodePath::uncached) == 26308771840ull);
+    // 2·256·16·256·4
+    CHECK(kv_cache_bytes(config) == 8388608);
+}
+
+TEST_CASE("a head dimension below D/H shrinks q, Wo and the cache") {
+    // D=96 H=4 G=2 dh=16 (D/H = 24): P = 2·96·64 + 2·96·32 = 18432.
+    const auto config = make_config(1, 5, 96, 4, 2, 1, 16);
+    CHECK(weights_per_layer(config) == 18432);
+    CHECK(step_flops(config, DecodePath::cached) == 2 * 18432 + 4 * 64 * 5);
+    CHECK(kv_cache_bytes(config) == 2 * 5 * 32 * 4);
+}
+
+TEST_CASE("an explicit head dimension equal to D/H counts as none") {
+    const auto implicit = make_config(2, 100, 1024, 16, 4, 2);
+    const auto explicit_dh = make_config(2, 100, 1024, 16, 4, 2, 64);
+    for (const DecodePath path : {DecodePath::cached, DecodePath::uncached}) {
+        CHECK(step_cost(implicit, path) == step_cost(explicit_dh, path));
+    }
+}
+
 TEST_CASE("mqa kv bytes are mha kv bytes divided by the head count") {
     const auto mha = make_config(4, 4096, 4096, 32, 32, 2);
     auto mqa = mha;

@@ -89,6 +89,53 @@ TEST_CASE("the cached step equals the last row of the uncached forward over the 
     MESSAGE("worst relative error over " << n_configs << " configurations: " << worst);
 }
 
+TEST_CASE("the cached step equals the uncached forward with a head dimension apart from D/H") {
+    // H·dh above D (96 < 4·64; 64 < 2·48), below it (100 > 8·8), odd (40), and H not dividing D.
+    const ModelConfig shapes[] = {make_config(1, 1, 96, 4, 4, 1, 64),  make_config(1, 1, 96, 4, 2, 1, 64),
+                                  make_config(1, 1, 96, 4, 1, 1, 64),  make_config(1, 1, 64, 2, 1, 1, 48),
+                                  make_config(1, 1, 64, 4, 2, 1, 40),  make_config(1, 1, 100, 8, 8, 1, 8),
+                                  make_config(1, 1, 100, 8, 2, 1, 16)};
+    std::size_t n_configs = 0;
+    for (const ModelConfig& shape : shapes) {
+        for (std::size_t n_batch : {1u, 3u}) {
+            for (std::size_t seq_len : {1u, 2u, 17u, 64u}) {
+                for (std::size_t n_layers : {1u, 3u}) {
+                    ModelConfig config = shape;
+                    config.n_batch = n_batch;
+                    config.seq_len = seq_len;
+                    config.n_layers = n_layers;
+                    INFO(describe(config));
+                    CHECK(compare_cached_with_uncached(config, 500 + n_configs).rel_error < spec_tolerance);
+                    ++n_configs;
+                }
+            }
+        }
+    }
+    CHECK(n_configs == 7 * 2 * 4 * 2);
+}
+
+TEST_CASE("an explicit head dimension equal to D/H is the same model, bit for bit") {
+    const auto implicit = make_config(2, 20, 64, 4, 2, 2);
+    const auto explicit_dh = make_config(2, 20, 64, 4, 2, 2, 16);
+    const ModelWeights w1 = make_weights(implicit, 3), w2 = make_weights(explicit_dh, 3);
+    const auto inputs = make_inputs(implicit, 3);
+    std::vector<float> out1(inputs.size()), out2(inputs.size());
+    ForwardScratch s1(implicit, test_threads), s2(explicit_dh, test_threads);
+    forward_full(implicit, w1, inputs.data(), out1.data(), s1);
+    forward_full(explicit_dh, w2, inputs.data(), out2.data(), s2);
+    CHECK(std::memcmp(out1.data(), out2.data(), out1.size() * sizeof(float)) == 0);
+    // Another dh is another model: its weights have other shapes and its output differs.
+    const auto wider = make_config(2, 20, 64, 4, 2, 2, 24);
+    const ModelWeights w3 = make_weights(wider, 3);
+    CHECK(w3.layers[0].wqkv.size() == (4 * 24 + 2 * 2 * 24) * 64);
+    CHECK(w3.layers[0].wo.size() == 64 * 4 * 24);
+    CHECK(w3.bytes() == ModelWeights::bytes_for(wider));
+    ForwardScratch s3(wider, test_threads);
+    std::vector<float> out3(inputs.size());
+    forward_full(wider, w3, inputs.data(), out3.data(), s3);
+    CHECK(relative_error(out3, out1) > 1e-2);
+}
+
 TEST_CASE("a whole generation through the cache reproduces every row of one uncached forward") {
     for (std::size_t n_kv_heads : {8u, 2u, 1u}) {
         const auto config = make_config(2, 40, 64, 8, n_kv_heads, 2);
@@ -117,6 +164,17 @@ TEST_CASE("a whole generation through the cache reproduces every row of one unca
 TEST_CASE("the uncached forward matches the plain-loop reference model") {
     for (std::size_t n_kv_heads : {4u, 2u, 1u}) {
         const auto config = make_config(2, 70, 32, 4, n_kv_heads, 2);  // 70 rows: two tiles of 64
+        const ModelWeights weights = make_weights(config, 3);
+        const std::vector<float> inputs = make_inputs(config, 3);
+        std::vector<float> out(inputs.size());
+        ForwardScratch scratch(config, test_threads);
+        forward_full(config, weights, inputs.data(), out.data(), scratch);
+        INFO(describe(config));
+        CHECK(relative_error(out, forward_reference(config, weights, inputs)) < spec_tolerance);
+    }
+    // With dh apart from D/H: H·dh = 48 > 32, H·dh = 20 < 32, and H = 3 not dividing D.
+    for (const ModelConfig& config : {make_config(2, 70, 32, 4, 2, 2, 12), make_config(1, 33, 32, 4, 1, 2, 5),
+                                      make_config(1, 20, 32, 3, 3, 1, 40)}) {
         const ModelWeights weights = make_weights(config, 3);
         const std::vector<float> inputs = make_inputs(config, 3);
         std::vector<float> out(inputs.size());
@@ -180,7 +238,8 @@ TEST_CASE("mha with kv weights shared across heads computes the same as its mqa 
 TEST_CASE("counted flops equal the spec formulas for both paths") {
     const ModelConfig configs[] = {make_config(1, 1, 64, 4, 4, 1),    make_config(3, 17, 96, 8, 2, 3),
                                    make_config(2, 64, 64, 4, 1, 2),   make_config(1, 200, 128, 8, 8, 1),
-                                   make_config(1, 300, 192, 2, 1, 1), make_config(1, 150, 240, 20, 2, 1)};
+                                   make_config(1, 300, 192, 2, 1, 1), make_config(1, 150, 240, 20, 2, 1),
+                                   make_config(2, 33, 96, 4, 2, 2, 64), make_config(1, 70, 64, 4, 1, 1, 40)};
     for (const ModelConfig& config : configs) {
         INFO(describe(config));
         const Comparison c = compare_cached_with_uncached(config, 1);
@@ -265,6 +324,37 @@ TEST_CASE("check_kernels runs every kernel of a point against its naive twin and
     CHECK(cache.length() == config.seq_len - 1);
     // Without a cache or a prompt, only the step's projection is checked.
     CHECK(check_kernels(config, weights, {step_in.data(), nullptr, nullptr, test_threads}).size() == 1);
+}
+
+TEST_CASE("check_kernels agrees with the naive twins with a head dimension apart from D/H") {
+    const auto config = make_config(2, 40, 64, 4, 2, 1, 40);  // q is 160 wide
+    const ModelWeights weights = make_weights(config, 6);
+    const auto inputs = make_inputs(config, 6);
+    const auto step_in = gather_positions(inputs, config.n_batch, config.seq_len, config.model_dim, config.seq_len - 1, 1);
+    KvCache cache(config, config.seq_len);
+    fill_cache_seeded(config, cache, config.seq_len - 1, 6);
+    const auto checks = check_kernels(config, weights, {step_in.data(), inputs.data(), &cache, test_threads});
+    REQUIRE(checks.size() == 4);
+    for (const KernelCheck& check : checks) {
+        INFO(check.kernel);
+        CHECK(check.rel_error < kernel_check_tolerance);
+        CHECK(check.rel_error > 0);
+    }
+}
+
+TEST_CASE("activations stay of order one with H·dh four times D") {
+    // Wo's variance follows its fan-in H·dh, not D: the residual stream keeps its scale.
+    const auto config = make_config(1, 16, 64, 8, 2, 12, 32);
+    const ModelWeights weights = make_weights(config, 4);
+    const auto inputs = make_inputs(config, 4);
+    std::vector<float> out(inputs.size());
+    ForwardScratch scratch(config, test_threads);
+    forward_full(config, weights, inputs.data(), out.data(), scratch);
+    double sum_sq = 0;
+    for (float v : out) sum_sq += double(v) * v;
+    const double rms = std::sqrt(sum_sq / double(out.size()));
+    CHECK(rms > 0.5);
+    CHECK(rms < 3.0);
 }
 
 TEST_CASE("the inputs of some positions are those positions of the whole prompt, drawn alone") {

@@ -475,3 +475,25 @@ TEST_CASE("the csv reader follows rfc 4180 and refuses what kvbench did not writ
     std::istringstream corrupt(csv);
     CHECK_THROWS_WITH_AS(read_csv_report(corrupt), "row 1: column dim: 'x' is not a number", std::runtime_error);
 }
+
+TEST_CASE("a row with an explicit head dimension states it and reads back as the same point") {
+    ModelConfig gemma_like = small_mqa();
+    gemma_like.explicit_head_dim = 6;  // H·dh = 12, D = 8
+    const std::vector<ResultRow> rows = cached_only(gemma_like, 1);
+    const std::string csv = render(write_csv, rows);
+    CHECK(csv.find("\ncached,1,4,8,2,1,6,1,") != std::string::npos);
+    std::istringstream in(csv);
+    const std::vector<SavedRow> saved = read_csv_report(in);
+    REQUIRE(saved.size() == 1);
+    CHECK(saved[0].row.config == gemma_like);
+    CHECK(saved[0].row.config.head_dim() == 6);
+    CHECK(saved[0].row.cost == rows[0].cost);
+    // A head_dim of D/H reads back as the point without --head-dim; 0 is refused.
+    std::string plain = render(write_csv, cached_only(small_mqa(), 1));
+    std::istringstream plain_in(plain);
+    CHECK(read_csv_report(plain_in)[0].row.config.explicit_head_dim == 0);
+    plain.replace(plain.find("cached,1,4,8,2,1,4,"), 19, "cached,1,4,8,2,1,0,");
+    std::istringstream zero(plain);
+    CHECK_THROWS_WITH_AS(read_csv_report(zero), "row 1: column head_dim: '0' is not a positive number",
+                         std::runtime_error);
+}

@@ -31,6 +31,15 @@ inline ModelConfig make_config(std::size_t n_batch, std::size_t seq_len, std::si
     return config;
 }
 
+// make_config with an explicit head dimension (--head-dim), which need not be D/H.
+inline ModelConfig make_config(std::size_t n_batch, std::size_t seq_len, std::size_t model_dim,
+                               std::size_t n_heads, std::size_t n_kv_heads, std::size_t n_layers,
+                               std::size_t head_dim) {
+    ModelConfig config = make_config(n_batch, seq_len, model_dim, n_heads, n_kv_heads, n_layers);
+    config.explicit_head_dim = head_dim;
+    return config;
+}
+
 // Rows [first, first + count) of every sequence of a (n_batch, seq_len, dim) tensor.
 using kvbench::gather_positions;
 

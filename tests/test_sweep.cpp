@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 using namespace kvbench;
 
@@ -50,4 +51,24 @@ TEST_CASE("a grid with no valid point is an error naming the rule") {
                          doctest::Contains("the grid is empty: every combination of --dim, --heads and "
                                            "--kv-heads breaks a rule (D=100 H=8 G=8: --heads 8 must divide --dim 100"),
                          ConfigError);
+}
+
+TEST_CASE("--head-dim is an axis after --heads, and frees D from being a multiple of H") {
+    SweepSpec spec;
+    spec.dim = {100};
+    spec.heads = {8};
+    spec.head_dim = {16, 40};
+    spec.kv_heads = {8, 3};
+    spec.seq = {4, 8};
+    const Grid grid = expand(spec);
+    REQUIRE(grid.points.size() == 2 * 2);
+    CHECK(grid.points[0].config.head_dim() == 16);
+    CHECK(grid.points[1].config.seq_len == 8);
+    CHECK(grid.points[2].config.head_dim() == 40);
+    CHECK(grid.points[2].config.q_dim() == 320);
+    REQUIRE(grid.skipped.size() == 2);
+    CHECK(grid.skipped[0] == "D=100 H=8 dh=16 G=3: --kv-heads 3 must divide --heads 8 (try 1, 2, 4 or 8)");
+    // Without --head-dim the axis holds 0, dh = D/H.
+    CHECK(SweepSpec{}.head_dim == std::vector<std::size_t>{0});
+    CHECK(expand(SweepSpec{}).points[0].config.head_dim() == 1024 / 16);
 }
