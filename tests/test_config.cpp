@@ -70,6 +70,12 @@ TEST_CASE("with --head-dim the heads need not divide the model dimension") {
                          "--kv-heads 3 must divide --heads 8 (try 1, 2, 4 or 8)", ConfigError);
 }
 
+TEST_CASE("heads times the head dimension is bounded as --dim is") {
+    CHECK_NOTHROW(validate(make_config(1, 8, 64, 4, 4, 1, kvbench::max_q_dim / 4)));
+    CHECK_THROWS_WITH_AS(validate(make_config(1, 8, 64, 4, 4, 1, kvbench::max_q_dim / 4 + 1)),
+                         "--head-dim 268435457: --heads 4 x --head-dim must be at most 1073741824", ConfigError);
+}
+
 TEST_CASE("a head dimension equal to D/H is the same configuration as none") {
     const auto implicit = make_config(1, 8, 1024, 16, 4, 1);
     CHECK(implicit == make_config(1, 8, 1024, 16, 4, 1, 64));

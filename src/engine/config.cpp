@@ -35,6 +35,12 @@ void validate(const ModelConfig& config) {
     require_positive(config.n_heads, "--heads");
     require_positive(config.n_kv_heads, "--kv-heads");
     require_positive(config.n_layers, "--layers");
+    // H·dh is D without --head-dim: bounding it as the CLI bounds --dim keeps every count of
+    // docs/counting.md within the range it has without --head-dim.
+    if (config.explicit_head_dim != 0 && config.explicit_head_dim > max_q_dim / config.n_heads) {
+        throw ConfigError(fmt::format("--head-dim {}: --heads {} x --head-dim must be at most {}",
+                                      config.explicit_head_dim, config.n_heads, max_q_dim));
+    }
     if (config.explicit_head_dim == 0 && config.model_dim % config.n_heads != 0) {
         throw ConfigError(fmt::format("--heads {} must divide --dim {} (try {}, or give --head-dim)",
                                       config.n_heads, config.model_dim, divisors_of(config.model_dim)));

@@ -14,6 +14,9 @@ public:
     using std::invalid_argument::invalid_argument;
 };
 
+// Largest H·dh validate() accepts, the CLI's largest --dim.
+inline constexpr std::size_t max_q_dim = std::size_t{1} << 30;
+
 struct ModelConfig {
     std::size_t n_batch = 1;     // B, --batch
     std::size_t seq_len = 1;     // N, --seq: positions the new token attends to, itself included
@@ -44,7 +47,7 @@ struct ModelConfig {
 };
 
 // Throws ConfigError on the first broken rule: every field positive, --dim divisible by
-// --heads unless --head-dim is given, --heads divisible by --kv-heads.
+// --heads unless --head-dim is given, H·dh at most max_q_dim, --heads divisible by --kv-heads.
 void validate(const ModelConfig& config);
 
 // "MHA", "MQA" or "GQA-<G>".
