@@ -1,7 +1,9 @@
 // The generation's scheduler: estimate, run each configuration, summarise, fit the growth law, report.
 #include "cli/generate_command.hpp"
 
+#include "cli/command_line.hpp"
 #include "cli/interrupt.hpp"
+#include "cli/output_streams.hpp"
 #include "cli/progress.hpp"
 
 #include "kvbench/measure/environment.hpp"
@@ -20,6 +22,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <sstream>
 
 namespace kvbench {
 
@@ -31,7 +34,9 @@ constexpr double verify_tolerance = 1e-4;      // docs/model.md#equivalence
 constexpr double long_run_seconds = 60;        // warn before runs longer than this
 constexpr const char* plot_script = "plots/kvbench_plot.py";
 
-void warn(const std::string& message) { fmt::print(stderr, "kvbench: warning: {}\n", message); }
+void warn(const std::string& message) {
+    if (!messages_silenced()) fmt::print(stderr, "kvbench: warning: {}\n", message);
+}
 
 std::string shape_label(const GridPoint& point) {
     const ModelConfig& c = point.config;
@@ -48,7 +53,10 @@ std::map<std::size_t, Roofline> saved_rooflines(const Grid& grid) {
         if (rooflines.contains(point.n_threads)) continue;
         try {
             const std::filesystem::path saved = default_roofline_path(point.n_threads);
-            if (std::filesystem::exists(saved)) rooflines.emplace(point.n_threads, load_roofline(saved));
+            if (!std::filesystem::exists(saved)) continue;
+            Roofline loaded = load_roofline(saved);
+            loaded.source = fmt::format("saved (measured {}{})", loaded.measured_at, loaded.quick ? ", quick" : "");
+            rooflines.emplace(point.n_threads, std::move(loaded));
         } catch (const std::runtime_error& error) {
             warn(fmt::format("ignoring the saved roofline: {}", error.what()));
         }
@@ -80,14 +88,6 @@ std::vector<GridPoint> points_that_fit(const GeneratePlan& plan, std::uint64_t f
     return kept;
 }
 
-void check_output_directory(const std::optional<std::string>& output) {
-    if (!output) return;
-    const std::filesystem::path parent = std::filesystem::absolute(*output).parent_path();
-    if (!std::filesystem::is_directory(parent)) {
-        throw ConfigError(fmt::format("-o {}: directory {} does not exist", *output, parent.string()));
-    }
-}
-
 // One finished path of one configuration, with what its rows and summary need.
 struct PathResult {
     GridPoint point;
@@ -101,6 +101,8 @@ void append_rows(const PathResult& result, const GeneratePlan& plan, const std::
                  std::vector<GenerationStep>& row_steps) {
     RunOptions options;
     options.cold_cache = plan.generation.cold_cache;
+    options.seed = plan.generation.seed;
+    options.n_warmup = 0;  // a generation times every step once, none untimed
     for (const GenerationStep& step : result.steps) {
         GridPoint point = result.point;
         point.config.seq_len = step.seq_len;
@@ -252,12 +254,13 @@ TextTable generation_growth_table(const std::vector<PathResult>& results, const 
     return table;
 }
 
-void write_steps(std::ostream& out, const GeneratePlan& plan, const std::vector<ResultRow>& rows,
+void write_steps(std::ostream& out, OutputFormat format, const std::vector<ResultRow>& rows,
                  const std::vector<ExtraColumn>& extra, const Environment& env) {
-    if (plan.format == OutputFormat::json) {
-        write_json_with_extra(out, rows, extra, env);
-    } else {
-        write_csv_with_extra(out, rows, extra, env);
+    switch (format) {
+    case OutputFormat::json: write_json_with_extra(out, rows, extra, env); return;
+    case OutputFormat::jsonl: write_jsonl_with_extra(out, rows, extra, env); return;
+    case OutputFormat::csv: write_csv_with_extra(out, rows, extra, env); return;
+    default: throw std::invalid_argument("generate writes csv, json or jsonl rows");
     }
 }
 
@@ -269,7 +272,6 @@ namespace {
 
 GeneratePlan plan_generation(const GenerateCliOptions& options) {
     GeneratePlan plan = to_generate_plan(options);
-    check_output_directory(plan.output);
     for (const std::string& skipped : plan.grid.skipped) warn("skipping " + skipped);
     return plan;
 }
@@ -323,16 +325,63 @@ struct GenerationOutcome {
     bool interrupted = false;
 };
 
+// JSON Lines rows go out as each configuration finishes: appended to their files (one fsynced
+// write each) and, with -o - -f jsonl, flushed to stdout (docs/csv.md#jsonl). Other formats
+// are written whole at the end.
+void stream_rows(const GeneratePlan& plan, const GenerationOutcome& outcome, std::size_t first_row,
+                 const Environment& env, const OutputStreams& streams) {
+    std::vector<ResultRow> rows(outcome.rows.begin() + static_cast<std::ptrdiff_t>(first_row), outcome.rows.end());
+    const std::vector<GenerationStep> steps(outcome.row_steps.begin() + static_cast<std::ptrdiff_t>(first_row),
+                                            outcome.row_steps.end());
+    assign_step_speedups(rows);  // both paths of a configuration finish together
+    const std::vector<ExtraColumn> extra = step_columns(steps, plan);
+    std::ostringstream lines;
+    write_jsonl_with_extra(lines, rows, extra, env);
+    for (const OutputTarget& target : plan.out.files()) {
+        if (target.format != OutputFormat::jsonl) continue;
+        try {
+            append_to_file(target.path, lines.str());
+        } catch (const std::exception& error) {
+            warn(fmt::format("{}; the generation goes on and tries again at the end", error.what()));
+        }
+    }
+    if (plan.out.stdout_is_report() && plan.out.format == OutputFormat::jsonl) {
+        streams.report() << lines.str();
+        streams.report().flush();
+    }
+}
+
+// -v: one line per configuration and path, with what the summary table shows.
+void print_details(const std::vector<PathResult>& results, std::size_t first, const OutputStreams& streams) {
+    for (std::size_t r = first; r < results.size(); ++r) {
+        const PathResult& result = results[r];
+        std::vector<std::int64_t> decode_ns;
+        for (const GenerationStep& step : result.steps) {
+            if (step.index > 0) decode_ns.push_back(step.latency_ns);
+        }
+        streams.detail(fmt::format("kvbench: {} {}: {} steps in {}{}", shape_label(result.point), path_name(result.path),
+                                   result.steps.size(), format_duration_ns(total_ns(result.steps)),
+                                   decode_ns.empty() ? std::string()
+                                                     : fmt::format(", {} per decode step (median)",
+                                                                   format_duration_ns(summarize(decode_ns).median_ns))));
+    }
+}
+
 GenerationOutcome measure_generations(const std::vector<GridPoint>& points, const GeneratePlan& plan,
                                       const Rooflines& rooflines, const RunEstimate& estimate,
-                                      const Environment& env) {
+                                      const Environment& env, const OutputStreams& streams) {
     const std::atomic<bool>& stop = install_interrupt_flag();
     std::optional<CacheFlusher> flusher;
     // A generation's buffers change at every step, so its cold cache streams a buffer
     // through the LLCs instead of evicting a list of regions (docs/generate.md).
     if (plan.generation.cold_cache) flusher.emplace(FlushMethod::stream, env.llc_total_bytes);
 
-    Progress progress(ProgressMode::auto_detect, estimate.n_steps, estimate.total_seconds);
+    Progress progress(streams.quiet() ? ProgressMode::none : ProgressMode::auto_detect, estimate.n_steps,
+                      estimate.total_seconds);
+    // JSON Lines files start empty, then grow configuration by configuration.
+    for (const OutputTarget& target : plan.out.files()) {
+        if (target.format == OutputFormat::jsonl) write_file_atomically(target.path, [](std::ostream&) {});
+    }
     std::size_t step_counter = 0;
     GenerationOutcome outcome;
     for (std::size_t p = 0; p < points.size() && !outcome.interrupted; ++p) {
@@ -357,6 +406,8 @@ GenerationOutcome measure_generations(const std::vector<GridPoint>& points, cons
                     fmt::format("{} step {}: relative error {:.3g}", shape_label(point), i, error));
             }
         }
+        const std::size_t first_row = outcome.rows.size();
+        const std::size_t first_result = outcome.results.size();
         for (auto* steps : {&run.cached, &run.uncached}) {
             if (steps->empty()) continue;
             PathResult result{point, steps == &run.cached ? DecodePath::cached : DecodePath::uncached,
@@ -365,69 +416,104 @@ GenerationOutcome measure_generations(const std::vector<GridPoint>& points, cons
                         outcome.rows, outcome.row_steps);
             outcome.results.push_back(std::move(result));
         }
+        stream_rows(plan, outcome, first_row, env, streams);
+        if (streams.verbose()) {
+            progress.clear();
+            print_details(outcome.results, first_result, streams);
+        }
     }
     progress.clear();
     assign_step_speedups(outcome.rows);
     return outcome;
 }
 
-void export_generation(const GeneratePlan& plan, const GenerationOutcome& outcome, const Rooflines& rooflines,
-                       const Environment& env) {
+// Every file is written whole (a failure is said on its own line, and the tables are then
+// printed even under -q, so no result is lost); then the rows on stdout when they go there
+// (JSON Lines went out configuration by configuration), then the summary and the growth law.
+// Returns the files written.
+std::vector<std::string> export_generation(const GeneratePlan& plan, const GenerationOutcome& outcome,
+                                           const Rooflines& rooflines, const Environment& env,
+                                           const OutputStreams& streams, bool& failed) {
     const std::vector<ExtraColumn> extra = step_columns(outcome.row_steps, plan);
-    const bool stdout_is_report = !plan.output && plan.format != OutputFormat::table;
-    std::ostream& tables = stdout_is_report ? std::cerr : std::cout;
-    if (plan.output) {
-        write_file_atomically(*plan.output,
-                              [&](std::ostream& out) { write_steps(out, plan, outcome.rows, extra, env); });
-    } else if (stdout_is_report) {
-        write_steps(std::cout, plan, outcome.rows, extra, env);
+    std::vector<std::string> written;
+    failed = false;
+    for (const OutputTarget& target : plan.out.files()) {
+        try {
+            write_file_atomically(target.path, [&](std::ostream& out) {
+                write_steps(out, target.format, outcome.rows, extra, env);
+            });
+            written.push_back(target.path);
+        } catch (const std::exception& error) {
+            fmt::print(stderr, "kvbench: error: {}; the summary is in the tables below\n", error.what());
+            failed = true;
+        }
     }
-    if (!stdout_is_report) tables << describe_run(outcome.rows, env) << "\n\n";
+    if (plan.out.stdout_is_report() && plan.out.format != OutputFormat::jsonl) {
+        write_steps(streams.report(), plan.out.format, outcome.rows, extra, env);
+    }
+    std::ostream& tables = !failed ? streams.tables() : plan.out.stdout_is_report() ? std::cerr : std::cout;
+    tables << describe_run(outcome.rows, env) << "\n\n";
     write_text_table(tables, summary_table(outcome.results, plan));
     tables << '\n';
     write_text_table(tables, generation_growth_table(outcome.results, plan, rooflines));
     tables.flush();
+    return written;
 }
 
-// The closing lines and the exit status: 0, 1 when --verify failed, 130 when interrupted.
-int report_generation_outcome(const GeneratePlan& plan, const GenerationOutcome& outcome, std::size_t n_steps) {
-    const bool stdout_is_report = !plan.output && plan.format != OutputFormat::table;
-    std::FILE* notes = stdout_is_report ? stderr : stdout;
+// The closing lines and the exit status: 0, 1 when --verify failed or a file could not be
+// written, 130 when interrupted.
+int report_generation_outcome(const GeneratePlan& plan, const GenerationOutcome& outcome, std::size_t n_steps,
+                              const std::vector<std::string>& written, bool write_failed,
+                              const OutputStreams& streams) {
     if (!outcome.verify_failures.empty()) {
         for (const std::string& failure : outcome.verify_failures) {
             fmt::print(stderr, "kvbench: error: --verify failed at {} (tolerance {:.0e})\n", failure, verify_tolerance);
         }
     } else if (plan.generation.verify && !outcome.rows.empty()) {
-        fmt::print(notes, "verify: cached output == uncached forward at every step; worst relative error {:.2e} "
-                          "(tolerance {:.0e})\n",
-                   outcome.worst_verify_error, verify_tolerance);
+        streams.tables() << fmt::format("verify: cached output == uncached forward at every step; worst relative "
+                                        "error {:.2e} (tolerance {:.0e})\n",
+                                        outcome.worst_verify_error, verify_tolerance);
+        streams.tables().flush();
     }
-    if (plan.output) {
-        fmt::print(notes, "wrote {} rows to {}\n", outcome.rows.size(), *plan.output);
-        fmt::print(stderr, "plot it: /usr/bin/python3 {} {} (from the kvbench source tree)\n", plot_script,
-                   *plan.output);
+    if (!written.empty()) {
+        streams.message(fmt::format("wrote {} to {}", count_rows(outcome.rows.size()), fmt::join(written, ", ")));
+    }
+    for (const OutputTarget& target : plan.out.files()) {
+        if (target.format != OutputFormat::csv ||
+            std::find(written.begin(), written.end(), target.path) == written.end()) {
+            continue;
+        }
+        streams.message(fmt::format("plot it: /usr/bin/python3 {} {} (from the kvbench source tree)", plot_script,
+                                    target.path));
+        break;
     }
     if (outcome.interrupted) {
+        const std::string holder = !written.empty()                  ? fmt::format("{}", fmt::join(written, " and "))
+                                   : plan.out.stdout_is_report() ? std::string("the report on standard output")
+                                                                 : std::string("the report above");
         fmt::print(stderr, "kvbench: interrupted after {} of {} steps; {} holds the finished ones\n",
-                   outcome.rows.size(), n_steps, plan.output ? *plan.output : std::string("the report above"));
+                   outcome.rows.size(), n_steps, holder);
         return 130;
     }
-    return outcome.verify_failures.empty() ? 0 : 1;
+    return outcome.verify_failures.empty() && !write_failed ? 0 : 1;
 }
 
 }  // namespace
 
 int run_generate_command(const GenerateCliOptions& options) {
     const GeneratePlan plan = plan_generation(options);
-    const Environment env = collect_environment();
+    const OutputStreams streams(plan.out);
+    Environment env = collect_environment();
+    env.command_line = command_line();
     warn_about_build(env);
     const Rooflines rooflines = saved_rooflines(plan.grid);
     const std::uint64_t flush_bytes = generation_flush_bytes(plan, env);
     const std::vector<GridPoint> points = points_that_fit(plan, flush_bytes);
     const RunEstimate estimate = estimate_run(points, plan, rooflines, flush_bytes);
-    const GenerationOutcome outcome = measure_generations(points, plan, rooflines, estimate, env);
-    export_generation(plan, outcome, rooflines, env);
-    return report_generation_outcome(plan, outcome, estimate.n_steps);
+    const GenerationOutcome outcome = measure_generations(points, plan, rooflines, estimate, env, streams);
+    bool write_failed = false;
+    const std::vector<std::string> written = export_generation(plan, outcome, rooflines, env, streams, write_failed);
+    return report_generation_outcome(plan, outcome, estimate.n_steps, written, write_failed, streams);
 }
 
 }  // namespace kvbench

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <map>
 
 namespace kvbench {
 
@@ -16,10 +15,16 @@ constexpr const char* generate_examples = R"(Examples:
   kvbench generate                                  P=512, T=128: MHA vs GQA-4 vs MQA at D=1024, H=16
   kvbench generate --prompt 64 --new 32 --verify    check cached == uncached at every step
   kvbench generate -p 2048 --new 256 --paths cached long generations: the cache alone
-  kvbench generate --format csv -o results/gen.csv  tables on the terminal, one CSV row per step in the file
+  kvbench generate -o results/gen.csv               tables on the terminal, one CSV row per step in the file
   kvbench generate -p 256 --new 1024 --fit-from 512 fit the growth law where N is large
 
 Step 0 is the prefill (context P): its time is the time to first token. Steps 1..T decode at N = P+1 .. P+T.)";
+
+// One row per step in csv, json and jsonl; the table is the terminal's summary only.
+const OutputFormats& generate_formats() {
+    static const OutputFormats formats{OutputFormat::table, OutputFormat::csv, OutputFormat::json, OutputFormat::jsonl};
+    return formats;
+}
 
 }  // namespace
 
@@ -56,11 +61,7 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
     generate->add_option("--seed", options.seed, "Seed of weights and the input sequence")->capture_default_str();
     generate->add_flag("--verify", options.verify,
                        "Check at every step that the cached output equals the uncached forward's (1e-4)");
-    generate->add_option("-f,--format", options.format, "Output format: table, csv or json (csv/json: one row per step)")
-        ->check(CLI::IsMember({"table", "csv", "json"}))
-        ->capture_default_str();
-    generate->add_option("-o,--output", options.output,
-                         "Write the per-step report to FILE (whole or not at all); the terminal still shows tables");
+    add_output_options(generate, options.out, generate_formats(), false);
     generate->add_option("--fit-from", options.fit_from,
                          "Fit the growth law a*N^k only over steps with N >= this (default: every decode step)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
@@ -98,21 +99,13 @@ GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
     plan.generation.cold_cache = options.cache_state == "cold";
     plan.generation.verify = options.verify;
     plan.generation.seed = options.seed;
-    const std::map<std::string, OutputFormat> formats{
-        {"table", OutputFormat::table}, {"csv", OutputFormat::csv}, {"json", OutputFormat::json}};
-    plan.format = formats.at(options.format);
-    if (!options.output.empty()) {
-        if (plan.format == OutputFormat::table) {
-            throw ConfigError("-o writes one row per step: give --format csv or --format json with it");
-        }
-        plan.output = options.output;
-    }
     const std::size_t last_context = options.prompt + options.n_new;
     if (options.fit_from > last_context) {
         throw ConfigError(fmt::format("--fit-from {} is beyond the last step's context P+T = {}: nothing to fit",
                                       options.fit_from, last_context));
     }
     plan.fit_from = options.fit_from;
+    plan.out = to_output_plan(options.out, generate_formats(), false);  // last: it creates (and removes) a file
     return plan;
 }
 

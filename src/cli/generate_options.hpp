@@ -1,6 +1,7 @@
 // `kvbench generate` on the command line: raw options, their registration, and the checked plan.
 #pragma once
 
+#include "cli/output_options.hpp"
 #include "kvbench/measure/generation.hpp"
 #include "kvbench/measure/sweep.hpp"
 #include "kvbench/report/report.hpp"
@@ -30,16 +31,14 @@ struct GenerateCliOptions {
     std::string cache_state = "cold";
     std::uint64_t seed = 1;
     bool verify = false;
-    std::string format = "table";
-    std::string output;        // -o FILE; empty: stdout only
+    OutputCliOptions out;      // -o, -f, --export, -q, -v (output_options.hpp)
     std::size_t fit_from = 0;  // fit the growth law over N >= this; 0: every step
 };
 
 struct GeneratePlan {
     Grid grid;  // one point per model shape and thread count; each point's seq_len is P + T
     GenerationOptions generation;
-    OutputFormat format = OutputFormat::table;
-    std::optional<std::string> output;
+    OutputPlan out;
     std::size_t fit_from = 0;
 };
 

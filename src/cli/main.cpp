@@ -1,4 +1,5 @@
 // kvbench's entry point: parse, dispatch to a subcommand, map exceptions to exit codes.
+#include "cli/command_line.hpp"
 #include "cli/generate_command.hpp"
 #include "cli/roofline_command.hpp"
 #include "cli/sweep_command.hpp"
@@ -94,6 +95,7 @@ int main(int argc, char** argv) {
     kvbench::GenerateCliOptions generate_options;
     CLI::App* generate = kvbench::add_generate_command(app, generate_options);
 
+    kvbench::record_command_line(argc, argv);  // for the reports' command_line column
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {

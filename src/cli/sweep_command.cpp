@@ -2,7 +2,9 @@
 #include "cli/sweep_command.hpp"
 
 #include "cli/growth_summary.hpp"
+#include "cli/command_line.hpp"
 #include "cli/interrupt.hpp"
+#include "cli/output_streams.hpp"
 #include "cli/progress.hpp"
 
 #include "kvbench/engine/blas.hpp"
@@ -12,6 +14,8 @@
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/memory.hpp"
 #include "kvbench/measure/roofline.hpp"
+#include "kvbench/report/atomic_file.hpp"
+#include "kvbench/report/columns.hpp"
 #include "kvbench/report/read_report.hpp"
 #include "kvbench/report/summary_tables.hpp"
 #include "kvbench/report/units.hpp"
@@ -28,6 +32,7 @@
 #include <map>
 #include <new>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 
 #include <signal.h>
@@ -43,7 +48,14 @@ constexpr int exit_failure = 1;
 
 using Rooflines = std::map<std::size_t, Roofline>;  // by thread count
 
-void warn(const std::string& message) { fmt::print(stderr, "kvbench: warning: {}\n", message); }
+void warn(const std::string& message) {
+    if (!messages_silenced()) fmt::print(stderr, "kvbench: warning: {}\n", message);
+}
+
+// A note that is neither a warning nor a result: silenced by -q like the warnings.
+void note(const std::string& message) {
+    if (!messages_silenced()) fmt::print(stderr, "kvbench: {}\n", message);
+}
 
 std::string point_label(const GridPoint& point) {
     return fmt::format("{} T={} ({})", describe(point.config), point.n_threads,
@@ -99,12 +111,6 @@ struct SweepOutcome {
 
 SweepPlan plan_sweep(const SweepCliOptions& options) {
     SweepPlan plan = to_sweep_plan(options);
-    if (plan.output) {
-        const std::filesystem::path parent = std::filesystem::absolute(*plan.output).parent_path();
-        if (!std::filesystem::is_directory(parent)) {
-            throw ConfigError(fmt::format("-o {}: directory {} does not exist", *plan.output, parent.string()));
-        }
-    }
     for (const std::string& skipped : plan.grid.skipped) warn("skipping " + skipped);
     return plan;
 }
@@ -126,6 +132,7 @@ void warn_about_machine(const SweepPlan& plan, const Environment& env) {
 // Measures the roofline on n_threads and saves it where later sweeps look for it.
 Roofline measure_and_save_roofline(std::size_t n_threads, const RooflineOptions& options) {
     Roofline measured = measure_roofline(n_threads, options);
+    measured.source = options.quick ? "measured this run (quick)" : "measured this run";
     try {
         const std::filesystem::path saved = default_roofline_path(n_threads);
         std::filesystem::create_directories(saved.parent_path());
@@ -158,6 +165,7 @@ Rooflines load_rooflines(const SweepPlan& plan, const std::vector<GridPoint>& po
     if (plan.roofline) {
         try {
             given = load_roofline(*plan.roofline);
+            given->source = fmt::format("--roofline file (measured {})", given->measured_at);
         } catch (const std::runtime_error& error) {
             throw ConfigError(fmt::format("--roofline: {}", error.what()));
         }
@@ -180,7 +188,10 @@ Rooflines load_rooflines(const SweepPlan& plan, const std::vector<GridPoint>& po
             continue;  // no home or cache directory: run without a roofline
         }
         if (std::filesystem::exists(saved)) {
-            const Roofline& loaded = rooflines.emplace(point.n_threads, load_roofline(saved)).first->second;
+            Roofline loaded_roofline = load_roofline(saved);
+            loaded_roofline.source = fmt::format("saved (measured {}{})", loaded_roofline.measured_at,
+                                                 loaded_roofline.quick ? ", quick" : "");
+            const Roofline& loaded = rooflines.emplace(point.n_threads, std::move(loaded_roofline)).first->second;
             warn_if_foreign(loaded, saved, env, point.n_threads);
         } else if (!plan.dry_run) {
             const auto start = std::chrono::steady_clock::now();
@@ -188,11 +199,10 @@ Rooflines load_rooflines(const SweepPlan& plan, const std::vector<GridPoint>& po
                 rooflines.emplace(point.n_threads, measure_and_save_roofline(point.n_threads, quick_roofline_options()))
                     .first->second;
             const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-            fmt::print(stderr,
-                       "kvbench: no roofline saved for {} thread{}: measured one in {:.1f} s ({:.1f} GB/s, {:.0f} "
-                       "GFLOP/s) and saved it to {}; `kvbench roofline -t {}` measures it fully\n",
-                       point.n_threads, point.n_threads == 1 ? "" : "s", took.count(), measured.peak_gbps,
-                       measured.peak_gflops, saved.string(), point.n_threads);
+            note(fmt::format("no roofline saved for {} thread{}: measured one in {:.1f} s ({:.1f} GB/s, {:.0f} "
+                             "GFLOP/s) and saved it to {}; `kvbench roofline -t {}` measures it fully",
+                             point.n_threads, point.n_threads == 1 ? "" : "s", took.count(), measured.peak_gbps,
+                       measured.peak_gflops, saved.string(), point.n_threads));
         }
     }
     return rooflines;
@@ -287,14 +297,14 @@ SweepRows resume_rows(const SweepPlan& plan, const std::vector<GridPoint>& point
     SweepRows rows;
     rows.by_point.resize(points.size());
     if (!plan.resume) return rows;
-    const std::string& file = *plan.output;
+    const std::string& file = *plan.out.file;
     if (!std::filesystem::exists(file)) {
-        fmt::print(stderr, "kvbench: --resume: {} does not exist yet; measuring every point\n", file);
+        note(fmt::format("--resume: {} does not exist yet; measuring every point", file));
         return rows;
     }
     std::vector<SavedRow> saved;
     try {
-        saved = read_report_file(file, plan.format);
+        saved = read_report_file(file, plan.out.format);
     } catch (const std::exception& error) {
         throw ConfigError(fmt::format("--resume: {} (it was left as it is)", error.what()));
     }
@@ -340,10 +350,10 @@ SweepRows resume_rows(const SweepPlan& plan, const std::vector<GridPoint>& point
                          "they are not reused, and the file is rewritten without them",
                          n_other_build, file, other_build, env.tool_version, env.git_commit));
     }
-    fmt::print(stderr, "kvbench: --resume: {} of {} points already in {} (same build and settings){}\n", n_resumed,
-               points.size(), file,
-               n_resumed == points.size() ? "; nothing left to measure"
-                                          : fmt::format("; measuring the other {}", points.size() - n_resumed));
+    note(fmt::format("--resume: {} of {} points already in {} (same build and settings){}", n_resumed,
+                     points.size(), file,
+                     n_resumed == points.size() ? "; nothing left to measure"
+                                                : fmt::format("; measuring the other {}", points.size() - n_resumed)));
     return rows;
 }
 
@@ -366,10 +376,47 @@ std::string paths_label(const RunOptions& options) {
     return options.run_cached ? "cached" : "uncached";
 }
 
-// -o is rewritten whole after every finished point, so a stop of any kind (a signal, a
-// second Ctrl-C, an out-of-memory kill) leaves every finished point in a valid file.
-void save_rows(const SweepPlan& plan, const std::vector<ResultRow>& rows, const Environment& env) {
-    if (plan.output) write_report_file(*plan.output, plan.format, rows, env);
+// Says once per file that it cannot be written now; export_report tries it again at the end.
+void note_unwritable(const OutputTarget& target, const std::exception& error, std::vector<std::string>& unwritable) {
+    if (std::find(unwritable.begin(), unwritable.end(), target.path) != unwritable.end()) return;
+    unwritable.push_back(target.path);
+    warn(fmt::format("{}; the sweep goes on and tries again at the end", error.what()));
+}
+
+void write_whole_files(const std::vector<OutputTarget>& targets, const std::vector<ResultRow>& rows,
+                       const Environment& env, std::vector<std::string>& unwritable) {
+    for (const OutputTarget& target : targets) {
+        try {
+            write_report_file(target.path, target.format, rows, env);
+        } catch (const std::exception& error) {
+            note_unwritable(target, error, unwritable);
+        }
+    }
+}
+
+// Every output file (-o and --export) holds every finished point as soon as it finishes, so
+// a stop of any kind (a signal, a second Ctrl-C, an out-of-memory kill) loses none. Most are
+// rewritten whole (atomically); a JSON Lines file gets the point's rows appended instead, one
+// fsynced write per point, so a reader following it sees whole lines as they come
+// (docs/csv.md#jsonl). On stdout (-o - -f jsonl) they are written and flushed as well.
+void save_point(const SweepPlan& plan, const std::vector<ResultRow>& point_rows, const std::vector<ResultRow>& all_rows,
+                const Environment& env, const OutputStreams& streams, std::vector<std::string>& unwritable) {
+    std::vector<OutputTarget> whole;
+    for (const OutputTarget& target : plan.out.files()) {
+        if (target.format != OutputFormat::jsonl) {
+            whole.push_back(target);
+            continue;
+        }
+        try {
+            std::ostringstream lines;
+            write_jsonl(lines, point_rows, env);
+            append_to_file(target.path, lines.str());
+        } catch (const std::exception& error) {
+            note_unwritable(target, error, unwritable);
+        }
+    }
+    write_whole_files(whole, all_rows, env, unwritable);
+    if (plan.out.stdout_is_report() && plan.out.format == OutputFormat::jsonl) write_jsonl(streams.report(), point_rows, env);
 }
 
 std::optional<double> median_of(const std::vector<ResultRow>& rows, DecodePath path) {
@@ -388,8 +435,20 @@ std::uint64_t resident_budget_bytes(const SweepPlan& plan, const Environment& en
     return *limit > overhead_bytes ? *limit - overhead_bytes : 0;
 }
 
-SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPlan& plan,
-                            const Rooflines& rooflines, const Environment& env, SweepRows resumed) {
+// -v: one line per finished point, with what the tables summarise.
+std::string point_details(std::size_t i, std::size_t n_points, const std::string& label,
+                          const std::vector<ResultRow>& rows) {
+    std::vector<std::string> parts;
+    for (const ResultRow& row : rows) {
+        parts.push_back(fmt::format("{} {} median, {} reps, CV {:.1f} %{}", path_name(row.path),
+                                    format_duration_ns(row.stats.median_ns), row.stats.n_samples, 100 * row.stats.cv,
+                                    row.noisy ? " (noisy)" : ""));
+    }
+    return fmt::format("kvbench: point {}/{} {}: {}", i + 1, n_points, label, fmt::join(parts, "; "));
+}
+
+SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPlan& plan, const Rooflines& rooflines,
+                            const Environment& env, SweepRows resumed, const OutputStreams& streams) {
     const std::atomic<bool>& stop = install_interrupt_flag();
     const std::uint64_t flush_bytes = flush_buffer_bytes(plan, env);
     std::optional<CacheFlusher> flusher;
@@ -413,8 +472,14 @@ SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPla
         estimated_s[i] = estimate_point_seconds(points[i], plan.run, roofline_of(rooflines, points[i].n_threads), flush_bytes);
         total_work += estimated_s[i];
     }
-    Progress progress(plan.progress, to_measure.size(), total_work);
-    if (!to_measure.empty()) save_rows(plan, outcome.rows.all(), env);  // a resumed file loses rows of another build now
+    // -q leaves the automatic bar out; an explicit --progress still reports.
+    const ProgressMode progress_mode =
+        streams.quiet() && plan.progress == ProgressMode::auto_detect ? ProgressMode::none : plan.progress;
+    Progress progress(progress_mode, to_measure.size(), total_work);
+    std::vector<std::string> unwritable;  // files already said to fail, so that each is said once
+    // Every file starts whole now: a resumed file loses rows of another build, a JSON Lines
+    // file starts with the resumed rows (or none) before the first point's are appended.
+    if (!to_measure.empty()) write_whole_files(plan.out.files(), outcome.rows.all(), env, unwritable);
 
     auto started = [&](std::size_t i) { progress.start_point(i, point_label(points[i])); };
     // Every point ends here, measured or failed: its rows are built, kept and saved at once.
@@ -447,15 +512,19 @@ SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPla
                        reason);
             outcome.failures.push_back(fmt::format("{}: {}", label, reason));
             // A --verify mismatch still has its timings: keep them, with their error.
-            outcome.rows.by_point[i] = std::move(rows);
-            save_rows(plan, outcome.rows.all(), env);
+            outcome.rows.by_point[i] = rows;
+            save_point(plan, rows, outcome.rows.all(), env, streams, unwritable);
             progress.fail_point(i, label, reason, estimated_s[i]);
             ++outcome.n_finished;
             return;
         }
         outcome.rows.by_point[i] = rows;
         // Saved before it is announced: a reader of the progress stream finds it in the file.
-        save_rows(plan, outcome.rows.all(), env);
+        save_point(plan, rows, outcome.rows.all(), env, streams, unwritable);
+        if (streams.verbose()) {
+            progress.clear();
+            streams.detail(point_details(i, points.size(), label, rows));
+        }
         progress.finish_point(i, label, median_of(rows, DecodePath::cached), median_of(rows, DecodePath::uncached),
                               estimated_s[i]);
         ++outcome.n_finished;
@@ -555,65 +624,93 @@ void check_stdout() {
     }
 }
 
-// Without -o the chosen format goes to stdout; with it, the file gets the format and the
-// terminal keeps the human tables.
-void export_report(const SweepPlan& plan, const SweepOutcome& outcome, const Environment& env) {
+// The output files that hold every row at the end, and those that could not be written.
+struct ExportResult {
+    std::vector<OutputTarget> written;
+    std::vector<std::string> failed;
+};
+
+// Every file is written whole one last time (a failure is said on its own line, and the tables
+// are then printed even under -q, so no result is lost); then the report on stdout when it goes
+// there (JSON Lines went out point by point), then the tables and the growth law.
+ExportResult export_report(const SweepPlan& plan, const SweepOutcome& outcome, const Environment& env,
+                           const OutputStreams& streams) {
     const std::vector<ResultRow> rows = outcome.rows.all();
-    if (plan.output) {
-        save_rows(plan, rows, env);
-        write_table(std::cout, rows, env);
-    } else {
-        write_report(std::cout, plan.format, rows, env);
+    ExportResult result;
+    for (const OutputTarget& target : plan.out.files()) {
+        try {
+            write_report_file(target.path, target.format, rows, env);
+            result.written.push_back(target);
+        } catch (const std::exception& error) {
+            fmt::print(stderr, "kvbench: error: {}; the results are in the tables below\n", error.what());
+            result.failed.push_back(target.path);
+        }
     }
+    if (plan.out.stdout_is_report() && plan.out.format != OutputFormat::jsonl) {
+        write_report(streams.report(), plan.out.format, rows, env);
+    }
+    std::ostream& tables =
+        result.failed.empty() ? streams.tables() : plan.out.stdout_is_report() ? std::cerr : std::cout;
+    write_table(tables, rows, env);
     // The growth law a·N^k of each series with three or more contexts (docs/generate.md).
     if (const std::optional<TextTable> growth = growth_table(rows)) {
-        const bool stdout_is_report = !plan.output && plan.format != OutputFormat::table;
-        std::ostream& out = stdout_is_report ? std::cerr : std::cout;
-        out << '\n';
-        write_text_table(out, *growth);
+        tables << '\n';
+        write_text_table(tables, *growth);
     }
+    tables.flush();
     check_stdout();
+    return result;
 }
 
-// The closing lines and the exit status: 0, 1 when a point failed, 128 + signal when stopped.
-int report_outcome(const SweepPlan& plan, const SweepOutcome& outcome) {
-    const bool stdout_is_report = !plan.output && plan.format != OutputFormat::table;
-    std::FILE* notes = stdout_is_report ? stderr : stdout;
+// The closing lines and the exit status: 0, 1 when a point failed or a file could not be
+// written, 128 + signal when stopped.
+int report_outcome(const SweepPlan& plan, const SweepOutcome& outcome, const ExportResult& exported,
+                   const OutputStreams& streams) {
+    std::ostream& notes = streams.tables();
     if (plan.run.verify && outcome.n_verified > 0 && outcome.failures.empty()) {
-        fmt::print(notes, "verify: cached step == uncached forward at all {} points; worst relative error "
-                          "{:.2e} (tolerance {:.0e})\n",
-                   outcome.n_verified, outcome.worst_verify_error, verify_tolerance);
+        notes << fmt::format("verify: cached step == uncached forward at all {} points; worst relative error "
+                             "{:.2e} (tolerance {:.0e})\n",
+                             outcome.n_verified, outcome.worst_verify_error, verify_tolerance);
     }
     if (plan.run.check && outcome.n_checked > 0) {
-        fmt::print(notes, "check: every kernel matched its naive twin at all {} points; worst relative error "
-                          "{:.2e} (tolerance {:.0e})\n",
-                   outcome.n_checked, outcome.worst_check_error, kernel_check_tolerance);
+        notes << fmt::format("check: every kernel matched its naive twin at all {} points; worst relative error "
+                             "{:.2e} (tolerance {:.0e})\n",
+                             outcome.n_checked, outcome.worst_check_error, kernel_check_tolerance);
     }
+    notes.flush();
     const std::size_t n_rows = outcome.rows.all().size();
-    if (plan.output) fmt::print(notes, "wrote {} rows to {}\n", n_rows, *plan.output);
-    if (plan.output && plan.format == OutputFormat::csv) {
-        fmt::print(stderr, "plot it: /usr/bin/python3 plots/kvbench_plot.py {} (from the kvbench source tree)\n",
-                   *plan.output);
+    std::vector<std::string> written;
+    for (const OutputTarget& target : exported.written) written.push_back(target.path);
+    if (!written.empty()) streams.message(fmt::format("wrote {} to {}", count_rows(n_rows), fmt::join(written, ", ")));
+    for (const OutputTarget& target : exported.written) {
+        if (target.format != OutputFormat::csv) continue;
+        streams.message(fmt::format("plot it: /usr/bin/python3 plots/kvbench_plot.py {} (from the kvbench source tree)",
+                                    target.path));
+        break;
     }
     check_stdout();
-    const std::string holder = plan.output ? *plan.output : std::string("the report above");
+    const std::string holder = !written.empty() ? fmt::format("{}", fmt::join(written, " and "))
+                               : plan.out.stdout_is_report() ? std::string("the report on standard output")
+                                                             : std::string("the report above");
     if (!outcome.failures.empty()) {
-        fmt::print(stderr, "kvbench: error: {} of {} points failed (listed above); {} holds the {} rows measured\n",
-                   outcome.failures.size(), outcome.n_points, holder, n_rows);
+        fmt::print(stderr, "kvbench: error: {} of {} points failed (listed above); {} holds the {} measured\n",
+                   outcome.failures.size(), outcome.n_points, holder, count_rows(n_rows));
     }
     if (outcome.stop_signal != 0) {
         fmt::print(stderr, "kvbench: interrupted (SIG{}) after {} of {} points; {} holds the finished ones\n",
                    sigabbrev_np(outcome.stop_signal), outcome.n_finished, outcome.n_points, holder);
         return 128 + outcome.stop_signal;
     }
-    return outcome.failures.empty() ? exit_ok : exit_failure;
+    return outcome.failures.empty() && exported.failed.empty() ? exit_ok : exit_failure;
 }
 
 }  // namespace
 
 int run_sweep_command(const SweepCliOptions& options) {
     const SweepPlan plan = plan_sweep(options);
-    const Environment env = collect_environment();
+    const OutputStreams streams(plan.out);
+    Environment env = collect_environment();
+    env.command_line = command_line();
     warn_about_machine(plan, env);
     const std::vector<GridPoint> points = preflight(plan, env);
     const Rooflines rooflines = load_rooflines(plan, points, env);
@@ -623,11 +720,11 @@ int run_sweep_command(const SweepCliOptions& options) {
         return exit_ok;
     }
     SweepRows resumed = resume_rows(plan, points, env);
-    const SweepOutcome outcome = measure_points(points, plan, rooflines, env, std::move(resumed));
+    const SweepOutcome outcome = measure_points(points, plan, rooflines, env, std::move(resumed), streams);
     summarize_noise(plan, outcome, env);
     check_bandwidth_drift(outcome, rooflines, env);
-    export_report(plan, outcome, env);
-    return report_outcome(plan, outcome);
+    const ExportResult exported = export_report(plan, outcome, env, streams);
+    return report_outcome(plan, outcome, exported, streams);
 }
 
 }  // namespace kvbench

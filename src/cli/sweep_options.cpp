@@ -7,16 +7,10 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <filesystem>
-#include <map>
 #include <stdexcept>
 #include <string_view>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace kvbench {
 
@@ -28,7 +22,8 @@ constexpr const char* sweep_examples = R"(Examples:
   kvbench sweep -n 512-8192*2 -g 32,8,1 -d 4096 --heads 32 --paths cached
   kvbench sweep -b 1,8 -n 1024 --verify           check cached == uncached at every point
   kvbench sweep --dry-run -n 1,8,128-1024*2       list the grid, its FLOPs and memory; run nothing
-  kvbench sweep --format csv -o results/run.csv   tables on the terminal, CSV in the file
+  kvbench sweep -o results/run.csv                tables on the terminal, CSV in the file
+  kvbench sweep -q -o - -f jsonl | jq .gb_per_s   one JSON line per row as it finishes
 
 Axis values: a list 1,4,16; a geometric range 128-4096*2; an arithmetic range 64-256+64; or a mix.)";
 
@@ -55,43 +50,6 @@ constexpr bool check_by_default = true;  // a Debug build is for finding bugs, n
 
 // Most repetitions (timed or warm-up) one point may ask for: a guard against typos.
 constexpr std::uint64_t max_repetitions = 1000000;
-
-// Refuses an -o target that would fail only after the measurement, or that must not be
-// replaced. The report is written beside its file and renamed over it (report/atomic_file.hpp),
-// so a device such as /dev/full or /dev/null would be replaced by a regular file.
-void check_output_file(const std::string& output) {
-    namespace fs = std::filesystem;
-    if (output.empty()) throw ConfigError("-o: the file name is empty (name the report file, e.g. -o sweep.csv)");
-    std::error_code ignored;
-    const fs::file_status status = fs::status(output, ignored);
-    if (fs::is_directory(status)) {
-        throw ConfigError(fmt::format("-o {}: is a directory (name a file inside it, e.g. {}/sweep.csv)",
-                                      output, fs::path(output).lexically_normal().string()));
-    }
-    if (fs::exists(status) && !fs::is_regular_file(status)) {
-        throw ConfigError(fmt::format("-o {}: is not a regular file (the report replaces its file by a "
-                                      "rename; name a file in a writable directory)",
-                                      output));
-    }
-    const fs::path parent = fs::absolute(output, ignored).parent_path();
-    const fs::file_status parent_status = fs::status(parent, ignored);
-    if (fs::exists(parent_status) && !fs::is_directory(parent_status)) {
-        throw ConfigError(fmt::format("-o {}: {} is not a directory", output, parent.string()));
-    }
-    if (!fs::is_directory(parent_status)) {
-        throw ConfigError(fmt::format("-o {}: directory {} does not exist", output, parent.string()));
-    }
-    // Creating a file is the one check that sees everything that can forbid it: permissions,
-    // a read-only or pseudo filesystem, root's privileges. The probe is removed at once.
-    const std::string probe = output + fmt::format(".tmp-check-{}", ::getpid());
-    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-    if (fd < 0) {
-        throw ConfigError(fmt::format("-o {}: cannot create a file in {}: {}", output, parent.string(),
-                                      std::strerror(errno)));
-    }
-    ::close(fd);
-    ::unlink(probe.c_str());
-}
 
 // Reads the --roofline file now, so that a missing, corrupt or foreign file is a usage error
 // before the first point rather than a failure after the sweep.
@@ -167,12 +125,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "(always on in Debug builds)");
     sweep->add_flag("--dry-run", options.dry_run,
                     "List the grid with FLOPs, KV bytes, peak memory and estimated time; run nothing");
-    sweep->add_option("-f,--format", options.format, "Output format: table, csv, json or md")
-        ->check(CLI::IsMember({"table", "csv", "json", "md"}))
-        ->capture_default_str();
-    sweep->add_option("-o,--output", options.output,
-                      "Write the report to FILE (whole or not at all); the terminal still shows tables")
-        ->type_name("FILE");
+    add_output_options(sweep, options.out, all_output_formats());
     sweep->add_option("--max-memory", options.max_memory,
                       "Refuse points needing more than this (e.g. 8GiB; default: available memory)")
         ->type_name("SIZE");
@@ -239,12 +192,6 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     plan.run.verify = options.verify;
     plan.run.check = options.check || check_by_default;
     plan.run.seed = seed;
-    const std::map<std::string, OutputFormat> formats{{"table", OutputFormat::table},
-                                                      {"csv", OutputFormat::csv},
-                                                      {"json", OutputFormat::json},
-                                                      {"md", OutputFormat::md}};
-    plan.format = formats.at(options.format);
-    plan.output = options.output;
     plan.max_memory_bytes = max_memory;
     plan.roofline = options.roofline;
     plan.measure_roofline = options.measure_roofline;
@@ -253,13 +200,14 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     plan.progress = parse_progress_mode(options.progress);
     plan.interleave = options.interleave;
     plan.resume = options.resume;
-    if (plan.resume && (!plan.output || (plan.format != OutputFormat::csv && plan.format != OutputFormat::json))) {
-        throw ConfigError("--resume needs -o FILE with --format csv or json: it reads the finished points back "
+    // The files last: every check before them is free, and the output checks create (and remove) a file.
+    if (options.roofline) check_roofline_file(*options.roofline);
+    plan.out = to_output_plan(options.out, all_output_formats());
+    if (plan.resume && (!plan.out.file || (plan.out.format != OutputFormat::csv && plan.out.format != OutputFormat::json &&
+                                           plan.out.format != OutputFormat::jsonl))) {
+        throw ConfigError("--resume needs -o FILE in csv, json or jsonl: it reads the finished points back "
                           "from that file");
     }
-    // The files last: every check before them is free, and the -o check creates (and removes) a file.
-    if (options.roofline) check_roofline_file(*options.roofline);
-    if (options.output) check_output_file(*options.output);
     return plan;
 }
 

@@ -1,6 +1,7 @@
 // `kvbench sweep` on the command line: raw options, their registration, and the checked plan.
 #pragma once
 
+#include "cli/output_options.hpp"
 #include "cli/progress.hpp"
 #include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/report/report.hpp"
@@ -39,8 +40,7 @@ struct SweepCliOptions {
     bool verify = false;
     bool check = false;
     bool dry_run = false;
-    std::string format = "table";
-    std::optional<std::string> output;      // -o FILE; unset: stdout only
+    OutputCliOptions out;                   // -o, -f, --export, -q, -v (output_options.hpp)
     std::optional<std::string> max_memory;  // e.g. "8GiB"; unset: what the machine has available now
     std::optional<std::string> roofline;    // --roofline FILE; unset: the saved measurement, if any
     bool measure_roofline = false;  // measure the roofline first, in this run
@@ -51,8 +51,7 @@ struct SweepCliOptions {
 struct SweepPlan {
     Grid grid;
     RunOptions run;
-    OutputFormat format = OutputFormat::table;
-    std::optional<std::string> output;
+    OutputPlan out;
     std::optional<std::uint64_t> max_memory_bytes;  // --max-memory; unset: the memory available now
     FlushMethod flush = FlushMethod::clflush;  // how a cold repetition is made cold
     std::optional<std::string> roofline;
@@ -67,7 +66,7 @@ struct SweepPlan {
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options);
 
 // Parses every value and applies the cross-flag rules; checks, before anything is measured,
-// that the -o file can be created and that the --roofline file can be read. Throws
+// that every output file can be created and that the --roofline file can be read. Throws
 // ConfigError naming the flag and the rule it broke; creates no file.
 SweepPlan to_sweep_plan(const SweepCliOptions& options);
 

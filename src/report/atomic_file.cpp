@@ -87,4 +87,23 @@ void write_file_atomically(const std::filesystem::path& path,
     if (dir.get() >= 0) ::fsync(dir.get());
 }
 
+void append_to_file(const std::filesystem::path& path, const std::string& bytes) {
+    // O_APPEND and one write per call: a reader following the file sees whole lines, and
+    // a stop between two calls leaves every earlier line complete.
+    FileDescriptor file(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666));
+    auto failed = [&](const char* reason) {
+        return std::runtime_error(fmt::format("cannot append to {}: {}", path.string(), reason));
+    };
+    if (file.get() < 0) throw failed(std::strerror(errno));
+    std::size_t written = 0;
+    while (written < bytes.size()) {
+        const ssize_t n = ::write(file.get(), bytes.data() + written, bytes.size() - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw failed(n < 0 ? std::strerror(errno) : "write made no progress");
+        written += static_cast<std::size_t>(n);
+    }
+    if (::fsync(file.get()) != 0) throw failed(std::strerror(errno));
+    if (file.close() != 0) throw failed(std::strerror(errno));
+}
+
 }  // namespace kvbench

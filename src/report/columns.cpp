@@ -1,6 +1,8 @@
 // The CSV/JSON column list, in one place: name and value of every column.
 #include "kvbench/report/columns.hpp"
 
+#include <string>
+
 namespace kvbench {
 
 namespace {
@@ -35,7 +37,7 @@ const std::vector<RowColumn>& row_columns() {
         {"latency_us_min", [](const ResultRow& r) { return microseconds(r.stats.min_ns); }},
         {"latency_us_max", [](const ResultRow& r) { return microseconds(r.stats.max_ns); }},
         {"gflops", [](const ResultRow& r) -> CellValue { return r.gflops; }},
-        {"gbps", [](const ResultRow& r) -> CellValue { return r.gbps; }},
+        {"gb_per_s", [](const ResultRow& r) -> CellValue { return r.gbps; }},
         {"roofline_pct", [](const ResultRow& r) { return optional_real(r.roofline_pct); }},
         {"speedup", [](const ResultRow& r) { return optional_real(r.speedup); }},
         // Extras.
@@ -46,8 +48,9 @@ const std::vector<RowColumn>& row_columns() {
         {"cache_state", [](const ResultRow& r) -> CellValue { return r.cache_state; }},
         {"latency_us_p90", [](const ResultRow& r) { return microseconds(r.stats.p90_ns); }},
         {"latency_us_mean", [](const ResultRow& r) { return microseconds(r.stats.mean_ns); }},
-        {"latency_cv", [](const ResultRow& r) -> CellValue { return r.stats.cv; }},
-        {"latency_mdape", [](const ResultRow& r) -> CellValue { return r.stats.mdape; }},
+        // docs/csv.md#conventions: a name ending in _pct is a percentage, 0 to 100.
+        {"latency_cv_pct", [](const ResultRow& r) -> CellValue { return 100 * r.stats.cv; }},
+        {"latency_mdape_pct", [](const ResultRow& r) -> CellValue { return 100 * r.stats.mdape; }},
         {"verify_rel_error", [](const ResultRow& r) { return optional_real(r.verify_rel_error); }},
         {"fits_in_llc", [](const ResultRow& r) -> CellValue { return r.fits_in_llc; }},
         {"flops_executed",
@@ -57,6 +60,12 @@ const std::vector<RowColumn>& row_columns() {
          }},
         {"noisy", [](const ResultRow& r) -> CellValue { return r.noisy; }},
         {"reps_policy", [](const ResultRow& r) -> CellValue { return r.reps_policy; }},
+        // docs/csv.md#reproducibility-columns.
+        {"seed", [](const ResultRow& r) -> CellValue { return r.seed; }},
+        {"warmup", [](const ResultRow& r) { return count(r.n_warmup); }},
+        {"roofline_peak_gflops", [](const ResultRow& r) { return optional_real(r.roofline_peak_gflops); }},
+        {"roofline_peak_gb_per_s", [](const ResultRow& r) { return optional_real(r.roofline_peak_gbps); }},
+        {"roofline_source", [](const ResultRow& r) -> CellValue { return r.roofline_source; }},
     };
     return columns;
 }
@@ -74,6 +83,8 @@ const std::vector<EnvironmentColumn>& environment_columns() {
         {"openblas_coretype", [](const Environment& e) { return e.openblas_coretype; }},
         {"openblas_l2_size", [](const Environment& e) { return e.openblas_l2_size; }},
         {"timestamp", [](const Environment& e) { return e.timestamp; }},
+        {"command_line", [](const Environment& e) { return e.command_line; }},
+        {"schema_version", [](const Environment&) { return std::to_string(report_schema_version); }},
     };
     return columns;
 }

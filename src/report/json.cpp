@@ -13,8 +13,6 @@ namespace {
 // Keeps the CSV's column order in the output, which plain nlohmann::json would sort.
 using Json = nlohmann::ordered_json;
 
-// Bumped whenever a field changes meaning or disappears, so readers can refuse what they do not know.
-constexpr int schema_version = 1;
 
 struct CellJson {
     Json operator()(std::monostate) const { return nullptr; }
@@ -45,6 +43,7 @@ Json environment_json(const Environment& env) {
     j["openblas_coretype"] = string_or_null(env.openblas_coretype);
     j["openblas_l2_size"] = string_or_null(env.openblas_l2_size);
     j["timestamp"] = env.timestamp;
+    j["command_line"] = string_or_null(env.command_line);
     return j;
 }
 
@@ -60,7 +59,7 @@ void write_json_with_extra(std::ostream& out, const std::vector<ResultRow>& rows
         if (column.values.size() != rows.size()) throw std::invalid_argument("extra column " + column.name + ": one value per row");
     }
     Json report;
-    report["schema_version"] = schema_version;
+    report["schema_version"] = report_schema_version;
     report["environment"] = environment_json(env);
     Json json_rows = Json::array();
     for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -94,11 +94,13 @@ SavedRow read_row(const CellReader& cell) {
     row.stats.max_ns = 1000 * real_of(cell, "latency_us_max");
     row.stats.p90_ns = 1000 * real_of(cell, "latency_us_p90");
     row.stats.mean_ns = 1000 * real_of(cell, "latency_us_mean");
-    row.stats.cv = real_of(cell, "latency_cv");
-    row.stats.mdape = real_of(cell, "latency_mdape");
+    // Schema 1 wrote these as fractions under other names (docs/csv.md#schema-version).
+    row.stats.cv = cell("latency_cv_pct") ? real_of(cell, "latency_cv_pct") / 100 : real_of(cell, "latency_cv");
+    row.stats.mdape =
+        cell("latency_mdape_pct") ? real_of(cell, "latency_mdape_pct") / 100 : real_of(cell, "latency_mdape");
     row.stats.stddev_ns = row.stats.cv * row.stats.mean_ns;
     row.gflops = real_of(cell, "gflops");
-    row.gbps = real_of(cell, "gbps");
+    row.gbps = real_of(cell, cell("gb_per_s") ? "gb_per_s" : "gbps");
     row.roofline_pct = optional_real(cell, "roofline_pct");
     row.speedup = optional_real(cell, "speedup");
     row.verify_rel_error = optional_real(cell, "verify_rel_error");
@@ -108,6 +110,12 @@ SavedRow read_row(const CellReader& cell) {
     }
     row.noisy = bool_of(cell, "noisy");
     row.reps_policy = required(cell, "reps_policy");
+    // The reproducibility columns are new in schema 2: a file without them keeps the defaults.
+    if (cell("seed")) row.seed = parse_number<std::uint64_t>("seed", required(cell, "seed"));
+    if (cell("warmup")) row.n_warmup = count_of(cell, "warmup");
+    row.roofline_peak_gflops = optional_real(cell, "roofline_peak_gflops");
+    row.roofline_peak_gbps = optional_real(cell, "roofline_peak_gb_per_s");
+    row.roofline_source = cell("roofline_source").value_or(row.roofline_pct ? "unknown" : "none");
     return saved;
 }
 
@@ -198,8 +206,41 @@ std::vector<SavedRow> read_csv_report(std::istream& in) {
     return rows;
 }
 
+namespace {
+
+// A JSON or JSON Lines report this build can read: schema 1 or 2 (docs/csv.md#schema-version).
+void check_schema_version(const nlohmann::json& object) {
+    const auto found = object.find("schema_version");
+    if (found == object.end()) throw std::runtime_error("no schema_version");
+    const int version = found->get<int>();
+    if (version < 1 || version > report_schema_version) {
+        throw std::runtime_error(fmt::format("schema_version {} is not one this kvbench reads (1 to {})", version,
+                                             report_schema_version));
+    }
+}
+
+// A row of a JSON or JSON Lines report: its cells back to the CSV's text, so every format
+// shares one row parser; the samples give the statistics exactly as they were computed,
+// without the rounding of a trip through microseconds.
+SavedRow read_json_row(const nlohmann::json& json_row) {
+    const CellReader cell = [&](const std::string& name) -> std::optional<std::string> {
+        const auto found = json_row.find(name);
+        if (found == json_row.end() || found->is_null()) return std::nullopt;
+        if (found->is_string()) return found->get<std::string>();
+        if (found->is_number_float()) return fmt::format("{}", found->get<double>());
+        return found->dump();
+    };
+    SavedRow saved = read_row(cell);
+    saved.row.samples_ns = json_row.at("samples_ns").get<std::vector<std::int64_t>>();
+    if (!saved.row.samples_ns.empty()) saved.row.stats = summarize(saved.row.samples_ns);
+    return saved;
+}
+
+}  // namespace
+
 std::vector<SavedRow> read_json_report(std::istream& in) {
     const nlohmann::json report = nlohmann::json::parse(in);  // throws nlohmann::json::parse_error
+    check_schema_version(report);
     const nlohmann::json& environment = report.at("environment");
     const std::string tool_version = environment.at("tool_version").get<std::string>();
     const std::string git_commit = environment.at("git_commit").get<std::string>();
@@ -207,21 +248,32 @@ std::vector<SavedRow> read_json_report(std::istream& in) {
     std::size_t number = 0;
     for (const nlohmann::json& json_row : report.at("rows")) {
         ++number;
-        // JSON cells back to the CSV's text, so both formats share one row parser.
-        const CellReader cell = [&](const std::string& name) -> std::optional<std::string> {
-            const auto found = json_row.find(name);
-            if (found == json_row.end() || found->is_null()) return std::nullopt;
-            if (found->is_string()) return found->get<std::string>();
-            if (found->is_number_float()) return fmt::format("{}", found->get<double>());
-            return found->dump();
-        };
-        SavedRow saved = read_numbered_row(number, [&] { return read_row(cell); });
-        saved.row.samples_ns = json_row.at("samples_ns").get<std::vector<std::int64_t>>();
-        // The samples give the statistics exactly as they were computed, without the
-        // rounding of a trip through microseconds.
-        if (!saved.row.samples_ns.empty()) saved.row.stats = summarize(saved.row.samples_ns);
+        SavedRow saved = read_numbered_row(number, [&] { return read_json_row(json_row); });
         saved.tool_version = tool_version;
         saved.git_commit = git_commit;
+        rows.push_back(std::move(saved));
+    }
+    return rows;
+}
+
+std::vector<SavedRow> read_jsonl_report(std::istream& in) {
+    std::vector<SavedRow> rows;
+    std::string line;
+    std::size_t number = 0;
+    while (std::getline(in, line)) {
+        // A last line without its line break was cut short (a crash, a full disk): the rows
+        // before it are whole, and it is dropped (docs/csv.md#jsonl).
+        if (in.eof()) break;
+        ++number;
+        if (line.empty()) continue;
+        SavedRow saved = read_numbered_row(number, [&] {
+            const nlohmann::json object = nlohmann::json::parse(line);
+            check_schema_version(object);
+            SavedRow read = read_json_row(object);
+            read.tool_version = object.at("tool_version").get<std::string>();
+            read.git_commit = object.at("git_commit").get<std::string>();
+            return read;
+        });
         rows.push_back(std::move(saved));
     }
     return rows;
@@ -233,10 +285,11 @@ std::vector<SavedRow> read_report_file(const std::filesystem::path& path, Output
     try {
         if (format == OutputFormat::csv) return read_csv_report(in);
         if (format == OutputFormat::json) return read_json_report(in);
+        if (format == OutputFormat::jsonl) return read_jsonl_report(in);
     } catch (const std::exception& error) {
         throw std::runtime_error(fmt::format("{} is not a kvbench report: {}", path.string(), error.what()));
     }
-    throw std::invalid_argument("read_report_file: only csv and json reports can be read back");
+    throw std::invalid_argument("read_report_file: only csv, json and jsonl reports can be read back");
 }
 
 }  // namespace kvbench

@@ -28,11 +28,18 @@ ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMea
                                                      row.stats.median_ns * 1e-9);
         }
     }
+    if (roofline != nullptr) {
+        row.roofline_peak_gflops = roofline->peak_gflops;
+        row.roofline_peak_gbps = roofline->peak_gbps;
+        row.roofline_source = roofline->source.empty() ? "unknown" : roofline->source;
+    }
     row.verify_rel_error = verify_rel_error;
     row.fits_in_llc = env.llc_bytes > 0 && row.cost.bytes <= env.llc_bytes;
     row.flops_executed = measured.flops.executed;
     row.noisy = is_noisy(row.stats);
     row.reps_policy = describe_reps_policy(options);
+    row.seed = options.seed;
+    row.n_warmup = options.n_warmup;
     return row;
 }
 
@@ -65,6 +72,7 @@ void write_report(std::ostream& out, OutputFormat format, const std::vector<Resu
     case OutputFormat::table: write_table(out, rows, env); return;
     case OutputFormat::csv: write_csv(out, rows, env); return;
     case OutputFormat::json: write_json(out, rows, env); return;
+    case OutputFormat::jsonl: write_jsonl(out, rows, env); return;
     case OutputFormat::md: write_markdown(out, rows, env); return;
     }
     throw std::invalid_argument("write_report: unknown output format");

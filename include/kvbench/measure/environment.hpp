@@ -26,6 +26,7 @@ struct Environment {
     std::string openblas_coretype; // $OPENBLAS_CORETYPE, empty when unset
     std::string openblas_l2_size;  // $OPENBLAS_L2_SIZE, empty when unset
     std::string timestamp;         // UTC, ISO 8601, when the run started
+    std::string command_line;      // the command as typed, shell-quoted; set by the command line, not collected
 };
 
 Environment collect_environment();

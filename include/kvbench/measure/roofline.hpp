@@ -27,6 +27,9 @@ struct Roofline {
     std::size_t sgemm_dim = 0;                // the sgemm was (dim, dim) · (dim, dim)
     std::size_t n_reps = 0;                   // timed repetitions of each, best kept
     bool quick = false;                       // measured by a sweep's first run, with quick_roofline_options()
+    // Where the run got it, without paths, for the rows it annotates: "measured this run",
+    // "saved (measured <measured_at>)", "--roofline file (measured <measured_at>)". Not saved.
+    std::string source;
 
     bool operator==(const Roofline&) const = default;
 };

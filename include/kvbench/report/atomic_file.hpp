@@ -1,9 +1,10 @@
-// Writes a file all at once: into a temporary beside it, fsynced, then renamed over it.
+// Writes a file all at once (into a temporary beside it, fsynced, then renamed over it), or appends whole lines.
 #pragma once
 
 #include <filesystem>
 #include <functional>
 #include <ostream>
+#include <string>
 
 namespace kvbench {
 
@@ -13,5 +14,10 @@ namespace kvbench {
 // temporary and throws std::runtime_error("cannot write <path>: <reason>").
 void write_file_atomically(const std::filesystem::path& path,
                            const std::function<void(std::ostream&)>& write);
+
+// Appends `bytes` (whole JSON lines) to `path`, creating it, and fsyncs it: after a stop of
+// any kind, the file holds every earlier call's bytes complete. Throws std::runtime_error
+// ("cannot append to <path>: <reason>").
+void append_to_file(const std::filesystem::path& path, const std::string& bytes);
 
 }  // namespace kvbench

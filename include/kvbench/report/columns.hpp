@@ -11,6 +11,11 @@
 
 namespace kvbench {
 
+// The layout of the CSV, JSON and JSON Lines reports (docs/csv.md#schema-version). 2: gbps became
+// gb_per_s, latency_cv and latency_mdape became the percentages latency_cv_pct and
+// latency_mdape_pct. read_report still reads version 1.
+constexpr int report_schema_version = 2;
+
 // A latency in microseconds: the CSV prints it with fixed decimals (ns resolution),
 // other reals with six significant figures.
 struct Microseconds {
@@ -50,5 +55,9 @@ void write_csv_with_extra(std::ostream& out, const std::vector<ResultRow>& rows,
                const Environment& env);
 void write_json_with_extra(std::ostream& out, const std::vector<ResultRow>& rows, const std::vector<ExtraColumn>& extra,
                 const Environment& env);
+// One line per row, flushed: the row columns, the extras, the environment columns and the
+// samples, so each line stands alone (docs/csv.md#jsonl).
+void write_jsonl_with_extra(std::ostream& out, const std::vector<ResultRow>& rows,
+                            const std::vector<ExtraColumn>& extra, const Environment& env);
 
 }  // namespace kvbench

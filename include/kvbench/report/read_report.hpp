@@ -1,4 +1,4 @@
-// Reading back a report that kvbench wrote (CSV or JSON), so a sweep can resume where it stopped.
+// Reading back a report that kvbench wrote (CSV, JSON or JSON Lines), so a sweep can resume where it stopped.
 #pragma once
 
 #include "kvbench/report/report.hpp"
@@ -22,11 +22,12 @@ struct SavedRow {
 // Throws std::runtime_error on an unterminated quote.
 std::vector<std::vector<std::string>> parse_csv_records(const std::string& text);
 
-// The rows of a report in `format` (csv or json), every column parsed back; samples_ns
+// The rows of a report in `format` (csv, json or jsonl; schema 1 or 2), every column parsed back; samples_ns
 // only from JSON (the CSV does not hold them). Throws std::runtime_error naming the
 // row and column when the text is not a report kvbench wrote.
 std::vector<SavedRow> read_csv_report(std::istream& in);
 std::vector<SavedRow> read_json_report(std::istream& in);
+std::vector<SavedRow> read_jsonl_report(std::istream& in);
 std::vector<SavedRow> read_report_file(const std::filesystem::path& path, OutputFormat format);
 
 }  // namespace kvbench

@@ -40,6 +40,12 @@ struct ResultRow {
     // CV above 5 % and MdAPE above 2 % (is_noisy): the median may move on a re-run.
     bool noisy = false;
     std::string reps_policy;                    // describe_reps_policy() of the options it ran with
+    // What a rerun needs beyond the configuration (docs/csv.md#reproducibility-columns).
+    std::uint64_t seed = 1;                     // of the weights and inputs
+    std::size_t n_warmup = 0;                   // warm-up repetitions asked for (at most, with --min-time)
+    std::optional<double> roofline_peak_gflops; // the roofline behind roofline_pct; empty without one
+    std::optional<double> roofline_peak_gbps;
+    std::string roofline_source = "none";       // Roofline::source, or "none"
 };
 
 // The one place a row is built: from the point, its measurement, the options it ran with
@@ -60,12 +66,14 @@ ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMea
 // docs/csv.md's columns in order, then the extra ones. The single source of the CSV header.
 const std::vector<std::string>& csv_columns();
 
-enum class OutputFormat { table, csv, json, md };
+// jsonl: one JSON object per row and line, each line complete in itself (docs/csv.md#jsonl).
+enum class OutputFormat { table, csv, json, jsonl, md };
 
 void write_table(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
 void write_csv(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
 void write_json(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
 void write_markdown(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
+void write_jsonl(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
 void write_report(std::ostream& out, OutputFormat format, const std::vector<ResultRow>& rows,
                   const Environment& env);
 

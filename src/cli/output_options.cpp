@@ -1,0 +1,259 @@
+// The shared output options: registration, format names and extensions, and every check on a target.
+#include "cli/output_options.hpp"
+
+#include "kvbench/engine/config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace kvbench {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string lowercase(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return text;
+}
+
+// "table, csv, json or md"
+std::string list_of(const OutputFormats& formats) {
+    std::string text;
+    for (std::size_t i = 0; i < formats.size(); ++i) {
+        if (i > 0) text += i + 1 == formats.size() ? " or " : ", ";
+        text += format_name(formats[i]);
+    }
+    return text;
+}
+
+bool writes(const OutputFormats& formats, OutputFormat format) {
+    return std::find(formats.begin(), formats.end(), format) != formats.end();
+}
+
+// The formats a file can take: those of the command, less the table when it is terminal-only.
+OutputFormats file_formats(const OutputFormats& formats, bool table_to_file) {
+    OutputFormats kept;
+    for (const OutputFormat format : formats) {
+        if (format != OutputFormat::table || table_to_file) kept.push_back(format);
+    }
+    return kept;
+}
+
+OutputFormat checked_format(const std::string& name, const std::string& flag, const OutputFormats& formats) {
+    const std::optional<OutputFormat> format = parse_format_name(name);
+    if (!format) throw ConfigError(fmt::format("{} {}: not a format (choose {})", flag, name, list_of(formats)));
+    if (!writes(formats, *format)) {
+        throw ConfigError(fmt::format("{} {}: this command writes {} only", flag, name, list_of(formats)));
+    }
+    return *format;
+}
+
+// `-o csv` as llama-bench's -o means a format: a bare format name is not taken for a file name.
+void refuse_format_as_file(const std::string& path) {
+    if (fs::path(path).has_parent_path() || !parse_format_name(path)) return;
+    throw ConfigError(fmt::format("-o {0}: names a format, not a file: did you mean --format {1}? "
+                                  "(a file named {0}: -o ./{0})",
+                                  path, lowercase(path)));
+}
+
+std::string absolute_normal(const std::string& path) {
+    std::error_code ignored;
+    return fs::absolute(path, ignored).lexically_normal().string();
+}
+
+OutputTarget parse_export(const std::string& spec, const OutputFormats& formats) {
+    const std::string flag = "--export " + spec;
+    const std::size_t colon = spec.find(':');
+    if (colon == std::string::npos) {
+        const std::optional<OutputFormat> implied = format_of_extension(spec);
+        throw ConfigError(fmt::format("{}: write FORMAT:PATH, e.g. --export {}:{}", flag,
+                                      implied ? format_name(*implied) : "csv", spec.empty() ? "results.csv" : spec));
+    }
+    const std::string name = spec.substr(0, colon);
+    OutputTarget target{checked_format(name, "--export", formats), spec.substr(colon + 1)};
+    if (target.path.empty()) throw ConfigError(fmt::format("{}: the file name is empty (e.g. --export {}:results.{})",
+                                                           flag, name, format_name(target.format)));
+    if (target.path == "-") {
+        throw ConfigError(fmt::format("{}: an export goes to a file; for stdout give -o - --format {}", flag,
+                                      format_name(target.format)));
+    }
+    const std::optional<OutputFormat> implied = format_of_extension(target.path);
+    if (implied && *implied != target.format) {
+        throw ConfigError(fmt::format("{}: the extension says {}, not {} (write {}:{} or rename the file)", flag,
+                                      format_name(*implied), format_name(target.format), format_name(*implied),
+                                      target.path));
+    }
+    return target;
+}
+
+}  // namespace
+
+std::vector<OutputTarget> OutputPlan::files() const {
+    std::vector<OutputTarget> targets;
+    if (file) targets.push_back({format, *file});
+    targets.insert(targets.end(), exports.begin(), exports.end());
+    return targets;
+}
+
+const OutputFormats& all_output_formats() {
+    static const OutputFormats formats{OutputFormat::table, OutputFormat::csv, OutputFormat::json,
+                                       OutputFormat::jsonl, OutputFormat::md};
+    return formats;
+}
+
+const char* format_name(OutputFormat format) {
+    switch (format) {
+    case OutputFormat::table: return "table";
+    case OutputFormat::csv: return "csv";
+    case OutputFormat::json: return "json";
+    case OutputFormat::jsonl: return "jsonl";
+    case OutputFormat::md: return "md";
+    }
+    return "?";
+}
+
+std::optional<OutputFormat> parse_format_name(const std::string& name) {
+    const std::string lower = lowercase(name);
+    for (const OutputFormat format : all_output_formats()) {
+        if (lower == format_name(format)) return format;
+    }
+    return std::nullopt;
+}
+
+std::optional<OutputFormat> format_of_extension(const std::string& path) {
+    const std::string extension = lowercase(fs::path(path).extension().string());
+    if (extension == ".txt") return OutputFormat::table;
+    if (extension.size() < 2 || extension == ".table") return std::nullopt;
+    return parse_format_name(extension.substr(1));
+}
+
+void add_output_options(CLI::App* command, OutputCliOptions& options, const OutputFormats& formats,
+                        bool table_to_file) {
+    const OutputFormats to_file = file_formats(formats, table_to_file);
+    command->add_option("-f,--format", options.format,
+                        fmt::format("Report format: {}\n(any case; default: from -o's\nextension, else {})",
+                                    list_of(formats), format_name(formats.front())))
+        ->type_name("FORMAT");
+    command->add_option("-o,--output", options.output,
+                        fmt::format("Write the report to FILE, whole or not at\nall; the format follows "
+                                    "the extension\n({}{}). FILE - is stdout; tables then\ngo to stderr",
+                                    table_to_file ? ".txt " : "", [&] {
+                                        std::string list;
+                                        for (const OutputFormat format : to_file) {
+                                            if (format != OutputFormat::table) list += fmt::format(".{} ", format_name(format));
+                                        }
+                                        return list.substr(0, list.size() - 1);
+                                    }()))
+        ->type_name("FILE");
+    command->add_option("--export", options.exports,
+                        fmt::format("Also write FORMAT to PATH (repeatable):\n--export csv:a.csv --export md:a.md\n"
+                                    "FORMAT: {}",
+                                    list_of(to_file)))
+        ->type_name("FORMAT:PATH")
+        ->take_last();
+    CLI::Option* quiet = command->add_flag("-q,--quiet", options.quiet,
+                                           "Print only the report and errors: no\ntables, warnings or messages");
+    command->add_flag("-v,--verbose", options.verbose, "One line per finished point on stderr")->excludes(quiet);
+}
+
+OutputPlan to_output_plan(const OutputCliOptions& options, const OutputFormats& formats, bool table_to_file) {
+    OutputPlan plan;
+    plan.quiet = options.quiet;
+    plan.verbose = options.verbose;
+    std::optional<OutputFormat> given;
+    if (options.format) given = checked_format(*options.format, "--format", formats);
+    plan.format = given.value_or(formats.front());
+
+    if (options.output && *options.output != "-") {
+        const std::string& path = *options.output;
+        refuse_format_as_file(path);
+        check_output_file(path, "-o");
+        const std::optional<OutputFormat> implied = format_of_extension(path);
+        if (given && implied && *given != *implied) {
+            throw ConfigError(fmt::format("-o {}: the extension says {} but --format says {} (rename the file or "
+                                          "drop --format)",
+                                          path, format_name(*implied), format_name(*given)));
+        }
+        if (!given && !implied) {
+            throw ConfigError(fmt::format("-o {}: cannot tell the format from the name: give --format or end it in "
+                                          ".csv, .json, .jsonl, .md or .txt",
+                                          path));
+        }
+        plan.format = given ? *given : *implied;
+        if (!writes(formats, plan.format)) {
+            throw ConfigError(fmt::format("-o {}: this command writes {} only", path, list_of(formats)));
+        }
+        if (plan.format == OutputFormat::table && !table_to_file) {
+            throw ConfigError(fmt::format("-o {}: the tables go to the terminal only; write {} to a file (e.g. "
+                                          "-o {}.csv)",
+                                          path, list_of(file_formats(formats, false)),
+                                          fs::path(path).replace_extension().string()));
+        }
+        plan.file = path;
+    }
+
+    std::vector<std::string> seen;
+    if (plan.file) seen.push_back(absolute_normal(*plan.file));
+    for (const std::string& spec : options.exports) {
+        OutputTarget target = parse_export(spec, file_formats(formats, table_to_file));
+        const std::string key = absolute_normal(target.path);
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+            throw ConfigError(fmt::format("--export {}: {} is already written by -o or another --export", spec,
+                                          target.path));
+        }
+        seen.push_back(key);
+        check_output_file(target.path, "--export " + spec);
+        plan.exports.push_back(std::move(target));
+    }
+    return plan;
+}
+
+void check_output_file(const std::string& output, const std::string& flag) {
+    if (output.empty()) {
+        throw ConfigError(fmt::format("{}: the file name is empty (name the report file, e.g. {} sweep.csv)", flag,
+                                      flag));
+    }
+    std::error_code ignored;
+    const fs::file_status status = fs::status(output, ignored);
+    if (fs::is_directory(status)) {
+        throw ConfigError(fmt::format("{} {}: is a directory (name a file inside it, e.g. {}/sweep.csv)", flag,
+                                      output, fs::path(output).lexically_normal().string()));
+    }
+    // The report is written beside its file and renamed over it (report/atomic_file.hpp), so
+    // a device such as /dev/full or /dev/null would be replaced by a regular file.
+    if (fs::exists(status) && !fs::is_regular_file(status)) {
+        throw ConfigError(fmt::format("{} {}: is not a regular file (the report replaces its file by a "
+                                      "rename; name a file in a writable directory)",
+                                      flag, output));
+    }
+    const fs::path parent = fs::absolute(output, ignored).parent_path();
+    const fs::file_status parent_status = fs::status(parent, ignored);
+    if (fs::exists(parent_status) && !fs::is_directory(parent_status)) {
+        throw ConfigError(fmt::format("{} {}: {} is not a directory", flag, output, parent.string()));
+    }
+    if (!fs::is_directory(parent_status)) {
+        throw ConfigError(fmt::format("{} {}: directory {} does not exist", flag, output, parent.string()));
+    }
+    // Creating a file is the one check that sees everything that can forbid it: permissions,
+    // a read-only or pseudo filesystem, root's privileges. The probe is removed at once.
+    const std::string probe = output + fmt::format(".tmp-check-{}", ::getpid());
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        throw ConfigError(fmt::format("{} {}: cannot create a file in {}: {}", flag, output, parent.string(),
+                                      std::strerror(errno)));
+    }
+    ::close(fd);
+    ::unlink(probe.c_str());
+}
+
+}  // namespace kvbench

@@ -1,0 +1,72 @@
+// Where a command's results go: -o, -f, --export, -q and -v on any subcommand, and the checks
+// that turn them into an OutputPlan before anything is measured.
+#pragma once
+
+#include "kvbench/report/report.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+// What the user typed, unparsed, so that the errors are kvbench's own.
+struct OutputCliOptions {
+    std::optional<std::string> format;  // -f; unset: from -o's extension, else table
+    std::optional<std::string> output;  // -o FILE, or - for stdout; unset: stdout
+    std::vector<std::string> exports;   // --export FORMAT:PATH, repeatable
+    bool quiet = false;                 // -q: only the report and errors
+    bool verbose = false;               // -v: one line per finished point on stderr
+};
+
+struct OutputTarget {
+    OutputFormat format = OutputFormat::csv;
+    std::string path;
+};
+
+struct OutputPlan {
+    OutputFormat format = OutputFormat::table;  // of -o FILE, or of stdout without one
+    std::optional<std::string> file;            // -o FILE; unset: the report goes to stdout
+    std::vector<OutputTarget> exports;          // --export, in the order given
+    bool quiet = false;
+    bool verbose = false;
+
+    // Every file the run writes: -o first, then the exports.
+    std::vector<OutputTarget> files() const;
+    // stdout carries the report itself (-o -, or --format other than table without -o), so the
+    // human tables and messages go to stderr and a pipe sees nothing but the report.
+    bool stdout_is_report() const { return !file && format != OutputFormat::table; }
+};
+
+// The formats a command can write, the first being where its help starts.
+// Requires: not empty.
+using OutputFormats = std::vector<OutputFormat>;
+const OutputFormats& all_output_formats();  // table, csv, json, jsonl, md
+
+// "csv", "json", ...: the spelling of --format and of --export's FORMAT.
+const char* format_name(OutputFormat format);
+// A format by name, in any case ("CSV", "Json"); std::nullopt for any other text.
+std::optional<OutputFormat> parse_format_name(const std::string& name);
+// The format a file name's extension implies: .csv .json .jsonl .md, and .txt for table;
+// std::nullopt for any other extension or none.
+std::optional<OutputFormat> format_of_extension(const std::string& path);
+
+// Registers -o/--output, -f/--format, --export, -q/--quiet and -v/--verbose on `command`.
+// `formats`: what the command can write (the help lists them). `table_to_file`: whether the
+// table format may go to a file (-o x.txt) rather than only to the terminal.
+void add_output_options(CLI::App* command, OutputCliOptions& options, const OutputFormats& formats,
+                        bool table_to_file = true);
+
+// Checks every rule and every target, in this order: the format names, -o's extension against
+// --format, each --export, then each file (its directory exists, a file can be created there).
+// Throws ConfigError naming the flag and the rule; creates no file.
+OutputPlan to_output_plan(const OutputCliOptions& options, const OutputFormats& formats, bool table_to_file = true);
+
+// Refuses a file target that would fail only after the measurement, or that must not be
+// replaced (a device, a directory). `flag` names it in the message ("-o", "--export csv:").
+// Throws ConfigError; leaves no file behind.
+void check_output_file(const std::string& path, const std::string& flag);
+
+}  // namespace kvbench

@@ -1,0 +1,41 @@
+// Where each kind of output goes: the report, the human tables, messages and per-point details.
+#pragma once
+
+#include "cli/output_options.hpp"
+
+#include <ostream>
+#include <string>
+
+namespace kvbench {
+
+// stdout holds the report when it is one (OutputPlan::stdout_is_report), else the tables;
+// stderr holds everything else. -q silences tables, messages and warnings; -v adds details.
+class OutputStreams {
+public:
+    // Also sets messages_silenced() for the process, so warnings far from the plan obey -q.
+    explicit OutputStreams(const OutputPlan& plan);
+
+    // The report's own stream: stdout.
+    std::ostream& report() const;
+    // The human tables and closing notes: stdout, stderr when stdout is the report, nowhere under -q.
+    std::ostream& tables() const;
+    // One line on stderr, unless -q: "wrote 8 rows to a.csv".
+    void message(const std::string& line) const;
+    // One line on stderr under -v only.
+    void detail(const std::string& line) const;
+    bool verbose() const { return verbose_; }
+    bool quiet() const { return quiet_; }
+
+private:
+    bool quiet_;
+    bool verbose_;
+    bool stdout_is_report_;
+};
+
+// True under -q: warnings and notes are not printed (errors always are).
+bool messages_silenced();
+
+// "1 row", "8 rows".
+std::string count_rows(std::size_t n_rows);
+
+}  // namespace kvbench
