@@ -2,6 +2,7 @@
 
 #include "kvbench/engine/attention.hpp"
 #include "kvbench/engine/checked_size.hpp"
+#include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
 #include "test_support.hpp"
 
@@ -14,7 +15,9 @@ using kvbench::test::make_config;
 
 TEST_CASE("each buffer owner's bytes_for equals what it really allocates") {
     for (const ModelConfig& c : {make_config(3, 100, 64, 8, 2, 2), make_config(1, 7, 48, 3, 1, 1),
-                                 make_config(2, 130, 96, 12, 12, 3)}) {
+                                 make_config(2, 130, 96, 12, 12, 3),
+                                 // dh set apart from D/H: q, head outputs and Wo are H·dh wide
+                                 make_config(2, 50, 64, 4, 2, 2, 40), make_config(1, 9, 100, 8, 8, 1, 8)}) {
         INFO(describe(c));
         for (std::size_t n_threads : {1u, 2u, 5u}) {
             CHECK(ForwardScratch::bytes_for(c, n_threads) == ForwardScratch(c, n_threads).bytes());
@@ -24,6 +27,7 @@ TEST_CASE("each buffer owner's bytes_for equals what it really allocates") {
         }
         CHECK(ModelWeights::bytes_for(c) == make_weights(c, 1).bytes());
         CHECK(KvCache::bytes_for(c, c.seq_len) == KvCache(c, c.seq_len).bytes());
+        CHECK(KvCache::bytes_for(c, c.seq_len) == kv_cache_bytes(c));  // docs/counting.md#kv-bytes
         CHECK(input_bytes_for(c, c.seq_len) == make_inputs(c, 1).size() * sizeof(float));
     }
 }

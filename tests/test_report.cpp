@@ -289,6 +289,20 @@ TEST_CASE("the table shows the run, the three titles and human units") {
     CHECK(text.find("-50.0 % (2.00x smaller)") != std::string::npos);
 }
 
+TEST_CASE("the tables show a dh column only when a row sets the head dimension") {
+    CHECK(render(write_table, two_rows()).find(" dh ") == std::string::npos);
+    ModelConfig wide = small_mqa();
+    wide.explicit_head_dim = 6;
+    std::vector<ResultRow> rows = cached_only(wide, 1);
+    const std::vector<ResultRow> plain = cached_only(small_mqa(), 1);
+    rows.insert(rows.end(), plain.begin(), plain.end());
+    const std::string text = render(write_table, rows);
+    // Header "B N D H dh G L", then each row's dh: 6 as given, 4 = D/H for the plain point.
+    CHECK(text.find("  B  N  D  H  dh  G  L") != std::string::npos);
+    CHECK(text.find("  1  4  8  2   6  1  1  MQA") != std::string::npos);
+    CHECK(text.find("  1  4  8  2   4  1  1  MQA") != std::string::npos);
+}
+
 TEST_CASE("table columns line up, counting µ as one column") {
     const std::string text = render(write_table, two_rows());
     const std::size_t start = text.find("Latency\n") + 8;

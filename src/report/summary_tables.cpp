@@ -32,23 +32,39 @@ std::vector<ConfigPair> pair_by_config(const std::vector<ResultRow>& rows) {
     return pairs;
 }
 
-const std::vector<std::string> point_header{"B", "N", "D", "H", "G", "L", "grouping"};
+// The columns naming a point. A dh column only when some row sets the head dimension apart
+// from D/H (--head-dim, docs/model.md#explicit-head-dimension): otherwise dh is D/H and the
+// tables keep their usual shape.
+struct PointColumns {
+    bool head_dim = false;
 
-std::vector<std::string> point_cells(const ModelConfig& c) {
-    return {fmt::format("{}", c.n_batch),   fmt::format("{}", c.seq_len),
-            fmt::format("{}", c.model_dim), fmt::format("{}", c.n_heads),
-            fmt::format("{}", c.n_kv_heads), fmt::format("{}", c.n_layers),
-            grouping_label(c.n_heads, c.n_kv_heads)};
-}
+    explicit PointColumns(const std::vector<ResultRow>& rows)
+        : head_dim(std::any_of(rows.begin(), rows.end(),
+                               [](const ResultRow& r) { return r.config.explicit_head_dim != 0; })) {}
 
-// Point columns, then `n_figures` right-aligned columns.
-std::vector<Align> point_then_numbers(std::size_t n_extra_labels, std::size_t n_figures) {
-    std::vector<Align> align(point_header.size() - 1, Align::right);
-    align.push_back(Align::left);  // grouping
-    align.insert(align.end(), n_extra_labels, Align::left);
-    align.insert(align.end(), n_figures, Align::right);
-    return align;
-}
+    std::vector<std::string> header() const {
+        std::vector<std::string> names{"B", "N", "D", "H", "G", "L", "grouping"};
+        if (head_dim) names.insert(names.begin() + 4, "dh");
+        return names;
+    }
+
+    std::vector<std::string> cells(const ModelConfig& c) const {
+        std::vector<std::string> line{fmt::format("{}", c.n_batch),    fmt::format("{}", c.seq_len),
+                                      fmt::format("{}", c.model_dim),  fmt::format("{}", c.n_heads),
+                                      fmt::format("{}", c.n_kv_heads), fmt::format("{}", c.n_layers),
+                                      grouping_label(c.n_heads, c.n_kv_heads)};
+        if (head_dim) line.insert(line.begin() + 4, fmt::format("{}", c.head_dim()));
+        return line;
+    }
+
+    // Point columns, then `n_figures` right-aligned columns.
+    std::vector<Align> then_numbers(std::size_t n_figures) const {
+        std::vector<Align> align(header().size() - 1, Align::right);
+        align.push_back(Align::left);  // grouping
+        align.insert(align.end(), n_figures, Align::right);
+        return align;
+    }
+};
 
 std::string intensity(const ResultRow* row) {
     if (row == nullptr || row->cost.bytes == 0) return missing;
@@ -59,14 +75,14 @@ std::string flops_of(const ResultRow* row) {
     return row == nullptr ? missing : format_flops(static_cast<double>(row->cost.flops));
 }
 
-TextTable flops_table(const std::vector<ConfigPair>& pairs) {
-    TextTable table{"FLOPs per step", point_header, point_then_numbers(0, 5), {}, {}};
+TextTable flops_table(const std::vector<ConfigPair>& pairs, const PointColumns& point) {
+    TextTable table{"FLOPs per step", point.header(), point.then_numbers(5), {}, {}};
     for (const char* name :
          {"cached", "uncached", "uncached/cached", "cached FLOP/B", "uncached FLOP/B"}) {
         table.header.emplace_back(name);
     }
     for (const ConfigPair& pair : pairs) {
-        std::vector<std::string> line = point_cells(pair.config);
+        std::vector<std::string> line = point.cells(pair.config);
         line.push_back(flops_of(pair.cached));
         line.push_back(flops_of(pair.uncached));
         const bool both = pair.cached != nullptr && pair.uncached != nullptr && pair.cached->cost.flops > 0;
@@ -80,26 +96,26 @@ TextTable flops_table(const std::vector<ConfigPair>& pairs) {
     return table;
 }
 
-TextTable latency_table(const std::vector<ResultRow>& rows) {
+TextTable latency_table(const std::vector<ResultRow>& rows, const PointColumns& point) {
     // A cache column only when the run mixes cold and warm: otherwise describe_run says which.
     const bool mixed_cache_states =
         std::any_of(rows.begin(), rows.end(),
                     [&](const ResultRow& r) { return r.cache_state != rows.front().cache_state; });
-    TextTable table{"Latency", point_header, {}, {}, {}};
+    TextTable table{"Latency", point.header(), {}, {}, {}};
     table.header.emplace_back("T");
     if (mixed_cache_states) table.header.emplace_back("cache");
     table.header.emplace_back("path");
     for (const char* name : {"median", "CV", "min", "p90", "GFLOP/s", "GB/s", "roofline", "speedup"}) {
         table.header.emplace_back(name);
     }
-    table.align = point_then_numbers(0, 0);
+    table.align = point.then_numbers(0);
     table.align.push_back(Align::right);  // T
     if (mixed_cache_states) table.align.push_back(Align::left);
     table.align.push_back(Align::left);  // path
     table.align.insert(table.align.end(), 8, Align::right);
 
     for (const ResultRow& row : rows) {
-        std::vector<std::string> line = point_cells(row.config);
+        std::vector<std::string> line = point.cells(row.config);
         line.push_back(fmt::format("{}", row.n_threads));
         if (mixed_cache_states) line.push_back(row.cache_state);
         line.emplace_back(path_name(row.path));
@@ -128,15 +144,15 @@ TextTable latency_table(const std::vector<ResultRow>& rows) {
     return table;
 }
 
-TextTable kv_memory_table(const std::vector<ConfigPair>& pairs) {
-    TextTable table{"KV memory", point_header, point_then_numbers(0, 3), {}, {}};
+TextTable kv_memory_table(const std::vector<ConfigPair>& pairs, const PointColumns& point) {
+    TextTable table{"KV memory", point.header(), point.then_numbers(3), {}, {}};
     for (const char* name : {"KV cache", "MHA KV cache", "saved by grouping"}) table.header.emplace_back(name);
     for (const ConfigPair& pair : pairs) {
         const ModelConfig& c = pair.config;
         const std::uint64_t kv_bytes = (pair.cached != nullptr ? pair.cached : pair.uncached)->cost.kv_bytes;
         // kv_bytes holds a factor G (docs/counting.md#kv-bytes), so dividing first is exact and cannot overflow.
         const std::uint64_t mha_kv_bytes = kv_bytes / c.n_kv_heads * c.n_heads;
-        std::vector<std::string> line = point_cells(c);
+        std::vector<std::string> line = point.cells(c);
         line.push_back(format_bytes(kv_bytes));
         line.push_back(format_bytes(mha_kv_bytes));
         if (c.n_kv_heads == c.n_heads) {
@@ -181,7 +197,8 @@ std::string describe_run(const std::vector<ResultRow>& rows, const Environment& 
 
 std::vector<TextTable> summary_tables(const std::vector<ResultRow>& rows) {
     const std::vector<ConfigPair> pairs = pair_by_config(rows);
-    return {flops_table(pairs), latency_table(rows), kv_memory_table(pairs)};
+    const PointColumns point(rows);
+    return {flops_table(pairs, point), latency_table(rows, point), kv_memory_table(pairs, point)};
 }
 
 }  // namespace kvbench
