@@ -84,7 +84,9 @@ ModelPreset parse_hf_config(std::string_view json_text, std::string_view file_na
     // multi_query, true by default for Falcon, means one KV head whatever num_kv_heads says.
     const std::string model_type = reader.text("model_type");
     const bool falcon = model_type == "falcon" || model_type == "RefinedWeb" || model_type == "RefinedWebModel";
-    const bool new_architecture = reader.flag("new_decoder_architecture", false);
+    // Before transformers took Falcon in, "RefinedWeb" named the 40B family (the new architecture,
+    // n_head_kv KV heads) and "RefinedWebModel" the 7B one (multi-query).
+    const bool new_architecture = reader.flag("new_decoder_architecture", model_type == "RefinedWeb");
     const bool multi_query = reader.flag("multi_query", falcon);
     if (multi_query && !new_architecture) {
         model.n_kv_heads = 1;

@@ -13,7 +13,8 @@ namespace kvbench {
 //   heads       num_attention_heads | n_head | num_heads
 //   KV heads    num_key_value_heads | num_kv_heads | n_head_kv; absent: H (MHA).
 //               Falcon: multi_query (default true for model_type falcon) means one KV head unless
-//               new_decoder_architecture is set, as in transformers' FalconAttention.
+//               new_decoder_architecture is set (default true for the older model_type
+//               RefinedWeb, the 40B family), as in transformers' FalconAttention.
 //   head dim    head_dim; absent or null: width / heads
 //   window      sliding_window, unless null or use_sliding_window is false
 // The name is `name`; n_params is 0 (a config does not count its parameters).
