@@ -55,8 +55,9 @@ const ModelPreset& find_model(const std::vector<ModelPreset>& presets, std::stri
 ModelPreset read_model_config(const std::string& path) {
     const std::string text = read_text_file(path, "--model-config");
     const std::filesystem::path file(path);
-    const std::string parent = file.parent_path().filename().string();
-    std::string name = parent.empty() || parent == "." || parent == ".." ? file.stem().string() : parent;
+    // Hugging Face snapshots keep every model's config.json in a directory named after the model.
+    const std::string parent = std::filesystem::absolute(file).parent_path().filename().string();
+    std::string name = file.filename() == "config.json" && !parent.empty() ? parent : file.stem().string();
     try {
         return parse_hf_config(text, path, std::move(name));
     } catch (const ConfigError& error) {

@@ -21,7 +21,7 @@ std::vector<ModelPreset> load_presets(const std::optional<std::string>& presets_
 const ModelPreset& find_model(const std::vector<ModelPreset>& presets, std::string_view name);
 
 // A Hugging Face config.json, named after its directory (".../Llama-3-8B/config.json" is
-// "Llama-3-8B") or, at the top level, its file. Throws ConfigError naming --model-config.
+// "Llama-3-8B"), or a file of another name after that name ("llama-3-8b.json": "llama-3-8b"). Throws ConfigError naming --model-config.
 ModelPreset read_model_config(const std::string& path);
 
 // Adds --model and --model-config to `sweep` or `generate`. After parsing, the model's D, H, G
