@@ -105,8 +105,8 @@ void write_sheet(std::ostream& out, OutputFormat format, const Sheet& all_column
             for (const SheetCell& cell : row) cells.push_back(cell.shown);
             write_pipe_row(out, cells);
         }
-        if (!sheet.notes.empty()) out << '\n';
-        write_notes(out, sheet);
+        // Blank lines between notes, or Markdown runs them into one paragraph.
+        for (const std::string& note : sheet.notes) out << '\n' << note << '\n';
         return;
     }
     case OutputFormat::csv: {
