@@ -79,10 +79,15 @@ MemoryRequest to_memory_request(const MemoryCliOptions& options) {
     request.kv_dtypes = parse_kv_dtypes(options.kv_dtypes);
     request.weight_dtype = *find_kv_dtype(options.weight_dtype);
     if (options.window) {
-        request.window = *options.window == "none"
-                             ? std::optional<std::uint64_t>()
-                             : std::optional<std::uint64_t>(parse_whole_number(*options.window, "--window", 1,
-                                                                               max_axis_value));
+        if (*options.window == "none") {
+            request.window = std::optional<std::uint64_t>();
+        } else {
+            try {
+                request.window = parse_whole_number(*options.window, "--window", 1, max_axis_value);
+            } catch (const ConfigError& error) {
+                throw ConfigError(fmt::format("{} (a token count, or none for no window)", error.what()));
+            }
+        }
     }
     request.block_size = parse_whole_number(options.block_size, "--block-size", 1, 1 << 20);
     if (options.budget) request.budget_bytes = parse_byte_size(*options.budget, "--budget");

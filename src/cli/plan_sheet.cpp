@@ -134,8 +134,13 @@ void check_sheet_output(const std::string& path) {
     namespace fs = std::filesystem;
     if (path.empty()) throw ConfigError("-o: the file name is empty (name the report file, e.g. -o memory.csv)");
     std::error_code ignored;
-    if (fs::is_directory(path, ignored)) {
+    const fs::file_status status = fs::status(path, ignored);
+    if (fs::is_directory(status)) {
         throw ConfigError(fmt::format("-o {}: is a directory (name a file inside it)", path));
+    }
+    // The file is replaced by a rename (report/atomic_file.hpp): a device would become a file.
+    if (fs::exists(status) && !fs::is_regular_file(status)) {
+        throw ConfigError(fmt::format("-o {}: is not a regular file (name a file in a writable directory)", path));
     }
     const fs::path parent = fs::absolute(path, ignored).parent_path();
     if (!fs::is_directory(parent, ignored)) {

@@ -37,7 +37,8 @@ struct Sheet {
 // RFC 4180 record per row; json: an array of objects.
 void write_sheet(std::ostream& out, OutputFormat format, const Sheet& sheet);
 
-// Refuses an -o target that cannot be written: empty, a directory, or in a missing directory.
+// Refuses an -o target that cannot be written or must not be replaced: empty, a directory, a
+// device or other non-regular file, or in a missing directory.
 // Throws ConfigError naming -o.
 void check_sheet_output(const std::string& path);
 
