@@ -1,6 +1,7 @@
 // Registration of `kvbench generate`'s flags and the checks that turn them into a GeneratePlan.
 #include "cli/generate_options.hpp"
 
+#include "cli/model_options.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/blas.hpp"
 
@@ -49,6 +50,7 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
                          "KV heads G (must divide H): G=H is MHA, G=1 MQA, between GQA")
         ->capture_default_str();
     generate->add_option("-l,--layers", options.layers, "Stacked attention layers L")->capture_default_str();
+    add_model_options(*generate, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim);
     generate->add_option("-t,--threads", options.threads, "Compute threads (default: all cores)");
     generate->add_option("--paths", options.paths, "Decode paths to time")
         ->delimiter(',')

@@ -1,6 +1,8 @@
 // kvbench's entry point: parse, dispatch to a subcommand, map exceptions to exit codes.
 #include "cli/command_line.hpp"
 #include "cli/generate_command.hpp"
+#include "cli/memory_command.hpp"
+#include "cli/models_command.hpp"
 #include "cli/roofline_command.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/sweep_options.hpp"
@@ -29,6 +31,7 @@ constexpr const char* overview = R"(Quick start:
   kvbench roofline               measure this machine's peak GB/s and GFLOP/s once; sweeps then show roofline %
   kvbench sweep --help           every axis, output format and option
   kvbench generate               a prompt's prefill then 128 tokens, cached vs uncached, step by step
+  kvbench memory --model llama-3-8b --seq 8192 --budget 24GiB   a real model's KV bill and what fits
 
 Exit status: 0 success, 1 runtime failure or --verify mismatch, 2 bad usage, 130 interrupted.)";
 
@@ -94,6 +97,10 @@ int main(int argc, char** argv) {
     CLI::App* roofline = kvbench::add_roofline_command(app, roofline_options);
     kvbench::GenerateCliOptions generate_options;
     CLI::App* generate = kvbench::add_generate_command(app, generate_options);
+    kvbench::MemoryCliOptions memory_options;
+    CLI::App* memory = kvbench::add_memory_command(app, memory_options);
+    kvbench::ModelsCliOptions models_options;
+    CLI::App* models = kvbench::add_models_command(app, models_options);
 
     kvbench::record_command_line(argc, argv);  // for the reports' command_line column
     try {
@@ -108,6 +115,8 @@ int main(int argc, char** argv) {
         if (sweep->parsed()) return finish_stdout(kvbench::run_sweep_command(sweep_options));
         if (roofline->parsed()) return finish_stdout(kvbench::run_roofline_command(roofline_options));
         if (generate->parsed()) return finish_stdout(kvbench::run_generate_command(generate_options));
+        if (memory->parsed()) return finish_stdout(kvbench::run_memory_command(memory_options));
+        if (models->parsed()) return finish_stdout(kvbench::run_models_command(models_options));
         fmt::print("{}", app.help());
         return finish_stdout(0);
     } catch (const kvbench::ConfigError& error) {

@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/measure/roofline.hpp"
+#include "cli/model_options.hpp"
 #include "cli/value_list.hpp"
 
 #include <fmt/format.h>
@@ -82,6 +83,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                       "KV heads G (must divide H): G=H is MHA, G=1 MQA, between GQA")
         ->capture_default_str();
     sweep->add_option("-l,--layers", options.layers, "Stacked attention layers L")->capture_default_str();
+    add_model_options(*sweep, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim);
     sweep->add_option("-t,--threads", options.threads, "Compute threads (default: all cores)");
     sweep->add_option("--paths", options.paths, "Decode paths to time")
         ->delimiter(',')

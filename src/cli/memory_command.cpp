@@ -1,0 +1,290 @@
+// The `kvbench memory` subcommand: options, the plan, and its sheet.
+#include "cli/memory_command.hpp"
+
+#include "cli/model_options.hpp"
+#include "cli/plan_sheet.hpp"
+#include "cli/value_list.hpp"
+#include "kvbench/engine/checked_size.hpp"
+#include "kvbench/engine/config.hpp"
+#include "kvbench/plan/memory_rows.hpp"
+#include "kvbench/report/units.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace kvbench {
+
+namespace {
+
+constexpr const char* memory_examples = R"(Examples:
+  kvbench memory --model llama-3-8b --seq 8192 --batch 16      the cache of 16 requests of 8K tokens
+  kvbench memory --model llama-3-70b --seq 32768 --budget 80GiB    what fits on one 80 GiB device
+  kvbench memory --model llama-2-7b,mistral-7b --seq 4096-131072*2 --budget 24GiB --kv-dtype f16,int8
+  kvbench memory --model mistral-7b --seq 32768 --window none   without Mistral's 4096-token window
+  kvbench memory --model llama-3-8b --seq 1000 --block-size 16  paged, as vLLM: bytes lost to the last block
+  kvbench memory --model-config path/to/config.json --params 8030261248 --budget 24GiB
+
+Bytes per token = 2 (K and V) x layers x KV heads x head dim x element size (docs/memory.md).
+Sizes in the table are binary (KiB, MiB, GiB); csv and json give exact bytes.)";
+
+// Largest count any axis of the plan accepts: contexts and batches beyond 2^40 are typos.
+constexpr std::uint64_t max_axis_value = std::uint64_t{1} << 40;
+
+std::vector<KvDtype> parse_kv_dtypes(const std::vector<std::string>& names) {
+    std::vector<KvDtype> dtypes;
+    for (const std::string& name : names) {
+        const std::optional<KvDtype> dtype = find_kv_dtype(name);
+        // CLI11 checked membership; this guards the list's spelling if the two ever drift.
+        if (!dtype) throw ConfigError(fmt::format("--kv-dtype {}: not one of f32, f16, bf16, fp8, int8, int4", name));
+        if (std::find(dtypes.begin(), dtypes.end(), *dtype) == dtypes.end()) dtypes.push_back(*dtype);
+    }
+    return dtypes;
+}
+
+std::vector<std::uint64_t> to_u64(const std::vector<std::size_t>& values) {
+    return std::vector<std::uint64_t>(values.begin(), values.end());
+}
+
+std::vector<ModelPreset> resolve_models(const MemoryCliOptions& options) {
+    std::vector<ModelPreset> models;
+    if (!options.models.empty()) {
+        const std::vector<ModelPreset> presets = load_presets(options.presets);
+        for (const std::string& name : options.models) models.push_back(find_model(presets, name));
+    } else if (options.presets) {
+        static_cast<void>(load_presets(options.presets));  // a broken file is still reported
+    }
+    std::optional<std::uint64_t> params;
+    if (options.params) {
+        if (options.model_configs.empty()) {
+            throw ConfigError("--params sets the parameter count of --model-config models; presets carry their own");
+        }
+        params = parse_whole_number(*options.params, "--params", 1, std::uint64_t{1} << 50);
+    }
+    for (const std::string& path : options.model_configs) {
+        ModelPreset model = read_model_config(path);
+        if (params) model.n_params = *params;
+        models.push_back(std::move(model));
+    }
+    if (models.empty()) {
+        throw ConfigError("--model: name a model (--model llama-3-8b; `kvbench models` lists them) or give "
+                          "--model-config FILE");
+    }
+    return models;
+}
+
+MemoryRequest to_memory_request(const MemoryCliOptions& options) {
+    MemoryRequest request;
+    request.models = resolve_models(options);
+    request.seq = to_u64(parse_value_list(options.seq, "--seq", max_axis_value));
+    request.batch = to_u64(parse_value_list(options.batch, "--batch", max_axis_value));
+    request.kv_dtypes = parse_kv_dtypes(options.kv_dtypes);
+    request.weight_dtype = *find_kv_dtype(options.weight_dtype);
+    if (options.window) {
+        if (*options.window == "none") {
+            request.window = std::optional<std::uint64_t>();
+        } else {
+            try {
+                request.window = parse_whole_number(*options.window, "--window", 1, max_axis_value);
+            } catch (const ConfigError& error) {
+                throw ConfigError(fmt::format("{} (a token count, or none for no window)", error.what()));
+            }
+        }
+    }
+    request.block_size = parse_whole_number(options.block_size, "--block-size", 1, 1 << 20);
+    if (options.budget) request.budget_bytes = parse_byte_size(*options.budget, "--budget");
+    request.twins = !options.no_twins;
+    if (request.budget_bytes) {
+        for (const ModelPreset& model : request.models) {
+            if (model.n_params == 0) {
+                throw ConfigError(fmt::format("--budget: the parameter count of {} is unknown (a config.json does "
+                                              "not hold it); give it with --params N",
+                                              model.name));
+            }
+        }
+    }
+    return request;
+}
+
+std::string format_count(std::uint64_t n) {
+    if (n < 1000000) return fmt::format("{}", n);
+    if (n < 1000000000) return format_number(static_cast<double>(n) / 1e6) + " M";
+    return format_number(static_cast<double>(n) / 1e9) + " B";
+}
+
+SheetCell bytes_cell(std::uint64_t n_bytes) { return {n_bytes, format_bytes(n_bytes)}; }
+SheetCell count_cell(std::uint64_t n) { return {n, fmt::format("{}", n)}; }
+SheetCell text_cell(const std::string& text) { return {text, text}; }
+SheetCell null_cell() { return {nullptr, "-"}; }
+
+Sheet memory_sheet(const MemoryRequest& request, const std::vector<MemoryRow>& rows) {
+    const bool budget = request.budget_bytes.has_value();
+    const bool paged = request.block_size > 1;
+    bool windowed = false;
+    for (const MemoryRow& row : rows) windowed = windowed || row.window.has_value();
+
+    Sheet sheet;
+    sheet.title = "KV-cache memory plan";
+    const auto column = [&](std::string key, std::string header, Align align, bool in_table) {
+        sheet.columns.push_back({std::move(key), std::move(header), align, in_table});
+    };
+    column("model", "model", Align::left, true);
+    column("grouping", "grouping", Align::left, true);
+    column("twin", "twin", Align::left, false);
+    column("layers", "L", Align::right, false);
+    column("heads", "H", Align::right, false);
+    column("kv_heads", "G", Align::right, true);
+    column("head_dim", "dh", Align::right, false);
+    column("kv_dtype", "KV dtype", Align::left, true);
+    column("window", "window", Align::right, windowed);
+    column("block_size", "block", Align::right, false);
+    column("seq", "N", Align::right, true);
+    column("cached_tokens", "cached", Align::right, windowed);
+    column("batch", "B", Align::right, true);
+    column("kv_bytes_per_token", "KV/token", Align::right, true);
+    column("kv_bytes_per_seq", "KV/sequence", Align::right, true);
+    column("block_waste_bytes_per_seq", "last-block waste", Align::right, paged);
+    column("kv_bytes_total", "KV total", Align::right, true);
+    column("weight_dtype", "weight dtype", Align::left, false);
+    column("params", "params", Align::right, false);
+    column("weight_bytes", "weights", Align::right, true);
+    column("total_bytes", "weights + KV", Align::right, true);
+    column("budget_bytes", "budget", Align::right, false);
+    column("fits", "fits", Align::left, budget);
+    column("max_batch", "max B at N", Align::right, budget);
+    column("max_seq", "max N at B", Align::right, budget);
+
+    for (const MemoryRow& row : rows) {
+        std::vector<SheetCell>& cells = sheet.rows.emplace_back();
+        cells.push_back(text_cell(row.model));
+        cells.push_back({row.grouping, row.twin ? row.grouping + " twin" : row.grouping});
+        cells.push_back({row.twin, row.twin ? "yes" : "no"});
+        cells.push_back(count_cell(row.n_layers));
+        cells.push_back(count_cell(row.n_heads));
+        cells.push_back(count_cell(row.n_kv_heads));
+        cells.push_back(count_cell(row.head_dim));
+        cells.push_back(text_cell(std::string(kv_dtype_info(row.kv_dtype).name)));
+        cells.push_back(row.window ? count_cell(*row.window) : null_cell());
+        cells.push_back(count_cell(row.block_size));
+        cells.push_back(count_cell(row.seq_len));
+        cells.push_back(count_cell(row.sequence.cached_tokens));
+        cells.push_back(count_cell(row.batch));
+        cells.push_back(bytes_cell(row.kv_bytes_per_token));
+        cells.push_back(bytes_cell(row.sequence.kv_bytes));
+        cells.push_back(bytes_cell(row.sequence.waste_bytes));
+        cells.push_back(bytes_cell(row.kv_bytes_total));
+        cells.push_back(text_cell(std::string(kv_dtype_info(row.weight_dtype).name)));
+        cells.push_back(row.n_params > 0 ? SheetCell{row.n_params, format_count(row.n_params)} : null_cell());
+        cells.push_back(row.n_params > 0 ? bytes_cell(row.weight_bytes) : null_cell());
+        cells.push_back(bytes_cell(row.total_bytes));
+        cells.push_back(row.budget_bytes ? bytes_cell(*row.budget_bytes) : null_cell());
+        cells.push_back(budget ? SheetCell{row.fits, row.fits ? "yes" : "no"} : null_cell());
+        cells.push_back(row.max_batch ? count_cell(*row.max_batch) : null_cell());
+        if (row.max_seq_unlimited) {
+            cells.push_back(text_cell("unlimited"));
+        } else {
+            cells.push_back(row.max_seq ? count_cell(*row.max_seq) : null_cell());
+        }
+    }
+
+    const std::string_view weight_dtype = kv_dtype_info(request.weight_dtype).name;
+    for (const ModelPreset& model : request.models) {
+        std::string line = fmt::format("{}: L={} D={} H={} G={} dh={} ({})", model.name, model.n_layers,
+                                       model.model_dim, model.n_heads, model.n_kv_heads, model.head_dim,
+                                       grouping_label(model.n_heads, model.n_kv_heads));
+        if (model.n_params > 0) {
+            const std::uint64_t weights = weight_bytes(model.n_params, request.weight_dtype);
+            line += fmt::format(", {} parameters = {} of weights at {}", format_count(model.n_params),
+                                format_bytes(weights), weight_dtype);
+            if (request.budget_bytes && weights > *request.budget_bytes) {
+                line += fmt::format("; the weights alone exceed --budget {}: nothing fits (try --weight-dtype int8 "
+                                    "or int4, or split the model across devices)",
+                                    format_bytes(*request.budget_bytes));
+            } else if (request.budget_bytes) {
+                line += fmt::format(", leaving {} of the {} budget for the cache",
+                                    format_bytes(*request.budget_bytes - weights), format_bytes(*request.budget_bytes));
+            }
+        }
+        const std::optional<std::uint64_t> window = request.window ? *request.window : model.sliding_window;
+        if (window) line += fmt::format("; window {} tokens", *window);
+        line += fmt::format(" [{}]", model.source);
+        sheet.notes.push_back(line);
+    }
+    if (request.twins) {
+        sheet.notes.push_back("twin: the same model with G = H (MHA) or G = 1 (MQA), to show what its grouping saves.");
+    }
+    if (weight_dtype == "f16") sheet.notes.push_back("Weights at f16 (bf16 is the same size); --weight-dtype changes it.");
+    if (paged) {
+        sheet.notes.push_back(fmt::format("Paged: each sequence holds whole blocks of {} tokens; the last block's "
+                                          "unused slots are the waste.",
+                                          request.block_size));
+    }
+    return sheet;
+}
+
+}  // namespace
+
+CLI::App* add_memory_command(CLI::App& app, MemoryCliOptions& options) {
+    CLI::App* memory = app.add_subcommand(
+        "memory", "Plan the KV cache's memory for real models: bytes per token, sequence and batch, and what fits "
+                  "in a budget (no measurement)");
+    memory->footer(memory_examples);
+    memory->add_option("-m,--model", options.models, "Presets to plan, comma-separated (see `kvbench models`)")
+        ->delimiter(',')
+        ->type_name("NAME");
+    memory->add_option("--model-config", options.model_configs,
+                       "A Hugging Face config.json to plan (repeatable); its parameter count comes from --params")
+        ->type_name("FILE");
+    memory->add_option("--presets", options.presets, "Preset file to read instead of the built-in presets "
+                                                     "(the schema of data/models.json)")
+        ->type_name("FILE");
+    memory->add_option("-n,--seq", options.seq, "Context lengths N (tokens per sequence)")->capture_default_str();
+    memory->add_option("-b,--batch", options.batch, "Batch sizes B (sequences)")->capture_default_str();
+    memory->add_option("--kv-dtype", options.kv_dtypes,
+                       "Cache element types: f32, f16, bf16, fp8, int8 or int4 (int8 and int4 with one f32 scale "
+                       "per cached vector)")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}))
+        ->capture_default_str();
+    memory->add_option("--weight-dtype", options.weight_dtype,
+                       "Weights' element type, for their memory: f32, f16, bf16, fp8, int8 or int4")
+        ->check(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}))
+        ->capture_default_str();
+    memory->add_option("--params", options.params, "Parameter count of the --model-config models")
+        ->type_name("N");
+    memory->add_option("--budget", options.budget,
+                       "Memory available (e.g. 80GiB, 24GB): adds whether each row fits, the largest batch at "
+                       "its context and the longest context at its batch, after the weights")
+        ->type_name("SIZE");
+    memory->add_option("--window", options.window,
+                       "Sliding window: cache at most N tokens per sequence; none: no window (default: each "
+                       "model's own)")
+        ->type_name("N|none");
+    memory->add_option("--block-size", options.block_size,
+                       "Paged cache: tokens per block (vLLM: 16); a sequence holds whole blocks")
+        ->type_name("N")
+        ->capture_default_str();
+    memory->add_flag("--no-twins", options.no_twins, "Omit the MHA and MQA twins of each model");
+    memory->add_option("-f,--format", options.format, "Output format: table, csv, json or md")
+        ->check(CLI::IsMember({"table", "csv", "json", "md"}))
+        ->capture_default_str();
+    memory->add_option("-o,--output", options.output,
+                       "Write the report to FILE (whole or not at all); the terminal still shows the table")
+        ->type_name("FILE");
+    return memory;
+}
+
+int run_memory_command(const MemoryCliOptions& options) {
+    const MemoryRequest request = to_memory_request(options);
+    if (options.output) check_sheet_output(*options.output);
+    std::vector<MemoryRow> rows;
+    try {
+        rows = plan_memory(request);
+    } catch (const SizeOverflow&) {
+        throw ConfigError("--seq, --batch: the cache would pass 2^64 bytes; lower them");
+    }
+    emit_sheet(memory_sheet(request, rows), output_format_named(options.format), options.output);
+    return 0;
+}
+
+}  // namespace kvbench

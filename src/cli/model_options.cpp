@@ -1,0 +1,109 @@
+// Resolving a model named on the command line, and applying it to the sweep's and generate's axes.
+#include "cli/model_options.hpp"
+
+#include "cli/suggest.hpp"
+#include "kvbench/engine/config.hpp"
+#include "kvbench/plan/hf_config.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace kvbench {
+
+namespace {
+
+// The whole file, or a ConfigError naming `option`.
+std::string read_text_file(const std::string& path, std::string_view option) {
+    std::error_code ignored;
+    if (std::filesystem::is_directory(path, ignored)) {
+        throw ConfigError(fmt::format("{} {}: is a directory (name a JSON file)", option, path));
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError(fmt::format("{} {}: cannot open the file", option, path));
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) throw ConfigError(fmt::format("{} {}: cannot read the file", option, path));
+    return text.str();
+}
+
+struct ModelChoice {
+    std::optional<std::string> name;    // --model
+    std::optional<std::string> config;  // --model-config
+};
+
+}  // namespace
+
+std::vector<ModelPreset> load_presets(const std::optional<std::string>& presets_file) {
+    if (!presets_file) return builtin_presets();
+    return parse_presets(read_text_file(*presets_file, "--presets"), *presets_file);
+}
+
+const ModelPreset& find_model(const std::vector<ModelPreset>& presets, std::string_view name) {
+    if (const ModelPreset* preset = find_preset(presets, name)) return *preset;
+    std::vector<std::string> names;
+    for (const ModelPreset& preset : presets) names.push_back(preset.name);
+    const std::optional<std::string> hint = closest_name(name, names);
+    throw ConfigError(fmt::format("--model {}: unknown model{}; `kvbench models` lists them, --model-config FILE "
+                                  "reads any Hugging Face config.json",
+                                  name, hint ? fmt::format(" (did you mean {}?)", *hint) : ""));
+}
+
+ModelPreset read_model_config(const std::string& path) {
+    const std::string text = read_text_file(path, "--model-config");
+    const std::filesystem::path file(path);
+    // Hugging Face snapshots keep every model's config.json in a directory named after the model.
+    const std::string parent = std::filesystem::absolute(file).parent_path().filename().string();
+    std::string name = file.filename() == "config.json" && !parent.empty() ? parent : file.stem().string();
+    try {
+        return parse_hf_config(text, path, std::move(name));
+    } catch (const ConfigError& error) {
+        throw ConfigError(fmt::format("--model-config {}", error.what()));
+    }
+}
+
+void add_model_options(CLI::App& command, std::string& dim, std::string& heads, std::string& kv_heads,
+                       std::string& layers, std::optional<std::string>& head_dim) {
+    // Owned by the callbacks, which live as long as `command`.
+    auto choice = std::make_shared<ModelChoice>();
+    CLI::Option* model = command.add_option_function<std::string>(
+        "--model", [choice](const std::string& name) { choice->name = name; },
+        "A preset's shape (see `kvbench models`): sets --dim, --heads, --kv-heads, --head-dim and --layers, each still "
+        "overridable (--model llama-3-8b --layers 2)");
+    model->type_name("NAME");
+    command.add_option_function<std::string>(
+               "--model-config", [choice](const std::string& path) { choice->config = path; },
+               "A Hugging Face config.json: sets the same axes as --model")
+        ->type_name("FILE")
+        ->excludes(model);
+
+    CLI::App* app = &command;
+    command.final_callback([choice, app, &dim, &heads, &kv_heads, &layers, &head_dim] {
+        if (!choice->name && !choice->config) return;
+        ModelPreset preset;
+        try {
+            preset = choice->name ? find_model(builtin_presets(), *choice->name) : read_model_config(*choice->config);
+        } catch (const ConfigError& error) {
+            // Inside CLI11's parse: its error type reaches main's usage-error path.
+            throw CLI::ValidationError(error.what());
+        }
+        const std::string flag = choice->name ? "--model " + *choice->name : "--model-config " + *choice->config;
+        const auto set_unless_typed = [app](const char* option, std::string& value, std::uint64_t preset_value) {
+            if (app->get_option(option)->count() == 0) value = fmt::format("{}", preset_value);
+        };
+        set_unless_typed("--dim", dim, preset.model_dim);
+        set_unless_typed("--heads", heads, preset.n_heads);
+        set_unless_typed("--kv-heads", kv_heads, preset.n_kv_heads);
+        set_unless_typed("--layers", layers, preset.n_layers);
+        // Only where the model's head dim is not D / H (Gemma-7B): an explicit --head-dim would
+        // otherwise add a dh column that says nothing new.
+        if (preset.head_dim * preset.n_heads != preset.model_dim && app->get_option("--head-dim")->count() == 0) {
+            head_dim = fmt::format("{}", preset.head_dim);
+        }
+    });
+}
+
+}  // namespace kvbench

@@ -1,0 +1,77 @@
+// Expanding a MemoryRequest into rows: the lists crossed, the twins added, the budget applied.
+#include "kvbench/plan/memory_rows.hpp"
+
+#include "kvbench/engine/checked_size.hpp"
+#include "kvbench/engine/config.hpp"
+
+namespace kvbench {
+
+namespace {
+
+std::vector<ModelPreset> with_twins(const ModelPreset& model, bool twins) {
+    std::vector<ModelPreset> variants{model};
+    if (!twins) return variants;
+    if (model.n_kv_heads != model.n_heads) variants.push_back(with_kv_heads(model, model.n_heads));
+    if (model.n_kv_heads != 1) variants.push_back(with_kv_heads(model, 1));
+    return variants;
+}
+
+MemoryRow plan_row(const ModelPreset& model, bool twin, const CacheLayout& layout, std::uint64_t seq_len,
+                   std::uint64_t batch, const MemoryRequest& request) {
+    MemoryRow row;
+    row.model = model.name;
+    row.grouping = grouping_label(model.n_heads, model.n_kv_heads);
+    row.twin = twin;
+    row.n_layers = model.n_layers;
+    row.n_heads = model.n_heads;
+    row.n_kv_heads = model.n_kv_heads;
+    row.head_dim = model.head_dim;
+    row.kv_dtype = layout.kv_dtype;
+    row.window = layout.window;
+    row.block_size = layout.block_size;
+    row.seq_len = seq_len;
+    row.batch = batch;
+    row.kv_bytes_per_token = kv_bytes_per_token(model, layout.kv_dtype);
+    row.sequence = sequence_bill(model, seq_len, layout);
+    row.kv_bytes_total = checked_mul(batch, row.sequence.kv_bytes);
+    row.weight_dtype = request.weight_dtype;
+    row.n_params = model.n_params;
+    row.weight_bytes = weight_bytes(model.n_params, request.weight_dtype);
+    row.total_bytes = checked_add(row.weight_bytes, row.kv_bytes_total);
+    if (request.budget_bytes) {
+        const std::uint64_t budget = *request.budget_bytes;
+        row.budget_bytes = budget;
+        row.fits = row.total_bytes <= budget;
+        const std::uint64_t kv_budget = budget > row.weight_bytes ? budget - row.weight_bytes : 0;
+        row.max_batch = max_batch(model, seq_len, layout, kv_budget);
+        row.max_seq = max_context(model, batch, layout, kv_budget);
+        row.max_seq_unlimited = !row.max_seq.has_value();
+    }
+    return row;
+}
+
+}  // namespace
+
+std::vector<MemoryRow> plan_memory(const MemoryRequest& request) {
+    std::vector<MemoryRow> rows;
+    for (const ModelPreset& model : request.models) {
+        for (KvDtype kv_dtype : request.kv_dtypes) {
+            CacheLayout layout;
+            layout.kv_dtype = kv_dtype;
+            layout.window = request.window ? *request.window : model.sliding_window;
+            layout.block_size = request.block_size;
+            bool twin = false;
+            for (const ModelPreset& variant : with_twins(model, request.twins)) {
+                for (std::uint64_t seq_len : request.seq) {
+                    for (std::uint64_t batch : request.batch) {
+                        rows.push_back(plan_row(variant, twin, layout, seq_len, batch, request));
+                    }
+                }
+                twin = true;
+            }
+        }
+    }
+    return rows;
+}
+
+}  // namespace kvbench

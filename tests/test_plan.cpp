@@ -1,0 +1,281 @@
+// The planner: presets, config.json reading, and the memory bill's arithmetic and capacity answers.
+#include "cli/model_options.hpp"
+#include "cli/plan_sheet.hpp"
+#include "kvbench/engine/config.hpp"
+#include "kvbench/plan/hf_config.hpp"
+#include "kvbench/plan/memory_plan.hpp"
+#include "kvbench/plan/memory_rows.hpp"
+#include "kvbench/plan/model_preset.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace kvbench {
+
+namespace {
+
+std::string fixture(const std::string& name) {
+    std::ifstream in(std::string(KVBENCH_TEST_DATA) + "/hf/" + name);
+    REQUIRE(in);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+const ModelPreset& preset(std::string_view name) {
+    const ModelPreset* found = find_preset(builtin_presets(), name);
+    REQUIRE(found != nullptr);
+    return *found;
+}
+
+// The message of the ConfigError that parsing `json_text` as a preset file throws.
+std::string preset_error(const std::string& json_text) {
+    try {
+        static_cast<void>(parse_presets(json_text, "my-models.json"));
+    } catch (const ConfigError& error) {
+        return error.what();
+    }
+    FAIL("no ConfigError");
+    return "";
+}
+
+std::string one_record(const std::string& fields) {
+    return R"({"models": [{"name": "tiny", "source": {"repo": "me/tiny", "file": "config.json"}, )" + fields + "}]}";
+}
+
+const std::string good_fields =
+    R"("layers": 2, "hidden_size": 64, "heads": 4, "kv_heads": 2, "head_dim": 16, "params": 1000)";
+
+}  // namespace
+
+TEST_CASE("every built-in preset's kv bytes per token is 2 L G dh times the element size") {
+    REQUIRE(builtin_presets().size() >= 17);
+    for (const ModelPreset& model : builtin_presets()) {
+        CAPTURE(model.name);
+        const std::uint64_t elements = 2 * model.n_layers * model.n_kv_heads * model.head_dim;
+        CHECK(kv_bytes_per_token(model, KvDtype::f32) == elements * 4);
+        CHECK(kv_bytes_per_token(model, KvDtype::f16) == elements * 2);
+        CHECK(kv_bytes_per_token(model, KvDtype::bf16) == elements * 2);
+        CHECK(kv_bytes_per_token(model, KvDtype::fp8) == elements);
+        // One f32 scale per cached vector: 2 L G vectors per token.
+        CHECK(kv_bytes_per_token(model, KvDtype::int8) == elements + 2 * model.n_layers * model.n_kv_heads * 4);
+        CHECK(model.n_heads % model.n_kv_heads == 0);
+    }
+}
+
+TEST_CASE("the issue's reference figures: llama-2-7b and llama-3-8b at f16") {
+    CHECK(kv_bytes_per_token(preset("llama-2-7b"), KvDtype::f16) == 524288);
+    CHECK(kv_bytes_per_token(preset("llama-3-8b"), KvDtype::f16) == 131072);
+    // Grouping divides the cache by H / G: llama-3-8b's MHA twin is llama-2-7b's size.
+    CHECK(kv_bytes_per_token(with_kv_heads(preset("llama-3-8b"), 32), KvDtype::f16) == 524288);
+}
+
+TEST_CASE("presets the issue names are present, gemma's head dim is not hidden / heads") {
+    for (const char* name : {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "opt-13b", "llama-2-7b", "llama-2-13b",
+                             "llama-2-70b", "llama-3-8b", "llama-3-70b", "mistral-7b", "mixtral-8x7b", "falcon-7b",
+                             "falcon-40b", "qwen2-7b", "gemma-7b", "phi-3-mini"}) {
+        CAPTURE(name);
+        CHECK(find_preset(builtin_presets(), name) != nullptr);
+    }
+    CHECK(preset("gemma-7b").head_dim == 256);
+    CHECK(preset("gemma-7b").model_dim / preset("gemma-7b").n_heads == 192);
+    CHECK(preset("mistral-7b").sliding_window == std::optional<std::uint64_t>(4096));
+    CHECK(preset("falcon-7b").n_kv_heads == 1);
+}
+
+TEST_CASE("a sliding window caps the cached tokens, blocks round them up") {
+    const ModelPreset& model = preset("mistral-7b");
+    CacheLayout layout;
+    layout.window = model.sliding_window;
+    const SequenceBill long_context = sequence_bill(model, 32768, layout);
+    CHECK(long_context.cached_tokens == 4096);
+    CHECK(long_context.kv_bytes == 4096 * kv_bytes_per_token(model, KvDtype::f16));
+
+    layout.window.reset();
+    layout.block_size = 16;
+    const SequenceBill paged = sequence_bill(model, 1000, layout);
+    CHECK(paged.cached_tokens == 1000);
+    CHECK(paged.allocated_tokens == 1008);
+    CHECK(paged.waste_bytes == 8 * kv_bytes_per_token(model, KvDtype::f16));
+    CHECK(sequence_bill(model, 1024, layout).waste_bytes == 0);
+}
+
+TEST_CASE("capacity answers are exact at the boundary: the answer fits, one more does not") {
+    const std::uint64_t gib = std::uint64_t{1} << 30;
+    for (const char* name : {"llama-3-8b", "llama-2-7b", "mistral-7b", "falcon-7b", "gemma-7b", "phi-3-mini"}) {
+        for (KvDtype dtype : {KvDtype::f16, KvDtype::int8, KvDtype::int4}) {
+            for (std::uint64_t block : {std::uint64_t{1}, std::uint64_t{16}}) {
+                for (std::uint64_t budget : {gib, 7 * gib + 12345, 40 * gib + 1}) {
+                    const ModelPreset& model = preset(name);
+                    CacheLayout layout;
+                    layout.kv_dtype = dtype;
+                    layout.block_size = block;
+                    CAPTURE(name);
+                    CAPTURE(kv_dtype_info(dtype).name);
+                    CAPTURE(block);
+                    CAPTURE(budget);
+                    const auto fits = [&](std::uint64_t seq, std::uint64_t batch) {
+                        return batch * sequence_bill(model, seq, layout).kv_bytes <= budget;
+                    };
+                    const std::uint64_t batch = max_batch(model, 8192, layout, budget);
+                    if (batch > 0) CHECK(fits(8192, batch));
+                    CHECK_FALSE(fits(8192, batch + 1));
+
+                    const std::optional<std::uint64_t> seq = max_context(model, 3, layout, budget);
+                    REQUIRE(seq.has_value());  // no window here: the cache grows without bound
+                    if (*seq > 0) CHECK(fits(*seq, 3));
+                    CHECK_FALSE(fits(*seq + 1, 3));
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("a window that fits the budget makes every context fit") {
+    const ModelPreset& model = preset("mistral-7b");
+    CacheLayout layout;
+    layout.window = 4096;
+    const std::uint64_t window_bytes = sequence_bill(model, 4096, layout).kv_bytes;
+    CHECK_FALSE(max_context(model, 2, layout, 2 * window_bytes).has_value());
+    const std::optional<std::uint64_t> short_of_it = max_context(model, 2, layout, 2 * window_bytes - 1);
+    REQUIRE(short_of_it.has_value());
+    CHECK(*short_of_it == 4095);
+}
+
+TEST_CASE("weights at each dtype: bits per parameter, int4 rounded up to whole bytes") {
+    CHECK(weight_bytes(8030261248, KvDtype::f16) == 16060522496);
+    CHECK(weight_bytes(8030261248, KvDtype::f32) == 32121044992);
+    CHECK(weight_bytes(3, KvDtype::int4) == 2);
+    CHECK(weight_bytes(3, KvDtype::int8) == 3);
+}
+
+TEST_CASE("plan_memory answers with weights taken off the budget, and adds the twins") {
+    MemoryRequest request;
+    request.models = {preset("llama-3-8b")};
+    request.seq = {8192};
+    request.batch = {16};
+    request.kv_dtypes = {KvDtype::f16};
+    request.budget_bytes = std::uint64_t{64} << 30;
+    const std::vector<MemoryRow> rows = plan_memory(request);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].grouping == "GQA-8");
+    CHECK(rows[1].grouping == "MHA");
+    CHECK(rows[2].grouping == "MQA");
+    CHECK(rows[0].kv_bytes_total == 16 * std::uint64_t{1 << 30});
+    const std::uint64_t kv_budget = *request.budget_bytes - rows[0].weight_bytes;
+    CHECK(*rows[0].max_batch == kv_budget / (std::uint64_t{1} << 30));
+    CHECK(rows[0].fits);
+    CHECK_FALSE(rows[1].fits);  // 64 GiB of MHA cache and 15 GiB of weights pass 64 GiB
+    CHECK(*rows[1].max_batch == kv_budget / (std::uint64_t{4} << 30));
+}
+
+TEST_CASE("a broken preset file names the file, the model and the field") {
+    CHECK_NOTHROW(parse_presets(one_record(good_fields), "my-models.json"));
+
+    std::string message = preset_error(one_record(R"("layers": 2, "hidden_size": 64, "heads": 4, "head_dim": 16, "params": 1)"));
+    CHECK(message.find("my-models.json") != std::string::npos);
+    CHECK(message.find("'tiny'") != std::string::npos);
+    CHECK(message.find("'kv_heads': missing") != std::string::npos);
+
+    message = preset_error(one_record(R"("layers": "two", "hidden_size": 64, "heads": 4, "kv_heads": 2, "head_dim": 16, "params": 1)"));
+    CHECK(message.find("'layers': must be a whole number") != std::string::npos);
+
+    message = preset_error(one_record(R"("layers": 2, "hidden_size": 64, "heads": 4, "kv_heads": 3, "head_dim": 16, "params": 1)"));
+    CHECK(message.find("'kv_heads': 3 does not divide heads 4") != std::string::npos);
+
+    message = preset_error(one_record(R"("layers": 0, "hidden_size": 64, "heads": 4, "kv_heads": 2, "head_dim": 16, "params": 1)"));
+    CHECK(message.find("'layers': must be at least 1") != std::string::npos);
+
+    message = preset_error(R"({"models": [{"source": {"repo": "a", "file": "b"}}]})");
+    CHECK(message.find("model #1: field 'name': missing") != std::string::npos);
+
+    const std::string record = one_record(good_fields);
+    const std::string twice = record.substr(0, record.size() - 2) + "," + record.substr(12, record.size() - 14) + "]}";
+    CHECK(preset_error(twice).find("'name': appears twice") != std::string::npos);
+    CHECK(preset_error("{\"models\": [").find("my-models.json: not JSON") != std::string::npos);
+}
+
+TEST_CASE("an unknown model suggests the closest preset") {
+    try {
+        static_cast<void>(find_model(builtin_presets(), "llama3-8b"));
+        FAIL("no ConfigError");
+    } catch (const ConfigError& error) {
+        const std::string message = error.what();
+        CHECK(message.find("--model llama3-8b: unknown model (did you mean llama-3-8b?)") != std::string::npos);
+    }
+}
+
+TEST_CASE("config.json in each family's spelling reads as the preset's shape") {
+    struct Case {
+        const char* file;
+        const char* preset;
+    };
+    for (const Case& c : {Case{"llama-3-8b.json", "llama-3-8b"}, Case{"llama-2-7b.json", "llama-2-7b"},
+                          Case{"gpt2.json", "gpt2"}, Case{"opt-13b.json", "opt-13b"},
+                          Case{"falcon-7b.json", "falcon-7b"}, Case{"falcon-40b.json", "falcon-40b"},
+                          Case{"falcon-40b-rw.json", "falcon-40b"}, Case{"gemma-7b.json", "gemma-7b"},
+                          Case{"mistral-7b.json", "mistral-7b"}, Case{"qwen2-7b.json", "qwen2-7b"}}) {
+        CAPTURE(c.file);
+        const ModelPreset read = parse_hf_config(fixture(c.file), c.file, c.preset);
+        const ModelPreset& expected = preset(c.preset);
+        CHECK(read.n_layers == expected.n_layers);
+        CHECK(read.model_dim == expected.model_dim);
+        CHECK(read.n_heads == expected.n_heads);
+        CHECK(read.n_kv_heads == expected.n_kv_heads);
+        CHECK(read.head_dim == expected.head_dim);
+        CHECK(read.sliding_window == expected.sliding_window);
+        CHECK(read.n_params == 0);
+    }
+}
+
+TEST_CASE("falcon's multi_query means one kv head, whatever num_kv_heads says") {
+    // The fixture carries num_kv_heads = 71 on purpose: multi_query must win.
+    CHECK(parse_hf_config(fixture("falcon-7b.json"), "f", "f").n_kv_heads == 1);
+    // Absent multi_query defaults to true for Falcon, as in transformers' FalconConfig.
+    CHECK(parse_hf_config(R"({"model_type": "falcon", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 1})",
+                          "f", "f")
+              .n_kv_heads == 1);
+    // Elsewhere an absent KV head count means MHA.
+    CHECK(parse_hf_config(R"({"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 1})", "f", "f")
+              .n_kv_heads == 4);
+}
+
+TEST_CASE("a broken config.json names the file and the field") {
+    try {
+        static_cast<void>(parse_hf_config(fixture("broken-heads.json"), "broken-heads.json", "x"));
+        FAIL("no ConfigError");
+    } catch (const ConfigError& error) {
+        CHECK(std::string(error.what()).find("broken-heads.json: field 'num_key_value_heads'") != std::string::npos);
+    }
+    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"hidden_size": 64, "num_attention_heads": 4})", "c.json", "x"),
+                         doctest::Contains("c.json: field 'num_hidden_layers': missing"), ConfigError);
+    CHECK_THROWS_WITH_AS(
+        parse_hf_config(R"({"hidden_size": 64.5, "num_attention_heads": 4, "num_hidden_layers": 1})", "c.json", "x"),
+        doctest::Contains("'hidden_size': must be a whole number"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"hidden_size": 66, "num_attention_heads": 4, "num_hidden_layers": 1})",
+                                         "c.json", "x"),
+                         doctest::Contains("no head_dim"), ConfigError);
+}
+
+TEST_CASE("a sheet in csv keeps exact bytes and every column; table and md only the table's") {
+    Sheet sheet;
+    sheet.columns = {{"model", "model", Align::left, true}, {"kv_bytes", "KV", Align::right, true},
+                     {"hidden", "hidden", Align::right, false}};
+    sheet.rows = {{{"a,b", "a,b"}, {131072, "128 KiB"}, {7, "7"}}};
+    std::ostringstream csv;
+    write_sheet(csv, OutputFormat::csv, sheet);
+    CHECK(csv.str() == "model,kv_bytes,hidden\n\"a,b\",131072,7\n");
+    std::ostringstream json;
+    write_sheet(json, OutputFormat::json, sheet);
+    CHECK(nlohmann::json::parse(json.str())[0]["kv_bytes"] == 131072);
+    std::ostringstream md;
+    write_sheet(md, OutputFormat::md, sheet);
+    CHECK(md.str().find("| a,b | 128 KiB |") != std::string::npos);
+    CHECK(md.str().find("hidden") == std::string::npos);
+}
+
+}  // namespace kvbench
