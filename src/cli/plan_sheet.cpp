@@ -52,7 +52,7 @@ void write_notes(std::ostream& out, const Sheet& sheet) {
 
 // The columns a format shows: all in csv and json, the in_table ones in table and md.
 Sheet shown_in(const Sheet& sheet, OutputFormat format) {
-    if (format == OutputFormat::csv || format == OutputFormat::json) return sheet;
+    if (format == OutputFormat::csv || format == OutputFormat::json || format == OutputFormat::jsonl) return sheet;
     Sheet shown;
     shown.title = sheet.title;
     shown.notes = sheet.notes;
@@ -125,6 +125,14 @@ void write_sheet(std::ostream& out, OutputFormat format, const Sheet& all_column
             for (std::size_t i = 0; i < row.size(); ++i) record[sheet.columns[i].key] = row[i].value;
         }
         out << array.dump(2) << '\n';
+        return;
+    }
+    case OutputFormat::jsonl: {
+        for (const auto& row : sheet.rows) {
+            nlohmann::ordered_json record = nlohmann::ordered_json::object();
+            for (std::size_t i = 0; i < row.size(); ++i) record[sheet.columns[i].key] = row[i].value;
+            out << record.dump() << '\n';
+        }
         return;
     }
     }
