@@ -1,7 +1,9 @@
 // The generation's scheduler: estimate, run each configuration, summarise, fit the growth law, report.
 #include "cli/generate_command.hpp"
 
+#include "cli/grid_guard.hpp"
 #include "cli/interrupt.hpp"
+#include "cli/option_conventions.hpp"
 #include "cli/progress.hpp"
 
 #include "kvbench/measure/environment.hpp"
@@ -303,9 +305,9 @@ RunEstimate estimate_run(const std::vector<GridPoint>& points, const GeneratePla
         estimate.n_steps += steps.size();
     }
     if (estimate.total_seconds > long_run_seconds) {
-        warn(fmt::format("this generation will take about {} ({} steps; {}); lower --new or --prompt, or use "
+        warn(fmt::format("this generation will take about {} ({}; {}); lower --new or --prompt, or use "
                          "--paths cached, for a shorter run",
-                         format_duration_ns(estimate.total_seconds * 1e9), estimate.n_steps,
+                         format_duration_ns(estimate.total_seconds * 1e9), plural(estimate.n_steps, "step"),
                          rooflines.empty() ? "assuming 100 GFLOP/s and 20 GB/s: run `kvbench roofline` for this "
                                              "machine's figures"
                                            : "estimated from the saved roofline"));
@@ -402,13 +404,13 @@ int report_generation_outcome(const GeneratePlan& plan, const GenerationOutcome&
                    outcome.worst_verify_error, verify_tolerance);
     }
     if (plan.output) {
-        fmt::print(notes, "wrote {} rows to {}\n", outcome.rows.size(), *plan.output);
+        fmt::print(notes, "wrote {} to {}\n", plural(outcome.rows.size(), "row"), *plan.output);
         fmt::print(stderr, "plot it: /usr/bin/python3 {} {} (from the kvbench source tree)\n", plot_script,
                    *plan.output);
     }
     if (outcome.interrupted) {
-        fmt::print(stderr, "kvbench: interrupted after {} of {} steps; {} holds the finished ones\n",
-                   outcome.rows.size(), n_steps, plan.output ? *plan.output : std::string("the report above"));
+        fmt::print(stderr, "kvbench: interrupted after {} of {}; {} holds the finished ones\n",
+                   outcome.rows.size(), plural(n_steps, "step"), plan.output ? *plan.output : std::string("the report above"));
         return 130;
     }
     return outcome.verify_failures.empty() ? 0 : 1;
@@ -424,6 +426,7 @@ int run_generate_command(const GenerateCliOptions& options) {
     const std::uint64_t flush_bytes = generation_flush_bytes(plan, env);
     const std::vector<GridPoint> points = points_that_fit(plan, flush_bytes);
     const RunEstimate estimate = estimate_run(points, plan, rooflines, flush_bytes);
+    confirm_grid_size(points.size(), estimate.total_seconds, plan.likely_intent, plan.yes, "");
     const GenerationOutcome outcome = measure_generations(points, plan, rooflines, estimate, env);
     export_generation(plan, outcome, rooflines, env);
     return report_generation_outcome(plan, outcome, estimate.n_steps);
