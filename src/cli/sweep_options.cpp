@@ -39,7 +39,9 @@ Examples:
   kvbench sweep -n 512-8K*2 -d 4096 --heads 32 -g 32,8,1 --paths cached
   kvbench sweep -b 1,8 -n 1024 --verify check cached == uncached everywhere
   kvbench sweep -t 1 -t 2 -n 2K         the same points on 1 and 2 threads
-  kvbench sweep --format csv -o run.csv tables on the terminal, CSV in a file)";
+  kvbench sweep --format csv -o run.csv tables on the terminal, CSV in a file
+
+Exit status: 0 ok; 1 a point or a write failed; 2 bad usage; 130 Ctrl-C.)";
 
 // "0.2s", "200ms" or "0.2" (seconds), from 1 ms to an hour.
 double parse_min_time(const std::string& text) {
