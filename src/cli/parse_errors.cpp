@@ -40,6 +40,13 @@ std::string describe_extra(const CLI::App& app, const CLI::App& command, const s
         const std::optional<std::string> hint =
             suggest_option(typed, command.get_parent() == nullptr ? "" : command.get_name(), option_names(command));
         if (hint) return fmt::format("unknown option '{}' (did you mean {}?)", typed, *hint);
+        // After the command: kvbench sweep --version. Top-level options come before it.
+        if (&command != &app) {
+            const std::vector<std::string> top_level = option_names(app);
+            if (std::find(top_level.begin(), top_level.end(), typed) != top_level.end()) {
+                return fmt::format("unknown option '{}' (did you mean kvbench {}?)", typed, typed);
+            }
+        }
         // Before the command: kvbench --seq 16 sweep. Options follow the command they belong to.
         if (&command == &app) {
             for (const CLI::App* sub : app.get_subcommands({})) {
@@ -61,6 +68,12 @@ std::string describe_extra(const CLI::App& app, const CLI::App& command, const s
         std::string listed;
         for (const std::string& name : commands) listed += (listed.empty() ? "" : ", ") + name;
         return fmt::format("unknown command '{}' (the commands are {})", extra, listed);
+    }
+    for (const CLI::App* sub : app.get_subcommands({})) {
+        if (sub->get_name() == extra) {
+            return fmt::format("unexpected command '{}' after '{}': kvbench runs one command at a time", extra,
+                               command.get_name());
+        }
     }
     return fmt::format("unexpected argument '{}': an option takes one value (write a list as -n 128,256 "
                        "or -n 128 -n 256)",
@@ -92,6 +105,10 @@ std::string describe_parse_error(const CLI::App& app, const CLI::ParseError& err
     if (dynamic_cast<const CLI::ConversionError*>(&error) != nullptr &&
         std::regex_match(message, match, std::regex(R"(([^:]+): (too many inputs for a flag|Should be true/false.*))"))) {
         return fmt::format("{} is a flag and takes no value", match[1].str());
+    }
+    if (dynamic_cast<const CLI::ConversionError*>(&error) != nullptr &&
+        std::regex_match(message, match, std::regex(R"(Could not convert: (\S+) = (.*))"))) {
+        return fmt::format("{} is a flag: give it alone, without \"={}\"", match[1].str(), match[2].str());
     }
     if (dynamic_cast<const CLI::ValidationError*>(&error) != nullptr) {
         if (std::regex_match(message, match, std::regex(R"(([^:]+): (.*) not in \{(.*)\})"))) {
