@@ -36,8 +36,13 @@ TEST_CASE("one point over the bound is refused with the count and the way out") 
     CHECK(message.find("list it with kvbench sweep --dry-run") != std::string::npos);
 }
 
-TEST_CASE("a few points estimated above an hour are refused") {
-    CHECK(refusal(3, max_unconfirmed_seconds + 1).find("the grid has 3 points") != std::string::npos);
+TEST_CASE("a few points estimated above an hour are refused, the time in hours") {
+    const std::string message = refusal(3, 2 * max_unconfirmed_seconds);
+    CHECK(message.find("the grid has 3 points, about 2.0 h to measure") != std::string::npos);
+}
+
+TEST_CASE("a long grid's time is given in minutes below an hour") {
+    CHECK(refusal(300, 20 * 60).find("the grid has 300 points, about 20 min to measure") != std::string::npos);
 }
 
 TEST_CASE("the refusal names the likely intent") {
