@@ -1,5 +1,5 @@
-// libFuzzer harness for the option-value parsers: parse_value_list, parse_whole_number and
-// parse_byte_size. Any input must either parse into values that keep the parsers' promises
+// libFuzzer harness for the option-value parsers: parse_value_list, likely_geometric_list,
+// parse_count, parse_choice, parse_whole_number and parse_byte_size. Any input must either parse into values that keep the parsers' promises
 // or be refused with ConfigError; anything else (a crash, a sanitizer report, another
 // exception, a broken promise) is a finding.
 #include "cli/value_list.hpp"
@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
@@ -29,6 +31,33 @@ void check_value_list(std::string_view text, std::size_t max_value) {
             require(v >= 1 && v <= max_value);
             require(seen.insert(v).second);  // duplicates removed
         }
+    } catch (const kvbench::ConfigError&) {
+    }
+}
+
+// A likely intent must itself be a list that parses (the caller prints it as advice).
+void check_likely_geometric(std::string_view text) {
+    try {
+        if (const std::optional<std::string> geometric = kvbench::likely_geometric_list(text)) {
+            require(!kvbench::parse_value_list(*geometric, "--seq", ~std::size_t{0}).empty());
+        }
+    } catch (const kvbench::ConfigError&) {
+        // A rewritten range may still be longer than max_value_list_size: refused, not a crash.
+    }
+}
+
+void check_count(std::string_view text) {
+    try {
+        const std::size_t value = kvbench::parse_count(text, "--prompt", 2, 4096);
+        require(value >= 2 && value <= 4096);
+    } catch (const kvbench::ConfigError&) {
+    }
+}
+
+void check_choice(std::string_view text) {
+    try {
+        const std::string word = kvbench::parse_choice(text, "--cache-state", {"cold", "warm"});
+        require(word == "cold" || word == "warm");
     } catch (const kvbench::ConfigError&) {
     }
 }
@@ -57,5 +86,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_whole_number(text, 1, 1000000);            // --reps
     check_whole_number(text, 0, ~std::uint64_t{0});  // --seed: the whole 64-bit range
     check_byte_size(text);
+    check_likely_geometric(text);
+    check_count(text);
+    check_choice(text);
     return 0;
 }

@@ -20,7 +20,7 @@ case $signal in INT | INT2) expected=130 ;; TERM) expected=143 ;; HUP) expected=
 
 mkfifo "$fifo"
 # 256 small warm points (N = 16, 32, ..., 4096): the first finishes long before the last.
-"$kvbench" sweep -n 16-4096+16 -d 64 --heads 4 -g 4 -r 20 -w 1 --cache-state warm -t 1 \
+"$kvbench" sweep -n 16-4096+16 -d 64 --heads 4 -g 4 -r 20 -w 1 --cache-state warm -t 1 --yes \
   --progress jsonl --format csv -o "$out" >/dev/null 2>"$fifo" &
 pid=$!
 exec 3<"$fifo"

@@ -22,3 +22,59 @@ TEST_CASE("a mistyped option is matched to the nearest known one and nonsense to
     CHECK_FALSE(closest_name("--frobnicate", options).has_value());
     CHECK(closest_name("swep", {"sweep", "roofline"}) == "sweep");
 }
+
+namespace {
+
+const std::vector<std::string> sweep_options{"-h", "--help", "-n", "--seq", "-b", "--batch", "-l", "--layers",
+                                             "-t", "--threads", "--format", "--progress", "--reps", "-g",
+                                             "--kv-heads", "--verify", "--yes", "-y"};
+
+}  // namespace
+
+TEST_CASE("a short option in the wrong case is the one in the right case") {
+    CHECK(suggest_option("-L", "sweep", sweep_options) == "-l");
+    CHECK(suggest_option("-N", "sweep", sweep_options) == "-n");
+}
+
+TEST_CASE("a short option is never matched by distance") {
+    CHECK_FALSE(suggest_option("-v", "sweep", sweep_options).has_value());
+    CHECK_FALSE(suggest_option("-x", "sweep", sweep_options).has_value());
+}
+
+TEST_CASE("a name with the wrong number of dashes is the known one") {
+    CHECK(suggest_option("-seq", "sweep", sweep_options) == "--seq");
+    CHECK(suggest_option("--n", "sweep", sweep_options) == "-n");
+    CHECK(suggest_option("--SEQ", "sweep", sweep_options) == "--seq");
+}
+
+TEST_CASE("another tool's spelling is mapped where its intent is clear") {
+    CHECK(suggest_option("--csv", "sweep", sweep_options) == "--format csv");
+    CHECK(suggest_option("--json", "sweep", sweep_options) == "--format json");
+    CHECK(suggest_option("--quiet", "sweep", sweep_options) == "--progress none");
+    CHECK(suggest_option("-q", "sweep", sweep_options) == "--progress none");
+    CHECK(suggest_option("-p", "sweep", sweep_options) == "-n (context length)");
+    CHECK(suggest_option("--ctx-size", "sweep", sweep_options) == "-n (context length)");
+    CHECK(suggest_option("--runs", "sweep", sweep_options) == "--reps");
+}
+
+TEST_CASE("an alias is offered only where its target exists") {
+    // sweep's -p alias is not generate's (where -p is the prompt); roofline has no --format.
+    CHECK_FALSE(suggest_option("-p", "generate", {"--seq", "--new"}).has_value());
+    CHECK_FALSE(suggest_option("--csv", "roofline", {"-t", "--threads", "-o", "--output"}).has_value());
+    CHECK(suggest_option("-n", "generate", {"-p", "--prompt", "--new"}) == "--new (new tokens)");
+}
+
+TEST_CASE("a mistyped long option gets the nearest long name") {
+    CHECK(suggest_option("--kvheads", "sweep", sweep_options) == "--kv-heads");
+    CHECK(suggest_option("--thread", "sweep", sweep_options) == "--threads");
+    CHECK_FALSE(suggest_option("--frobnicate", "sweep", sweep_options).has_value());
+}
+
+TEST_CASE("a command another tool would use is mapped, a typo matched, nonsense left alone") {
+    const std::vector<std::string> commands{"sweep", "roofline", "generate"};
+    CHECK(suggest_command("run", commands) == "sweep");
+    CHECK(suggest_command("bench", commands) == "sweep");
+    CHECK(suggest_command("swep", commands) == "sweep");
+    CHECK(suggest_command("Sweep", commands) == "sweep");
+    CHECK_FALSE(suggest_command("frobnicate", commands).has_value());
+}

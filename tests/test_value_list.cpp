@@ -258,3 +258,91 @@ TEST_CASE("a byte size beyond 64 bits is refused, in digits or through its unit"
     }
     CHECK(parse_byte_size("18446744073709551615", "--max-memory") == ~std::uint64_t{0});
 }
+
+TEST_CASE("a count's binary suffix multiplies it by 1024, 1024^2 or 1024^3") {
+    CHECK(parse_value_list("4K", "--seq") == Values{4096});
+    CHECK(parse_value_list("1k", "--seq") == Values{1024});
+    CHECK(parse_value_list("32Ki", "--seq") == Values{32768});
+    CHECK(parse_value_list("1M", "--seq") == Values{std::size_t{1} << 20});
+    CHECK(parse_value_list("1Gi", "--seq") == Values{std::size_t{1} << 30});
+}
+
+TEST_CASE("suffixes work in ranges, steps and factors") {
+    CHECK(parse_value_list("1K-32K*2", "--seq") == Values{1024, 2048, 4096, 8192, 16384, 32768});
+    CHECK(parse_value_list("1K-3K+1K", "--seq") == Values{1024, 2048, 3072});
+    CHECK(parse_value_list("1-1M*1K", "--seq") == Values{1, 1024, std::size_t{1} << 20});
+}
+
+TEST_CASE("an unknown suffix is refused naming it and the known ones") {
+    CHECK(error_of("4X") == "--seq: \"4X\" has an unknown suffix (K = 1024, M = 1024^2, G = 1024^3: 4K, 32Ki, 1M)");
+    CHECK(error_of("4KB") == "--seq: \"4KB\" has an unknown suffix (K = 1024, M = 1024^2, G = 1024^3: 4K, 32Ki, 1M)");
+    CHECK(error_of("K") == "--seq: \"K\" is not a whole number (use 1,4,16 or 128-4096*2 or 64-256+64)");
+}
+
+TEST_CASE("a suffixed value above the maximum is refused, overflow included") {
+    CHECK(error_of("2G") == "--seq: \"2G\" must be at most 1073741824");
+    CHECK(error_of("99999999999999999G") == "--seq: \"99999999999999999G\" must be at most 1073741824");
+    CHECK(error_of("5K", 4096) == "--seq: \"5K\" must be at most 4096");
+}
+
+TEST_CASE("a long step-1 range is read as a likely geometric range") {
+    CHECK(likely_geometric_list("128-4096") == "128-4096*2");
+    CHECK(likely_geometric_list("1,8,128-4096") == "1,8,128-4096*2");
+    CHECK(likely_geometric_list("1K-32K") == "1K-32K*2");
+}
+
+TEST_CASE("short, stepped or broken ranges have no likely geometric form") {
+    CHECK_FALSE(likely_geometric_list("1-8").has_value());
+    CHECK_FALSE(likely_geometric_list("128-4096*2").has_value());
+    CHECK_FALSE(likely_geometric_list("64-4096+64").has_value());
+    CHECK_FALSE(likely_geometric_list("16,32").has_value());
+    CHECK_FALSE(likely_geometric_list("4096-1").has_value());
+}
+
+TEST_CASE("a count is one number, suffixes allowed") {
+    CHECK(parse_count("512", "--prompt", 1, 1 << 24) == 512);
+    CHECK(parse_count("2K", "--prompt", 1, 1 << 24) == 2048);
+}
+
+TEST_CASE("a count refuses a list, a range and values out of bounds") {
+    const auto count_error = [](std::string_view text) {
+        try {
+            parse_count(text, "--prompt", 2, 4096);
+        } catch (const ConfigError& error) {
+            return std::string(error.what());
+        }
+        return std::string();
+    };
+    CHECK(count_error("1,2") == "--prompt: \"1,2\" must be one number, not a list or range");
+    CHECK(count_error("1-8") == "--prompt: \"1-8\" must be one number, not a list or range");
+    CHECK(count_error("1") == "--prompt: \"1\" must be at least 2");
+    CHECK(count_error("8K") == "--prompt: \"8K\" must be at most 4096");
+    CHECK(count_error("") == "--prompt: the value is empty (give a whole number)");
+}
+
+TEST_CASE("a choice is matched in any case") {
+    CHECK(parse_choice("warm", "--cache-state", {"cold", "warm"}) == "warm");
+    CHECK(parse_choice("WARM", "--cache-state", {"cold", "warm"}) == "warm");
+    CHECK(parse_choice("Cold", "--cache-state", {"cold", "warm"}) == "cold");
+}
+
+TEST_CASE("an unknown choice lists the choices and the nearest") {
+    const auto choice_error = [](std::string_view text) {
+        try {
+            parse_choice(text, "--progress", {"auto", "bar", "jsonl", "none"});
+        } catch (const ConfigError& error) {
+            return std::string(error.what());
+        }
+        return std::string();
+    };
+    CHECK(choice_error("jsnl") == "--progress: \"jsnl\" is not one of auto, bar, jsonl or none (did you mean jsonl?)");
+    CHECK(choice_error("loud") == "--progress: \"loud\" is not one of auto, bar, jsonl or none");
+    CHECK(choice_error("") == "--progress: \"\" is not one of auto, bar, jsonl or none");
+}
+
+TEST_CASE("counts and byte sizes read K, M and G alike") {
+    for (const char* text : {"4K", "32K", "1M", "2G"}) {
+        CAPTURE(text);
+        CHECK(parse_value_list(text, "--seq", std::size_t{1} << 40).front() == parse_byte_size(text, "--max-memory"));
+    }
+}

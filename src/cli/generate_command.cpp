@@ -2,7 +2,9 @@
 #include "cli/generate_command.hpp"
 
 #include "cli/command_line.hpp"
+#include "cli/grid_guard.hpp"
 #include "cli/interrupt.hpp"
+#include "cli/option_conventions.hpp"
 #include "cli/output_streams.hpp"
 #include "cli/progress.hpp"
 
@@ -306,9 +308,9 @@ RunEstimate estimate_run(const std::vector<GridPoint>& points, const GeneratePla
         estimate.n_steps += steps.size();
     }
     if (estimate.total_seconds > long_run_seconds) {
-        warn(fmt::format("this generation will take about {} ({} steps; {}); lower --new or --prompt, or use "
+        warn(fmt::format("this generation will take about {} ({}; {}); lower --new or --prompt, or use "
                          "--paths cached, for a shorter run",
-                         format_duration_ns(estimate.total_seconds * 1e9), estimate.n_steps,
+                         format_duration_ns(estimate.total_seconds * 1e9), plural(estimate.n_steps, "step"),
                          rooflines.empty() ? "assuming 100 GFLOP/s and 20 GB/s: run `kvbench roofline` for this "
                                              "machine's figures"
                                            : "estimated from the saved roofline"));
@@ -491,8 +493,8 @@ int report_generation_outcome(const GeneratePlan& plan, const GenerationOutcome&
         const std::string holder = !written.empty()                  ? fmt::format("{}", fmt::join(written, " and "))
                                    : plan.out.stdout_is_report() ? std::string("the report on standard output")
                                                                  : std::string("the report above");
-        fmt::print(stderr, "kvbench: interrupted after {} of {} steps; {} holds the finished ones\n",
-                   outcome.rows.size(), n_steps, holder);
+        fmt::print(stderr, "kvbench: interrupted after {} of {}; {} holds the finished ones\n",
+                   outcome.rows.size(), plural(n_steps, "step"), holder);
         return 130;
     }
     return outcome.verify_failures.empty() && !write_failed ? 0 : 1;
@@ -510,6 +512,7 @@ int run_generate_command(const GenerateCliOptions& options) {
     const std::uint64_t flush_bytes = generation_flush_bytes(plan, env);
     const std::vector<GridPoint> points = points_that_fit(plan, flush_bytes);
     const RunEstimate estimate = estimate_run(points, plan, rooflines, flush_bytes);
+    confirm_grid_size(points.size(), estimate.total_seconds, plan.likely_intent, plan.yes, "");
     const GenerationOutcome outcome = measure_generations(points, plan, rooflines, estimate, env, streams);
     bool write_failed = false;
     const std::vector<std::string> written = export_generation(plan, outcome, rooflines, env, streams, write_failed);

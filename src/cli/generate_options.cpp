@@ -2,6 +2,8 @@
 #include "cli/generate_options.hpp"
 
 #include "cli/model_options.hpp"
+#include "cli/grid_guard.hpp"
+#include "cli/option_conventions.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/blas.hpp"
 
@@ -13,13 +15,20 @@ namespace kvbench {
 namespace {
 
 constexpr const char* generate_examples = R"(Examples:
-  kvbench generate                                  P=512, T=128: MHA vs GQA-4 vs MQA at D=1024, H=16
-  kvbench generate --prompt 64 --new 32 --verify    check cached == uncached at every step
-  kvbench generate -p 2048 --new 256 --paths cached long generations: the cache alone
-  kvbench generate -o results/gen.csv               tables on the terminal, one CSV row per step in the file
-  kvbench generate -p 256 --new 1024 --fit-from 512 fit the growth law where N is large
+  kvbench generate                          P=512, T=128: MHA vs GQA-4 vs MQA
+                                            at D=1024, H=16
+  kvbench generate -p 64 --new 32 --verify  cached == uncached at every step
+  kvbench generate -p 2K --new 256 --paths cached
+                                            a long generation, the cache alone
+  kvbench generate -o gen.csv               one CSV row per step in the file
+  kvbench generate -p 256 --new 1K --fit-from 512
+                                            fit the growth law where N is large
 
-Step 0 is the prefill (context P): its time is the time to first token. Steps 1..T decode at N = P+1 .. P+T.)";
+Step 0 is the prefill (context P): its time is the time to first token. Steps
+1..T decode at N = P+1 .. P+T. Lists and suffixes as in `kvbench sweep --help`
+(-g 16 -g 1 is -g 16,1; 2K = 2048).
+
+Exit status: 0 ok; 1 a step or a write failed; 2 bad usage; 130 Ctrl-C.)";
 
 // One row per step in csv, json and jsonl; the table is the terminal's summary only.
 const OutputFormats& generate_formats() {
@@ -35,78 +44,78 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
     generate->footer(generate_examples);
 
     generate->add_option("-p,--prompt", options.prompt, "Prompt length P: positions the prefill reads")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))
+        ->type_name("N")
         ->capture_default_str();
     generate->add_option("--new", options.n_new, "New tokens T: decode steps after the prefill")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))
+        ->type_name("N")
         ->capture_default_str();
-    generate->add_option("-b,--batch", options.batch, "Batch sizes B")->capture_default_str();
-    generate->add_option("-d,--dim", options.dim, "Model dimensions D")->capture_default_str();
-    generate->add_option("--heads", options.heads, "Query heads H (must divide D unless --head-dim is given)")
-        ->capture_default_str();
-    generate->add_option("--head-dim", options.head_dim,
-                         "Head dimensions dh, when not D/H (Gemma-7B: 256 at D=3072, H=16)");
-    generate->add_option("-g,--kv-heads", options.kv_heads,
-                         "KV heads G (must divide H): G=H is MHA, G=1 MQA, between GQA")
-        ->capture_default_str();
-    generate->add_option("-l,--layers", options.layers, "Stacked attention layers L")->capture_default_str();
+    list_option(*generate, "-b,--batch", options.batch, "Batch sizes B");
+    list_option(*generate, "-d,--dim", options.dim, "Model dimensions D");
+    list_option(*generate, "--heads", options.heads, "Query heads H (each must divide D, unless --head-dim is given)");
+    list_option(*generate, "--head-dim", options.head_dim, "Head dimensions dh, when not D/H (Gemma-7B: 256 at D=3072)");
+    list_option(*generate, "-g,--kv-heads", options.kv_heads,
+                "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
+    list_option(*generate, "-l,--layers", options.layers, "Stacked attention layers L");
     add_model_options(*generate, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim);
-    generate->add_option("-t,--threads", options.threads, "Compute threads (default: all cores)");
-    generate->add_option("--paths", options.paths, "Decode paths to time")
-        ->delimiter(',')
-        ->check(CLI::IsMember({"cached", "uncached"}))
-        ->capture_default_str();
+    list_option(*generate, "-t,--threads", options.threads,
+                "Compute threads T (default: $OMP_NUM_THREADS if set, else all cores)");
+    list_option(*generate, "--paths", options.paths, "Decode paths to time: cached, uncached or both");
     generate->add_option("--cache-state", options.cache_state,
                          "cold: evict the last-level cache before each step; warm: do not")
-        ->check(CLI::IsMember({"cold", "warm"}))
+        ->type_name("cold|warm")
         ->capture_default_str();
-    generate->add_option("--seed", options.seed, "Seed of weights and the input sequence")->capture_default_str();
+    generate->add_option("--seed", options.seed, "Seed of weights and the input sequence")
+        ->type_name("N")
+        ->capture_default_str();
     generate->add_flag("--verify", options.verify,
                        "Check at every step that the cached output equals the uncached forward's (1e-4)");
+    generate->add_flag("-y,--yes", options.yes,
+                       "Run a grid of more than 200 configurations or an estimated hour (refused without it)");
     add_output_options(generate, options.out, generate_formats(), false);
     generate->add_option("--fit-from", options.fit_from,
                          "Fit the growth law a*N^k only over steps with N >= this (default: every decode step)")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
+        ->type_name("N");
     return generate;
 }
 
 GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
     GeneratePlan plan;
-    plan.generation.prompt_len = options.prompt;
-    plan.generation.n_new = options.n_new;
+    constexpr std::size_t max_tokens = std::size_t{1} << 24;
+    plan.generation.prompt_len = parse_count(options.prompt, "--prompt", 1, max_tokens);
+    plan.generation.n_new = parse_count(options.n_new, "--new", 1, max_tokens);
 
     SweepSpec spec;
-    spec.seq = {options.prompt + options.n_new};
+    spec.seq = {plan.generation.prompt_len + plan.generation.n_new};
     spec.batch = parse_value_list(options.batch, "--batch");
     spec.dim = parse_value_list(options.dim, "--dim");
     spec.heads = parse_value_list(options.heads, "--heads");
     if (options.head_dim) spec.head_dim = parse_value_list(*options.head_dim, "--head-dim");
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
-    spec.threads = options.threads.empty() ? std::vector<std::size_t>{available_cores()}
-                                           : parse_value_list(options.threads, "--threads", 1024);
+    spec.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)
+                                   : std::vector<std::size_t>{default_thread_count()};
     plan.grid = expand(spec);
+    plan.yes = options.yes;
+    plan.likely_intent = likely_grid_intent({{"-b", options.batch}, {"-d", options.dim}, {"--heads", options.heads},
+                                             {"-g", options.kv_heads}, {"-l", options.layers},
+                                             {"-t", options.threads.value_or("")}});
 
-    plan.generation.run_cached = false;
-    plan.generation.run_uncached = false;
-    for (const std::string& path : options.paths) {
-        (path == "cached" ? plan.generation.run_cached : plan.generation.run_uncached) = true;
-    }
-    if (!plan.generation.run_cached && !plan.generation.run_uncached) {
-        throw ConfigError("--paths must name cached, uncached or both");
-    }
+    const DecodePaths paths = parse_paths(options.paths, "--paths");
+    plan.generation.run_cached = paths.cached;
+    plan.generation.run_uncached = paths.uncached;
     if (options.verify && !(plan.generation.run_cached && plan.generation.run_uncached)) {
         throw ConfigError("--verify compares the two paths: it needs --paths cached,uncached");
     }
-    plan.generation.cold_cache = options.cache_state == "cold";
+    plan.generation.cold_cache = parse_choice(options.cache_state, "--cache-state", {"cold", "warm"}) == "cold";
     plan.generation.verify = options.verify;
-    plan.generation.seed = options.seed;
-    const std::size_t last_context = options.prompt + options.n_new;
-    if (options.fit_from > last_context) {
+    plan.generation.seed = parse_whole_number(options.seed, "--seed", 0, ~std::uint64_t{0});
+    const std::size_t last_context = plan.generation.prompt_len + plan.generation.n_new;
+    const std::size_t fit_from = options.fit_from ? parse_count(*options.fit_from, "--fit-from", 1, std::size_t{1} << 30) : 0;
+    if (fit_from > last_context) {
         throw ConfigError(fmt::format("--fit-from {} is beyond the last step's context P+T = {}: nothing to fit",
-                                      options.fit_from, last_context));
+                                      *options.fit_from, last_context));
     }
-    plan.fit_from = options.fit_from;
+    plan.fit_from = fit_from;
     plan.out = to_output_plan(options.out, generate_formats(), false);  // last: it creates (and removes) a file
     return plan;
 }

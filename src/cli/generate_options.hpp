@@ -18,21 +18,22 @@ namespace kvbench {
 // What the user typed. Model axes stay text until to_generate_plan parses them, as the sweep's do,
 // so one run can compare groupings (-g 16,4,1), shapes or thread counts.
 struct GenerateCliOptions {
-    std::size_t prompt = 512;  // P
-    std::size_t n_new = 128;   // T
+    std::string prompt = "512";  // P
+    std::string n_new = "128";   // T
     std::string batch = "1";
     std::string dim = "1024";
     std::string heads = "16";
     std::optional<std::string> head_dim;  // --head-dim; unset: D/H
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
-    std::string threads;  // empty: all available cores
-    std::vector<std::string> paths{"cached", "uncached"};
+    std::optional<std::string> threads;  // unset: default_thread_count()
+    std::string paths = "both";
     std::string cache_state = "cold";
-    std::uint64_t seed = 1;
+    std::string seed = "1";
     bool verify = false;
     OutputCliOptions out;      // -o, -f, --export, -q, -v (output_options.hpp)
-    std::size_t fit_from = 0;  // fit the growth law over N >= this; 0: every step
+    std::optional<std::string> fit_from;  // fit the growth law over N >= this; unset: every step
+    bool yes = false;                     // --yes: run a grid above the bounds of grid_guard.hpp
 };
 
 struct GeneratePlan {
@@ -40,6 +41,8 @@ struct GeneratePlan {
     GenerationOptions generation;
     OutputPlan out;
     std::size_t fit_from = 0;
+    bool yes = false;
+    std::optional<std::string> likely_intent;  // e.g. "-g 1-64*2", for a grid refused without --yes
 };
 
 CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options);

@@ -7,9 +7,10 @@
 #include "cli/sweep_command.hpp"
 #include "cli/sweep_options.hpp"
 
+#include "cli/help_formatter.hpp"
+#include "cli/parse_errors.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench_git_commit.hpp"
-#include "cli/suggest.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <new>
 
 namespace {
@@ -27,48 +29,20 @@ constexpr int exit_usage = 2;
 constexpr int exit_failure = 1;
 
 constexpr const char* overview = R"(Quick start:
-  kvbench sweep                  MHA vs GQA vs MQA, cached vs uncached, N = 128..4096 (about a minute)
-  kvbench roofline               measure this machine's peak GB/s and GFLOP/s once; sweeps then show roofline %
-  kvbench sweep --help           every axis, output format and option
-  kvbench generate               a prompt's prefill then 128 tokens, cached vs uncached, step by step
-  kvbench memory --model llama-3-8b --seq 8192 --budget 24GiB   a real model's KV bill and what fits
+  kvbench sweep             MHA vs GQA vs MQA, cached vs uncached decode,
+                            N = 128..4096: about 20 s on 2 cores
+  kvbench sweep --dry-run   the grid and its estimated time; nothing measured
+  kvbench roofline          this machine's peak GB/s and GFLOP/s, measured
+                            once; sweeps then show roofline %
+  kvbench generate          a prompt's prefill, then 128 new tokens, step by
+                            step, cached vs uncached
+  kvbench memory --model llama-3-8b --seq 8192 --budget 24GiB
+                            a real model's KV-cache bill, and what fits
+  kvbench sweep --help      every axis, output format and option
 
-Exit status: 0 success, 1 runtime failure or --verify mismatch, 2 bad usage, 130 interrupted.)";
-
-// Names a mistyped option or subcommand could have meant, from the command that was parsing it.
-std::vector<std::string> known_names(const CLI::App& command, bool option) {
-    std::vector<std::string> names;
-    if (option) {
-        for (const CLI::Option* opt : command.get_options()) {
-            for (const std::string& name : opt->get_lnames()) names.push_back("--" + name);
-            for (const std::string& name : opt->get_snames()) names.push_back("-" + name);
-        }
-    } else {
-        for (const CLI::App* sub : command.get_subcommands({})) names.push_back(sub->get_name());
-    }
-    return names;
-}
-
-// CLI11's message on one line, prefixed like every kvbench error, with a suggestion for a typo.
-int report_parse_error(const CLI::App& app, const CLI::ParseError& error) {
-    std::string message = error.what();
-    if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
-        const CLI::App* command = &app;
-        for (const CLI::App* sub : app.get_subcommands()) command = sub;
-        for (const std::string& extra : command->remaining()) {
-            const bool is_option = !extra.empty() && extra.front() == '-';
-            const std::string typed = extra.substr(0, extra.find('='));
-            if (auto hint = kvbench::closest_name(typed, known_names(*command, is_option))) {
-                message = fmt::format("unknown {} '{}' (did you mean {}?)",
-                                      is_option ? "option" : "command", typed, *hint);
-                break;
-            }
-        }
-    }
-    fmt::print(stderr, "kvbench: error: {}; see kvbench{} --help\n", message,
-               app.get_subcommands().empty() ? "" : " " + app.get_subcommands().front()->get_name());
-    return exit_usage;
-}
+Exit status: 0 success; 1 a point or the --verify check failed, or a report
+could not be written; 2 bad usage (nothing is run); 128 + the signal when
+stopped: 130 Ctrl-C (SIGINT), 143 SIGTERM, 129 SIGHUP.)";
 
 // Output that never reached stdout (a full disk, a closed pipe, > /dev/full) is a failure, not a
 // success: flushes stdout and turns a write error into exit status 1 with one line saying so.
@@ -88,6 +62,7 @@ int finish_stdout(int exit_code) {
 int main(int argc, char** argv) {
     CLI::App app{"kvbench: what a KV cache does to transformer decoding, measured on this machine"};
     app.set_version_flag("-V,--version", fmt::format("kvbench {} ({})", KVBENCH_VERSION, KVBENCH_GIT_COMMIT));
+    app.formatter(std::make_shared<kvbench::HelpFormatter>());  // before the subcommands, which copy it
     app.footer(overview);
     app.require_subcommand(0, 1);
 
@@ -108,7 +83,10 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& error) {
         // Help and version are "errors" that exit 0 and print to stdout.
         if (error.get_exit_code() == 0) return finish_stdout(app.exit(error));
-        return report_parse_error(app, error);
+        const CLI::App* command = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
+        fmt::print(stderr, "kvbench: error: {}; see kvbench{} --help\n", kvbench::describe_parse_error(app, error),
+                   command ? " " + command->get_name() : "");
+        return exit_usage;
     }
 
     try {

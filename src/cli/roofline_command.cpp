@@ -1,7 +1,10 @@
 // The `kvbench roofline` subcommand: options, measurement, summary and saved JSON.
 #include "cli/roofline_command.hpp"
 
+#include "cli/option_conventions.hpp"
+#include "cli/value_list.hpp"
 #include "kvbench/engine/blas.hpp"
+#include "kvbench/engine/config.hpp"
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/roofline.hpp"
 
@@ -9,65 +12,52 @@
 
 #include <filesystem>
 #include <stdexcept>
+#include <vector>
 
 namespace kvbench {
 
-CLI::App* add_roofline_command(CLI::App& app, RooflineCliOptions& options) {
-    CLI::App* command = app.add_subcommand(
-        "roofline", "Measure peak memory read bandwidth and fp32 sgemm FLOP/s, and save them for roofline_pct");
-    options.n_threads = available_cores();
-    command->add_option("-t,--threads", options.n_threads, "Compute threads to measure with")
-        ->check(CLI::Range(1, 1024))
-        ->capture_default_str();
-    command->add_option_function<std::string>(
-        "-o,--output", [&options](const std::string& path) { options.output = path; },
-        "JSON file to write (default: roofline-t<threads>.json in $KVBENCH_ROOFLINE_DIR, "
-        "$XDG_CACHE_HOME/kvbench or ~/.cache/kvbench)");
-    command->add_option("--reps", options.n_reps, "Timed repetitions of each measurement; the best is kept")
-        ->check(CLI::Range(1, 1000))
-        ->capture_default_str();
-    command->add_option("--buffer-mib", options.buffer_mib,
-                        "MiB read per bandwidth repetition (0: 32, evicted by clflush before each "
-                        "pass; 4 x the LLCs, at least 256, where clflush is missing)")
-        ->check(CLI::Range(0, 1 << 20))
-        ->capture_default_str();
-    command->add_option("--sgemm-dim", options.sgemm_dim, "Side of the square sgemm timed for peak FLOP/s")
-        ->check(CLI::Range(64, 16384))
-        ->capture_default_str();
-    return command;
-}
+namespace {
 
-int run_roofline_command(const RooflineCliOptions& options) {
-    std::filesystem::path path;
+struct RooflinePlan {
+    std::vector<std::size_t> threads;
+    std::vector<std::filesystem::path> paths;  // one per thread count
+    RooflineOptions measure;
+};
+
+RooflinePlan to_roofline_plan(const RooflineCliOptions& options) {
+    RooflinePlan plan;
+    plan.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)
+                                   : std::vector<std::size_t>{default_thread_count()};
+    plan.measure.n_reps = static_cast<std::size_t>(parse_whole_number(options.n_reps, "--reps", 1, 1000));
+    plan.measure.bandwidth_buffer_bytes =
+        static_cast<std::size_t>(parse_whole_number(options.buffer_mib, "--buffer-mib", 0, 1 << 20)) << 20;
+    plan.measure.sgemm_dim = static_cast<std::size_t>(parse_whole_number(options.sgemm_dim, "--sgemm-dim", 64, 16384));
     if (options.output) {
-        path = *options.output;
+        if (plan.threads.size() > 1) {
+            throw ConfigError(fmt::format("-o names one file but --threads gives {}: drop -o to save each "
+                                          "in the default place, or give one thread count",
+                                          plural(plan.threads.size(), "thread count")));
+        }
+        const std::filesystem::path path = *options.output;
         // Checked before measuring, so a typo costs nothing but this message.
         const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
         if (!std::filesystem::is_directory(dir)) {
-            throw std::runtime_error(fmt::format("--output {}: directory '{}' does not exist (create it first)",
-                                                 path.string(), dir.string()));
+            throw ConfigError(fmt::format("--output {}: directory '{}' does not exist (create it first)",
+                                          path.string(), dir.string()));
         }
+        plan.paths.push_back(path);
     } else {
-        path = default_roofline_path(options.n_threads);
-        // Only the default location is ours to create; a mistyped --output directory is an error.
-        std::filesystem::create_directories(path.parent_path());
+        for (const std::size_t n_threads : plan.threads) plan.paths.push_back(default_roofline_path(n_threads));
     }
+    return plan;
+}
 
-    const Environment env = collect_environment();
-    if (!env.optimized_build) {
-        fmt::print(stderr,
-                   "kvbench: warning: this is a {} build without full optimization; its roofline is not the "
-                   "machine's (rebuild with -DCMAKE_BUILD_TYPE=Release)\n",
-                   env.build_type);
-    }
-    fmt::print(stderr, "kvbench: measuring read bandwidth and sgemm peak on {} thread{}...\n", options.n_threads,
-               options.n_threads == 1 ? "" : "s");
-
-    RooflineOptions measure_options;
-    measure_options.bandwidth_buffer_bytes = options.buffer_mib << 20;
-    measure_options.sgemm_dim = options.sgemm_dim;
-    measure_options.n_reps = options.n_reps;
-    const Roofline roofline = measure_roofline(options.n_threads, measure_options);
+void measure_one(std::size_t n_threads, const std::filesystem::path& path, const RooflineOptions& measure_options,
+                 const Environment& env) {
+    // Only the default location is ours to create; a mistyped --output directory is an error.
+    if (!path.parent_path().empty()) std::filesystem::create_directories(path.parent_path());
+    fmt::print(stderr, "kvbench: measuring read bandwidth and sgemm peak on {}...\n", plural(n_threads, "thread"));
+    const Roofline roofline = measure_roofline(n_threads, measure_options);
     save_roofline(path, roofline);
 
     const double buffer_mib = static_cast<double>(roofline.bandwidth_buffer_bytes) / static_cast<double>(1 << 20);
@@ -82,6 +72,58 @@ int run_roofline_command(const RooflineCliOptions& options) {
                roofline.sgemm_dim, roofline.sgemm_dim, roofline.sgemm_dim, roofline.n_reps);
     fmt::print("ridge point  {:8.1f} FLOP/byte\n", roofline.peak_gflops / roofline.peak_gbps);
     fmt::print("saved to     {}\n", path.string());
+}
+
+}  // namespace
+
+CLI::App* add_roofline_command(CLI::App& app, RooflineCliOptions& options) {
+    CLI::App* command = app.add_subcommand(
+        "roofline", "Measure peak memory read bandwidth and fp32 sgemm FLOP/s, and save them for roofline_pct");
+    command->footer(R"(Examples:
+  kvbench roofline              measure on the default thread count and save
+  kvbench roofline -t 1,2       one measurement (and file) per thread count
+  kvbench roofline --dry-run    where each measurement would be saved)");
+    list_option(*command, "-t,--threads", options.threads,
+                "Compute threads to measure with, a list as in sweep (default: $OMP_NUM_THREADS if set, "
+                "else all cores)");
+    command->add_option_function<std::string>(
+        "-o,--output", [&options](const std::string& path) { options.output = path; },
+        "JSON file to write (default: roofline-t<threads>.json in $KVBENCH_ROOFLINE_DIR, "
+        "$XDG_CACHE_HOME/kvbench or ~/.cache/kvbench)")
+        ->type_name("FILE");
+    command->add_option("--reps", options.n_reps, "Timed repetitions of each measurement, 1 to 1000; the best is kept")
+        ->type_name("N")
+        ->capture_default_str();
+    command->add_option("--buffer-mib", options.buffer_mib,
+                        "MiB read per bandwidth repetition (0: 32, evicted by clflush before each "
+                        "pass; 4 x the LLCs, at least 256, where clflush is missing)")
+        ->type_name("N")
+        ->capture_default_str();
+    command->add_option("--sgemm-dim", options.sgemm_dim,
+                        "Side of the square sgemm timed for peak FLOP/s, 64 to 16384")
+        ->type_name("N")
+        ->capture_default_str();
+    command->add_flag("--dry-run", options.dry_run, "Say what would be measured and where it would be saved");
+    return command;
+}
+
+int run_roofline_command(const RooflineCliOptions& options) {
+    const RooflinePlan plan = to_roofline_plan(options);
+    if (options.dry_run) {
+        for (std::size_t i = 0; i < plan.threads.size(); ++i) {
+            fmt::print("would measure on {} and save to {}\n", plural(plan.threads[i], "thread"),
+                       plan.paths[i].string());
+        }
+        return 0;
+    }
+    const Environment env = collect_environment();
+    if (!env.optimized_build) {
+        fmt::print(stderr,
+                   "kvbench: warning: this is a {} build without full optimization; its roofline is not the "
+                   "machine's (rebuild with -DCMAKE_BUILD_TYPE=Release)\n",
+                   env.build_type);
+    }
+    for (std::size_t i = 0; i < plan.threads.size(); ++i) measure_one(plan.threads[i], plan.paths[i], plan.measure, env);
     return 0;
 }
 

@@ -9,20 +9,22 @@
 
 namespace kvbench {
 
+// What the user typed; run_roofline_command parses it, so errors name the flag in kvbench's words.
 struct RooflineCliOptions {
-    std::size_t n_threads = 0;          // --threads; add_roofline_command sets it to available_cores()
-    std::optional<std::string> output;  // -o/--output; unset means default_roofline_path(n_threads)
-    std::size_t n_reps = 5;             // --reps
-    std::size_t buffer_mib = 0;         // --buffer-mib; 0 means probe_bytes()
-    std::size_t sgemm_dim = 3072;       // --sgemm-dim
+    std::optional<std::string> threads;  // --threads, a list as sweep's; unset: default_thread_count()
+    std::optional<std::string> output;   // -o/--output; unset means default_roofline_path(n_threads)
+    std::string n_reps = "5";            // --reps
+    std::string buffer_mib = "0";        // --buffer-mib; 0 means probe_bytes()
+    std::string sgemm_dim = "3072";      // --sgemm-dim
+    bool dry_run = false;                // --dry-run: say what would be measured and where it goes
 };
 
 // Registers the `roofline` subcommand and its options, filling options on parse.
 CLI::App* add_roofline_command(CLI::App& app, RooflineCliOptions& options);
 
-// Measures on options.n_threads threads, prints a summary to stdout, saves the JSON.
-// Creates the default directory when no --output was given. Throws on failure.
-// Returns 0.
+// Measures on each thread count of --threads, prints a summary to stdout, saves one JSON each.
+// Creates the default directory when no --output was given. Throws ConfigError on bad
+// options (before measuring anything), another exception on failure. Returns 0.
 int run_roofline_command(const RooflineCliOptions& options);
 
 }  // namespace kvbench

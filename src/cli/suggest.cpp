@@ -1,10 +1,85 @@
 // Edit distance by dynamic programming over rolling rows; names are short, so O(|a|·|b|) is nothing.
+// The aliases are spellings of llama-bench, hyperfine and common habit whose meaning here is clear.
 #include "cli/suggest.hpp"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 
 namespace kvbench {
+
+namespace {
+
+struct Alias {
+    std::string_view typed;
+    std::string_view command;     // the command it applies to; "" for every command
+    std::string_view needs;       // the option the suggestion uses, which the command must have
+    std::string_view suggestion;  // what follows "did you mean "
+};
+
+constexpr std::array aliases{
+    Alias{"--csv", "", "--format", "--format csv"},
+    Alias{"--json", "", "--format", "--format json"},
+    Alias{"--md", "", "--format", "--format md"},
+    Alias{"--markdown", "", "--format", "--format md"},
+    Alias{"--export-csv", "", "--format", "--format csv -o FILE"},
+    Alias{"--export-json", "", "--format", "--format json -o FILE"},
+    Alias{"--export-markdown", "", "--format", "--format md -o FILE"},
+    Alias{"--quiet", "", "--progress", "--progress none"},
+    Alias{"-q", "", "--progress", "--progress none"},
+    Alias{"--silent", "", "--progress", "--progress none"},
+    Alias{"-p", "sweep", "--seq", "-n (context length)"},
+    Alias{"--prompt", "sweep", "--seq", "-n (context length)"},
+    Alias{"--n-prompt", "sweep", "--seq", "-n (context length)"},
+    Alias{"-c", "sweep", "--seq", "-n (context length)"},
+    Alias{"--ctx-size", "", "--seq", "-n (context length)"},
+    Alias{"--context", "", "--seq", "-n (context length)"},
+    Alias{"--n-ctx", "", "--seq", "-n (context length)"},
+    Alias{"--seq-len", "", "--seq", "-n (context length)"},
+    Alias{"-n", "generate", "--new", "--new (new tokens)"},
+    Alias{"--n-gen", "generate", "--new", "--new (new tokens)"},
+    Alias{"--n-prompt", "generate", "--prompt", "-p (prompt length)"},
+    Alias{"--runs", "", "--reps", "--reps"},
+    Alias{"--repetitions", "", "--reps", "--reps"},
+    Alias{"--iterations", "", "--reps", "--reps"},
+    Alias{"--batch-size", "", "--batch", "-b (batch size)"},
+    Alias{"--n-heads", "", "--heads", "--heads"},
+    Alias{"--num-heads", "", "--heads", "--heads"},
+    Alias{"--n-kv-heads", "", "--kv-heads", "-g (KV heads)"},
+    Alias{"--num-kv-heads", "", "--kv-heads", "-g (KV heads)"},
+    Alias{"--n-layers", "", "--layers", "-l (layers)"},
+    Alias{"--num-layers", "", "--layers", "-l (layers)"},
+    Alias{"--n-threads", "", "--threads", "-t (threads)"},
+    Alias{"-j", "", "--threads", "-t (threads)"},
+    Alias{"--jobs", "", "--threads", "-t (threads)"},
+    Alias{"--d-model", "", "--dim", "-d (model dimension)"},
+    Alias{"--hidden-size", "", "--dim", "-d (model dimension)"},
+    Alias{"-y", "", "--yes", "--yes"},
+};
+
+constexpr std::array command_aliases{
+    std::array<std::string_view, 2>{"run", "sweep"},      std::array<std::string_view, 2>{"bench", "sweep"},
+    std::array<std::string_view, 2>{"benchmark", "sweep"}, std::array<std::string_view, 2>{"gen", "generate"},
+    std::array<std::string_view, 2>{"decode", "generate"}, std::array<std::string_view, 2>{"peak", "roofline"},
+};
+
+bool contains(const std::vector<std::string>& names, std::string_view name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string lowercase(std::string_view text) {
+    std::string lower(text);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
+    return lower;
+}
+
+std::string_view without_dashes(std::string_view name) {
+    while (!name.empty() && name.front() == '-') name.remove_prefix(1);
+    return name;
+}
+
+}  // namespace
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
     // Optimal string alignment: Levenshtein plus adjacent transpositions ("--sqe" is one
@@ -38,6 +113,34 @@ std::optional<std::string> closest_name(std::string_view typed, const std::vecto
         }
     }
     return best;
+}
+
+std::optional<std::string> suggest_option(std::string_view typed, std::string_view command,
+                                          const std::vector<std::string>& known) {
+    for (const Alias& alias : aliases) {
+        if (alias.typed == typed && (alias.command.empty() || alias.command == command) &&
+            contains(known, alias.needs)) {
+            return std::string(alias.suggestion);
+        }
+    }
+    // The same letters in another case or with other dashes: -L, -seq, --n, --SEQ.
+    const std::string body = lowercase(without_dashes(typed));
+    for (const std::string& name : known) {
+        if (!body.empty() && lowercase(without_dashes(name)) == body) return name;
+    }
+    const bool is_short = typed.size() == 2 && typed[0] == '-' && typed[1] != '-';
+    if (is_short) return std::nullopt;
+    std::vector<std::string> long_names;
+    std::copy_if(known.begin(), known.end(), std::back_inserter(long_names),
+                 [](const std::string& name) { return name.starts_with("--"); });
+    return closest_name(lowercase(typed), long_names);
+}
+
+std::optional<std::string> suggest_command(std::string_view typed, const std::vector<std::string>& known) {
+    for (const auto& [alias, command] : command_aliases) {
+        if (alias == typed && contains(known, command)) return std::string(command);
+    }
+    return closest_name(lowercase(typed), known);
 }
 
 }  // namespace kvbench

@@ -1,4 +1,4 @@
-// "Did you mean --seq?": the closest known name to a mistyped one.
+// "Did you mean --seq?": the closest known name to a mistyped one, or the spelling another tool uses.
 #pragma once
 
 #include <optional>
@@ -14,5 +14,17 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate nearest to `typed`, if it is near enough to be a typo
 // (distance at most a third of the longer name, and at least 1 edit allowed).
 std::optional<std::string> closest_name(std::string_view typed, const std::vector<std::string>& candidates);
+
+// What an unknown option most likely meant, as the text to follow "did you mean ": `known` are
+// the options of `command` ("sweep", "generate", ..., "" at the top level), spelled "-n" and "--seq".
+// In order: another tool's spelling whose intent is clear ("--csv" -> "--format csv", sweep's
+// "-p" -> "-n (context length)", hyperfine's "--runs" -> "--reps"), the same letters in another
+// case or with other dashes ("-L" -> "-l", "-seq" -> "--seq"), the nearest long name. A short
+// option is never matched by distance: every letter is one edit from every other.
+std::optional<std::string> suggest_option(std::string_view typed, std::string_view command,
+                                          const std::vector<std::string>& known);
+
+// What an unknown subcommand most likely meant: "run" and "bench" -> "sweep", or the nearest name.
+std::optional<std::string> suggest_command(std::string_view typed, const std::vector<std::string>& known);
 
 }  // namespace kvbench

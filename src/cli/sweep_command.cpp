@@ -1,10 +1,12 @@
 // `kvbench sweep` as a pipeline of named steps: plan, pre-flight, resume, measure, finish rows, check drift, export.
 #include "cli/sweep_command.hpp"
 
+#include "cli/grid_guard.hpp"
 #include "cli/growth_summary.hpp"
 #include "cli/command_line.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/output_streams.hpp"
+#include "cli/option_conventions.hpp"
 #include "cli/progress.hpp"
 
 #include "kvbench/engine/blas.hpp"
@@ -265,9 +267,9 @@ void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan, 
                                format_duration_ns(seconds * 1e9)});
     }
     table.footnote = fmt::format(
-        "{} points, about {} in all. FLOPs per step; memory is what the point allocates (the KV cache, "
+        "{}, about {} in all. FLOPs per step; memory is what the point allocates (the KV cache, "
         "weights, scratch and inputs, plus the cold-cache flush buffer and the bandwidth probe); time {}.",
-        points.size(), format_duration_ns(total_seconds * 1e9),
+        plural(points.size(), "point"), format_duration_ns(total_seconds * 1e9),
         rooflines.empty() ? "assumes 100 GFLOP/s and 20 GB/s (run `kvbench roofline` for this machine's)"
                           : "from the saved roofline");
     write_text_table(std::cout, table);
@@ -346,12 +348,12 @@ SweepRows resume_rows(const SweepPlan& plan, const std::vector<GridPoint>& point
         if (!in_grid) rows.other_rows.push_back(saved[s].row);
     }
     if (n_other_build > 0) {
-        warn(fmt::format("--resume: {} rows of {} were measured by {}, not by this build (kvbench {} ({})): "
+        warn(fmt::format("--resume: {} of {} were measured by {}, not by this build (kvbench {} ({})): "
                          "they are not reused, and the file is rewritten without them",
-                         n_other_build, file, other_build, env.tool_version, env.git_commit));
+                         plural(n_other_build, "row"), file, other_build, env.tool_version, env.git_commit));
     }
-    note(fmt::format("--resume: {} of {} points already in {} (same build and settings){}", n_resumed,
-                     points.size(), file,
+    note(fmt::format("--resume: {} of {} already in {} (same build and settings){}", n_resumed,
+                     plural(points.size(), "point"), file,
                      n_resumed == points.size() ? "; nothing left to measure"
                                                 : fmt::format("; measuring the other {}", points.size() - n_resumed)));
     return rows;
@@ -585,8 +587,8 @@ void summarize_noise(const SweepPlan& plan, const SweepOutcome& outcome, const E
     }
     if (!plan.interleave) fixes.emplace_back("--interleave");
     if (all_cores) fixes.emplace_back(fmt::format("--threads {} (leave a core to the system)", env.n_cores - 1));
-    warn(fmt::format("{} of {} rows noisy, marked ! (worst: {} T={} {}, CV {:.0f} %, MdAPE {:.0f} %): try {}",
-                     n_noisy, rows.size(), describe(worst->config), worst->n_threads, path_name(worst->path),
+    warn(fmt::format("{} of {} noisy, marked ! (worst: {} T={} {}, CV {:.0f} %, MdAPE {:.0f} %): try {}",
+                     n_noisy, plural(rows.size(), "row"), describe(worst->config), worst->n_threads, path_name(worst->path),
                      100 * worst->stats.cv, 100 * worst->stats.mdape, fmt::join(fixes, " or ")));
 }
 
@@ -606,10 +608,10 @@ void check_bandwidth_drift(const SweepOutcome& outcome, const Rooflines& rooflin
         const double ratio = now_gbps / roofline.peak_gbps;
         constexpr double tolerated_drift = 0.15;
         if (ratio < 1 - tolerated_drift || ratio > 1 + tolerated_drift) {
-            warn(fmt::format("memory bandwidth on {} threads reads {:.1f} GB/s now against the roofline's {:.1f} GB/s "
+            warn(fmt::format("memory bandwidth on {} reads {:.1f} GB/s now against the roofline's {:.1f} GB/s "
                              "(measured {}): this host's bandwidth drifts, so roofline % are approximate; "
                              "re-run with --measure-roofline when the host is quieter",
-                             n_threads, now_gbps, roofline.peak_gbps, roofline.measured_at));
+                             plural(n_threads, "thread"), now_gbps, roofline.peak_gbps, roofline.measured_at));
         }
     }
 }
@@ -668,14 +670,16 @@ int report_outcome(const SweepPlan& plan, const SweepOutcome& outcome, const Exp
                    const OutputStreams& streams) {
     std::ostream& notes = streams.tables();
     if (plan.run.verify && outcome.n_verified > 0 && outcome.failures.empty()) {
-        notes << fmt::format("verify: cached step == uncached forward at all {} points; worst relative error "
+        notes << fmt::format("verify: cached step == uncached forward at {}{}; worst relative error "
                              "{:.2e} (tolerance {:.0e})\n",
-                             outcome.n_verified, outcome.worst_verify_error, verify_tolerance);
+                             outcome.n_verified == 1 ? "" : "all ", plural(outcome.n_verified, "point"),
+                             outcome.worst_verify_error, verify_tolerance);
     }
     if (plan.run.check && outcome.n_checked > 0) {
-        notes << fmt::format("check: every kernel matched its naive twin at all {} points; worst relative error "
+        notes << fmt::format("check: every kernel matched its naive twin at {}{}; worst relative error "
                              "{:.2e} (tolerance {:.0e})\n",
-                             outcome.n_checked, outcome.worst_check_error, kernel_check_tolerance);
+                             outcome.n_checked == 1 ? "" : "all ", plural(outcome.n_checked, "point"),
+                             outcome.worst_check_error, kernel_check_tolerance);
     }
     notes.flush();
     const std::size_t n_rows = outcome.rows.all().size();
@@ -693,12 +697,12 @@ int report_outcome(const SweepPlan& plan, const SweepOutcome& outcome, const Exp
                                : plan.out.stdout_is_report() ? std::string("the report on standard output")
                                                              : std::string("the report above");
     if (!outcome.failures.empty()) {
-        fmt::print(stderr, "kvbench: error: {} of {} points failed (listed above); {} holds the {} measured\n",
-                   outcome.failures.size(), outcome.n_points, holder, count_rows(n_rows));
+        fmt::print(stderr, "kvbench: error: {} of {} failed (listed above); {} holds the {} measured\n",
+                   outcome.failures.size(), plural(outcome.n_points, "point"), holder, plural(n_rows, "row"));
     }
     if (outcome.stop_signal != 0) {
-        fmt::print(stderr, "kvbench: interrupted (SIG{}) after {} of {} points; {} holds the finished ones\n",
-                   sigabbrev_np(outcome.stop_signal), outcome.n_finished, outcome.n_points, holder);
+        fmt::print(stderr, "kvbench: interrupted (SIG{}) after {} of {}; {} holds the finished ones\n",
+                   sigabbrev_np(outcome.stop_signal), outcome.n_finished, plural(outcome.n_points, "point"), holder);
         return 128 + outcome.stop_signal;
     }
     return outcome.failures.empty() && exported.failed.empty() ? exit_ok : exit_failure;
@@ -714,6 +718,14 @@ int run_sweep_command(const SweepCliOptions& options) {
     warn_about_machine(plan, env);
     const std::vector<GridPoint> points = preflight(plan, env);
     const Rooflines rooflines = load_rooflines(plan, points, env);
+    if (!plan.dry_run) {
+        double estimated_s = 0;
+        for (const GridPoint& point : points) {
+            estimated_s += estimate_point_seconds(point, plan.run, roofline_of(rooflines, point.n_threads),
+                                                  flush_buffer_bytes(plan, env));
+        }
+        confirm_grid_size(points.size(), estimated_s, plan.likely_intent, plan.yes, "kvbench sweep");
+    }
     if (plan.dry_run) {
         print_dry_run(points, plan, rooflines, env);
         check_stdout();

@@ -4,6 +4,8 @@
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/measure/roofline.hpp"
 #include "cli/model_options.hpp"
+#include "cli/grid_guard.hpp"
+#include "cli/option_conventions.hpp"
 #include "cli/value_list.hpp"
 
 #include <fmt/format.h>
@@ -17,16 +19,25 @@ namespace kvbench {
 
 namespace {
 
-constexpr const char* sweep_examples = R"(Examples:
-  kvbench sweep                                   MHA vs GQA-4 vs MQA at D=1024, H=16, N=128..4096
-  kvbench sweep -n 1024 -d 1024 --heads 16 -g 4   one configuration, both paths
-  kvbench sweep -n 512-8192*2 -g 32,8,1 -d 4096 --heads 32 --paths cached
-  kvbench sweep -b 1,8 -n 1024 --verify           check cached == uncached at every point
-  kvbench sweep --dry-run -n 1,8,128-1024*2       list the grid, its FLOPs and memory; run nothing
-  kvbench sweep -o results/run.csv                tables on the terminal, CSV in the file
-  kvbench sweep -q -o - -f jsonl | jq .gb_per_s   one JSON line per row as it finishes
+constexpr const char* sweep_examples = R"(Axes: -n -b -d --heads -g -l -t each take a list, and repeat: -n 128 -n 256
+is -n 128,256. A list mixes values 1,4,16, geometric ranges 128-4096*2 and
+arithmetic ranges 64-256+64. Numbers take binary suffixes, as --max-memory:
+K, k or Ki = 1024, M = 1024^2, G = 1024^3, so -n 4K is 4096 (a "4K context")
+and -n 1K-32K*2 is 1024..32768. A grid above 200 points or an estimated hour
+needs --yes. -t defaults to $OMP_NUM_THREADS when it is set.
 
-Axis values: a list 1,4,16; a geometric range 128-4096*2; an arithmetic range 64-256+64; or a mix.)";
+Examples:
+  kvbench sweep                         MHA vs GQA-4 vs MQA, D=1024, H=16,
+                                        N = 128..4096
+  kvbench sweep --dry-run -n 1K-32K*2   the grid, memory and time; no run
+  kvbench sweep -n 1024 -g 4            one configuration, both paths
+  kvbench sweep -n 512-8K*2 -d 4096 --heads 32 -g 32,8,1 --paths cached
+  kvbench sweep -b 1,8 -n 1024 --verify check cached == uncached everywhere
+  kvbench sweep -t 1 -t 2 -n 2K         the same points on 1 and 2 threads
+  kvbench sweep -o run.csv              tables on the terminal, CSV in a file
+  kvbench sweep -q -o - -f jsonl        one JSON line per row, as it finishes
+
+Exit status: 0 ok; 1 a point or a write failed; 2 bad usage; 130 Ctrl-C.)";
 
 // "0.2s", "200ms" or "0.2" (seconds), from 1 ms to an hour.
 double parse_min_time(const std::string& text) {
@@ -72,23 +83,19 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
     CLI::App* sweep = app.add_subcommand("sweep", "Measure the cached and uncached decode step over a grid");
     sweep->footer(sweep_examples);
 
-    sweep->add_option("-n,--seq", options.seq, "Context lengths N (positions attended, the new one included)")
-        ->capture_default_str();
-    sweep->add_option("-b,--batch", options.batch, "Batch sizes B")->capture_default_str();
-    sweep->add_option("-d,--dim", options.dim, "Model dimensions D")->capture_default_str();
-    sweep->add_option("--heads", options.heads, "Query heads H (must divide D unless --head-dim is given)")
-        ->capture_default_str();
-    sweep->add_option("--head-dim", options.head_dim, "Head dimensions dh, when not D/H (Gemma-7B: 256 at D=3072, H=16)");
-    sweep->add_option("-g,--kv-heads", options.kv_heads,
-                      "KV heads G (must divide H): G=H is MHA, G=1 MQA, between GQA")
-        ->capture_default_str();
-    sweep->add_option("-l,--layers", options.layers, "Stacked attention layers L")->capture_default_str();
+    list_option(*sweep, "-n,--seq", options.seq,
+                "Context lengths N: positions attended, the new token's included");
+    list_option(*sweep, "-b,--batch", options.batch, "Batch sizes B");
+    list_option(*sweep, "-d,--dim", options.dim, "Model dimensions D");
+    list_option(*sweep, "--heads", options.heads, "Query heads H (each must divide D, unless --head-dim is given)");
+    list_option(*sweep, "--head-dim", options.head_dim, "Head dimensions dh, when not D/H (Gemma-7B: 256 at D=3072)");
+    list_option(*sweep, "-g,--kv-heads", options.kv_heads,
+                "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
+    list_option(*sweep, "-l,--layers", options.layers, "Stacked attention layers L");
     add_model_options(*sweep, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim);
-    sweep->add_option("-t,--threads", options.threads, "Compute threads (default: all cores)");
-    sweep->add_option("--paths", options.paths, "Decode paths to time")
-        ->delimiter(',')
-        ->check(CLI::IsMember({"cached", "uncached"}))
-        ->capture_default_str();
+    list_option(*sweep, "-t,--threads", options.threads,
+                "Compute threads T (default: $OMP_NUM_THREADS if set, else all cores)");
+    list_option(*sweep, "--paths", options.paths, "Decode paths to time: cached, uncached or both");
     sweep->add_option("-r,--reps", options.n_reps,
                       "Timed repetitions per point and path, exactly (default: adaptive, see --min-time)")
         ->type_name("N");
@@ -96,6 +103,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                       "Without --reps, time each path of a point for at least this long (e.g. 0.5s, 200ms), "
                       "evictions included, with 5 to 1000 repetitions; warm-up then stops after one "
                       "repetition once it has taken half of it")
+        ->type_name("TIME")
         ->capture_default_str()
         ->excludes("--reps");
     sweep->add_option("-w,--warmup", options.n_warmup, "Untimed repetitions before timing (at most, without --reps)")
@@ -113,12 +121,12 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "finished point, so an interrupted sweep continues where it stopped");
     sweep->add_option("--cache-state", options.cache_state,
                       "cold: evict the last-level cache before each repetition; warm: do not")
-        ->check(CLI::IsMember({"cold", "warm"}))
+        ->type_name("cold|warm")
         ->capture_default_str();
     sweep->add_option("--flush", options.flush,
                       "How cold is made cold: clflush evicts the step's own buffers from every cache "
                       "(default on x86-64); stream writes and reads a buffer of 4x the LLCs")
-        ->check(CLI::IsMember({"clflush", "stream"}));
+        ->type_name("clflush|stream");
     sweep->add_option("--seed", options.seed, "Seed of weights and inputs")->type_name("N")->capture_default_str();
     sweep->add_flag("--verify", options.verify,
                     "Check at every point that the cached step equals the uncached forward (relative error below 1e-4)");
@@ -127,9 +135,11 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "(always on in Debug builds)");
     sweep->add_flag("--dry-run", options.dry_run,
                     "List the grid with FLOPs, KV bytes, peak memory and estimated time; run nothing");
+    sweep->add_flag("-y,--yes", options.yes,
+                    "Run a grid of more than 200 points or an estimated hour (refused without it)");
     add_output_options(sweep, options.out, all_output_formats());
     sweep->add_option("--max-memory", options.max_memory,
-                      "Refuse points needing more than this (e.g. 8GiB; default: available memory)")
+                      "Refuse points needing more than this (e.g. 8G, 512MiB; K = 1024; default: available memory)")
         ->type_name("SIZE");
     sweep->add_option("--roofline", options.roofline,
                       "Roofline JSON from `kvbench roofline` (default: the saved one for the thread count, "
@@ -142,7 +152,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
     sweep->add_option("--progress", options.progress,
                       "Progress on stderr: bar (one line), jsonl (one JSON object per event: point_started, "
                       "point_finished, point_failed, sweep_finished), none; auto: bar on a terminal, else none")
-        ->check(CLI::IsMember({"auto", "bar", "jsonl", "none"}))
+        ->type_name("auto|bar|jsonl|none")
         ->capture_default_str();
     sweep->add_flag("--no-roofline", options.no_roofline,
                     "Run without a roofline: no roofline %, no first-run measurement, no bandwidth drift check")
@@ -161,7 +171,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
     spec.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)
-                                   : std::vector<std::size_t>{available_cores()};
+                                   : std::vector<std::size_t>{default_thread_count()};
     // 0: --reps not given, the count adapts to --min-time.
     const std::uint64_t n_reps = options.n_reps ? parse_whole_number(*options.n_reps, "--reps", 1, max_repetitions) : 0;
     const std::uint64_t n_warmup = parse_whole_number(options.n_warmup, "--warmup", 0, max_repetitions);
@@ -171,14 +181,13 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
 
     SweepPlan plan;
     plan.grid = expand(spec);
-    plan.run.run_cached = false;
-    plan.run.run_uncached = false;
-    for (const std::string& path : options.paths) {
-        (path == "cached" ? plan.run.run_cached : plan.run.run_uncached) = true;
-    }
-    if (!plan.run.run_cached && !plan.run.run_uncached) {
-        throw ConfigError("--paths must name cached, uncached or both");
-    }
+    const DecodePaths paths = parse_paths(options.paths, "--paths");
+    plan.run.run_cached = paths.cached;
+    plan.run.run_uncached = paths.uncached;
+    plan.yes = options.yes;
+    plan.likely_intent = likely_grid_intent({{"-n", options.seq}, {"-b", options.batch}, {"-d", options.dim},
+                                             {"--heads", options.heads}, {"-g", options.kv_heads},
+                                             {"-l", options.layers}, {"-t", options.threads.value_or("")}});
     if (n_reps > 0) {
         plan.run.n_reps = static_cast<std::size_t>(n_reps);
         plan.run.min_time_s = 0;
@@ -186,11 +195,12 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
         plan.run.min_time_s = parse_min_time(options.min_time);
     }
     plan.run.n_warmup = static_cast<std::size_t>(n_warmup);
-    plan.run.cold_cache = options.cache_state == "cold";
-    if (options.flush == "clflush" && !clflush_supported()) {
+    plan.run.cold_cache = parse_choice(options.cache_state, "--cache-state", {"cold", "warm"}) == "cold";
+    const std::string flush = options.flush.empty() ? "" : parse_choice(options.flush, "--flush", {"clflush", "stream"});
+    if (flush == "clflush" && !clflush_supported()) {
         throw ConfigError("--flush clflush needs an x86-64 CPU; use --flush stream");
     }
-    plan.flush = options.flush == "stream" || !clflush_supported() ? FlushMethod::stream : FlushMethod::clflush;
+    plan.flush = flush == "stream" || !clflush_supported() ? FlushMethod::stream : FlushMethod::clflush;
     plan.run.verify = options.verify;
     plan.run.check = options.check || check_by_default;
     plan.run.seed = seed;
@@ -199,7 +209,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     plan.measure_roofline = options.measure_roofline;
     plan.no_roofline = options.no_roofline;
     plan.dry_run = options.dry_run;
-    plan.progress = parse_progress_mode(options.progress);
+    plan.progress = parse_progress_mode(parse_choice(options.progress, "--progress", {"auto", "bar", "jsonl", "none"}));
     plan.interleave = options.interleave;
     plan.resume = options.resume;
     // The files last: every check before them is free, and the output checks create (and remove) a file.

@@ -27,8 +27,8 @@ struct SweepCliOptions {
     std::optional<std::string> head_dim;  // --head-dim; unset: D/H
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
-    std::optional<std::string> threads;  // unset: all available cores
-    std::vector<std::string> paths{"cached", "uncached"};
+    std::optional<std::string> threads;  // unset: default_thread_count()
+    std::string paths = "both";
     std::optional<std::string> n_reps;  // --reps; unset: the count adapts to --min-time
     std::string n_warmup = "3";
     std::string min_time = "0.1s";   // --min-time: wall time per path and point
@@ -40,6 +40,7 @@ struct SweepCliOptions {
     bool verify = false;
     bool check = false;
     bool dry_run = false;
+    bool yes = false;  // --yes: run a grid above the point or time bound of grid_guard.hpp
     OutputCliOptions out;                   // -o, -f, --export, -q, -v (output_options.hpp)
     std::optional<std::string> max_memory;  // e.g. "8GiB"; unset: what the machine has available now
     std::optional<std::string> roofline;    // --roofline FILE; unset: the saved measurement, if any
@@ -58,6 +59,8 @@ struct SweepPlan {
     bool measure_roofline = false;
     bool no_roofline = false;
     bool dry_run = false;
+    bool yes = false;
+    std::optional<std::string> likely_intent;  // e.g. "-n 128-4096*2", for a grid refused without --yes
     ProgressMode progress = ProgressMode::auto_detect;
     bool interleave = false;  // rounds over the whole grid (run_interleaved) instead of point after point
     bool resume = false;      // keep the rows of -o measured by this build with these settings

@@ -2,6 +2,7 @@
 // "1-8" and mixes), whole numbers and byte sizes.
 #include "cli/value_list.hpp"
 
+#include "cli/suggest.hpp"
 #include "kvbench/engine/config.hpp"
 
 #include <CLI/CLI.hpp>
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -18,6 +20,8 @@ namespace kvbench {
 namespace {
 
 constexpr std::string_view syntax_hint = "(use 1,4,16 or 128-4096*2 or 64-256+64)";
+
+constexpr std::string_view suffix_hint = "(K = 1024, M = 1024^2, G = 1024^3: 4K, 32Ki, 1M)";
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -30,6 +34,20 @@ std::optional<std::uint64_t> to_uint64(std::string_view text) {
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
     return value;
+}
+
+// What a count's suffix multiplies by: none, K/k/Ki = 1024, M/m/Mi = 1024^2, G/g/Gi = 1024^3
+// (binary, as --max-memory's units and as "a 32K context" means 32768 positions).
+std::optional<std::size_t> count_suffix_multiplier(std::string_view suffix) {
+    if (suffix.empty()) return 1;
+    if (suffix.size() == 2 && suffix[1] == 'i') suffix.remove_suffix(1);
+    if (suffix.size() != 1) return std::nullopt;
+    switch (suffix[0]) {
+        case 'k': case 'K': return std::size_t{1} << 10;
+        case 'm': case 'M': return std::size_t{1} << 20;
+        case 'g': case 'G': return std::size_t{1} << 30;
+        default: return std::nullopt;
+    }
 }
 
 // Everything one item needs to say what is wrong with it.
@@ -56,15 +74,23 @@ struct ItemContext {
             throw ConfigError(fmt::format("{}: \"{}\" is missing a number {}", option, item, syntax_hint));
         }
         if (part.size() > 1 && part[0] == '-' && is_digit(part[1])) fail_below(part, min_value, role);
-        for (const char c : part) {
-            if (!is_digit(c)) fail(part, fmt::format("is not a whole number {}", syntax_hint));
+        const std::size_t digits_end = std::min(part.find_first_not_of("0123456789"), part.size());
+        const std::string_view digits = part.substr(0, digits_end);
+        const std::optional<std::size_t> multiplier = count_suffix_multiplier(part.substr(digits_end));
+        if (digits.empty() || !multiplier) {
+            const bool bad_suffix = !digits.empty() && is_letter(part[digits_end]) &&
+                                    std::all_of(part.begin() + static_cast<std::ptrdiff_t>(digits_end), part.end(),
+                                                is_letter);
+            if (bad_suffix) fail(part, fmt::format("has an unknown suffix {}", suffix_hint));
+            fail(part, fmt::format("is not a whole number {}", syntax_hint));
         }
         std::size_t value = 0;
-        const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
+        const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
         // Only digits reach here, so the one possible failure is a number too big for size_t.
-        if (error != std::errc{} || end != part.data() + part.size() || value > max_value) {
-            fail(part, fmt::format("must be at most {}", max_value));
-        }
+        const bool overflows = error != std::errc{} || end != digits.data() + digits.size() ||
+                               value > std::numeric_limits<std::size_t>::max() / *multiplier;
+        if (overflows || value * *multiplier > max_value) fail(part, fmt::format("must be at most {}", max_value));
+        value *= *multiplier;
         if (value < min_value) fail_below(part, min_value, role);
         return value;
     }
@@ -150,6 +176,64 @@ std::vector<std::size_t> parse_value_list(std::string_view text, std::string_vie
         if (seen.insert(v).second) values.push_back(v);
     }
     return values;
+}
+
+std::optional<std::string> likely_geometric_list(std::string_view text) {
+    constexpr std::size_t long_range = 16;
+    std::string rewritten;
+    bool changed = false;
+    std::size_t begin = 0;
+    while (true) {
+        const std::size_t comma = text.find(',', begin);
+        const std::string_view item = text.substr(begin, comma == std::string_view::npos ? comma : comma - begin);
+        const std::size_t dash = item.find('-', 1);
+        const bool plain_range = dash != std::string_view::npos && item.find_first_of("*+") == std::string_view::npos;
+        std::string written(item);
+        if (plain_range) {
+            // The ends alone: the range itself may be longer than parse_value_list allows.
+            constexpr std::size_t no_max = std::numeric_limits<std::size_t>::max();
+            try {
+                const std::size_t first = parse_value_list(item.substr(0, dash), "", no_max).front();
+                const std::size_t last = parse_value_list(item.substr(dash + 1), "", no_max).front();
+                if (last >= first && last - first >= long_range) {
+                    written += "*2";
+                    changed = true;
+                }
+            } catch (const ConfigError&) {
+                return std::nullopt;
+            }
+        }
+        rewritten += (rewritten.empty() ? "" : ",") + written;
+        if (comma == std::string_view::npos) break;
+        begin = comma + 1;
+    }
+    if (!changed) return std::nullopt;
+    return rewritten;
+}
+
+std::size_t parse_count(std::string_view text, std::string_view option, std::size_t min_value,
+                        std::size_t max_value) {
+    if (text.empty()) throw ConfigError(fmt::format("{}: the value is empty (give a whole number)", option));
+    if (text.find(',') != std::string_view::npos || text.find('-', 1) != std::string_view::npos) {
+        throw ConfigError(fmt::format("{}: \"{}\" must be one number, not a list or range", option, text));
+    }
+    const std::size_t value = parse_value_list(text, option, max_value).front();
+    if (value < min_value) throw ConfigError(fmt::format("{}: \"{}\" must be at least {}", option, text, min_value));
+    return value;
+}
+
+std::string parse_choice(std::string_view text, std::string_view option, const std::vector<std::string>& choices) {
+    std::string lower(text);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
+    if (std::find(choices.begin(), choices.end(), lower) != choices.end()) return lower;
+    std::string listed;
+    for (std::size_t i = 0; i < choices.size(); ++i) {
+        listed += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+    }
+    const std::optional<std::string> near = closest_name(lower, choices);
+    throw ConfigError(fmt::format("{}: \"{}\" is not one of {}{}", option, text, listed,
+                                  near ? fmt::format(" (did you mean {}?)", *near) : std::string()));
 }
 
 std::uint64_t parse_whole_number(std::string_view text, std::string_view option, std::uint64_t min_value,
