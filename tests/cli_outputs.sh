@@ -48,6 +48,11 @@ for line in open(sys.argv[1]):
     assert row['schema_version'] == 2 and len(row['samples_ns']) == row['reps']" "$file" || fail "jsonl: $file has a line that does not parse"
 done
 
+# generate: one line per step and path, 2 groupings x 2 paths x 5 steps.
+"$kvbench" generate -p 8 --new 4 -d 64 --heads 4 -g 4,1 -t 1 --cache-state warm -o - -f jsonl >"$dir/gen.jsonl" \
+  2>/dev/null || fail "generate jsonl: exit $?"
+[ "$(wc -l <"$dir/gen.jsonl")" -eq 20 ] || fail "generate jsonl: $(wc -l <"$dir/gen.jsonl") lines, expected 20"
+
 # -q: the file and nothing else, even with noisy rows or warnings.
 "$kvbench" "${grid[@]}" -q -o "$dir/q.csv" >"$dir/stdout" 2>"$dir/stderr" || fail "-q: exit $?"
 [ -s "$dir/stdout" ] && fail "-q: stdout is not empty: $(head -3 "$dir/stdout")"
