@@ -35,8 +35,10 @@ import matplotlib.ticker as ticker  # noqa: E402
 CONTRACT_COLUMNS = [
     "path", "batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads", "kv_dtype",
     "flops", "bytes", "kv_bytes", "reps", "latency_us_median", "latency_us_min", "latency_us_max",
-    "gflops", "gbps", "roofline_pct", "speedup",
+    "gflops", "gb_per_s", "roofline_pct", "speedup",
 ]
+# Schema 1 (docs/csv.md#schema-version) spelled gb_per_s as gbps.
+OLD_NAMES = {"gbps": "gb_per_s"}
 FIGURES = ["latency", "speedup", "flops", "kv", "roofline", "generation"]
 # Columns that may vary within a file and then distinguish series (with their legend labels).
 SERIES_AXES = [("batch", "B"), ("dim", "D"), ("heads", "H"), ("head_dim", "dh"), ("layers", "L"),
@@ -62,7 +64,8 @@ def read_rows(path):
     try:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
-            header = reader.fieldnames or []
+            reader.fieldnames = [OLD_NAMES.get(c, c) for c in (reader.fieldnames or [])]
+            header = reader.fieldnames
             missing = [c for c in CONTRACT_COLUMNS if c not in header]
             if missing:
                 raise BadInput(f"{path} lacks the columns {', '.join(missing)}: is it a kvbench CSV "

@@ -75,7 +75,8 @@ cp "$json" "$json.before"
 "$kvbench" sweep -n 16,33 -d 64 --heads 4 -g 4,1 -r 3 -w 1 --cache-state warm -t 1 --format json -o "$json" \
   --resume >/dev/null 2>"$err" || fail "json resume: exit $?"
 grep -q "4 of 4 points already in" "$err" || fail "the json rows were not reused"
-# Same rows and samples; only the environment's timestamp may differ.
-diff <(grep -v '"timestamp"' "$json.before") <(grep -v '"timestamp"' "$json") >/dev/null ||
-  fail "the resumed json changed: $(diff <(grep -v '"timestamp"' "$json.before") <(grep -v '"timestamp"' "$json") | head -5)"
+# Same rows and samples; only the environment's timestamp and command line (--resume) may differ.
+run_only='"timestamp"|"command_line"'
+diff <(grep -Ev "$run_only" "$json.before") <(grep -Ev "$run_only" "$json") >/dev/null ||
+  fail "the resumed json changed: $(diff <(grep -Ev "$run_only" "$json.before") <(grep -Ev "$run_only" "$json") | head -5)"
 echo "resumed after $((first_rows / 2)) of $n_points points: $rows rows, each point once"

@@ -40,7 +40,7 @@ TEST_CASE("the csv of a small sweep has the spec's columns, exact counts and con
     const std::vector<std::string> spec_columns{
         "path", "batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads", "kv_dtype",
         "flops", "bytes", "kv_bytes", "reps", "latency_us_median", "latency_us_min", "latency_us_max",
-        "gflops", "gbps", "roofline_pct", "speedup"};
+        "gflops", "gb_per_s", "roofline_pct", "speedup"};
     const auto& header = records.front();
     REQUIRE(header.size() >= spec_columns.size());
     CHECK(std::vector<std::string>(header.begin(), header.begin() + 21) == spec_columns);
@@ -87,7 +87,7 @@ TEST_CASE("the csv of a small sweep has the spec's columns, exact counts and con
         CHECK(std::stod(r[col["latency_us_median"]]) <= std::stod(r[col["latency_us_max"]]));
         CHECK(std::stod(r[col["gflops"]]) ==
               doctest::Approx(double(std::stoull(r[col["flops"]])) / median_s / 1e9).epsilon(1e-3));
-        CHECK(std::stod(r[col["gbps"]]) ==
+        CHECK(std::stod(r[col["gb_per_s"]]) ==
               doctest::Approx(double(std::stoull(r[col["bytes"]])) / median_s / 1e9).epsilon(1e-3));
         CHECK(std::stod(r[col["speedup"]]) ==
               doctest::Approx(uncached_median.at(key(r)) * 1e-6 / median_s).epsilon(1e-3));

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -48,6 +49,7 @@ Roofline small_roofline() {
     Roofline roofline;
     roofline.peak_gflops = 100;
     roofline.peak_gbps = 8;
+    roofline.source = "measured this run";
     return roofline;
 }
 
@@ -83,6 +85,7 @@ Environment fixed_environment() {
     env.blas_library = "OpenBLAS 0.3.21";
     env.blas_threading = "openmp";
     env.timestamp = "2024-01-02T03:04:05Z";
+    env.command_line = "kvbench sweep -g 4,1 -o 'a b.csv'";
     return env;
 }
 
@@ -136,7 +139,7 @@ TEST_CASE("the csv header starts with the contract columns in order") {
     const std::vector<std::string> spec{
         "path",   "batch",  "seq",          "dim",     "heads",   "kv_heads",          "head_dim",
         "layers", "threads", "kv_dtype",    "flops",   "bytes",   "kv_bytes",          "reps",
-        "latency_us_median", "latency_us_min", "latency_us_max", "gflops", "gbps", "roofline_pct",
+        "latency_us_median", "latency_us_min", "latency_us_max", "gflops", "gb_per_s", "roofline_pct",
         "speedup"};
     const auto& columns = csv_columns();
     REQUIRE(columns.size() > spec.size());
@@ -145,11 +148,12 @@ TEST_CASE("the csv header starts with the contract columns in order") {
 }
 
 TEST_CASE("the csv header carries the provenance columns after the spec ones") {
-    for (const char* name : {"grouping", "cache_state", "latency_us_p90", "latency_us_mean", "latency_cv",
-                             "latency_mdape", "verify_rel_error", "fits_in_llc", "flops_executed", "noisy", "reps_policy",
+    for (const char* name : {"grouping", "cache_state", "latency_us_p90", "latency_us_mean", "latency_cv_pct",
+                             "latency_mdape_pct", "verify_rel_error", "fits_in_llc", "flops_executed", "noisy", "reps_policy",
+                             "seed", "warmup", "roofline_peak_gflops", "roofline_peak_gb_per_s", "roofline_source",
                              "tool_version", "git_commit",
                              "build_type", "compiler", "kernel_isa", "cpu_model", "blas_library", "blas_threading",
-                             "openblas_coretype", "openblas_l2_size", "timestamp"}) {
+                             "openblas_coretype", "openblas_l2_size", "schema_version", "command_line", "timestamp"}) {
         CHECK_NOTHROW(column_index(name));
     }
 }
@@ -188,17 +192,19 @@ TEST_CASE("a point measured on one path has no speedup, and no roofline without 
 TEST_CASE("two fabricated rows give the golden csv") {
     const std::string expected =
         "path,batch,seq,dim,heads,kv_heads,head_dim,layers,threads,kv_dtype,flops,bytes,kv_bytes,reps,"
-        "latency_us_median,latency_us_min,latency_us_max,gflops,gbps,roofline_pct,speedup,grouping,cache_state,"
-        "latency_us_p90,latency_us_mean,latency_cv,latency_mdape,verify_rel_error,fits_in_llc,flops_executed,noisy,"
-        "reps_policy,tool_version,"
+        "latency_us_median,latency_us_min,latency_us_max,gflops,gb_per_s,roofline_pct,speedup,grouping,cache_state,"
+        "latency_us_p90,latency_us_mean,latency_cv_pct,latency_mdape_pct,verify_rel_error,fits_in_llc,flops_executed,"
+        "noisy,reps_policy,seed,warmup,roofline_peak_gflops,roofline_peak_gb_per_s,roofline_source,tool_version,"
         "git_commit,build_type,compiler,kernel_isa,cpu_model,blas_library,blas_threading,openblas_coretype,openblas_l2_size,"
-        "timestamp\n"
+        "schema_version,command_line,timestamp\n"
         "cached,1,4,8,2,1,4,1,2,f32,512,960,128,3,1.100,1.000,1.200,0.465455,0.872727,10.9091,3.81818,MQA,cold,"
-        "1.180,1.100,0.0909091,0.0909091,3e-07,true,512,true,reps=20 warmup=3,0.1.0,abc1234,Release,GNU 12.2.0,avx2+fma,\"AMD \"\"Zen\"\", 8-core\","
-        "OpenBLAS 0.3.21,openmp,,,2024-01-02T03:04:05Z\n"
+        "1.180,1.100,9.09091,9.09091,3e-07,true,512,true,reps=20 warmup=3,1,3,100,8,measured this run,"
+        "0.1.0,abc1234,Release,GNU 12.2.0,avx2+fma,\"AMD \"\"Zen\"\", 8-core\","
+        "OpenBLAS 0.3.21,openmp,,,2,\"kvbench sweep -g 4,1 -o 'a b.csv'\",2024-01-02T03:04:05Z\n"
         "uncached,1,4,8,2,1,4,1,2,f32,1856,1152,128,2,4.200,4.000,4.400,0.441905,0.274286,3.42857,1,MQA,cold,"
-        "4.360,4.200,0.0673435,0.047619,3e-07,true,2048,false,reps=20 warmup=3,0.1.0,abc1234,Release,GNU 12.2.0,avx2+fma,\"AMD \"\"Zen\"\", 8-core\","
-        "OpenBLAS 0.3.21,openmp,,,2024-01-02T03:04:05Z\n";
+        "4.360,4.200,6.73435,4.7619,3e-07,true,2048,false,reps=20 warmup=3,1,3,100,8,measured this run,"
+        "0.1.0,abc1234,Release,GNU 12.2.0,avx2+fma,\"AMD \"\"Zen\"\", 8-core\","
+        "OpenBLAS 0.3.21,openmp,,,2,\"kvbench sweep -g 4,1 -o 'a b.csv'\",2024-01-02T03:04:05Z\n";
     CHECK(render(write_csv, two_rows()) == expected);
 }
 
@@ -221,7 +227,7 @@ TEST_CASE("csv rates and speedup agree with the csv's own flops, bytes and media
     for (std::size_t r = 1; r <= 2; ++r) {
         const double median_s = number(r, "latency_us_median") * 1e-6;
         CHECK(number(r, "gflops") == doctest::Approx(number(r, "flops") / median_s / 1e9).epsilon(1e-5));
-        CHECK(number(r, "gbps") == doctest::Approx(number(r, "bytes") / median_s / 1e9).epsilon(1e-5));
+        CHECK(number(r, "gb_per_s") == doctest::Approx(number(r, "bytes") / median_s / 1e9).epsilon(1e-5));
     }
     CHECK(number(1, "speedup") ==
           doctest::Approx(number(2, "latency_us_median") / number(1, "latency_us_median")).epsilon(1e-5));
@@ -240,7 +246,7 @@ TEST_CASE("a csv field holding a line break is quoted") {
 TEST_CASE("json has the schema version, the environment once and the samples") {
     const std::string text = render(write_json, two_rows());
     const nlohmann::json report = nlohmann::json::parse(text);
-    CHECK(report.at("schema_version") == 1);
+    CHECK(report.at("schema_version") == 2);
     CHECK(report.at("environment").at("cpu_model") == "AMD \"Zen\", 8-core");
     CHECK(report.at("environment").at("llc_bytes") == 32u << 20);
     CHECK(report.at("environment").at("openblas_coretype").is_null());
@@ -393,7 +399,7 @@ TEST_CASE("write_report_file replaces an existing file") {
     const std::filesystem::path path = dir.path / "out.json";
     std::ofstream(path) << "old";
     write_report_file(path, OutputFormat::json, two_rows(), fixed_environment());
-    CHECK(nlohmann::json::parse(read_all(path)).at("schema_version") == 1);
+    CHECK(nlohmann::json::parse(read_all(path)).at("schema_version") == 2);
     CHECK(dir.n_entries() == 1);
 }
 
@@ -475,6 +481,61 @@ TEST_CASE("rows written as json read back with their samples") {
     for (const SavedRow& row : saved) again.push_back(row.row);
     CHECK(render(write_json, again) == render(write_json, two_rows()));
     CHECK(render(write_csv, again) == render(write_csv, two_rows()));
+}
+
+TEST_CASE("rows written as jsonl read back line by line, each line complete in itself") {
+    const std::string text = render(write_jsonl, two_rows());
+    CHECK(std::count(text.begin(), text.end(), '\n') == 2);
+    const nlohmann::json first = nlohmann::json::parse(text.substr(0, text.find('\n')));
+    CHECK(first.at("schema_version") == 2);
+    CHECK(first.at("git_commit") == "abc1234");
+    CHECK(first.at("command_line") == "kvbench sweep -g 4,1 -o 'a b.csv'");
+    CHECK(first.at("samples_ns") == std::vector<std::int64_t>{1000, 1200, 1100});
+    std::istringstream in(text);
+    const std::vector<SavedRow> saved = read_jsonl_report(in);
+    REQUIRE(saved.size() == 2);
+    std::vector<ResultRow> again;
+    for (const SavedRow& row : saved) again.push_back(row.row);
+    CHECK(render(write_csv, again) == render(write_csv, two_rows()));
+}
+
+TEST_CASE("a jsonl file cut in its last line reads back the whole lines before it") {
+    const std::string text = render(write_jsonl, two_rows());
+    std::istringstream cut(text.substr(0, text.size() - 20));
+    const std::vector<SavedRow> saved = read_jsonl_report(cut);
+    REQUIRE(saved.size() == 1);
+    CHECK(saved[0].row.path == DecodePath::cached);
+}
+
+TEST_CASE("a schema 1 csv (gbps, fractions) reads back as the same rows") {
+    // Written by schema 1: gbps, and latency_cv and latency_mdape as fractions; no seed,
+    // warmup, roofline peaks, schema_version or command_line.
+    std::istringstream old(
+        "path,batch,seq,dim,heads,kv_heads,head_dim,layers,threads,kv_dtype,flops,bytes,kv_bytes,reps,"
+        "latency_us_median,latency_us_min,latency_us_max,gflops,gbps,roofline_pct,speedup,grouping,cache_state,"
+        "latency_us_p90,latency_us_mean,latency_cv,latency_mdape,verify_rel_error,fits_in_llc,flops_executed,noisy,"
+        "reps_policy,tool_version,git_commit,build_type,compiler,kernel_isa,cpu_model,blas_library,blas_threading,"
+        "openblas_coretype,openblas_l2_size,timestamp\n"
+        "cached,1,4,8,2,1,4,1,2,f32,512,960,128,3,1.100,1.000,1.200,0.465455,0.872727,10.9091,3.81818,MQA,cold,"
+        "1.180,1.100,0.0909091,0.0909091,3e-07,true,512,true,reps=20 warmup=3,0.1.0,abc1234,Release,GNU 12.2.0,"
+        "avx2+fma,cpu,OpenBLAS 0.3.21,openmp,,,2024-01-02T03:04:05Z\n");
+    const std::vector<SavedRow> saved = read_csv_report(old);
+    REQUIRE(saved.size() == 1);
+    const ResultRow& row = saved[0].row;
+    const ResultRow expected = two_rows()[0];
+    CHECK(row.gbps == doctest::Approx(expected.gbps).epsilon(1e-5));
+    CHECK(row.stats.cv == doctest::Approx(expected.stats.cv).epsilon(1e-5));
+    CHECK(row.stats.mdape == doctest::Approx(expected.stats.mdape).epsilon(1e-5));
+    CHECK(row.roofline_source == "unknown");  // a roofline_pct without its source
+    CHECK_FALSE(row.roofline_peak_gbps.has_value());
+}
+
+TEST_CASE("a json report of a schema this build does not know is refused") {
+    std::string json = render(write_json, two_rows());
+    json.replace(json.find("\"schema_version\": 2"), 19, "\"schema_version\": 9");
+    std::istringstream in(json);
+    CHECK_THROWS_WITH_AS(read_json_report(in), "schema_version 9 is not one this kvbench reads (1 to 2)",
+                         std::runtime_error);
 }
 
 TEST_CASE("the csv reader follows rfc 4180 and refuses what kvbench did not write") {

@@ -325,12 +325,13 @@ struct GenerationOutcome {
     std::vector<std::string> verify_failures;   // one line per step whose paths disagree
     double worst_verify_error = 0;
     bool interrupted = false;
+    std::vector<std::string> unwritable;        // JSON Lines files an append failed on
 };
 
 // JSON Lines rows go out as each configuration finishes: appended to their files (one fsynced
 // write each) and, with -o - -f jsonl, flushed to stdout (docs/csv.md#jsonl). Other formats
 // are written whole at the end.
-void stream_rows(const GeneratePlan& plan, const GenerationOutcome& outcome, std::size_t first_row,
+void stream_rows(const GeneratePlan& plan, GenerationOutcome& outcome, std::size_t first_row,
                  const Environment& env, const OutputStreams& streams) {
     std::vector<ResultRow> rows(outcome.rows.begin() + static_cast<std::ptrdiff_t>(first_row), outcome.rows.end());
     const std::vector<GenerationStep> steps(outcome.row_steps.begin() + static_cast<std::ptrdiff_t>(first_row),
@@ -344,6 +345,10 @@ void stream_rows(const GeneratePlan& plan, const GenerationOutcome& outcome, std
         try {
             append_to_file(target.path, lines.str());
         } catch (const std::exception& error) {
+            if (std::find(outcome.unwritable.begin(), outcome.unwritable.end(), target.path) != outcome.unwritable.end()) {
+                continue;
+            }
+            outcome.unwritable.push_back(target.path);
             warn(fmt::format("{}; the generation goes on and tries again at the end", error.what()));
         }
     }
@@ -440,6 +445,12 @@ std::vector<std::string> export_generation(const GeneratePlan& plan, const Gener
     std::vector<std::string> written;
     failed = false;
     for (const OutputTarget& target : plan.out.files()) {
+        // A JSON Lines file that holds every row already is left alone, for a reader following it.
+        if (target.format == OutputFormat::jsonl &&
+            std::find(outcome.unwritable.begin(), outcome.unwritable.end(), target.path) == outcome.unwritable.end()) {
+            written.push_back(target.path);
+            continue;
+        }
         try {
             write_file_atomically(target.path, [&](std::ostream& out) {
                 write_steps(out, target.format, outcome.rows, extra, env);

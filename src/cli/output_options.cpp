@@ -144,23 +144,23 @@ void add_output_options(CLI::App* command, OutputCliOptions& options, const Outp
                         fmt::format("Report format: {}\n(any case; default: from -o's\nextension, else {})",
                                     list_of(formats), format_name(formats.front())))
         ->type_name("FORMAT");
+    std::string extensions;
+    for (const OutputFormat format : to_file) {
+        if (format != OutputFormat::table) extensions += fmt::format(".{} ", format_name(format));
+    }
+    extensions += table_to_file ? ".txt (table)" : "";
+    if (extensions.back() == ' ') extensions.pop_back();
     command->add_option("-o,--output", options.output,
-                        fmt::format("Write the report to FILE, whole or not at\nall; the format follows "
-                                    "the extension\n({}{}). FILE - is stdout; tables then\ngo to stderr",
-                                    table_to_file ? ".txt " : "", [&] {
-                                        std::string list;
-                                        for (const OutputFormat format : to_file) {
-                                            if (format != OutputFormat::table) list += fmt::format(".{} ", format_name(format));
-                                        }
-                                        return list.substr(0, list.size() - 1);
-                                    }()))
+                        fmt::format("Write the report to FILE, whole or not at\nall; its extension gives the "
+                                    "format:\n{}\n-o - writes it to stdout, the tables to\nstderr",
+                                    extensions))
         ->type_name("FILE");
+    const std::string example = table_to_file ? "md:a.md" : "json:a.json";
     command->add_option("--export", options.exports,
-                        fmt::format("Also write FORMAT to PATH (repeatable):\n--export csv:a.csv --export md:a.md\n"
+                        fmt::format("Also write FORMAT to PATH (repeatable):\n--export csv:a.csv --export {}\n"
                                     "FORMAT: {}",
-                                    list_of(to_file)))
-        ->type_name("FORMAT:PATH")
-        ->take_last();
+                                    example, list_of(to_file)))
+        ->type_name("FORMAT:PATH");
     CLI::Option* quiet = command->add_flag("-q,--quiet", options.quiet,
                                            "Print only the report and errors: no\ntables, warnings or messages");
     command->add_flag("-v,--verbose", options.verbose, "One line per finished point on stderr")->excludes(quiet);

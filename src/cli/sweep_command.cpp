@@ -107,6 +107,7 @@ struct SweepOutcome {
     std::size_t n_checked = 0;
     double worst_check_error = 0;
     int stop_signal = 0;                     // the signal that stopped the sweep; 0 when it ran to the end
+    std::vector<std::string> unwritable;     // output files a save failed on during the sweep
 };
 
 // ---- Step: plan -------------------------------------------------------------------------
@@ -478,10 +479,9 @@ SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPla
     const ProgressMode progress_mode =
         streams.quiet() && plan.progress == ProgressMode::auto_detect ? ProgressMode::none : plan.progress;
     Progress progress(progress_mode, to_measure.size(), total_work);
-    std::vector<std::string> unwritable;  // files already said to fail, so that each is said once
     // Every file starts whole now: a resumed file loses rows of another build, a JSON Lines
     // file starts with the resumed rows (or none) before the first point's are appended.
-    if (!to_measure.empty()) write_whole_files(plan.out.files(), outcome.rows.all(), env, unwritable);
+    if (!to_measure.empty()) write_whole_files(plan.out.files(), outcome.rows.all(), env, outcome.unwritable);
 
     auto started = [&](std::size_t i) { progress.start_point(i, point_label(points[i])); };
     // Every point ends here, measured or failed: its rows are built, kept and saved at once.
@@ -515,14 +515,14 @@ SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPla
             outcome.failures.push_back(fmt::format("{}: {}", label, reason));
             // A --verify mismatch still has its timings: keep them, with their error.
             outcome.rows.by_point[i] = rows;
-            save_point(plan, rows, outcome.rows.all(), env, streams, unwritable);
+            save_point(plan, rows, outcome.rows.all(), env, streams, outcome.unwritable);
             progress.fail_point(i, label, reason, estimated_s[i]);
             ++outcome.n_finished;
             return;
         }
         outcome.rows.by_point[i] = rows;
         // Saved before it is announced: a reader of the progress stream finds it in the file.
-        save_point(plan, rows, outcome.rows.all(), env, streams, unwritable);
+        save_point(plan, rows, outcome.rows.all(), env, streams, outcome.unwritable);
         if (streams.verbose()) {
             progress.clear();
             streams.detail(point_details(i, points.size(), label, rows));
@@ -633,15 +633,20 @@ struct ExportResult {
 };
 
 // Every file is written whole one last time (a failure is said on its own line, and the tables
-// are then printed even under -q, so no result is lost); then the report on stdout when it goes
-// there (JSON Lines went out point by point), then the tables and the growth law.
+// are then printed even under -q, so no result is lost), except a JSON Lines file that already
+// holds every row: rewriting it would swap the file under a reader following it. Then the
+// report on stdout when it goes there (JSON Lines went out point by point), then the tables
+// and the growth law.
 ExportResult export_report(const SweepPlan& plan, const SweepOutcome& outcome, const Environment& env,
                            const OutputStreams& streams) {
     const std::vector<ResultRow> rows = outcome.rows.all();
     ExportResult result;
     for (const OutputTarget& target : plan.out.files()) {
+        const bool appended = target.format == OutputFormat::jsonl && outcome.n_points > 0 &&
+                              std::find(outcome.unwritable.begin(), outcome.unwritable.end(), target.path) ==
+                                  outcome.unwritable.end();
         try {
-            write_report_file(target.path, target.format, rows, env);
+            if (!appended) write_report_file(target.path, target.format, rows, env);
             result.written.push_back(target);
         } catch (const std::exception& error) {
             fmt::print(stderr, "kvbench: error: {}; the results are in the tables below\n", error.what());
