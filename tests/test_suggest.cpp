@@ -27,7 +27,7 @@ namespace {
 
 const std::vector<std::string> sweep_options{"-h", "--help", "-n", "--seq", "-b", "--batch", "-l", "--layers",
                                              "-t", "--threads", "--format", "--progress", "--reps", "-g",
-                                             "--kv-heads", "--verify", "--yes", "-y"};
+                                             "--kv-heads", "--verify", "--yes", "-y", "-q", "--quiet", "--export"};
 
 }  // namespace
 
@@ -50,8 +50,8 @@ TEST_CASE("a name with the wrong number of dashes is the known one") {
 TEST_CASE("another tool's spelling is mapped where its intent is clear") {
     CHECK(suggest_option("--csv", "sweep", sweep_options) == "--format csv");
     CHECK(suggest_option("--json", "sweep", sweep_options) == "--format json");
-    CHECK(suggest_option("--quiet", "sweep", sweep_options) == "--progress none");
-    CHECK(suggest_option("-q", "sweep", sweep_options) == "--progress none");
+    CHECK(suggest_option("--silent", "sweep", sweep_options) == "-q (--quiet)");
+    CHECK(suggest_option("--export-csv", "sweep", sweep_options) == "--export csv:FILE");
     CHECK(suggest_option("-p", "sweep", sweep_options) == "-n (context length)");
     CHECK(suggest_option("--ctx-size", "sweep", sweep_options) == "-n (context length)");
     CHECK(suggest_option("--runs", "sweep", sweep_options) == "--reps");

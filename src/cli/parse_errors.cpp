@@ -37,16 +37,17 @@ std::string command_path(const CLI::App& command) {
 std::string describe_extra(const CLI::App& app, const CLI::App& command, const std::string& extra) {
     if (extra.size() > 1 && extra.front() == '-') {
         const std::string typed = extra.substr(0, extra.find('='));
-        const std::optional<std::string> hint =
-            suggest_option(typed, command.get_parent() == nullptr ? "" : command.get_name(), option_names(command));
-        if (hint) return fmt::format("unknown option '{}' (did you mean {}?)", typed, *hint);
-        // After the command: kvbench sweep --version. Top-level options come before it.
+        // After the command: kvbench sweep --version. Top-level options come before it,
+        // and an exact top-level name beats a near one of the command's (-V is not -v).
         if (&command != &app) {
             const std::vector<std::string> top_level = option_names(app);
             if (std::find(top_level.begin(), top_level.end(), typed) != top_level.end()) {
                 return fmt::format("unknown option '{}' (did you mean kvbench {}?)", typed, typed);
             }
         }
+        const std::optional<std::string> hint =
+            suggest_option(typed, command.get_parent() == nullptr ? "" : command.get_name(), option_names(command));
+        if (hint) return fmt::format("unknown option '{}' (did you mean {}?)", typed, *hint);
         // Before the command: kvbench --seq 16 sweep. Options follow the command they belong to.
         if (&command == &app) {
             for (const CLI::App* sub : app.get_subcommands({})) {
