@@ -1,4 +1,5 @@
 // kvbench's entry point: parse, dispatch to a subcommand, map exceptions to exit codes.
+#include "cli/compare_command.hpp"
 #include "cli/generate_command.hpp"
 #include "cli/roofline_command.hpp"
 #include "cli/sweep_command.hpp"
@@ -28,6 +29,7 @@ constexpr const char* overview = R"(Quick start:
   kvbench roofline               measure this machine's peak GB/s and GFLOP/s once; sweeps then show roofline %
   kvbench sweep --help           every axis, output format and option
   kvbench generate               a prompt's prefill then 128 tokens, cached vs uncached, step by step
+  kvbench compare BASE NEW       two result files row by row: faster, slower or same within noise
 
 Exit status: 0 success, 1 runtime failure or --verify mismatch, 2 bad usage, 130 interrupted.)";
 
@@ -93,6 +95,8 @@ int main(int argc, char** argv) {
     CLI::App* roofline = kvbench::add_roofline_command(app, roofline_options);
     kvbench::GenerateCliOptions generate_options;
     CLI::App* generate = kvbench::add_generate_command(app, generate_options);
+    kvbench::CompareCliOptions compare_options;
+    CLI::App* compare = kvbench::add_compare_command(app, compare_options);
 
     try {
         app.parse(argc, argv);
@@ -106,6 +110,7 @@ int main(int argc, char** argv) {
         if (sweep->parsed()) return finish_stdout(kvbench::run_sweep_command(sweep_options));
         if (roofline->parsed()) return finish_stdout(kvbench::run_roofline_command(roofline_options));
         if (generate->parsed()) return finish_stdout(kvbench::run_generate_command(generate_options));
+        if (compare->parsed()) return finish_stdout(kvbench::run_compare_command(compare_options));
         fmt::print("{}", app.help());
         return finish_stdout(0);
     } catch (const kvbench::ConfigError& error) {
