@@ -87,6 +87,7 @@ int run_compare_command(const CompareCliOptions& options) {
     const ResultFile other = read_result_file(options.new_path);
     const Comparison comparison = compare_results(base, other, compare_options);
     write_comparison(std::cout, comparison, formats.at(options.format));
+    std::cout.flush();  // the table first, then any failure line on stderr, in a log that merges both
 
     if (comparison.rows.empty() && comparison.n_without_metric == 0) {
         fmt::print(stderr, "kvbench: error: {} and {} have no row in common\n", options.base_path, options.new_path);
