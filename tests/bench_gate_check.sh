@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The CI gate's comparison (scripts/bench-gate.sh --check) against the committed reference:
-# the reference itself passes; a copy with one doctored flops count fails, naming the row.
+# the reference itself passes; a copy with one doctored flops count fails, naming the row; on a
+# machine class without a reference only the exact counts are checked.
 # Usage: bench_gate_check.sh <kvbench> <output directory>
 set -u
 kvbench=$1
@@ -22,4 +23,12 @@ cmp -s "$reference" "$dir/doctored.json" && fail "the doctoring changed nothing"
 gate "$dir/doctored.json" && fail "a changed flops count should fail the gate"
 grep -q "COUNTS DIFFER (flops $flops -> $((flops + 1)))" "$dir/out.txt" || fail "the row's verdict does not name flops"
 grep -q "bench-gate: FAIL" "$dir/out.txt" || fail "no FAIL line"
-echo "ok: the reference passes, a doctored flops count fails"
+
+# A machine class without a reference: only the exact counts are checked, against another class's.
+mkdir -p "$dir/gate/other-1c"
+cp "$reference" "$dir/gate/other-1c/sweep.json"
+KVBENCH_GATE_DIR="$dir/gate" KVBENCH="$kvbench" bash "$root/scripts/bench-gate.sh" --check "$reference" \
+  >"$dir/out.txt" 2>&1 || fail "an unknown machine class should pass on exact counts"
+grep -q "no reference for machine class .*; checking exact counts against other-1c only" "$dir/out.txt" ||
+  fail "the fallback is not announced"
+echo "ok: the reference passes, a doctored flops count fails, an unknown class checks counts only"
