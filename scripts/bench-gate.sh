@@ -70,7 +70,8 @@ class="$(field kernel_isa)-$(field n_cores)c"
 if [[ "$mode" == refresh ]]; then
   mkdir -p "$gate_dir/$class"
   cp "$sweep_json" "$gate_dir/$class/sweep.json"
-  cp "$micro_json" "$gate_dir/$class/micro.json"
+  # Google Benchmark records its executable's absolute path; the repository keeps it relative.
+  sed "s|\"executable\": \"$root/|\"executable\": \"|" "$micro_json" >"$gate_dir/$class/micro.json"
   echo "bench-gate: refreshed $gate_dir/$class (sweep.json, micro.json); commit them" >&2
   exit 0
 fi
