@@ -1,5 +1,6 @@
 // kvbench's entry point: parse, dispatch to a subcommand, map exceptions to exit codes.
 #include "cli/command_line.hpp"
+#include "cli/compare_command.hpp"
 #include "cli/generate_command.hpp"
 #include "cli/memory_command.hpp"
 #include "cli/models_command.hpp"
@@ -38,6 +39,8 @@ constexpr const char* overview = R"(Quick start:
                             step, cached vs uncached
   kvbench memory --model llama-3-8b --seq 8192 --budget 24GiB
                             a real model's KV-cache bill, and what fits
+  kvbench compare BASE NEW  two result files row by row: faster, slower or
+                            the same within noise (exit 1 on a slowdown)
   kvbench sweep --help      every axis, output format and option
 
 Exit status: 0 success; 1 a point or the --verify check failed, or a report
@@ -76,6 +79,8 @@ int main(int argc, char** argv) {
     CLI::App* memory = kvbench::add_memory_command(app, memory_options);
     kvbench::ModelsCliOptions models_options;
     CLI::App* models = kvbench::add_models_command(app, models_options);
+    kvbench::CompareCliOptions compare_options;
+    CLI::App* compare = kvbench::add_compare_command(app, compare_options);
 
     kvbench::record_command_line(argc, argv);  // for the reports' command_line column
     try {
@@ -95,6 +100,7 @@ int main(int argc, char** argv) {
         if (generate->parsed()) return finish_stdout(kvbench::run_generate_command(generate_options));
         if (memory->parsed()) return finish_stdout(kvbench::run_memory_command(memory_options));
         if (models->parsed()) return finish_stdout(kvbench::run_models_command(models_options));
+        if (compare->parsed()) return finish_stdout(kvbench::run_compare_command(compare_options));
         fmt::print("{}", app.help());
         return finish_stdout(0);
     } catch (const kvbench::ConfigError& error) {

@@ -1,0 +1,112 @@
+// The `kvbench compare` subcommand: options, reading both files, the comparison, its exit status.
+#include "cli/compare_command.hpp"
+
+#include "kvbench/compare/compare_report.hpp"
+#include "kvbench/compare/comparison.hpp"
+#include "kvbench/compare/result_file.hpp"
+#include "kvbench/engine/config.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <iostream>
+#include <map>
+
+namespace kvbench {
+
+namespace {
+
+constexpr const char* footer = R"(Verdicts: a Mann-Whitney U test on every repetition (JSON reports, Google Benchmark JSON),
+alpha 0.05; CSV reports keep no samples, so a change counts there only when the [min, max]
+ranges do not overlap. SLOWER = significantly worse by more than --threshold; COUNTS DIFFER =
+flops, bytes or kv_bytes differ (the rows did different work). Both fail: exit 1.
+
+Examples:
+  kvbench compare results/reference-sweep-2026-12-01.csv new.csv
+  kvbench compare old.json new.json --metric speedup --threshold 25% --format md
+  scripts/bench-gate.sh          the CI gate: a short sweep against results/gate/ (docs/compare.md))";
+
+// "5%" or "5": a percentage from 0 to 1000.
+double parse_threshold(const std::string& text) {
+    std::string digits = text;
+    if (!digits.empty() && digits.back() == '%') digits.pop_back();
+    double value = -1;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0 || value > 1000) {
+        throw ConfigError(fmt::format("--threshold '{}': must be a percentage from 0 to 1000 (e.g. 5%)", text));
+    }
+    return value;
+}
+
+}  // namespace
+
+CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options) {
+    CLI::App* command = app.add_subcommand(
+        "compare", "Compare two result files (sweep/generate CSV or JSON, Google Benchmark JSON) row by row");
+    command->add_option("BASE", options.base_path, "The reference result file")->required()->check(CLI::ExistingFile);
+    command->add_option("NEW", options.new_path, "The result file to judge against BASE")
+        ->required()
+        ->check(CLI::ExistingFile);
+    command->add_option("--threshold", options.threshold,
+                        "A row fails when significantly worse by more than this percentage")
+        ->capture_default_str();
+    command->add_option("--metric", options.metric,
+                        "What to compare: latency (the row's own time), or the ratios speedup (uncached / cached), "
+                        "mha_ratio (MHA's time / this grouping's), roofline_pct, gflops")
+        ->check(CLI::IsMember({"latency", "speedup", "roofline_pct", "gflops", "mha_ratio"}))
+        ->capture_default_str();
+    command->add_option("-f,--format", options.format, "Output format")
+        ->check(CLI::IsMember({"table", "md", "json"}))
+        ->capture_default_str();
+    command->add_option("--fail-on", options.fail_on,
+                        "slower: exit 1 on SLOWER or COUNTS DIFFER rows; counts: only on COUNTS DIFFER "
+                        "(timings shown, never gated)")
+        ->check(CLI::IsMember({"slower", "counts"}))
+        ->capture_default_str();
+    command->add_option("--alpha", options.alpha, "Significance level of the U test")
+        ->check(CLI::Range(0.0001, 0.5))
+        ->capture_default_str();
+    command->footer(footer);
+    return command;
+}
+
+int run_compare_command(const CompareCliOptions& options) {
+    static const std::map<std::string, Metric> metrics = {{"latency", Metric::latency},
+                                                          {"speedup", Metric::speedup},
+                                                          {"roofline_pct", Metric::roofline_pct},
+                                                          {"gflops", Metric::gflops},
+                                                          {"mha_ratio", Metric::mha_ratio}};
+    static const std::map<std::string, CompareFormat> formats = {
+        {"table", CompareFormat::table}, {"md", CompareFormat::md}, {"json", CompareFormat::json}};
+    CompareOptions compare_options;
+    compare_options.metric = metrics.at(options.metric);
+    compare_options.threshold_pct = parse_threshold(options.threshold);
+    compare_options.alpha = options.alpha;
+
+    const ResultFile base = read_result_file(options.base_path);
+    const ResultFile other = read_result_file(options.new_path);
+    const Comparison comparison = compare_results(base, other, compare_options);
+    write_comparison(std::cout, comparison, formats.at(options.format));
+    std::cout.flush();  // the table first, then any failure line on stderr, in a log that merges both
+
+    if (comparison.rows.empty() && comparison.n_without_metric == 0) {
+        fmt::print(stderr, "kvbench: error: {} and {} have no row in common\n", options.base_path, options.new_path);
+        return 1;
+    }
+    const std::size_t n_counts = count_verdicts(comparison, Verdict::counts_differ);
+    const std::size_t n_slower = count_verdicts(comparison, Verdict::regression);
+    const bool fail = n_counts > 0 || (options.fail_on == "slower" && n_slower > 0);
+    if (fail) {
+        std::vector<std::string> failed;
+        for (const ComparedRow& row : comparison.rows) {
+            if (row.verdict == Verdict::counts_differ || (options.fail_on == "slower" && row.verdict == Verdict::regression)) {
+                failed.push_back(fmt::format("{} ({})", row.label, verdict_name(row.verdict)));
+            }
+        }
+        fmt::print(stderr, "kvbench: compare: {} failed on {} (threshold {}): {}\n", options.new_path,
+                   metric_name(compare_options.metric), options.threshold, fmt::join(failed, "; "));
+    }
+    return fail ? 1 : 0;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,149 @@
+// The three formats of a comparison, from one list of cells per row.
+#include "kvbench/compare/compare_report.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+namespace {
+
+std::string figure(double value) {
+    const double magnitude = std::abs(value);
+    return fmt::format("{:.{}f}", value, magnitude >= 100 ? 1 : magnitude >= 10 ? 2 : 3);
+}
+
+std::string evidence(const ComparedRow& row) {
+    switch (row.test) {
+    case Test::u_test: return fmt::format("p={:.3g}", *row.p_value);
+    case Test::overlap: return row.verdict == Verdict::same ? "ranges overlap" : "ranges apart";
+    case Test::none: return row.verdict == Verdict::unknown ? "1 sample" : "-";
+    }
+    return "-";
+}
+
+std::vector<std::string> header(const Comparison& comparison) {
+    const char* unit = metric_unit(comparison.metric);
+    return {"row", fmt::format("base {} {}", metric_name(comparison.metric), unit),
+            fmt::format("new {} {}", metric_name(comparison.metric), unit), "change", "test", "verdict"};
+}
+
+std::vector<std::string> cells(const ComparedRow& row) {
+    std::string verdict = verdict_name(row.verdict);
+    if (!row.counts_note.empty()) verdict += " (" + row.counts_note + ")";
+    return {row.label, figure(row.base.median), figure(row.other.median), fmt::format("{:+.1f} %", row.change_pct),
+            evidence(row), verdict};
+}
+
+std::string summary(const Comparison& comparison) {
+    std::string line = fmt::format("{} rows: {} faster, {} same, {} slower, {} slower by more than {:g} %, {} with other counts",
+                                   comparison.rows.size(), count_verdicts(comparison, Verdict::faster),
+                                   count_verdicts(comparison, Verdict::same), count_verdicts(comparison, Verdict::slower),
+                                   count_verdicts(comparison, Verdict::regression), comparison.threshold_pct,
+                                   count_verdicts(comparison, Verdict::counts_differ));
+    if (const std::size_t unknown = count_verdicts(comparison, Verdict::unknown)) {
+        line += fmt::format(", {} unknown (one sample)", unknown);
+    }
+    return line;
+}
+
+std::string geomean_line(const Comparison& comparison) {
+    if (!comparison.geomean_ratio) return "geometric mean: no rows to compare";
+    return fmt::format("geometric mean of new / base {}: {:.4f} ({:+.1f} %)", metric_name(comparison.metric),
+                       *comparison.geomean_ratio, 100 * (*comparison.geomean_ratio - 1));
+}
+
+std::vector<std::string> notes(const Comparison& comparison) {
+    std::vector<std::string> lines;
+    if (!comparison.only_in_base.empty()) {
+        lines.push_back(fmt::format("only in BASE ({}): {}", comparison.only_in_base.size(),
+                                    fmt::join(comparison.only_in_base, "; ")));
+    }
+    if (!comparison.only_in_new.empty()) {
+        lines.push_back(fmt::format("only in NEW ({}): {}", comparison.only_in_new.size(),
+                                    fmt::join(comparison.only_in_new, "; ")));
+    }
+    if (comparison.n_without_metric > 0) {
+        lines.push_back(fmt::format("{} matched rows have no {} (docs/compare.md#metrics)", comparison.n_without_metric,
+                                    metric_name(comparison.metric)));
+    }
+    lines.push_back(summary(comparison));
+    lines.push_back(geomean_line(comparison));
+    return lines;
+}
+
+void write_table(std::ostream& out, const Comparison& comparison) {
+    std::vector<std::vector<std::string>> grid = {header(comparison)};
+    for (const ComparedRow& row : comparison.rows) grid.push_back(cells(row));
+    std::vector<std::size_t> widths(grid.front().size(), 0);
+    for (const auto& line : grid) {
+        for (std::size_t c = 0; c < line.size(); ++c) widths[c] = std::max(widths[c], line[c].size());
+    }
+    out << comparison.provenance_note << '\n';
+    for (const auto& line : grid) {
+        std::string text;
+        for (std::size_t c = 0; c < line.size(); ++c) {
+            // The label and the verdict read left to right; figures align on the right.
+            const bool left = c == 0 || c + 1 == line.size();
+            text += left ? fmt::format("{:<{}}", line[c], widths[c]) : fmt::format("{:>{}}", line[c], widths[c]);
+            if (c + 1 < line.size()) text += "  ";
+        }
+        text.erase(text.find_last_not_of(' ') + 1);
+        out << text << '\n';
+    }
+    for (const std::string& line : notes(comparison)) out << line << '\n';
+}
+
+void write_markdown(std::ostream& out, const Comparison& comparison) {
+    out << "**" << comparison.provenance_note << "**\n\n";
+    out << "| " << fmt::format("{}", fmt::join(header(comparison), " | ")) << " |\n";
+    out << "| --- | ---: | ---: | ---: | --- | --- |\n";
+    for (const ComparedRow& row : comparison.rows) out << "| " << fmt::format("{}", fmt::join(cells(row), " | ")) << " |\n";
+    out << '\n';
+    for (const std::string& line : notes(comparison)) out << line << "  \n";
+}
+
+void write_json(std::ostream& out, const Comparison& comparison) {
+    nlohmann::ordered_json j;
+    j["provenance"] = comparison.provenance_note;
+    j["metric"] = metric_name(comparison.metric);
+    j["unit"] = metric_unit(comparison.metric);
+    j["threshold_pct"] = comparison.threshold_pct;
+    j["alpha"] = comparison.alpha;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const ComparedRow& row : comparison.rows) {
+        nlohmann::ordered_json r;
+        r["row"] = row.label;
+        r["base_median"] = row.base.median;
+        r["new_median"] = row.other.median;
+        r["change_pct"] = row.change_pct;
+        r["test"] = row.test == Test::u_test ? "u_test" : row.test == Test::overlap ? "overlap" : "none";
+        r["p_value"] = row.p_value ? nlohmann::ordered_json(*row.p_value) : nlohmann::ordered_json(nullptr);
+        r["verdict"] = verdict_name(row.verdict);
+        r["counts"] = row.counts_note.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.counts_note);
+        rows.push_back(std::move(r));
+    }
+    j["rows"] = std::move(rows);
+    j["only_in_base"] = comparison.only_in_base;
+    j["only_in_new"] = comparison.only_in_new;
+    j["rows_without_metric"] = comparison.n_without_metric;
+    j["geomean_ratio"] = comparison.geomean_ratio ? nlohmann::ordered_json(*comparison.geomean_ratio)
+                                                  : nlohmann::ordered_json(nullptr);
+    out << j.dump(2) << '\n';
+}
+
+}  // namespace
+
+void write_comparison(std::ostream& out, const Comparison& comparison, CompareFormat format) {
+    switch (format) {
+    case CompareFormat::table: write_table(out, comparison); return;
+    case CompareFormat::md: write_markdown(out, comparison); return;
+    case CompareFormat::json: write_json(out, comparison); return;
+    }
+}
+
+}  // namespace kvbench

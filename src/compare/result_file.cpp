@@ -1,0 +1,271 @@
+// Reads kvbench CSV/JSON reports and Google Benchmark JSON into rows keyed by configuration, for compare.
+#include "kvbench/compare/result_file.hpp"
+
+#include "kvbench/engine/config.hpp"
+#include "kvbench/report/read_report.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace kvbench {
+
+namespace {
+
+// Columns that name a configuration rather than measure it, in the order rows show them.
+// step/phase/prompt/new_tokens come from generate (docs/generate.md).
+const std::vector<std::string> known_key_columns = {
+    "path", "batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads",
+    "kv_dtype", "cache_state", "step", "phase", "prompt", "new_tokens"};
+
+// SPEC §4: the columns every kvbench CSV has; a file without them is another tool's.
+const std::vector<std::string> contract_columns = {
+    "path", "batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads", "kv_dtype",
+    "flops", "bytes", "kv_bytes", "reps", "latency_us_median", "latency_us_min", "latency_us_max",
+    "gflops", "gb_per_s", "roofline_pct", "speedup"};
+
+[[noreturn]] void bad_file(const std::string& name, const std::string& why) {
+    throw ConfigError(fmt::format("{} cannot be compared: {}", name, why));
+}
+
+std::string join(const std::vector<std::string>& words) {
+    return fmt::format("{}", fmt::join(words, ", "));
+}
+
+// A JSON scalar as the text the CSV would hold; null is an empty cell.
+std::string json_text(const nlohmann::json& value) {
+    if (value.is_null()) return "";
+    if (value.is_string()) return value.get<std::string>();
+    if (value.is_number_float()) return fmt::format("{}", value.get<double>());
+    return value.dump();
+}
+
+void require_contract_columns(const std::set<std::string>& present, const std::string& name) {
+    std::vector<std::string> missing;
+    for (const std::string& column : contract_columns) {
+        if (!present.contains(column)) missing.push_back(column);
+    }
+    if (missing.empty()) return;
+    bad_file(name, fmt::format("no column {} (not a kvbench sweep or generate report; docs/csv.md#contract-columns)",
+                               join(missing)));
+}
+
+void set_key(ResultFile& file, const std::set<std::string>& present) {
+    for (const std::string& column : known_key_columns) {
+        if (present.contains(column)) file.key_columns.push_back(column);
+    }
+}
+
+void fill_key(ResultEntry& entry, const std::vector<std::string>& key_columns) {
+    for (const std::string& column : key_columns) entry.key.push_back(entry.cell(column).value_or(""));
+}
+
+void check_unique(const ResultFile& file, const std::string& name) {
+    std::set<std::vector<std::string>> seen;
+    for (const ResultEntry& entry : file.rows) {
+        if (!seen.insert(entry.key).second) {
+            bad_file(name, fmt::format("two rows share the configuration {} (one run per file)", join(entry.key)));
+        }
+    }
+}
+
+void take_provenance(ResultFile& file, const std::map<std::string, std::string>& cells) {
+    for (const auto* group : {&machine_columns(), &blas_columns(), &build_columns()}) {
+        for (const std::string& column : *group) {
+            const auto found = cells.find(column);
+            if (found != cells.end() && !found->second.empty()) file.provenance[column] = found->second;
+        }
+    }
+    const auto commit = cells.find("git_commit");
+    if (commit != cells.end()) file.provenance["git_commit"] = commit->second;
+}
+
+ResultFile parse_csv(const std::string& text, const std::string& name) {
+    std::vector<std::vector<std::string>> records;
+    try {
+        records = parse_csv_records(text);
+    } catch (const std::exception& error) {
+        bad_file(name, error.what());
+    }
+    if (records.empty()) bad_file(name, "the file is empty (no CSV header)");
+    std::vector<std::string> header;
+    for (const std::string& column : records.front()) header.push_back(canonical_column(column));
+    const std::set<std::string> present(header.begin(), header.end());
+    require_contract_columns(present, name);
+    ResultFile file;
+    file.kind = "kvbench CSV";
+    set_key(file, present);
+    for (std::size_t r = 1; r < records.size(); ++r) {
+        if (records[r].size() == 1 && records[r].front().empty()) continue;  // a blank line
+        if (records[r].size() != header.size()) {
+            bad_file(name, fmt::format("row {} has {} fields, the header {}", r, records[r].size(), header.size()));
+        }
+        ResultEntry entry;
+        for (std::size_t c = 0; c < header.size(); ++c) {
+            if (!records[r][c].empty()) entry.cells[header[c]] = records[r][c];
+        }
+        fill_key(entry, file.key_columns);
+        if (file.rows.empty()) take_provenance(file, entry.cells);
+        file.rows.push_back(std::move(entry));
+    }
+    return file;
+}
+
+ResultFile parse_kvbench_json(const nlohmann::json& report, const std::string& name) {
+    if (!report.at("rows").is_array()) bad_file(name, "\"rows\" is not an array");
+    ResultFile file;
+    file.kind = "kvbench JSON";
+    std::map<std::string, std::string> environment;
+    if (const auto env = report.find("environment"); env != report.end() && env->is_object()) {
+        for (const auto& [column, value] : env->items()) environment[canonical_column(column)] = json_text(value);
+    }
+    std::set<std::string> present;
+    for (const nlohmann::json& row : report.at("rows")) {
+        if (!row.is_object()) bad_file(name, "a row is not an object");
+        ResultEntry entry;
+        for (const auto& [column, value] : row.items()) {
+            if (column == "samples_ns") continue;
+            const std::string text = json_text(value);
+            if (!text.empty()) entry.cells[canonical_column(column)] = text;
+            present.insert(canonical_column(column));
+        }
+        if (const auto samples = row.find("samples_ns"); samples != row.end() && samples->is_array()) {
+            for (const nlohmann::json& sample : *samples) {
+                if (!sample.is_number()) bad_file(name, "samples_ns holds something other than numbers");
+                entry.samples_ns.push_back(sample.get<double>());
+            }
+        }
+        file.rows.push_back(std::move(entry));
+    }
+    if (file.rows.empty()) {
+        for (const std::string& column : contract_columns) present.insert(column);  // nothing to refuse
+    }
+    require_contract_columns(present, name);
+    set_key(file, present);
+    for (ResultEntry& entry : file.rows) fill_key(entry, file.key_columns);
+    take_provenance(file, environment);
+    return file;
+}
+
+// Nanoseconds per unit of Google Benchmark's time_unit.
+double unit_ns(const std::string& unit, const std::string& name) {
+    if (unit == "ns") return 1;
+    if (unit == "us") return 1e3;
+    if (unit == "ms") return 1e6;
+    if (unit == "s") return 1e9;
+    bad_file(name, fmt::format("unknown time_unit '{}'", unit));
+}
+
+// Google Benchmark's JSON: every repetition of a benchmark is one "iteration" entry with the
+// same run_name; aggregates (mean, median, stddev) are recomputed here from them, so skipped.
+ResultFile parse_gbench_json(const nlohmann::json& report, const std::string& name) {
+    ResultFile file;
+    file.kind = "Google Benchmark JSON";
+    file.key_columns = {"benchmark"};
+    std::map<std::string, std::size_t> index;
+    for (const nlohmann::json& run : report.at("benchmarks")) {
+        if (run.value("run_type", "iteration") != "iteration") continue;
+        const std::string run_name = run.value("run_name", run.at("name").get<std::string>());
+        const double time_ns = run.at("real_time").get<double>() * unit_ns(run.value("time_unit", "ns"), name);
+        auto [found, inserted] = index.try_emplace(run_name, file.rows.size());
+        if (inserted) {
+            ResultEntry entry;
+            entry.key = {run_name};
+            entry.cells["benchmark"] = run_name;
+            file.rows.push_back(std::move(entry));
+        }
+        file.rows[found->second].samples_ns.push_back(time_ns);
+    }
+    for (ResultEntry& entry : file.rows) {
+        std::vector<double> sorted = entry.samples_ns;
+        std::sort(sorted.begin(), sorted.end());
+        const std::size_t n = sorted.size();
+        const double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+        entry.cells["reps"] = fmt::format("{}", n);
+        entry.cells["latency_us_median"] = fmt::format("{}", median / 1e3);
+        entry.cells["latency_us_min"] = fmt::format("{}", sorted.front() / 1e3);
+        entry.cells["latency_us_max"] = fmt::format("{}", sorted.back() / 1e3);
+    }
+    std::map<std::string, std::string> context;
+    if (const auto found = report.find("context"); found != report.end() && found->is_object()) {
+        if (found->contains("num_cpus")) context["n_cores"] = json_text(found->at("num_cpus"));
+        if (found->contains("host_name")) context["host_name"] = json_text(found->at("host_name"));
+        if (found->contains("library_build_type")) context["build_type"] = json_text(found->at("library_build_type"));
+    }
+    take_provenance(file, context);
+    return file;
+}
+
+}  // namespace
+
+std::optional<std::string> ResultEntry::cell(const std::string& column) const {
+    const auto found = cells.find(column);
+    if (found == cells.end() || found->second.empty()) return std::nullopt;
+    return found->second;
+}
+
+std::string canonical_column(const std::string& name) {
+    // old name -> current name; one line per rename.
+    static const std::map<std::string, std::string> renamed = {
+        {"gbps", "gb_per_s"},  // renamed with the JSON schema_version 2
+    };
+    const auto found = renamed.find(name);
+    return found == renamed.end() ? name : found->second;
+}
+
+const std::vector<std::string>& machine_columns() {
+    static const std::vector<std::string> columns = {"cpu_model", "kernel_isa", "n_cores", "host_name", "cache_sizes"};
+    return columns;
+}
+
+const std::vector<std::string>& blas_columns() {
+    static const std::vector<std::string> columns = {"blas_library", "blas_threading", "openblas_coretype"};
+    return columns;
+}
+
+const std::vector<std::string>& build_columns() {
+    static const std::vector<std::string> columns = {"tool_version", "build_type", "compiler"};
+    return columns;
+}
+
+ResultFile parse_result_file(const std::string& text, const std::string& name) {
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    ResultFile file;
+    if (first != std::string::npos && text[first] == '{') {
+        nlohmann::json report;
+        try {
+            report = nlohmann::json::parse(text);
+        } catch (const nlohmann::json::exception& error) {
+            bad_file(name, fmt::format("not valid JSON ({})", error.what()));
+        }
+        try {
+            if (report.contains("rows")) {
+                file = parse_kvbench_json(report, name);
+            } else if (report.contains("benchmarks")) {
+                file = parse_gbench_json(report, name);
+            } else {
+                bad_file(name, "a JSON object with neither \"rows\" (kvbench) nor \"benchmarks\" (Google Benchmark)");
+            }
+        } catch (const nlohmann::json::exception& error) {
+            bad_file(name, fmt::format("unexpected JSON layout ({})", error.what()));
+        }
+    } else {
+        file = parse_csv(text, name);
+    }
+    check_unique(file, name);
+    return file;
+}
+
+ResultFile read_result_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError(fmt::format("cannot read {}", path.string()));
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_result_file(text.str(), path.string());
+}
+
+}  // namespace kvbench

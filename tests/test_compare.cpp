@@ -1,0 +1,255 @@
+// compare: the U test against scipy, and verdicts on synthetic result files made here.
+#include "kvbench/compare/comparison.hpp"
+#include "kvbench/compare/mann_whitney.hpp"
+#include "kvbench/compare/result_file.hpp"
+#include "kvbench/engine/config.hpp"
+
+#include "run_command.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+namespace kvbench {
+
+namespace {
+
+// One synthetic kvbench row: a configuration and its repetitions (ns).
+struct FakeRow {
+    std::string path = "cached";
+    std::size_t kv_heads = 4;
+    std::size_t seq = 64;
+    std::vector<double> samples_ns;
+    std::uint64_t flops = 1000;
+};
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// A kvbench JSON report as sweep writes it, with the columns compare reads.
+std::string fake_json(const std::vector<FakeRow>& rows, const std::string& cpu = "Test CPU") {
+    nlohmann::json report;
+    report["schema_version"] = 1;
+    report["environment"] = {{"cpu_model", cpu}, {"kernel_isa", "avx2"}, {"n_cores", 2}, {"git_commit", "abc"}};
+    report["rows"] = nlohmann::json::array();
+    for (const FakeRow& row : rows) {
+        const double median_ns = median_of(row.samples_ns);
+        report["rows"].push_back({{"path", row.path}, {"batch", 1}, {"seq", row.seq}, {"dim", 64}, {"heads", 4},
+                                  {"kv_heads", row.kv_heads}, {"head_dim", 16}, {"layers", 1}, {"threads", 1},
+                                  {"kv_dtype", "f32"}, {"flops", row.flops}, {"bytes", 2000}, {"kv_bytes", 512},
+                                  {"reps", row.samples_ns.size()}, {"latency_us_median", median_ns / 1e3},
+                                  {"latency_us_min", *std::min_element(row.samples_ns.begin(), row.samples_ns.end()) / 1e3},
+                                  {"latency_us_max", *std::max_element(row.samples_ns.begin(), row.samples_ns.end()) / 1e3},
+                                  {"gflops", 1.0}, {"gbps", 1.0}, {"roofline_pct", nullptr}, {"speedup", nullptr},
+                                  {"samples_ns", row.samples_ns}});
+    }
+    return report.dump();
+}
+
+// Ten tight samples around `center` ns (±1 %).
+std::vector<double> tight(double center) {
+    std::vector<double> samples;
+    for (int i = 0; i < 10; ++i) samples.push_back(center * (0.99 + 0.002 * i));
+    return samples;
+}
+
+// Ten samples spread from 0.3x to 2.1x of `center`: noise far wider than a 30 % change.
+std::vector<double> wild(double center) {
+    std::vector<double> samples;
+    for (int i = 0; i < 10; ++i) samples.push_back(center * (0.3 + 0.2 * ((i * 7) % 10)));
+    return samples;
+}
+
+Comparison compare_texts(const std::string& base, const std::string& other, Metric metric = Metric::latency) {
+    CompareOptions options;
+    options.metric = metric;
+    return compare_results(parse_result_file(base, "BASE"), parse_result_file(other, "NEW"), options);
+}
+
+const std::filesystem::path scratch = std::filesystem::temp_directory_path() / "kvbench_test_compare";
+
+std::filesystem::path write_file(const std::string& name, const std::string& text) {
+    std::filesystem::create_directories(scratch);
+    const std::filesystem::path path = scratch / name;
+    std::ofstream(path) << text;
+    return path;
+}
+
+// The real binary's exit status, its stdout and stderr in one string.
+int run_compare(const std::string& arguments, std::string& output) {
+    const std::string command = fmt::format("{} compare {} 2>&1; echo \"exit=$?\"", KVBENCH_EXE, arguments);
+    output = test::run_and_capture(command);
+    const std::size_t at = output.rfind("exit=");
+    REQUIRE(at != std::string::npos);
+    return std::stoi(output.substr(at + 5));
+}
+
+}  // namespace
+
+// Expected values: scipy 1.10.1, scipy.stats.mannwhitneyu(x, y) with its defaults
+// (two-sided, use_continuity=True, method="auto").
+TEST_CASE("u test matches scipy's exact p for small samples without ties") {
+    // mannwhitneyu([1,2,3,4], [5,6,7,8,9]) -> statistic 0.0, pvalue 0.015873015873015872
+    const std::vector<double> a = {1, 2, 3, 4};
+    const std::vector<double> b = {5, 6, 7, 8, 9};
+    const UTest test = mann_whitney_u(a, b);
+    CHECK(test.exact);
+    CHECK(test.u == 0.0);
+    CHECK(test.p_value == doctest::Approx(0.015873015873015872).epsilon(1e-12));
+    // mannwhitneyu([1.1,3.4,2.2,5.0,4.1], [2.5,6.3,3.9,7.7,5.8,4.4]) -> 6.0, 0.12554112554112554
+    const std::vector<double> c = {1.1, 3.4, 2.2, 5.0, 4.1};
+    const std::vector<double> d = {2.5, 6.3, 3.9, 7.7, 5.8, 4.4};
+    const UTest mixed = mann_whitney_u(c, d);
+    CHECK(mixed.u == 6.0);
+    CHECK(mixed.p_value == doctest::Approx(0.12554112554112554).epsilon(1e-12));
+}
+
+TEST_CASE("u test matches scipy's normal approximation with ties and with large samples") {
+    // mannwhitneyu([1,2,2,3,3,3,4], [3,4,4,5,5,6,7,8]) -> 3.5, 0.004832240868896149
+    const std::vector<double> a = {1, 2, 2, 3, 3, 3, 4};
+    const std::vector<double> b = {3, 4, 4, 5, 5, 6, 7, 8};
+    const UTest ties = mann_whitney_u(a, b);
+    CHECK_FALSE(ties.exact);
+    CHECK(ties.u == 3.5);
+    CHECK(ties.p_value == doctest::Approx(0.004832240868896149).epsilon(1e-9));
+    // mannwhitneyu([10,12,11,14,13,15,16,9,10.5,12.5], [13,17,18,15.5,19,20,14.5,16.5,21,22,18.5])
+    //   -> 6.5, 0.000721815110961945
+    const std::vector<double> c = {10, 12, 11, 14, 13, 15, 16, 9, 10.5, 12.5};
+    const std::vector<double> d = {13, 17, 18, 15.5, 19, 20, 14.5, 16.5, 21, 22, 18.5};
+    const UTest large = mann_whitney_u(c, d);
+    CHECK_FALSE(large.exact);
+    CHECK(large.u == 6.5);
+    CHECK(large.p_value == doctest::Approx(0.000721815110961945).epsilon(1e-9));
+    // mannwhitneyu([5,5,5], [5,5,5]) -> 4.5, 1.0
+    const std::vector<double> same = {5, 5, 5};
+    CHECK(mann_whitney_u(same, same).p_value == 1.0);
+}
+
+TEST_CASE("identical files compare as the same on every row") {
+    const std::string text = fake_json({{.kv_heads = 4, .samples_ns = tight(1000)}, {.kv_heads = 1, .samples_ns = tight(500)}});
+    const Comparison comparison = compare_texts(text, text);
+    REQUIRE(comparison.rows.size() == 2);
+    for (const ComparedRow& row : comparison.rows) {
+        CHECK(row.verdict == Verdict::same);
+        CHECK(row.test == Test::u_test);
+    }
+    REQUIRE(comparison.geomean_ratio);
+    CHECK(*comparison.geomean_ratio == doctest::Approx(1.0));
+    CHECK(comparison.provenance_note.starts_with("same machine"));
+}
+
+TEST_CASE("a row 30 % slower with tight samples is a regression, and only that row") {
+    const std::string base = fake_json({{.kv_heads = 4, .samples_ns = tight(1000)}, {.kv_heads = 1, .samples_ns = tight(500)}});
+    const std::string slower = fake_json({{.kv_heads = 4, .samples_ns = tight(1300)}, {.kv_heads = 1, .samples_ns = tight(500)}});
+    const Comparison comparison = compare_texts(base, slower);
+    REQUIRE(comparison.rows.size() == 2);
+    CHECK(comparison.rows[0].verdict == Verdict::regression);
+    CHECK(comparison.rows[0].change_pct == doctest::Approx(30.0));
+    CHECK(*comparison.rows[0].p_value < 0.05);
+    CHECK(comparison.rows[1].verdict == Verdict::same);
+    // Faster is the mirror image.
+    CHECK(compare_texts(slower, base).rows[0].verdict == Verdict::faster);
+}
+
+TEST_CASE("a 30 % slower median inside wildly overlapping samples is not significant") {
+    const Comparison comparison = compare_texts(fake_json({{.samples_ns = wild(1000)}}), fake_json({{.samples_ns = wild(1300)}}));
+    REQUIRE(comparison.rows.size() == 1);
+    CHECK(comparison.rows[0].change_pct == doctest::Approx(30.0));
+    CHECK(*comparison.rows[0].p_value >= 0.05);
+    CHECK(comparison.rows[0].verdict == Verdict::same);
+}
+
+TEST_CASE("rows present on one side only are listed") {
+    const Comparison comparison =
+        compare_texts(fake_json({{.seq = 64, .samples_ns = tight(1000)}, {.seq = 128, .samples_ns = tight(2000)}}),
+                      fake_json({{.seq = 64, .samples_ns = tight(1000)}, {.seq = 256, .samples_ns = tight(4000)}}));
+    CHECK(comparison.rows.size() == 1);
+    REQUIRE(comparison.only_in_base.size() == 1);
+    CHECK(comparison.only_in_base[0] == "cached B=1 N=128 D=64 H=4 G=4");
+    REQUIRE(comparison.only_in_new.size() == 1);
+    CHECK(comparison.only_in_new[0] == "cached B=1 N=256 D=64 H=4 G=4");
+}
+
+TEST_CASE("a changed flops count fails the row whatever its timing") {
+    const Comparison comparison =
+        compare_texts(fake_json({{.samples_ns = tight(1000)}}), fake_json({{.samples_ns = tight(1000), .flops = 1001}}));
+    REQUIRE(comparison.rows.size() == 1);
+    CHECK(comparison.rows[0].verdict == Verdict::counts_differ);
+    CHECK(comparison.rows[0].counts_note == "flops 1000 -> 1001");
+}
+
+TEST_CASE("mha_ratio divides the MHA row's median by the grouped row's") {
+    const std::string text = fake_json({{.kv_heads = 4, .samples_ns = tight(1000)}, {.kv_heads = 1, .samples_ns = tight(250)}});
+    const Comparison comparison = compare_texts(text, text, Metric::mha_ratio);
+    REQUIRE(comparison.rows.size() == 1);  // the MHA row has no ratio to itself
+    CHECK(comparison.n_without_metric == 1);
+    CHECK(comparison.rows[0].base.median == doctest::Approx(4.0));
+}
+
+TEST_CASE("another tool's CSV and malformed files are refused, naming the file") {
+    CHECK_THROWS_WITH_AS(parse_result_file("name,time\nfoo,1\n", "other.csv"),
+                         doctest::Contains("other.csv cannot be compared: no column path"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_result_file("{\"rows\": [", "cut.json"), doctest::Contains("not valid JSON"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_result_file("{\"x\": 1}", "x.json"), doctest::Contains("neither \"rows\""), ConfigError);
+    const std::string twice = fake_json({{.samples_ns = tight(1000)}, {.samples_ns = tight(1000)}});
+    CHECK_THROWS_WITH_AS(parse_result_file(twice, "twice.json"), doctest::Contains("two rows share"), ConfigError);
+}
+
+TEST_CASE("a report with the old column name gbps reads like one with gb_per_s") {
+    std::string text = fake_json({{.samples_ns = tight(1000)}});
+    CHECK(text.find("\"gbps\"") != std::string::npos);
+    const ResultFile old_name = parse_result_file(text, "old.json");
+    text.replace(text.find("\"gbps\""), 6, "\"gb_per_s\"");
+    const ResultFile new_name = parse_result_file(text, "new.json");
+    CHECK(old_name.rows[0].cell("gb_per_s") == new_name.rows[0].cell("gb_per_s"));
+    CHECK(compare_results(old_name, new_name, {}).rows.size() == 1);
+}
+
+TEST_CASE("a CSV without samples falls back to the overlap of min-max ranges") {
+    const std::string header = "path,batch,seq,dim,heads,kv_heads,head_dim,layers,threads,kv_dtype,flops,bytes,kv_bytes,"
+                               "reps,latency_us_median,latency_us_min,latency_us_max,gflops,gbps,roofline_pct,speedup\n";
+    const std::string base = header + "cached,1,64,64,4,4,16,1,1,f32,1000,2000,512,5,10.0,9.5,10.5,1,1,,\n";
+    const std::string apart = header + "cached,1,64,64,4,4,16,1,1,f32,1000,2000,512,5,13.0,12.5,13.5,1,1,,\n";
+    const std::string overlapping = header + "cached,1,64,64,4,4,16,1,1,f32,1000,2000,512,5,13.0,10.0,16.0,1,1,,\n";
+    const Comparison apart_rows = compare_texts(base, apart);
+    CHECK(apart_rows.rows[0].test == Test::overlap);
+    CHECK(apart_rows.rows[0].verdict == Verdict::regression);
+    CHECK(compare_texts(base, overlapping).rows[0].verdict == Verdict::same);
+}
+
+TEST_CASE("different machines are named in the provenance note") {
+    const std::string text = fake_json({{.samples_ns = tight(1000)}});
+    const Comparison comparison = compare_texts(text, fake_json({{.samples_ns = tight(1000)}}, "Other CPU"));
+    CHECK(comparison.provenance_note.starts_with("different machines (cpu_model 'Test CPU' vs 'Other CPU')"));
+}
+
+TEST_CASE("kvbench compare exits 0 on identical files, 1 naming a slower row, 2 on bad input") {
+    const std::string base = write_file("base.json", fake_json({{.kv_heads = 4, .samples_ns = tight(1000)},
+                                                               {.kv_heads = 1, .samples_ns = tight(500)}})).string();
+    const std::string slower = write_file("slower.json", fake_json({{.kv_heads = 4, .samples_ns = tight(1300)},
+                                                                   {.kv_heads = 1, .samples_ns = tight(500)}})).string();
+    const std::string other_tool = write_file("other.csv", "name,time\nfoo,1\n").string();
+    std::string output;
+    CHECK(run_compare(base + " " + base, output) == 0);
+    CHECK(output.find("same") != std::string::npos);
+    CHECK(run_compare(base + " " + slower, output) == 1);
+    CHECK(output.find("failed on latency (threshold 5%): cached B=1 N=64 D=64 H=4 G=4 (SLOWER)") != std::string::npos);
+    CHECK(run_compare(base + " " + slower + " --threshold 40%", output) == 0);  // slower, but within the threshold
+    CHECK(run_compare(base + " " + slower + " --fail-on counts", output) == 0);
+    CHECK(run_compare(base + " " + other_tool, output) == 2);
+    CHECK(output.find("kvbench: error: " + other_tool + " cannot be compared: no column path") != std::string::npos);
+    CHECK(run_compare(base + " " + base + " --threshold fast", output) == 2);
+    CHECK(output.find("--threshold 'fast': must be a percentage") != std::string::npos);
+}
+
+}  // namespace kvbench
