@@ -16,15 +16,18 @@ namespace kvbench {
 
 namespace {
 
-constexpr const char* footer = R"(Verdicts: a Mann-Whitney U test on every repetition (JSON reports, Google Benchmark JSON),
-alpha 0.05; CSV reports keep no samples, so a change counts there only when the [min, max]
-ranges do not overlap. SLOWER = significantly worse by more than --threshold; COUNTS DIFFER =
-flops, bytes or kv_bytes differ (the rows did different work). Both fail: exit 1.
+constexpr const char* footer = R"(Verdicts: a Mann-Whitney U test on every repetition (JSON reports, Google
+Benchmark JSON), alpha 0.05; CSV reports keep no samples, so a change counts
+there only when the [min, max] ranges do not overlap. SLOWER = significantly
+worse by more than --threshold; COUNTS DIFFER = flops, bytes or kv_bytes differ
+(the rows did different work).
 
 Examples:
   kvbench compare results/reference-sweep-2026-12-01.csv new.csv
-  kvbench compare old.json new.json --metric speedup --threshold 25% --format md
-  scripts/bench-gate.sh          the CI gate: a short sweep against results/gate/ (docs/compare.md))";
+  kvbench compare old.json new.json --metric speedup --threshold 25% -f md
+  scripts/bench-gate.sh    the CI gate: a short sweep against results/gate/
+
+Exit status: 0 no failing row; 1 a SLOWER or COUNTS DIFFER row; 2 bad usage.)";
 
 // "5%" or "5": a percentage from 0 to 1000.
 double parse_threshold(const std::string& text) {
@@ -43,24 +46,29 @@ double parse_threshold(const std::string& text) {
 CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options) {
     CLI::App* command = app.add_subcommand(
         "compare", "Compare two result files (sweep/generate CSV or JSON, Google Benchmark JSON) row by row");
-    command->add_option("BASE", options.base_path, "The reference result file")->required()->check(CLI::ExistingFile);
+    command->add_option("BASE", options.base_path, "The reference result file")->type_name("FILE")->required()->check(CLI::ExistingFile);
     command->add_option("NEW", options.new_path, "The result file to judge against BASE")
+        ->type_name("FILE")
         ->required()
         ->check(CLI::ExistingFile);
     command->add_option("--threshold", options.threshold,
                         "A row fails when significantly worse by more than this percentage")
+        ->type_name("PCT")
         ->capture_default_str();
     command->add_option("--metric", options.metric,
                         "What to compare: latency (the row's own time), or the ratios speedup (uncached / cached), "
                         "mha_ratio (MHA's time / this grouping's), roofline_pct, gflops")
+        ->type_name("NAME")
         ->check(CLI::IsMember({"latency", "speedup", "roofline_pct", "gflops", "mha_ratio"}))
         ->capture_default_str();
-    command->add_option("-f,--format", options.format, "Output format")
+    command->add_option("-f,--format", options.format, "Output format: table, md or json")
+        ->type_name("FORMAT")
         ->check(CLI::IsMember({"table", "md", "json"}))
         ->capture_default_str();
     command->add_option("--fail-on", options.fail_on,
                         "slower: exit 1 on SLOWER or COUNTS DIFFER rows; counts: only on COUNTS DIFFER "
                         "(timings shown, never gated)")
+        ->type_name("slower|counts")
         ->check(CLI::IsMember({"slower", "counts"}))
         ->capture_default_str();
     command->add_option("--alpha", options.alpha, "Significance level of the U test")
