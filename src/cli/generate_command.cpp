@@ -3,6 +3,7 @@
 
 #include "cli/interrupt.hpp"
 #include "cli/progress.hpp"
+#include "cli/result_warnings.hpp"
 
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/growth_fit.hpp"
@@ -426,6 +427,7 @@ int run_generate_command(const GenerateCliOptions& options) {
     const RunEstimate estimate = estimate_run(points, plan, rooflines, flush_bytes);
     const GenerationOutcome outcome = measure_generations(points, plan, rooflines, estimate, env);
     export_generation(plan, outcome, rooflines, env);
+    if (const std::optional<std::string> slow = slow_rows_warning(outcome.rows, rooflines)) warn(*slow);
     return report_generation_outcome(plan, outcome, estimate.n_steps);
 }
 

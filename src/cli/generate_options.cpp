@@ -61,6 +61,10 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
     generate->add_option("--fit-from", options.fit_from,
                          "Fit the growth law a*N^k only over steps with N >= this (default: every decode step)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
+    generate->add_option("--time-unit", options.time_unit,
+                         "Unit of the tables' times: auto (per column, from its values), ns, us, ms or s")
+        ->check(CLI::IsMember({"auto", "ns", "us", "ms", "s"}))
+        ->capture_default_str();
     return generate;
 }
 
@@ -97,6 +101,7 @@ GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
     const std::map<std::string, OutputFormat> formats{
         {"table", OutputFormat::table}, {"csv", OutputFormat::csv}, {"json", OutputFormat::json}};
     plan.format = formats.at(options.format);
+    plan.table.time_unit = parse_time_unit(options.time_unit);
     if (!options.output.empty()) {
         if (plan.format == OutputFormat::table) {
             throw ConfigError("-o writes one row per step: give --format csv or --format json with it");

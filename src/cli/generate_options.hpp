@@ -4,6 +4,7 @@
 #include "kvbench/measure/generation.hpp"
 #include "kvbench/measure/sweep.hpp"
 #include "kvbench/report/report.hpp"
+#include "kvbench/report/summary_tables.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -32,6 +33,7 @@ struct GenerateCliOptions {
     std::string format = "table";
     std::string output;        // -o FILE; empty: stdout only
     std::size_t fit_from = 0;  // fit the growth law over N >= this; 0: every step
+    std::string time_unit = "auto";  // --time-unit of the human tables: auto, ns, us, ms or s
 };
 
 struct GeneratePlan {
@@ -40,6 +42,7 @@ struct GeneratePlan {
     OutputFormat format = OutputFormat::table;
     std::optional<std::string> output;
     std::size_t fit_from = 0;
+    TableOptions table;  // how the human tables render (--time-unit)
 };
 
 CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options);

@@ -4,6 +4,7 @@
 #include "cli/growth_summary.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/progress.hpp"
+#include "cli/result_warnings.hpp"
 
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/kernel_check.hpp"
@@ -255,9 +256,9 @@ void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan, 
                                format_duration_ns(seconds * 1e9)});
     }
     table.footnote = fmt::format(
-        "{} points, about {} in all. FLOPs per step; memory is what the point allocates (the KV cache, "
+        "{}, about {} in all. FLOPs per step; memory is what the point allocates (the KV cache, "
         "weights, scratch and inputs, plus the cold-cache flush buffer and the bandwidth probe); time {}.",
-        points.size(), format_duration_ns(total_seconds * 1e9),
+        format_count(points.size(), "point"), format_duration_ns(total_seconds * 1e9),
         rooflines.empty() ? "assumes 100 GFLOP/s and 20 GB/s (run `kvbench roofline` for this machine's)"
                           : "from the saved roofline");
     write_text_table(std::cout, table);
@@ -497,28 +498,14 @@ SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPla
 
 // One line for all noisy rows, with a fix that applies to this run (not one line per point).
 void summarize_noise(const SweepPlan& plan, const SweepOutcome& outcome, const Environment& env) {
-    const std::vector<ResultRow> rows = outcome.rows.all();
-    const ResultRow* worst = nullptr;
-    std::size_t n_noisy = 0;
-    bool all_cores = false;
-    for (const ResultRow& row : rows) {
-        if (!row.noisy) continue;
-        ++n_noisy;
-        all_cores = all_cores || (row.n_threads > 1 && row.n_threads >= env.n_cores);
-        if (worst == nullptr || row.stats.cv > worst->stats.cv) worst = &row;
-    }
-    if (worst == nullptr) return;
-    std::vector<std::string> fixes;
-    if (plan.run.min_time_s > 0) {
-        fixes.push_back(fmt::format("--min-time {:g}s -w 10", std::max(1.0, 4 * plan.run.min_time_s)));
-    } else {
-        fixes.push_back(fmt::format("-r {} -w 10", std::max<std::size_t>(50, 2 * plan.run.n_reps)));
-    }
-    if (!plan.interleave) fixes.emplace_back("--interleave");
-    if (all_cores) fixes.emplace_back(fmt::format("--threads {} (leave a core to the system)", env.n_cores - 1));
-    warn(fmt::format("{} of {} rows noisy, marked ! (worst: {} T={} {}, CV {:.0f} %, MdAPE {:.0f} %): try {}",
-                     n_noisy, rows.size(), describe(worst->config), worst->n_threads, path_name(worst->path),
-                     100 * worst->stats.cv, 100 * worst->stats.mdape, fmt::join(fixes, " or ")));
+    const NoiseContext context{plan.run.n_reps, plan.run.min_time_s, plan.interleave, env.n_cores};
+    if (const std::optional<std::string> message = noise_warning(outcome.rows.all(), context)) warn(*message);
+}
+
+// One line for all rows an order of magnitude slower than the machine allows: a busy or
+// oversubscribed machine can time steadily (a small CV) and still wrongly.
+void check_slow_rows(const SweepOutcome& outcome, const Rooflines& rooflines) {
+    if (const std::optional<std::string> message = slow_rows_warning(outcome.rows.all(), rooflines)) warn(*message);
 }
 
 // ---- Step: check drift ------------------------------------------------------------------
@@ -561,7 +548,11 @@ void export_report(const SweepPlan& plan, const SweepOutcome& outcome, const Env
     const std::vector<ResultRow> rows = outcome.rows.all();
     if (plan.output) {
         save_rows(plan, rows, env);
-        write_table(std::cout, rows, env);
+        write_table(std::cout, rows, env, plan.table);
+    } else if (plan.format == OutputFormat::table) {
+        write_table(std::cout, rows, env, plan.table);
+    } else if (plan.format == OutputFormat::md) {
+        write_markdown(std::cout, rows, env, plan.table);
     } else {
         write_report(std::cout, plan.format, rows, env);
     }
@@ -625,6 +616,7 @@ int run_sweep_command(const SweepCliOptions& options) {
     SweepRows resumed = resume_rows(plan, points, env);
     const SweepOutcome outcome = measure_points(points, plan, rooflines, env, std::move(resumed));
     summarize_noise(plan, outcome, env);
+    check_slow_rows(outcome, rooflines);
     check_bandwidth_drift(outcome, rooflines, env);
     export_report(plan, outcome, env);
     return report_outcome(plan, outcome);

@@ -191,6 +191,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "Run without a roofline: no roofline %, no first-run measurement, no bandwidth drift check")
         ->excludes("--roofline")
         ->excludes("--measure-roofline");
+    sweep->add_option("--time-unit", options.time_unit,
+                      "Unit of the tables' times: auto (per column, from its values), ns, us, ms or s")
+        ->check(CLI::IsMember({"auto", "ns", "us", "ms", "s"}))
+        ->capture_default_str();
     return sweep;
 }
 
@@ -250,6 +254,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     plan.progress = parse_progress_mode(options.progress);
     plan.interleave = options.interleave;
     plan.resume = options.resume;
+    plan.table.time_unit = parse_time_unit(options.time_unit);
     if (plan.resume && (!plan.output || (plan.format != OutputFormat::csv && plan.format != OutputFormat::json))) {
         throw ConfigError("--resume needs -o FILE with --format csv or json: it reads the finished points back "
                           "from that file");
