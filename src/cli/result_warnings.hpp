@@ -27,7 +27,7 @@ std::optional<std::string> noise_warning(const std::vector<ResultRow>& rows, con
 // Below this roofline time per step, fixed costs (waking threads, calls) dominate and a
 // median far above the bound says nothing about the machine.
 inline constexpr double slow_check_min_bound_s = 100e-6;
-// How far above the estimate (docs/counting.md#roofline) a median must be to be called slow.
+// How far above the estimate a median must be to be called slow (docs/measuring.md#far-from-the-machines-bound).
 inline constexpr double slow_factor = 10;
 
 // Rows whose median is slow_factor or more above the time estimate a dry run gives (the roofline
