@@ -270,3 +270,17 @@ TEST_CASE("wrapping breaks at spaces, indents what follows, and keeps a long wor
     CHECK(wrap_text("a " + word + " b", 0, 3) == "a\n   " + word + "\n   b");
     CHECK(wrap_text("one\ntwo", 1, 1) == " one\n two");
 }
+
+TEST_CASE("a path the run did not measure leaves no column of dashes") {
+    std::vector<ResultRow> rows;
+    for (const ResultRow& row : default_like_rows()) {
+        if (row.path == DecodePath::cached) rows.push_back(row);
+    }
+    for (ResultRow& row : rows) row.speedup.reset();
+    const std::string text = render_table(rows);
+    CHECK(block_of(text, "Latency").find("speedup") == std::string::npos);
+    const std::string flops = block_of(text, "FLOPs per step");
+    CHECK(flops.find("uncached") == std::string::npos);
+    CHECK(flops.find("FLOP/byte") != std::string::npos);
+    CHECK(block_of(text, "Latency").find("cold cache, cached path") != std::string::npos);  // the caption says which
+}

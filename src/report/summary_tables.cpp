@@ -137,6 +137,20 @@ void add_figures(SummaryTable& table, std::initializer_list<std::string> names) 
     }
 }
 
+// Figure columns with nothing in any line (a path the run did not measure) go: a column of
+// dashes says less than the caption's "cached path".
+void drop_empty_figures(SummaryTable& table) {
+    TextTable& text = table.text;
+    for (std::size_t i = text.header.size(); i-- > table.n_key_columns;) {
+        const bool empty = std::all_of(text.lines.begin(), text.lines.end(),
+                                       [&](const std::vector<std::string>& line) { return line[i].empty() || line[i] == missing; });
+        if (!empty || text.lines.empty()) continue;
+        text.header.erase(text.header.begin() + static_cast<std::ptrdiff_t>(i));
+        text.align.erase(text.align.begin() + static_cast<std::ptrdiff_t>(i));
+        for (std::vector<std::string>& line : text.lines) line.erase(line.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+}
+
 std::string intensity(const ResultRow* row) {
     if (row == nullptr || row->cost.bytes == 0) return missing;
     return format_number(static_cast<double>(row->cost.flops) / static_cast<double>(row->cost.bytes));
@@ -175,6 +189,7 @@ SummaryTable flops_table(const std::vector<ConfigPair>& pairs) {
         line.push_back(intensity(pair.uncached));
         table.text.lines.push_back(std::move(line));
     }
+    drop_empty_figures(table);
     return table;
 }
 
@@ -210,6 +225,7 @@ SummaryTable latency_table(const std::vector<ResultRow>& rows, const TableOption
     if (any_speedup) notes.emplace_back("speedup: the uncached median over the cached one");
     if (any_noisy) notes.emplace_back("! noisy: CV above 5 % and MdAPE above 2 %, so the median may move on a re-run");
     table.text.footnote = fmt::format("{}", fmt::join(notes, "\n"));
+    drop_empty_figures(table);
     return table;
 }
 
