@@ -74,16 +74,11 @@ const std::vector<Axis>& run_axes() {
     return axes;
 }
 
+// Compared through the caption when there is one: the grouping's ("G=4 (GQA-4)") changes with
+// G as well as with the label, so MHA at G=4 and at G=8 are told apart.
 bool varies(const Axis& axis, const std::vector<ResultRow>& rows) {
-    if (&axis == &model_axes().back()) {
-        // The grouping column also stands for G: it shows when either changes.
-        return std::any_of(rows.begin(), rows.end(), [&](const ResultRow& r) {
-            return r.config.n_kv_heads != rows.front().config.n_kv_heads ||
-                   grouping_of(r.config) != grouping_of(rows.front().config);
-        });
-    }
-    return std::any_of(rows.begin(), rows.end(),
-                       [&](const ResultRow& r) { return axis.cell(r) != axis.cell(rows.front()); });
+    auto value = [&](const ResultRow& r) { return axis.caption ? axis.caption(r) : axis.cell(r); };
+    return std::any_of(rows.begin(), rows.end(), [&](const ResultRow& r) { return value(r) != value(rows.front()); });
 }
 
 // The key columns of a table (the axes that vary) and its caption (those that do not).
