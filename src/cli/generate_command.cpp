@@ -7,6 +7,7 @@
 #include "cli/option_conventions.hpp"
 #include "cli/output_streams.hpp"
 #include "cli/progress.hpp"
+#include "cli/result_warnings.hpp"
 
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/growth_fit.hpp"
@@ -175,32 +176,65 @@ std::optional<GrowthFit> model_growth(const PathResult& result, const GeneratePl
 }
 
 TextTable summary_table(const std::vector<PathResult>& results, const GeneratePlan& plan) {
+    // The times first, so that each column gets one unit chosen from all its values.
+    struct Times {
+        std::optional<double> first_ns, per_token_ns, p90_ns;
+        double total_ns = 0;
+        std::string rate = "-";
+        std::uint64_t flops = 0;
+    };
+    std::vector<Times> times;
+    std::vector<double> first_column, per_token_column, p90_column, total_column;
+    for (const PathResult& result : results) {
+        const ModelConfig& c = result.point.config;
+        Times t;
+        std::vector<std::int64_t> decode_ns;
+        for (const GenerationStep& step : result.steps) {
+            if (step.index > 0) decode_ns.push_back(step.latency_ns);
+            t.flops += generation_step_cost(c, plan.generation, result.path, step.index).flops;
+        }
+        if (!result.steps.empty() && result.steps.front().index == 0) {
+            t.first_ns = static_cast<double>(result.steps.front().latency_ns);
+            first_column.push_back(*t.first_ns);
+        }
+        if (!decode_ns.empty()) {
+            const Stats stats = summarize(decode_ns);
+            t.per_token_ns = stats.median_ns;
+            t.p90_ns = stats.p90_ns;
+            per_token_column.push_back(stats.median_ns);
+            p90_column.push_back(stats.p90_ns);
+            const double decode_total = std::accumulate(decode_ns.begin(), decode_ns.end(), 0.0);
+            t.rate = format_number(static_cast<double>(c.n_batch * decode_ns.size()) / (decode_total * 1e-9));
+        }
+        t.total_ns = total_ns(result.steps);
+        total_column.push_back(t.total_ns);
+        times.push_back(std::move(t));
+    }
+    const TimeUnit forced = plan.table.time_unit;
+    const ColumnUnit first_unit = duration_unit(first_column, forced);
+    // Per token and p90 share a unit: they compare within a line.
+    std::vector<double> decode_column = per_token_column;
+    decode_column.insert(decode_column.end(), p90_column.begin(), p90_column.end());
+    const ColumnUnit decode_unit = duration_unit(decode_column, forced);
+    const ColumnUnit total_unit = duration_unit(total_column, forced);
+    auto time_cell = [](const std::optional<double>& ns, const ColumnUnit& unit) {
+        return ns ? format_in(*ns, unit) : std::string("-");
+    };
+
     TextTable table{fmt::format("Generation: prompt P={}, {} new tokens", plan.generation.prompt_len,
                                 plan.generation.n_new),
-                    {"configuration", "grouping", "path", "first token", "per token", "p90", "total", "tokens/s",
-                     "FLOPs", "KV at end", "uncached/cached"},
+                    {"configuration", "grouping", "path", "first token\n" + first_unit.name,
+                     "per token\n" + decode_unit.name, "p90\n" + decode_unit.name, "total\n" + total_unit.name,
+                     "tokens/s", "FLOPs", "KV at end", "uncached/\ncached"},
                     {Align::left, Align::left, Align::left, Align::right, Align::right, Align::right,
                      Align::right, Align::right, Align::right, Align::right, Align::right},
                     {},
                     "first token: the prefill (step 0); per token and p90: the decode steps' median and 90th "
                     "percentile; tokens/s: B·T over the decode steps' time; uncached/cached: total times."};
-    for (const PathResult& result : results) {
+    for (std::size_t r = 0; r < results.size(); ++r) {
+        const PathResult& result = results[r];
+        const Times& t = times[r];
         const ModelConfig& c = result.point.config;
-        std::vector<std::int64_t> decode_ns;
-        std::uint64_t flops = 0;
-        for (const GenerationStep& step : result.steps) {
-            if (step.index > 0) decode_ns.push_back(step.latency_ns);
-            flops += generation_step_cost(c, plan.generation, result.path, step.index).flops;
-        }
-        const bool has_first = !result.steps.empty() && result.steps.front().index == 0;
-        std::string per_token = "-", p90 = "-", rate = "-";
-        if (!decode_ns.empty()) {
-            const Stats stats = summarize(decode_ns);
-            per_token = format_duration_ns(stats.median_ns);
-            p90 = format_duration_ns(stats.p90_ns);
-            const double decode_total = std::accumulate(decode_ns.begin(), decode_ns.end(), 0.0);
-            rate = format_number(static_cast<double>(c.n_batch * decode_ns.size()) / (decode_total * 1e-9));
-        }
         std::string ratio = "-";
         if (result.path == DecodePath::cached) {
             for (const PathResult& other : results) {
@@ -214,8 +248,8 @@ TextTable summary_table(const std::vector<PathResult>& results, const GeneratePl
         last.seq_len = plan.generation.context_of(result.steps.empty() ? 0 : result.steps.back().index);
         table.lines.push_back(
             {shape_label(result.point), grouping_label(c.n_heads, c.n_kv_heads), path_name(result.path),
-             has_first ? format_duration_ns(static_cast<double>(result.steps.front().latency_ns)) : "-", per_token,
-             p90, format_duration_ns(total_ns(result.steps)), rate, format_flops(static_cast<double>(flops)),
+             time_cell(t.first_ns, first_unit), time_cell(t.per_token_ns, decode_unit), time_cell(t.p90_ns, decode_unit),
+             format_in(t.total_ns, total_unit), t.rate, format_flops(static_cast<double>(t.flops)),
              result.path == DecodePath::cached ? format_bytes(kv_cache_bytes(last)) : "none", ratio});
     }
     return table;
@@ -527,6 +561,7 @@ int run_generate_command(const GenerateCliOptions& options) {
     const GenerationOutcome outcome = measure_generations(points, plan, rooflines, estimate, env, streams);
     bool write_failed = false;
     const std::vector<std::string> written = export_generation(plan, outcome, rooflines, env, streams, write_failed);
+    if (const std::optional<std::string> slow = slow_rows_warning(outcome.rows, rooflines)) warn(*slow);
     return report_generation_outcome(plan, outcome, estimate.n_steps, written, write_failed, streams);
 }
 

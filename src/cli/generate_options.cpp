@@ -75,6 +75,10 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
     generate->add_option("--fit-from", options.fit_from,
                          "Fit the growth law a*N^k only over steps with N >= this (default: every decode step)")
         ->type_name("N");
+    generate->add_option("--time-unit", options.time_unit,
+                         "Unit of the tables' times: auto (per column, from its values), ns, us, ms or s")
+        ->type_name("UNIT")
+        ->capture_default_str();
     return generate;
 }
 
@@ -109,6 +113,7 @@ GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
     plan.generation.cold_cache = parse_choice(options.cache_state, "--cache-state", {"cold", "warm"}) == "cold";
     plan.generation.verify = options.verify;
     plan.generation.seed = parse_whole_number(options.seed, "--seed", 0, ~std::uint64_t{0});
+    plan.table.time_unit = parse_time_unit(parse_choice(options.time_unit, "--time-unit", {"auto", "ns", "us", "ms", "s"}));
     const std::size_t last_context = plan.generation.prompt_len + plan.generation.n_new;
     const std::size_t fit_from = options.fit_from ? parse_count(*options.fit_from, "--fit-from", 1, std::size_t{1} << 30) : 0;
     if (fit_from > last_context) {

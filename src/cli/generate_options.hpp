@@ -5,6 +5,7 @@
 #include "kvbench/measure/generation.hpp"
 #include "kvbench/measure/sweep.hpp"
 #include "kvbench/report/report.hpp"
+#include "kvbench/report/summary_tables.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -34,6 +35,7 @@ struct GenerateCliOptions {
     OutputCliOptions out;      // -o, -f, --export, -q, -v (output_options.hpp)
     std::optional<std::string> fit_from;  // fit the growth law over N >= this; unset: every step
     bool yes = false;                     // --yes: run a grid above the bounds of grid_guard.hpp
+    std::string time_unit = "auto";  // --time-unit of the human tables: auto, ns, us, ms or s
 };
 
 struct GeneratePlan {
@@ -43,6 +45,7 @@ struct GeneratePlan {
     std::size_t fit_from = 0;
     bool yes = false;
     std::optional<std::string> likely_intent;  // e.g. "-g 1-64*2", for a grid refused without --yes
+    TableOptions table;  // how the human tables render (--time-unit)
 };
 
 CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options);

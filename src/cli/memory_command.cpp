@@ -18,15 +18,24 @@ namespace kvbench {
 namespace {
 
 constexpr const char* memory_examples = R"(Examples:
-  kvbench memory --model llama-3-8b --seq 8192 --batch 16      the cache of 16 requests of 8K tokens
-  kvbench memory --model llama-3-70b --seq 32768 --budget 80GiB    what fits on one 80 GiB device
-  kvbench memory --model llama-2-7b,mistral-7b --seq 4096-131072*2 --budget 24GiB --kv-dtype f16,int8
-  kvbench memory --model mistral-7b --seq 32768 --window none   without Mistral's 4096-token window
-  kvbench memory --model llama-3-8b --seq 1000 --block-size 16  paged, as vLLM: bytes lost to the last block
-  kvbench memory --model-config path/to/config.json --params 8030261248 --budget 24GiB
+  kvbench memory --model llama-3-8b --seq 8192 --batch 16
+      the cache of 16 requests of 8K tokens
+  kvbench memory --model llama-3-70b --seq 32768 --budget 80GiB
+      what fits on one 80 GiB device
+  kvbench memory --model llama-2-7b,mistral-7b --seq 4K-128K*2 --budget 24GiB
+      several models and contexts at once
+  kvbench memory --model mistral-7b --seq 32768 --window none
+      without Mistral's 4096-token sliding window
+  kvbench memory --model llama-3-8b --seq 1000 --block-size 16
+      paged, as vLLM: the bytes lost to each sequence's last block
+  kvbench memory --model-config path/to/config.json --params 8B --budget 24GiB
+      any model on disk (a config.json has no parameter count)
 
-Bytes per token = 2 (K and V) x layers x KV heads x head dim x element size (docs/memory.md).
-Sizes in the table are binary (KiB, MiB, GiB); csv and json give exact bytes.)";
+Bytes per token = 2 (K and V) x layers x KV heads x head dim x element size
+(docs/memory.md). Sizes in the table are binary (KiB, MiB, GiB); csv and json
+give exact bytes.
+
+Exit status: 0 ok; 1 a write failed; 2 bad usage.)";
 
 // Largest count any axis of the plan accepts: contexts and batches beyond 2^40 are typos.
 constexpr std::uint64_t max_axis_value = std::uint64_t{1} << 40;

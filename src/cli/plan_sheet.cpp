@@ -1,6 +1,8 @@
 // Writers of a Sheet, one per output format.
 #include "cli/plan_sheet.hpp"
 
+#include "kvbench/report/summary_tables.hpp"
+
 #include "kvbench/engine/config.hpp"
 #include "kvbench/report/atomic_file.hpp"
 
@@ -47,7 +49,7 @@ void write_pipe_row(std::ostream& out, const std::vector<std::string>& cells) {
 }
 
 void write_notes(std::ostream& out, const Sheet& sheet) {
-    for (const std::string& note : sheet.notes) out << note << '\n';
+    for (const std::string& note : sheet.notes) out << wrap_text(note, 0, 2) << '\n';
 }
 
 // The columns a format shows: all in csv and json, the in_table ones in table and md.

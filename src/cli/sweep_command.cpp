@@ -8,6 +8,7 @@
 #include "cli/output_streams.hpp"
 #include "cli/option_conventions.hpp"
 #include "cli/progress.hpp"
+#include "cli/result_warnings.hpp"
 
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/kernel_check.hpp"
@@ -568,28 +569,14 @@ SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPla
 
 // One line for all noisy rows, with a fix that applies to this run (not one line per point).
 void summarize_noise(const SweepPlan& plan, const SweepOutcome& outcome, const Environment& env) {
-    const std::vector<ResultRow> rows = outcome.rows.all();
-    const ResultRow* worst = nullptr;
-    std::size_t n_noisy = 0;
-    bool all_cores = false;
-    for (const ResultRow& row : rows) {
-        if (!row.noisy) continue;
-        ++n_noisy;
-        all_cores = all_cores || (row.n_threads > 1 && row.n_threads >= env.n_cores);
-        if (worst == nullptr || row.stats.cv > worst->stats.cv) worst = &row;
-    }
-    if (worst == nullptr) return;
-    std::vector<std::string> fixes;
-    if (plan.run.min_time_s > 0) {
-        fixes.push_back(fmt::format("--min-time {:g}s -w 10", std::max(1.0, 4 * plan.run.min_time_s)));
-    } else {
-        fixes.push_back(fmt::format("-r {} -w 10", std::max<std::size_t>(50, 2 * plan.run.n_reps)));
-    }
-    if (!plan.interleave) fixes.emplace_back("--interleave");
-    if (all_cores) fixes.emplace_back(fmt::format("--threads {} (leave a core to the system)", env.n_cores - 1));
-    warn(fmt::format("{} of {} noisy, marked ! (worst: {} T={} {}, CV {:.0f} %, MdAPE {:.0f} %): try {}",
-                     n_noisy, plural(rows.size(), "row"), describe(worst->config), worst->n_threads, path_name(worst->path),
-                     100 * worst->stats.cv, 100 * worst->stats.mdape, fmt::join(fixes, " or ")));
+    const NoiseContext context{plan.run.n_reps, plan.run.min_time_s, plan.interleave, env.n_cores};
+    if (const std::optional<std::string> message = noise_warning(outcome.rows.all(), context)) warn(*message);
+}
+
+// One line for all rows an order of magnitude slower than the machine allows: a busy or
+// oversubscribed machine can time steadily (a small CV) and still wrongly.
+void check_slow_rows(const SweepOutcome& outcome, const Rooflines& rooflines) {
+    if (const std::optional<std::string> message = slow_rows_warning(outcome.rows.all(), rooflines)) warn(*message);
 }
 
 // ---- Step: check drift ------------------------------------------------------------------
@@ -653,12 +640,14 @@ ExportResult export_report(const SweepPlan& plan, const SweepOutcome& outcome, c
             result.failed.push_back(target.path);
         }
     }
-    if (plan.out.stdout_is_report() && plan.out.format != OutputFormat::jsonl) {
+    if (plan.out.stdout_is_report() && plan.out.format == OutputFormat::md) {
+        write_markdown(streams.report(), rows, env, plan.table);  // --time-unit applies
+    } else if (plan.out.stdout_is_report() && plan.out.format != OutputFormat::jsonl) {
         write_report(streams.report(), plan.out.format, rows, env);
     }
     std::ostream& tables =
         result.failed.empty() ? streams.tables() : plan.out.stdout_is_report() ? std::cerr : std::cout;
-    write_table(tables, rows, env);
+    write_table(tables, rows, env, plan.table);
     // The growth law a·N^k of each series with three or more contexts (docs/generate.md).
     if (const std::optional<TextTable> growth = growth_table(rows)) {
         tables << '\n';
@@ -739,6 +728,7 @@ int run_sweep_command(const SweepCliOptions& options) {
     SweepRows resumed = resume_rows(plan, points, env);
     const SweepOutcome outcome = measure_points(points, plan, rooflines, env, std::move(resumed), streams);
     summarize_noise(plan, outcome, env);
+    check_slow_rows(outcome, rooflines);
     check_bandwidth_drift(outcome, rooflines, env);
     const ExportResult exported = export_report(plan, outcome, env, streams);
     return report_outcome(plan, outcome, exported, streams);

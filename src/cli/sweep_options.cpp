@@ -158,6 +158,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "Run without a roofline: no roofline %, no first-run measurement, no bandwidth drift check")
         ->excludes("--roofline")
         ->excludes("--measure-roofline");
+    sweep->add_option("--time-unit", options.time_unit,
+                      "Unit of the tables' times: auto (per column, from its values), ns, us, ms or s")
+        ->type_name("UNIT")
+        ->capture_default_str();
     return sweep;
 }
 
@@ -212,6 +216,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     plan.progress = parse_progress_mode(parse_choice(options.progress, "--progress", {"auto", "bar", "jsonl", "none"}));
     plan.interleave = options.interleave;
     plan.resume = options.resume;
+    plan.table.time_unit = parse_time_unit(parse_choice(options.time_unit, "--time-unit", {"auto", "ns", "us", "ms", "s"}));
     // The files last: every check before them is free, and the output checks create (and remove) a file.
     if (options.roofline) check_roofline_file(*options.roofline);
     plan.out = to_output_plan(options.out, all_output_formats());

@@ -5,6 +5,7 @@
 #include "cli/progress.hpp"
 #include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/report/report.hpp"
+#include "kvbench/report/summary_tables.hpp"
 #include "kvbench/measure/runner.hpp"
 #include "kvbench/measure/sweep.hpp"
 
@@ -47,6 +48,7 @@ struct SweepCliOptions {
     bool measure_roofline = false;  // measure the roofline first, in this run
     std::string progress = "auto";  // auto, bar, jsonl or none
     bool no_roofline = false;       // --no-roofline: no roofline %, no measurement, no drift check
+    std::string time_unit = "auto";  // --time-unit of the human tables: auto, ns, us, ms or s
 };
 
 struct SweepPlan {
@@ -64,6 +66,7 @@ struct SweepPlan {
     ProgressMode progress = ProgressMode::auto_detect;
     bool interleave = false;  // rounds over the whole grid (run_interleaved) instead of point after point
     bool resume = false;      // keep the rows of -o measured by this build with these settings
+    TableOptions table;       // how the human tables render (--time-unit)
 };
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options);

@@ -8,35 +8,77 @@ namespace kvbench {
 
 namespace {
 
-// A '|' inside a cell would end it early.
-std::string escape_cell(std::string_view cell) {
+// Text that GitHub renders as written: '|' would end a cell, '*' and '_' start emphasis,
+// '<' a tag, '[' a link; and a leading "* ", "- ", "+ ", "# " or "> " makes a bullet, a
+// heading or a quote (the footnotes start with their marks).
+std::string escape_markdown(std::string_view text) {
     std::string escaped;
-    for (const char c : cell) {
-        if (c == '|') escaped += '\\';
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        const bool inline_mark = c == '\\' || c == '|' || c == '*' || c == '_' || c == '<' || c == '[' || c == ']';
+        const bool line_mark = i == 0 && (c == '-' || c == '+' || c == '#' || c == '>');
+        if (inline_mark || line_mark) escaped += '\\';
         escaped += c;
     }
     return escaped;
 }
 
+// A header cell's lines on one line: "median\nms" reads "median ms", "uncached/\ncached" "uncached/cached".
+std::string header_cell(std::string_view name) {
+    std::string joined;
+    for (const char c : name) {
+        if (c == '\n') {
+            if (!joined.empty() && joined.back() != '/') joined += ' ';
+        } else {
+            joined += c;
+        }
+    }
+    return joined;
+}
+
 void write_pipe_row(std::ostream& out, const std::vector<std::string>& cells) {
     out << '|';
-    for (const std::string& cell : cells) out << ' ' << escape_cell(cell) << " |";
+    for (const std::string& cell : cells) out << ' ' << escape_markdown(cell) << " |";
     out << '\n';
+}
+
+// Each line a paragraph of its own.
+void write_paragraphs(std::ostream& out, std::string_view text) {
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string_view::npos) end = text.size();
+        out << '\n' << escape_markdown(text.substr(start, end - start)) << '\n';
+        start = end + 1;
+    }
 }
 
 }  // namespace
 
-void write_markdown(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env) {
-    out << describe_run(rows, env) << '\n';
-    for (const TextTable& table : summary_tables(rows)) {
-        out << "\n### " << table.title << "\n\n";
-        write_pipe_row(out, table.header);
+void write_markdown(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env,
+                    const TableOptions& options) {
+    // A trailing backslash breaks the line without starting a paragraph.
+    const std::vector<std::string> description = run_description_lines(rows, env);
+    for (const std::string& line : description) out << escape_markdown(line) << "\\\n";
+    out << escape_markdown(axis_legend()) << '\n';
+    for (const SummaryTable& summary : summary_tables(rows, options)) {
+        const TextTable& table = summary.text;
+        out << "\n### " << table.title << '\n';
+        if (!summary.caption.empty()) write_paragraphs(out, summary.caption);
+        out << '\n';
+        std::vector<std::string> header;
+        for (const std::string& name : table.header) header.push_back(header_cell(name));
+        write_pipe_row(out, header);
         out << '|';
         for (const Align align : table.align) out << (align == Align::right ? " ---: |" : " --- |");
         out << '\n';
         for (const auto& cells : table.lines) write_pipe_row(out, cells);
-        if (!table.footnote.empty()) out << '\n' << escape_cell(table.footnote) << '\n';
+        if (!table.footnote.empty()) write_paragraphs(out, table.footnote);
     }
+}
+
+void write_markdown(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env) {
+    write_markdown(out, rows, env, TableOptions{});
 }
 
 }  // namespace kvbench

@@ -1,4 +1,4 @@
-// Turns Rows into the three summary tables' text cells, in human units; no layout here.
+// Turns Rows into the summary tables' text cells, one unit per column; no layout here.
 #include "kvbench/report/summary_tables.hpp"
 
 #include "kvbench/report/units.hpp"
@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 namespace kvbench {
 
@@ -32,173 +33,318 @@ std::vector<ConfigPair> pair_by_config(const std::vector<ResultRow>& rows) {
     return pairs;
 }
 
-// The columns naming a point. A dh column only when some row sets the head dimension apart
-// from D/H (--head-dim, docs/model.md#explicit-head-dimension): otherwise dh is D/H and the
-// tables keep their usual shape.
-struct PointColumns {
-    bool head_dim = false;
+// One axis of the grid as the tables show it: a column when it varies within the run, else
+// "name=value" in the caption (a run's constants would otherwise fill every line).
+struct Axis {
+    const char* name;  // column header and caption name
+    Align align;
+    std::function<std::string(const ResultRow&)> cell;
+    std::function<std::string(const ResultRow&)> caption;  // empty: "name=cell"
+};
 
-    explicit PointColumns(const std::vector<ResultRow>& rows)
-        : head_dim(std::any_of(rows.begin(), rows.end(),
-                               [](const ResultRow& r) { return r.config.explicit_head_dim != 0; })) {}
+std::string number(std::size_t n) { return fmt::format("{}", n); }
 
-    std::vector<std::string> header() const {
-        std::vector<std::string> names{"B", "N", "D", "H", "G", "L", "grouping"};
-        if (head_dim) names.insert(names.begin() + 4, "dh");
-        return names;
+std::string grouping_of(const ModelConfig& c) { return grouping_label(c.n_heads, c.n_kv_heads); }
+
+// The model's axes, in the order of --batch, --seq, --dim, --heads, --layers. G shows as the
+// grouping label, which names it (GQA-4: G=4; MHA: G=H; MQA: G=1).
+const std::vector<Axis>& model_axes() {
+    static const std::vector<Axis> axes{
+        {"B", Align::right, [](const ResultRow& r) { return number(r.config.n_batch); }, {}},
+        {"N", Align::right, [](const ResultRow& r) { return number(r.config.seq_len); }, {}},
+        {"D", Align::right, [](const ResultRow& r) { return number(r.config.model_dim); }, {}},
+        {"H", Align::right, [](const ResultRow& r) { return number(r.config.n_heads); }, {}},
+        {"dh", Align::right, [](const ResultRow& r) { return number(r.config.head_dim()); }, {}},
+        {"L", Align::right, [](const ResultRow& r) { return number(r.config.n_layers); }, {}},
+        {"grouping", Align::left,
+         [](const ResultRow& r) { return grouping_of(r.config); },
+         [](const ResultRow& r) { return fmt::format("G={} ({})", r.config.n_kv_heads, grouping_of(r.config)); }},
+    };
+    return axes;
+}
+
+constexpr std::size_t head_dim_axis = 4;  // model_axes()'s "dh"
+
+// What varies between the rows of a measurement besides the model: threads, cache state, path.
+const std::vector<Axis>& run_axes() {
+    static const std::vector<Axis> axes{
+        {"T", Align::right, [](const ResultRow& r) { return number(r.n_threads); }, {}},
+        {"cache", Align::left, [](const ResultRow& r) { return r.cache_state; },
+         [](const ResultRow& r) { return r.cache_state + " cache"; }},
+        {"path", Align::left, [](const ResultRow& r) { return std::string(path_name(r.path)); },
+         [](const ResultRow& r) { return std::string(path_name(r.path)) + " path"; }},
+    };
+    return axes;
+}
+
+// Compared through the caption when there is one: the grouping's ("G=4 (GQA-4)") changes with
+// G as well as with the label, so MHA at G=4 and at G=8 are told apart.
+bool varies(const Axis& axis, const std::vector<ResultRow>& rows) {
+    auto value = [&](const ResultRow& r) { return axis.caption ? axis.caption(r) : axis.cell(r); };
+    return std::any_of(rows.begin(), rows.end(), [&](const ResultRow& r) { return value(r) != value(rows.front()); });
+}
+
+// The key columns of a table (the axes that vary) and its caption (those that do not).
+struct Keys {
+    std::vector<const Axis*> columns;
+    std::string caption;
+
+    SummaryTable table(std::string title) const {
+        SummaryTable table{TextTable{std::move(title), {}, {}, {}, {}}, caption, columns.size()};
+        for (const Axis* axis : columns) {
+            table.text.header.emplace_back(axis->name);
+            table.text.align.push_back(axis->align);
+        }
+        return table;
     }
-
-    std::vector<std::string> cells(const ModelConfig& c) const {
-        std::vector<std::string> line{fmt::format("{}", c.n_batch),    fmt::format("{}", c.seq_len),
-                                      fmt::format("{}", c.model_dim),  fmt::format("{}", c.n_heads),
-                                      fmt::format("{}", c.n_kv_heads), fmt::format("{}", c.n_layers),
-                                      grouping_label(c.n_heads, c.n_kv_heads)};
-        if (head_dim) line.insert(line.begin() + 4, fmt::format("{}", c.head_dim()));
+    std::vector<std::string> cells(const ResultRow& row) const {
+        std::vector<std::string> line;
+        for (const Axis* axis : columns) line.push_back(axis->cell(row));
         return line;
     }
-
-    // Point columns, then `n_figures` right-aligned columns.
-    std::vector<Align> then_numbers(std::size_t n_figures) const {
-        std::vector<Align> align(header().size() - 1, Align::right);
-        align.push_back(Align::left);  // grouping
-        align.insert(align.end(), n_figures, Align::right);
-        return align;
-    }
 };
+
+Keys keys_of(const std::vector<ResultRow>& rows, bool with_run_axes) {
+    Keys keys;
+    // dh only when some row sets it apart from D/H (--head-dim, docs/model.md#explicit-head-dimension):
+    // otherwise it is D/H, and the caption and columns keep their usual shape.
+    const bool any_explicit_head_dim =
+        std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.config.explicit_head_dim != 0; });
+    std::vector<std::string> model_constants, run_constants;
+    auto sort = [&](const std::vector<Axis>& axes, std::vector<std::string>& constants) {
+        for (const Axis& axis : axes) {
+            if (rows.empty()) continue;
+            if (&axis == &model_axes()[head_dim_axis] && !any_explicit_head_dim) continue;
+            if (varies(axis, rows)) {
+                keys.columns.push_back(&axis);
+            } else {
+                constants.push_back(axis.caption ? axis.caption(rows.front())
+                                                 : fmt::format("{}={}", axis.name, axis.cell(rows.front())));
+            }
+        }
+    };
+    sort(model_axes(), model_constants);
+    if (with_run_axes) sort(run_axes(), run_constants);
+    keys.caption = fmt::format("{}", fmt::join(model_constants, " "));
+    if (!run_constants.empty()) {
+        keys.caption += (keys.caption.empty() ? "" : ", ") + fmt::format("{}", fmt::join(run_constants, ", "));
+    }
+    if (!keys.caption.empty()) keys.caption = "every line: " + keys.caption;
+    return keys;
+}
+
+void add_figures(SummaryTable& table, std::initializer_list<std::string> names) {
+    for (const std::string& name : names) {
+        table.text.header.push_back(name);
+        table.text.align.push_back(Align::right);
+    }
+}
+
+// Figure columns with nothing in any line (a path the run did not measure) go: a column of
+// dashes says less than the caption's "cached path".
+void drop_empty_figures(SummaryTable& table) {
+    TextTable& text = table.text;
+    for (std::size_t i = text.header.size(); i-- > table.n_key_columns;) {
+        const bool empty = std::all_of(text.lines.begin(), text.lines.end(),
+                                       [&](const std::vector<std::string>& line) { return line[i].empty() || line[i] == missing; });
+        if (!empty || text.lines.empty()) continue;
+        text.header.erase(text.header.begin() + static_cast<std::ptrdiff_t>(i));
+        text.align.erase(text.align.begin() + static_cast<std::ptrdiff_t>(i));
+        for (std::vector<std::string>& line : text.lines) line.erase(line.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+}
 
 std::string intensity(const ResultRow* row) {
     if (row == nullptr || row->cost.bytes == 0) return missing;
     return format_number(static_cast<double>(row->cost.flops) / static_cast<double>(row->cost.bytes));
 }
 
-std::string flops_of(const ResultRow* row) {
-    return row == nullptr ? missing : format_flops(static_cast<double>(row->cost.flops));
+// The first row of each pair, to key the per-configuration tables with the same axes.
+std::vector<ResultRow> representatives(const std::vector<ConfigPair>& pairs) {
+    std::vector<ResultRow> rows;
+    for (const ConfigPair& pair : pairs) rows.push_back(*(pair.cached != nullptr ? pair.cached : pair.uncached));
+    return rows;
 }
 
-TextTable flops_table(const std::vector<ConfigPair>& pairs, const PointColumns& point) {
-    TextTable table{"FLOPs per step", point.header(), point.then_numbers(5), {}, {}};
-    for (const char* name :
-         {"cached", "uncached", "uncached/cached", "cached FLOP/B", "uncached FLOP/B"}) {
-        table.header.emplace_back(name);
-    }
+SummaryTable flops_table(const std::vector<ConfigPair>& pairs) {
+    const std::vector<ResultRow> configs = representatives(pairs);
+    const Keys keys = keys_of(configs, false);
+    std::vector<double> cached_flops, uncached_flops;
     for (const ConfigPair& pair : pairs) {
-        std::vector<std::string> line = point.cells(pair.config);
-        line.push_back(flops_of(pair.cached));
-        line.push_back(flops_of(pair.uncached));
+        if (pair.cached != nullptr) cached_flops.push_back(static_cast<double>(pair.cached->cost.flops));
+        if (pair.uncached != nullptr) uncached_flops.push_back(static_cast<double>(pair.uncached->cost.flops));
+    }
+    const ColumnUnit cached_unit = flops_unit(cached_flops), uncached_unit = flops_unit(uncached_flops);
+    SummaryTable table = keys.table("FLOPs per step");
+    add_figures(table, {"cached\n" + cached_unit.name, "uncached\n" + uncached_unit.name, "uncached/\ncached",
+                        "FLOP/byte\ncached", "FLOP/byte\nuncached"});
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+        const ConfigPair& pair = pairs[i];
+        std::vector<std::string> line = keys.cells(configs[i]);
+        line.push_back(pair.cached ? format_in(static_cast<double>(pair.cached->cost.flops), cached_unit) : missing);
+        line.push_back(pair.uncached ? format_in(static_cast<double>(pair.uncached->cost.flops), uncached_unit)
+                                     : missing);
         const bool both = pair.cached != nullptr && pair.uncached != nullptr && pair.cached->cost.flops > 0;
         line.push_back(both ? format_ratio(static_cast<double>(pair.uncached->cost.flops) /
                                            static_cast<double>(pair.cached->cost.flops))
                             : missing);
         line.push_back(intensity(pair.cached));
         line.push_back(intensity(pair.uncached));
-        table.lines.push_back(std::move(line));
+        table.text.lines.push_back(std::move(line));
     }
+    drop_empty_figures(table);
     return table;
 }
 
-TextTable latency_table(const std::vector<ResultRow>& rows, const PointColumns& point) {
-    // A cache column only when the run mixes cold and warm: otherwise describe_run says which.
-    const bool mixed_cache_states =
-        std::any_of(rows.begin(), rows.end(),
-                    [&](const ResultRow& r) { return r.cache_state != rows.front().cache_state; });
-    TextTable table{"Latency", point.header(), {}, {}, {}};
-    table.header.emplace_back("T");
-    if (mixed_cache_states) table.header.emplace_back("cache");
-    table.header.emplace_back("path");
-    for (const char* name : {"median", "CV", "min", "p90", "GFLOP/s", "GB/s", "roofline", "speedup"}) {
-        table.header.emplace_back(name);
-    }
-    table.align = point.then_numbers(0);
-    table.align.push_back(Align::right);  // T
-    if (mixed_cache_states) table.align.push_back(Align::left);
-    table.align.push_back(Align::left);  // path
-    table.align.insert(table.align.end(), 8, Align::right);
-
+SummaryTable latency_table(const std::vector<ResultRow>& rows, const TableOptions& options) {
+    const Keys keys = keys_of(rows, true);
+    // One unit for median, min and p90, so the three compare within a line as well.
+    std::vector<double> durations_ns;
     for (const ResultRow& row : rows) {
-        std::vector<std::string> line = point.cells(row.config);
-        line.push_back(fmt::format("{}", row.n_threads));
-        if (mixed_cache_states) line.push_back(row.cache_state);
-        line.emplace_back(path_name(row.path));
-        line.push_back(format_duration_ns(row.stats.median_ns));
+        durations_ns.insert(durations_ns.end(), {row.stats.median_ns, row.stats.min_ns, row.stats.p90_ns});
+    }
+    const ColumnUnit unit = duration_unit(durations_ns, options.time_unit);
+    SummaryTable table = keys.table("Latency");
+    add_figures(table, {"median\n" + unit.name, "CV\n%", "min\n" + unit.name, "p90\n" + unit.name, "speedup"});
+    bool any_noisy = false, any_speedup = false;
+    for (const ResultRow& row : rows) {
+        std::vector<std::string> line = keys.cells(row);
+        line.push_back(format_in(row.stats.median_ns, unit));
         // Flagged rather than warned about one by one: the sweep prints one line for all.
-        line.push_back(format_percent(100 * row.stats.cv) + (row.noisy ? "!" : ""));
-        line.push_back(format_duration_ns(row.stats.min_ns));
-        line.push_back(format_duration_ns(row.stats.p90_ns));
+        line.push_back(fmt::format("{:.1f}{}", 100 * row.stats.cv, row.noisy ? "!" : ""));
+        line.push_back(format_in(row.stats.min_ns, unit));
+        line.push_back(format_in(row.stats.p90_ns, unit));
+        // The uncached row is the baseline: its own speedup (1.00x in the CSV) says nothing.
+        if (row.path == DecodePath::uncached) {
+            line.emplace_back();
+        } else {
+            line.push_back(row.speedup ? format_ratio(*row.speedup) : missing);
+        }
+        any_noisy = any_noisy || row.noisy;
+        any_speedup = any_speedup || (row.path == DecodePath::cached && row.speedup);
+        table.text.lines.push_back(std::move(line));
+    }
+    std::vector<std::string> notes;
+    if (any_speedup) notes.emplace_back("speedup: the uncached median over the cached one");
+    if (any_noisy) notes.emplace_back("! noisy: CV above 5 % and MdAPE above 2 %, so the median may move on a re-run");
+    table.text.footnote = fmt::format("{}", fmt::join(notes, "\n"));
+    drop_empty_figures(table);
+    return table;
+}
+
+SummaryTable throughput_table(const std::vector<ResultRow>& rows) {
+    const Keys keys = keys_of(rows, true);
+    SummaryTable table = keys.table("Throughput");
+    add_figures(table, {"GFLOP/s", "GB/s", "roofline\n%"});
+    bool any_fits = false, any_missing = false;
+    for (const ResultRow& row : rows) {
+        std::vector<std::string> line = keys.cells(row);
         line.push_back(format_number(row.gflops));
         line.push_back(format_number(row.gbps));
         // A step whose whole working set fits in the LLC can beat DRAM bandwidth when warm.
-        line.push_back((row.roofline_pct ? format_percent(*row.roofline_pct) : missing) +
+        line.push_back((row.roofline_pct ? fmt::format("{:.1f}", *row.roofline_pct) : missing) +
                        (row.fits_in_llc ? "*" : ""));
-        if (row.fits_in_llc) {
-            table.footnote =
-                "* the step's working set fits in the last-level cache: with --cache-state warm it "
-                "can beat DRAM bandwidth";
-        }
-        line.push_back(row.speedup ? format_ratio(*row.speedup) : missing);
-        table.lines.push_back(std::move(line));
+        any_fits = any_fits || row.fits_in_llc;
+        any_missing = any_missing || !row.roofline_pct;
+        table.text.lines.push_back(std::move(line));
     }
-    if (std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.noisy; })) {
-        if (!table.footnote.empty()) table.footnote += "\n  ";
-        table.footnote += "! noisy: CV above 5 % and MdAPE above 2 %, so the median may move on a re-run";
+    std::vector<std::string> notes;
+    if (any_fits) {
+        notes.emplace_back("* the step's working set fits in the last-level cache: with --cache-state warm it can "
+                           "beat DRAM bandwidth");
     }
+    if (any_missing) {
+        notes.emplace_back("- no roofline for this thread count: measure one with `kvbench roofline -t T` or "
+                           "`kvbench sweep --measure-roofline` (a sweep without --no-roofline measures one "
+                           "quickly when none is saved)");
+    }
+    table.text.footnote = fmt::format("{}", fmt::join(notes, "\n"));
     return table;
 }
 
-TextTable kv_memory_table(const std::vector<ConfigPair>& pairs, const PointColumns& point) {
-    TextTable table{"KV memory", point.header(), point.then_numbers(3), {}, {}};
-    for (const char* name : {"KV cache", "MHA KV cache", "saved by grouping"}) table.header.emplace_back(name);
-    for (const ConfigPair& pair : pairs) {
-        const ModelConfig& c = pair.config;
-        const std::uint64_t kv_bytes = (pair.cached != nullptr ? pair.cached : pair.uncached)->cost.kv_bytes;
+SummaryTable kv_memory_table(const std::vector<ConfigPair>& pairs) {
+    const std::vector<ResultRow> configs = representatives(pairs);
+    const Keys keys = keys_of(configs, false);
+    std::vector<double> kv_bytes, mha_kv_bytes;
+    for (const ResultRow& row : configs) {
         // kv_bytes holds a factor G (docs/counting.md#kv-bytes), so dividing first is exact and cannot overflow.
-        const std::uint64_t mha_kv_bytes = kv_bytes / c.n_kv_heads * c.n_heads;
-        std::vector<std::string> line = point.cells(c);
-        line.push_back(format_bytes(kv_bytes));
-        line.push_back(format_bytes(mha_kv_bytes));
+        kv_bytes.push_back(static_cast<double>(row.cost.kv_bytes));
+        mha_kv_bytes.push_back(static_cast<double>(row.cost.kv_bytes / row.config.n_kv_heads * row.config.n_heads));
+    }
+    // One unit for both columns: the saving reads off a line.
+    std::vector<double> both = kv_bytes;
+    both.insert(both.end(), mha_kv_bytes.begin(), mha_kv_bytes.end());
+    const ColumnUnit unit = bytes_unit(both);
+    SummaryTable table = keys.table("KV memory");
+    add_figures(table, {"KV cache\n" + unit.name, "as MHA\n" + unit.name, "saved by grouping"});
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+        const ModelConfig& c = configs[i].config;
+        std::vector<std::string> line = keys.cells(configs[i]);
+        line.push_back(format_in(kv_bytes[i], unit));
+        line.push_back(format_in(mha_kv_bytes[i], unit));
         if (c.n_kv_heads == c.n_heads) {
-            line.emplace_back(missing);
+            line.emplace_back("none");
         } else {
             const double shrink = static_cast<double>(c.n_heads) / static_cast<double>(c.n_kv_heads);
-            line.push_back(fmt::format("-{:.1f} % ({} smaller)", 100 * (1 - 1 / shrink), format_ratio(shrink)));
+            line.push_back(fmt::format("{} smaller (-{:.0f} %)", format_ratio(shrink), 100 * (1 - 1 / shrink)));
         }
-        table.lines.push_back(std::move(line));
+        table.text.lines.push_back(std::move(line));
     }
+    table.text.footnote = "as MHA: the cache with one KV head per query head (G=H), at the same B, N, D, H and L";
     return table;
 }
 
 std::string or_unknown(const std::string& text) { return text.empty() ? "unknown" : text; }
 
+template <typename T>
+std::vector<T> distinct(const std::vector<ResultRow>& rows, T (*value)(const ResultRow&)) {
+    std::vector<T> values;
+    for (const ResultRow& row : rows) {
+        if (std::find(values.begin(), values.end(), value(row)) == values.end()) values.push_back(value(row));
+    }
+    return values;
+}
+
 }  // namespace
 
-std::string describe_run(const std::vector<ResultRow>& rows, const Environment& env) {
-    std::vector<std::size_t> threads;
-    std::vector<std::string> cache_states;
-    for (const ResultRow& row : rows) {
-        if (std::find(threads.begin(), threads.end(), row.n_threads) == threads.end()) {
-            threads.push_back(row.n_threads);
-        }
-        if (std::find(cache_states.begin(), cache_states.end(), row.cache_state) == cache_states.end()) {
-            cache_states.push_back(row.cache_state);
-        }
-    }
-    std::string machine = fmt::format("machine: {} ({} cores", or_unknown(env.cpu_model), env.n_cores);
+std::vector<std::string> run_description_lines(const std::vector<ResultRow>& rows, const Environment& env) {
+    const std::vector<std::size_t> threads =
+        distinct<std::size_t>(rows, [](const ResultRow& r) { return r.n_threads; });
+    const std::vector<std::string> cache_states =
+        distinct<std::string>(rows, [](const ResultRow& r) { return r.cache_state; });
+    std::string machine = fmt::format("{} ({} cores", or_unknown(env.cpu_model), env.n_cores);
     if (env.llc_bytes > 0) machine += fmt::format(", LLC {}", format_bytes(env.llc_bytes));
     machine += ')';
-    std::string text = fmt::format(
-        "{}; BLAS: {} ({}); threads: {}; cache: {}; build: {} {} ({}, kernels {}); kvbench {}", machine,
-        or_unknown(env.blas_library), or_unknown(env.blas_threading),
-        threads.empty() ? std::string(missing) : fmt::format("{}", fmt::join(threads, ", ")),
-        cache_states.empty() ? std::string(missing) : fmt::format("{}", fmt::join(cache_states, ", ")),
-        or_unknown(env.build_type), or_unknown(env.git_commit), or_unknown(env.compiler),
-        or_unknown(env.kernel_isa), or_unknown(env.tool_version));
-    if (!env.optimized_build) text += "; WARNING: unoptimized build, these timings mean nothing";
+    // The BLAS build string alone can fill a terminal line: it gets its own.
+    std::vector<std::string> lines{
+        fmt::format("machine: {}", machine),
+        fmt::format("BLAS:    {} ({})", or_unknown(env.blas_library), or_unknown(env.blas_threading)),
+        fmt::format("build:   {} {} ({}, kernels {}); kvbench {}", or_unknown(env.build_type),
+                    or_unknown(env.git_commit), or_unknown(env.compiler), or_unknown(env.kernel_isa),
+                    or_unknown(env.tool_version)),
+        fmt::format("run:     threads {}; cache {}",
+                    threads.empty() ? std::string(missing) : fmt::format("{}", fmt::join(threads, ", ")),
+                    cache_states.empty() ? std::string(missing) : fmt::format("{}", fmt::join(cache_states, ", ")))};
+    if (!env.optimized_build) lines.emplace_back("WARNING: unoptimized build, these timings mean nothing");
+    return lines;
+}
+
+std::string describe_run(const std::vector<ResultRow>& rows, const Environment& env) {
+    std::string text;
+    for (const std::string& line : run_description_lines(rows, env)) {
+        if (!text.empty()) text += '\n';
+        text += wrap_text(line, 0, description_indent);
+    }
     return text;
 }
 
-std::vector<TextTable> summary_tables(const std::vector<ResultRow>& rows) {
+std::string axis_legend() {
+    return "axes:    B batch, N context, D model dim, H heads, G KV heads (GQA-G), L layers, T threads";
+}
+
+std::vector<SummaryTable> summary_tables(const std::vector<ResultRow>& rows, const TableOptions& options) {
     const std::vector<ConfigPair> pairs = pair_by_config(rows);
-    const PointColumns point(rows);
-    return {flops_table(pairs, point), latency_table(rows, point), kv_memory_table(pairs, point)};
+    return {flops_table(pairs), latency_table(rows, options), throughput_table(rows), kv_memory_table(pairs)};
 }
 
 }  // namespace kvbench

@@ -1,11 +1,13 @@
-// The human summary of a run as text cells: a one-line description and three tables, for the table and Markdown writers.
+// The human summary of a run as text cells: a description of the run and its tables, for the table and Markdown writers.
 #pragma once
 
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/report/report.hpp"
+#include "kvbench/report/units.hpp"
 
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kvbench {
@@ -14,21 +16,70 @@ enum class Align { left, right };
 
 struct TextTable {
     std::string title;                             // "FLOPs per step", "Latency", "KV memory"
-    std::vector<std::string> header;               // one name per column
+    // One name per column; a '\n' puts the rest on a second header line (the column's unit).
+    std::vector<std::string> header;
     std::vector<Align> align;                      // one per column: labels left, numbers right
     std::vector<std::vector<std::string>> lines;   // each exactly header.size() cells
-    std::string footnote;                          // printed under the table when not empty
+    std::string footnote;                          // under the table when not empty; '\n' between notes
 };
 
-// Space-aligned columns under the title, for terminals (UTF-8 aware widths).
+// A table of the run's summary: the cells, and what the writers need to keep it narrow.
+struct SummaryTable {
+    TextTable text;
+    std::string caption;  // under the title: the axes every line shares ("every line: B=1 D=1024")
+    // Leading columns that name a line (N, grouping, path): repeated in every part when the
+    // terminal writer has to split a table too wide for terminal_columns.
+    std::size_t n_key_columns = 0;
+};
+
+// The width every line of the terminal report keeps within.
+inline constexpr std::size_t terminal_columns = 80;
+
+// How the human tables render figures.
+struct TableOptions {
+    TimeUnit time_unit = TimeUnit::auto_select;  // --time-unit
+};
+
+// Space-aligned columns under the title, for terminals (UTF-8 aware widths). A table wider
+// than terminal_columns is split into parts, each with the key columns; long captions and
+// footnotes are wrapped.
+void write_text_table(std::ostream& out, const SummaryTable& table);
+// The same for a table without caption, whose key columns are the leading ones up to the
+// last left-aligned one (labels are left-aligned, figures right-aligned).
 void write_text_table(std::ostream& out, const TextTable& table);
 
-// "machine: <cpu> (2 cores); BLAS: ... (openmp); threads: 2; cache: cold; build: Release abc1234 (GNU 12.2.0); kvbench 0.1.0".
+// Terminal columns of UTF-8 text ("µs" is two bytes, one column).
+std::size_t display_width(std::string_view text);
+
+// Each '\n'-separated line of `text` broken at spaces to fit terminal_columns: the first
+// piece indented by `indent` spaces, the others by `hanging_indent`. A word longer than a
+// line stays whole.
+std::string wrap_text(std::string_view text, std::size_t indent, std::size_t hanging_indent);
+
+// The run in a few lines, each within terminal_columns (long values wrap with an indent):
+// machine: <cpu> (2 cores, LLC 32.0 MiB)
+// BLAS:    OpenBLAS 0.3.21 ... (openmp)
+// build:   Release abc1234 (GNU 12.2.0, kernels avx2+fma); kvbench 0.1.0
+// run:     threads 2; cache cold
 std::string describe_run(const std::vector<ResultRow>& rows, const Environment& env);
 
-// In order: "FLOPs per step" and "KV memory" have one line per ModelConfig (neither
-// depends on threads or cache state); "Latency" has one line per ResultRow. Lines follow the
-// order in which configurations first appear in `rows`. Missing figures read "-".
-std::vector<TextTable> summary_tables(const std::vector<ResultRow>& rows);
+// The same lines unwrapped, for writers that wrap on their own (Markdown).
+std::vector<std::string> run_description_lines(const std::vector<ResultRow>& rows, const Environment& env);
+inline constexpr std::size_t description_indent = 9;  // "machine: "
+
+// What the sweep tables' letters stand for, in one line.
+std::string axis_legend();
+
+// In order: "FLOPs per step" and "KV memory" have one line per ModelConfig (neither depends
+// on threads or cache state); "Latency" and "Throughput" have one line per ResultRow. Lines
+// follow the order in which configurations first appear in `rows`. Axes with one value in
+// the whole run go in each table's caption instead of a column. Missing figures read "-".
+std::vector<SummaryTable> summary_tables(const std::vector<ResultRow>& rows, const TableOptions& options = {});
+
+// write_table and write_markdown (report.hpp) with options: the same report, other units.
+void write_table(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env,
+                 const TableOptions& options);
+void write_markdown(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env,
+                    const TableOptions& options);
 
 }  // namespace kvbench

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 
 namespace kvbench {
 
@@ -23,5 +25,30 @@ std::string format_ratio(double ratio);
 
 // A value already in percent: "37.5 %".
 std::string format_percent(double percent);
+
+// "1 point", "3 points": a count and its noun, plural unless the count is one.
+std::string format_count(std::size_t count, std::string_view noun);
+
+// --time-unit: auto picks the unit from a column's values; the others force it.
+enum class TimeUnit { auto_select, ns, us, ms, s };
+
+// "auto", "ns", "us", "ms", "s" (the --time-unit spellings); throws std::invalid_argument otherwise.
+TimeUnit parse_time_unit(std::string_view name);
+
+// One unit for a whole table column, so that its cells compare at a glance: values are
+// divided by `per_unit` and printed with three significant figures under `name`.
+struct ColumnUnit {
+    std::string name;     // "ms", "MFLOP", "KiB"
+    double per_unit = 1;  // value of one `name` in the column's base unit (ns, FLOP, byte)
+};
+
+// The largest unit in which no value of the column reads 1000 or more (the small ones get
+// decimals instead); `forced` overrides the choice for durations.
+ColumnUnit duration_unit(std::span<const double> durations_ns, TimeUnit forced = TimeUnit::auto_select);
+ColumnUnit flops_unit(std::span<const double> n_flops);
+ColumnUnit bytes_unit(std::span<const double> n_bytes);
+
+// format_number(value / unit.per_unit), without the unit: the column header carries it.
+std::string format_in(double value, const ColumnUnit& unit);
 
 }  // namespace kvbench

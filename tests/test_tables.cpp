@@ -1,0 +1,307 @@
+// The human tables on made-up rows: golden text at 80 columns for a default-sweep-like grid, a grid
+// where every axis varies, and Markdown. KVBENCH_UPDATE_GOLDEN=1 rewrites tests/golden/ from the
+// current output (then read the diff before committing it).
+#include "kvbench/report/report.hpp"
+#include "kvbench/report/summary_tables.hpp"
+
+#include <algorithm>
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace kvbench;
+
+namespace {
+
+ModelConfig model(std::size_t n_batch, std::size_t seq_len, std::size_t model_dim, std::size_t n_heads,
+                  std::size_t n_kv_heads, std::size_t n_layers) {
+    ModelConfig c;
+    c.n_batch = n_batch;
+    c.seq_len = seq_len;
+    c.model_dim = model_dim;
+    c.n_heads = n_heads;
+    c.n_kv_heads = n_kv_heads;
+    c.n_layers = n_layers;
+    return c;
+}
+
+// A row as make_result_rows would build it, from a made-up median and CV: min 10 % below the
+// median, p90 10 % above, MdAPE half the CV, roofline % against 200 GFLOP/s and 30 GB/s.
+ResultRow made_up_row(const ModelConfig& c, DecodePath path, std::size_t n_threads, const char* cache_state,
+                      double median_ns, double cv, bool has_roofline) {
+    ResultRow row;
+    row.path = path;
+    row.config = c;
+    row.n_threads = n_threads;
+    row.cache_state = cache_state;
+    row.cost = step_cost(c, path);
+    row.stats.n_samples = 20;
+    row.stats.median_ns = median_ns;
+    row.stats.min_ns = 0.9 * median_ns;
+    row.stats.p90_ns = 1.1 * median_ns;
+    row.stats.cv = cv;
+    row.stats.mdape = cv / 2;
+    row.gflops = static_cast<double>(row.cost.flops) / median_ns;
+    row.gbps = static_cast<double>(row.cost.bytes) / median_ns;
+    if (has_roofline) {
+        const double bound_s = std::max(static_cast<double>(row.cost.flops) / 200e9,
+                                        static_cast<double>(row.cost.bytes) / 30e9);
+        row.roofline_pct = 100 * bound_s / (median_ns * 1e-9);
+    }
+    row.fits_in_llc = row.cost.bytes < (std::uint64_t{32} << 20);
+    row.noisy = cv > 0.05 && row.stats.mdape > 0.02;
+    return row;
+}
+
+// Both paths of a point, cached first, with the speedup make_result_rows gives them.
+void add_point(std::vector<ResultRow>& rows, const ModelConfig& c, std::size_t n_threads, const char* cache_state,
+               double cached_ns, double uncached_ns, double cv, bool has_roofline) {
+    ResultRow cached = made_up_row(c, DecodePath::cached, n_threads, cache_state, cached_ns, cv, has_roofline);
+    ResultRow uncached = made_up_row(c, DecodePath::uncached, n_threads, cache_state, uncached_ns, cv / 3,
+                                     has_roofline);
+    cached.speedup = uncached_ns / cached_ns;
+    uncached.speedup = 1.0;
+    rows.push_back(cached);
+    rows.push_back(uncached);
+}
+
+// kvbench sweep's default grid: D=1024 H=16 B=1 L=1, N = 128..4096, G = 16, 4, 1, both paths, T=2, cold.
+std::vector<ResultRow> default_like_rows() {
+    std::vector<ResultRow> rows;
+    std::size_t i = 0;
+    for (const std::size_t n_kv_heads : {std::size_t{16}, std::size_t{4}, std::size_t{1}}) {
+        for (std::size_t n = 128; n <= 4096; n *= 2, ++i) {
+            const double seq = static_cast<double>(n);
+            add_point(rows, model(1, n, 1024, 16, n_kv_heads, 1), 2, "cold",
+                      5e5 + 40.0 * seq * static_cast<double>(n_kv_heads), 5e4 * seq + 20.0 * seq * seq,
+                      i % 3 == 0 ? 0.12 : 0.02, true);
+        }
+    }
+    return rows;
+}
+
+// Every axis varies, with the widest values a sweep accepts in practice: B, N, D, H, G, L, T and
+// the cache state, and one thread count without a roofline.
+std::vector<ResultRow> every_axis_rows() {
+    std::vector<ResultRow> rows;
+    add_point(rows, model(1, 128, 1024, 16, 16, 1), 1, "cold", 3.1e5, 8.2e6, 0.02, true);
+    add_point(rows, model(64, 131072, 8192, 64, 8, 80), 64, "warm", 2.4e10, 9.9e13, 0.09, false);
+    add_point(rows, model(8, 4096, 4096, 32, 1, 32), 2, "warm", 8.4e7, 5.1e10, 0.01, true);
+    add_point(rows, model(16, 32768, 512, 8, 8, 2), 64, "cold", 6.5e5, 2.2e9, 0.30, false);
+    return rows;
+}
+
+Environment fixed_environment() {
+    Environment env;
+    env.tool_version = "0.1.0";
+    env.git_commit = "abc1234";
+    env.build_type = "Release";
+    env.compiler = "GNU 12.2.0";
+    env.kernel_isa = "avx512";
+    env.cpu_model = "Intel(R) Xeon(R) Processor";
+    env.n_cores = 2;
+    env.llc_bytes = std::size_t{105} << 20;
+    // The real one: longer than a terminal line by itself.
+    env.blas_library = "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY USE_OPENMP SkylakeX MAX_THREADS=64";
+    env.blas_threading = "openmp";
+    return env;
+}
+
+std::string render_table(const std::vector<ResultRow>& rows, const TableOptions& options = {}) {
+    std::ostringstream out;
+    write_table(out, rows, fixed_environment(), options);
+    return out.str();
+}
+
+std::string render_markdown(const std::vector<ResultRow>& rows) {
+    std::ostringstream out;
+    write_markdown(out, rows, fixed_environment(), TableOptions{});
+    return out.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+std::size_t widest_line(const std::string& text) {
+    std::size_t widest = 0;
+    for (const std::string& line : lines_of(text)) widest = std::max(widest, display_width(line));
+    return widest;
+}
+
+std::string golden_path(const std::string& name) { return std::string(KVBENCH_GOLDEN_DIR) + "/" + name; }
+
+std::string read_golden(const std::string& name) {
+    std::ifstream in(golden_path(name), std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+void check_golden(const std::string& name, const std::string& actual) {
+    if (std::getenv("KVBENCH_UPDATE_GOLDEN") != nullptr) {
+        std::ofstream(golden_path(name), std::ios::binary) << actual;
+    }
+    const std::string expected = read_golden(name);
+    REQUIRE_MESSAGE(!expected.empty(), "missing " << golden_path(name));
+    // Line by line, so that a failure names the first line that differs.
+    const std::vector<std::string> want = lines_of(expected), got = lines_of(actual);
+    for (std::size_t i = 0; i < std::min(want.size(), got.size()); ++i) {
+        INFO(name << " line " << i + 1);
+        REQUIRE(got[i] == want[i]);
+    }
+    CHECK(got.size() == want.size());
+    CHECK(actual == expected);
+}
+
+std::string block_of(const std::string& text, const std::string& title) {
+    const std::size_t start = text.find(title + "\n");
+    REQUIRE(start != std::string::npos);
+    return text.substr(start, text.find("\n\n", start) - start);
+}
+
+}  // namespace
+
+TEST_CASE("the default-sweep-like tables keep within 80 columns and match the golden text") {
+    const std::string text = render_table(default_like_rows());
+    CHECK(widest_line(text) <= terminal_columns);
+    check_golden("default_sweep.txt", text);
+}
+
+TEST_CASE("with every axis varying the tables split rather than wrap, and match the golden text") {
+    const std::string text = render_table(every_axis_rows());
+    CHECK(widest_line(text) <= terminal_columns);
+    CHECK(text.find("(continued)") != std::string::npos);
+    check_golden("every_axis.txt", text);
+}
+
+TEST_CASE("markdown tables match the golden text and escape what github would render") {
+    const std::string text = render_markdown(default_like_rows());
+    check_golden("default_sweep.md", text);
+    // Footnotes start with their marks: escaped, they stay text instead of becoming bullets.
+    CHECK(text.find("\n\\* the step's working set") != std::string::npos);
+    CHECK(text.find("\n* ") == std::string::npos);
+    CHECK(text.find("\n- ") == std::string::npos);
+    // Every table line has as many cells as its header: no stray '|'.
+    std::size_t n_bars = 0;
+    for (const std::string& line : lines_of(text)) {
+        if (line.rfind("| ", 0) != 0) {
+            n_bars = 0;
+            continue;
+        }
+        std::size_t bars = 0;
+        for (std::size_t i = 0; i < line.size(); ++i) bars += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+        if (n_bars == 0) n_bars = bars;
+        CHECK(bars == n_bars);
+    }
+}
+
+TEST_CASE("axes with one value in the run go in the caption, not in a column") {
+    const std::string latency = block_of(render_table(default_like_rows()), "Latency");
+    CHECK(latency.find("every line: B=1 D=1024 H=16 L=1, T=2, cold cache") != std::string::npos);
+    const std::vector<std::string> lines = lines_of(latency);
+    REQUIRE(lines.size() > 3);
+    CHECK(lines[2].find(" N  grouping  path ") != std::string::npos);
+    CHECK(lines[2].find(" B ") == std::string::npos);
+    CHECK(lines[2].find(" T ") == std::string::npos);
+}
+
+TEST_CASE("the uncached row shows no speedup, and the cached one shows its speedup") {
+    const std::vector<ResultRow> rows = default_like_rows();
+    const std::string latency = block_of(render_table(rows), "Latency");
+    CHECK(latency.find("1.00x") == std::string::npos);
+    const std::vector<std::string> lines = lines_of(latency);
+    std::size_t n_cached = 0, n_uncached = 0;
+    for (const std::string& line : lines) {
+        if (line.find("  MHA ") == std::string::npos && line.find("  GQA-4 ") == std::string::npos &&
+            line.find("  MQA ") == std::string::npos) {
+            continue;  // not a line of figures
+        }
+        const bool uncached = line.find(" uncached ") != std::string::npos;
+        CHECK((line.back() == 'x') == !uncached);
+        ++(uncached ? n_uncached : n_cached);
+    }
+    CHECK(n_cached == 18);
+    CHECK(n_uncached == 18);
+}
+
+TEST_CASE("a column has one unit, chosen from its values or forced by --time-unit") {
+    const std::vector<ResultRow> rows = default_like_rows();
+    // Medians from 0.2 ms to 352 ms: the column reads ms, the small ones with decimals.
+    const std::string latency = block_of(render_table(rows), "Latency");
+    CHECK(lines_of(latency)[3].find("ms") != std::string::npos);
+    CHECK(latency.find("µs") == std::string::npos);
+    TableOptions in_us;
+    in_us.time_unit = TimeUnit::us;
+    const std::string forced = block_of(render_table(rows, in_us), "Latency");
+    CHECK(lines_of(forced)[3].find("µs") != std::string::npos);
+    CHECK(forced.find(" ms") == std::string::npos);
+}
+
+TEST_CASE("the kv memory table says how much smaller, then the percentage") {
+    const std::string kv = block_of(render_table(default_like_rows()), "KV memory");
+    CHECK(kv.find("4.00x smaller (-75 %)") != std::string::npos);
+    CHECK(kv.find("16.0x smaller (-94 %)") != std::string::npos);
+    CHECK(kv.find("-75.0 %") == std::string::npos);
+}
+
+TEST_CASE("a missing roofline is explained with the commands that measure one") {
+    const std::string text = render_table(every_axis_rows());
+    CHECK(text.find("  - no roofline for this thread count: measure one with `kvbench roofline -t T`") !=
+          std::string::npos);
+    CHECK(render_table(default_like_rows()).find("no roofline") == std::string::npos);
+}
+
+TEST_CASE("the run description gives the blas build string a line of its own and wraps it") {
+    const std::string text = describe_run(default_like_rows(), fixed_environment());
+    CHECK(text.rfind("machine: Intel(R) Xeon(R) Processor (2 cores, LLC 105 MiB)\nBLAS:    OpenBLAS 0.3.21", 0) == 0);
+    CHECK(text.find("\n         MAX_THREADS=64 (openmp)\n") != std::string::npos);
+    CHECK(widest_line(text) <= terminal_columns);
+}
+
+TEST_CASE("wrapping breaks at spaces, indents what follows, and keeps a long word whole") {
+    CHECK(wrap_text("short", 2, 4) == "  short");
+    const std::string word(90, 'x');
+    CHECK(wrap_text("a " + word + " b", 0, 3) == "a\n   " + word + "\n   b");
+    CHECK(wrap_text("one\ntwo", 1, 1) == " one\n two");
+}
+
+TEST_CASE("a path the run did not measure leaves no column of dashes") {
+    std::vector<ResultRow> rows;
+    for (const ResultRow& row : default_like_rows()) {
+        if (row.path == DecodePath::cached) rows.push_back(row);
+    }
+    for (ResultRow& row : rows) row.speedup.reset();
+    const std::string text = render_table(rows);
+    CHECK(block_of(text, "Latency").find("speedup") == std::string::npos);
+    const std::string flops = block_of(text, "FLOPs per step");
+    CHECK(flops.find("uncached") == std::string::npos);
+    CHECK(flops.find("FLOP/byte") != std::string::npos);
+    CHECK(block_of(text, "Latency").find("cold cache, cached path") != std::string::npos);  // the caption says which
+}
+
+TEST_CASE("dh shows only when a row sets the head dimension apart from D/H") {
+    CHECK(render_table(default_like_rows()).find("dh") == std::string::npos);
+    ModelConfig plain = model(1, 4096, 3072, 16, 16, 1);  // dh = D/H = 192
+    ModelConfig gemma = plain;
+    gemma.explicit_head_dim = 256;
+    const std::vector<ResultRow> rows{made_up_row(plain, DecodePath::cached, 2, "cold", 1e6, 0.01, false),
+                                      made_up_row(gemma, DecodePath::cached, 2, "cold", 1.3e6, 0.01, false)};
+    const std::vector<std::string> lines = lines_of(block_of(render_table(rows), "Latency"));
+    REQUIRE(lines.size() > 4);
+    const auto line_with = [&](const std::string& text) {
+        return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
+    };
+    CHECK(line_with(" dh "));
+    CHECK(line_with(" 192 "));
+    CHECK(line_with(" 256 "));
+    // A run where every row sets the same dh keeps it in the caption.
+    const std::vector<ResultRow> same{made_up_row(gemma, DecodePath::cached, 2, "cold", 1.3e6, 0.01, false)};
+    CHECK(render_table(same).find("dh=256") != std::string::npos);
+}
