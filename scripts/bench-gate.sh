@@ -69,7 +69,8 @@ class="$(field kernel_isa)-$(field n_cores)c"
 
 if [[ "$mode" == refresh ]]; then
   mkdir -p "$gate_dir/$class"
-  cp "$sweep_json" "$gate_dir/$class/sweep.json"
+  # The recorded command line names the temporary file: the reference names its own.
+  sed "s|-o $sweep_json|-o sweep.json|" "$sweep_json" >"$gate_dir/$class/sweep.json"
   # Google Benchmark records its executable's absolute path; the repository keeps it relative.
   sed "s|\"executable\": \"$root/|\"executable\": \"|" "$micro_json" >"$gate_dir/$class/micro.json"
   echo "bench-gate: refreshed $gate_dir/$class (sweep.json, micro.json); commit them" >&2
