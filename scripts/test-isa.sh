@@ -2,8 +2,10 @@
 # Builds the kernels for the AVX2 class (x86-64-v3, into build-v3/) and for a CPU without AVX
 # (x86-64-v2, the portable paths, into build-v2/), and runs the doctest suite of each, so
 # every kernel path is tested against its naive twin whatever CPU runs this. The native
-# build is scripts/test.sh's. Builds run under KVBENCH_CPU_LOCK (a flock file) when it is
-# set, for machines that several people share.
+# build is scripts/test.sh's, so a level whose kernels the native build already runs (the
+# AVX2 path on an AVX2 CPU without AVX-512) is skipped, and so is one the CPU cannot run.
+# Builds run under KVBENCH_CPU_LOCK (a flock file) when it is set, for machines that several
+# people share.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,7 +19,18 @@ locked() {
   fi
 }
 
-for arch in x86-64-v3 x86-64-v2; do
+has_flag() { grep -qw "$1" /proc/cpuinfo 2>/dev/null; }
+arches=()
+if has_flag avx2 && has_flag fma && has_flag avx512f; then
+  arches+=(x86-64-v3)
+elif has_flag avx2; then
+  echo "kvbench: skipping x86-64-v3: the native build (scripts/test.sh) already runs the AVX2 kernels" >&2
+else
+  echo "kvbench: skipping x86-64-v3: this CPU has no AVX2" >&2
+fi
+arches+=(x86-64-v2)
+
+for arch in "${arches[@]}"; do
   build="$root/build-${arch##*-}"
   echo "kvbench: building and testing KVBENCH_ARCH=$arch in ${build#"$root"/}" >&2
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKVBENCH_ARCH="$arch" \
