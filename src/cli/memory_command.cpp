@@ -1,6 +1,8 @@
 // The `kvbench memory` subcommand: options, the plan, and its sheet.
 #include "cli/memory_command.hpp"
 
+#include "cli/option_conventions.hpp"
+
 #include "cli/model_options.hpp"
 #include "cli/plan_sheet.hpp"
 #include "cli/value_list.hpp"
@@ -247,18 +249,18 @@ CLI::App* add_memory_command(CLI::App& app, MemoryCliOptions& options) {
     memory->add_option("--presets", options.presets, "Preset file to read instead of the built-in presets "
                                                      "(the schema of data/models.json)")
         ->type_name("FILE");
-    memory->add_option("-n,--seq", options.seq, "Context lengths N (tokens per sequence)")->capture_default_str();
-    memory->add_option("-b,--batch", options.batch, "Batch sizes B (sequences)")->capture_default_str();
+    list_option(*memory, "-n,--seq", options.seq, "Context lengths N (tokens per sequence; 4K = 4096)");
+    list_option(*memory, "-b,--batch", options.batch, "Batch sizes B (sequences)");
     memory->add_option("--kv-dtype", options.kv_dtypes,
                        "Cache element types: f32, f16, bf16, fp8, int8 or int4 (int8 and int4 with one f32 scale "
-                       "per cached vector)")
+                       "per cached vector; default f16)")
         ->delimiter(',')
         ->check(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}))
-        ->capture_default_str();
+        ->type_name("LIST");
     memory->add_option("--weight-dtype", options.weight_dtype,
-                       "Weights' element type, for their memory: f32, f16, bf16, fp8, int8 or int4")
+                       "Weights' element type, for their memory: f32, f16, bf16, fp8, int8 or int4 (default f16)")
         ->check(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}))
-        ->capture_default_str();
+        ->type_name("TYPE");
     memory->add_option("--params", options.params, "Parameter count of the --model-config models")
         ->type_name("N");
     memory->add_option("--budget", options.budget,
@@ -274,25 +276,20 @@ CLI::App* add_memory_command(CLI::App& app, MemoryCliOptions& options) {
         ->type_name("N")
         ->capture_default_str();
     memory->add_flag("--no-twins", options.no_twins, "Omit the MHA and MQA twins of each model");
-    memory->add_option("-f,--format", options.format, "Output format: table, csv, json or md")
-        ->check(CLI::IsMember({"table", "csv", "json", "md"}))
-        ->capture_default_str();
-    memory->add_option("-o,--output", options.output,
-                       "Write the report to FILE (whole or not at all); the terminal still shows the table")
-        ->type_name("FILE");
+    add_output_options(memory, options.out, sheet_formats());
     return memory;
 }
 
 int run_memory_command(const MemoryCliOptions& options) {
     const MemoryRequest request = to_memory_request(options);
-    if (options.output) check_sheet_output(*options.output);
+    const OutputPlan output = to_output_plan(options.out, sheet_formats());
     std::vector<MemoryRow> rows;
     try {
         rows = plan_memory(request);
     } catch (const SizeOverflow&) {
         throw ConfigError("--seq, --batch: the cache would pass 2^64 bytes; lower them");
     }
-    emit_sheet(memory_sheet(request, rows), output_format_named(options.format), options.output);
+    emit_sheet(memory_sheet(request, rows), output);
     return 0;
 }
 

@@ -1,6 +1,8 @@
 // `kvbench memory`: the KV cache's memory bill for real models, and what fits in a budget.
 #pragma once
 
+#include "cli/output_options.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <optional>
@@ -24,8 +26,7 @@ struct MemoryCliOptions {
     std::optional<std::string> window;       // N or "none"; unset: each model's own
     std::string block_size = "1";
     bool no_twins = false;
-    std::string format = "table";
-    std::optional<std::string> output;
+    OutputCliOptions out;  // -o, -f, --export, -q, -v (output_options.hpp)
 };
 
 CLI::App* add_memory_command(CLI::App& app, MemoryCliOptions& options);

@@ -14,17 +14,13 @@ CLI::App* add_models_command(CLI::App& app, ModelsCliOptions& options) {
     CLI::App* models = app.add_subcommand("models", "List the model presets that --model names");
     models->add_option("--presets", options.presets, "Preset file to read instead of the built-in presets")
         ->type_name("FILE");
-    models->add_option("-f,--format", options.format, "Output format: table, csv, json or md")
-        ->check(CLI::IsMember({"table", "csv", "json", "md"}))
-        ->capture_default_str();
-    models->add_option("-o,--output", options.output, "Write the list to FILE; the terminal still shows the table")
-        ->type_name("FILE");
+    add_output_options(models, options.out, sheet_formats());
     return models;
 }
 
 int run_models_command(const ModelsCliOptions& options) {
     const std::vector<ModelPreset> presets = load_presets(options.presets);
-    if (options.output) check_sheet_output(*options.output);
+    const OutputPlan output = to_output_plan(options.out, sheet_formats());
 
     Sheet sheet;
     sheet.title = "Model presets";
@@ -32,7 +28,7 @@ int run_models_command(const ModelsCliOptions& options) {
                      {"hidden_size", "D", Align::right},    {"heads", "H", Align::right},
                      {"kv_heads", "G", Align::right},       {"head_dim", "dh", Align::right},
                      {"params", "params", Align::right},    {"grouping", "grouping", Align::left},
-                     {"sliding_window", "window", Align::right}, {"source", "source", Align::left}};
+                     {"sliding_window", "window", Align::right}, {"source", "source", Align::left, false}};
     for (const ModelPreset& preset : presets) {
         const auto count = [](std::uint64_t n) { return SheetCell{n, fmt::format("{}", n)}; };
         const std::string params = format_number(static_cast<double>(preset.n_params) / 1e9) + " B";
@@ -48,9 +44,10 @@ int run_models_command(const ModelsCliOptions& options) {
                               preset.sliding_window ? count(*preset.sliding_window) : SheetCell{nullptr, "-"},
                               {preset.source, preset.source}});
     }
-    sheet.notes.push_back("Numbers from each model's Hugging Face config (source); params counted with embeddings.");
+    sheet.notes.push_back("Numbers from each model's Hugging Face config (csv and json name it: -f csv); "
+                          "params counted with embeddings.");
     sheet.notes.push_back("kvbench memory --model NAME plans one; --model NAME in sweep and generate runs its shape.");
-    emit_sheet(sheet, output_format_named(options.format), options.output);
+    emit_sheet(sheet, output);
     return 0;
 }
 

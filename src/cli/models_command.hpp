@@ -1,6 +1,8 @@
 // `kvbench models`: the model presets, with their shapes, parameters, grouping and window.
 #pragma once
 
+#include "cli/output_options.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <optional>
@@ -10,8 +12,7 @@ namespace kvbench {
 
 struct ModelsCliOptions {
     std::optional<std::string> presets;  // --presets FILE; unset: the built-in presets
-    std::string format = "table";
-    std::optional<std::string> output;
+    OutputCliOptions out;  // -o, -f, --export, -q, -v (output_options.hpp)
 };
 
 CLI::App* add_models_command(CLI::App& app, ModelsCliOptions& options);

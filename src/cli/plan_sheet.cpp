@@ -1,12 +1,13 @@
 // Writers of a Sheet, one per output format.
 #include "cli/plan_sheet.hpp"
 
-#include "kvbench/report/summary_tables.hpp"
-
+#include "cli/output_streams.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/report/summary_tables.hpp"
 #include "kvbench/report/atomic_file.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <iostream>
@@ -15,17 +16,6 @@
 namespace kvbench {
 
 namespace {
-
-// RFC 4180: a field holding a comma, quote, CR or LF is quoted, its quotes doubled.
-std::string quote_field(std::string_view field) {
-    if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
-    std::string quoted = "\"";
-    for (const char c : field) {
-        if (c == '"') quoted += '"';
-        quoted += c;
-    }
-    return quoted + '"';
-}
 
 std::string csv_text(const nlohmann::ordered_json& value) {
     if (value.is_null()) return "";
@@ -115,7 +105,7 @@ void write_sheet(std::ostream& out, OutputFormat format, const Sheet& all_column
         for (std::size_t i = 0; i < sheet.columns.size(); ++i) out << (i > 0 ? "," : "") << sheet.columns[i].key;
         out << '\n';
         for (const auto& row : sheet.rows) {
-            for (std::size_t i = 0; i < row.size(); ++i) out << (i > 0 ? "," : "") << quote_field(csv_text(row[i].value));
+            for (std::size_t i = 0; i < row.size(); ++i) out << (i > 0 ? "," : "") << csv_quote_field(csv_text(row[i].value));
             out << '\n';
         }
         return;
@@ -140,38 +130,22 @@ void write_sheet(std::ostream& out, OutputFormat format, const Sheet& all_column
     }
 }
 
-void check_sheet_output(const std::string& path) {
-    namespace fs = std::filesystem;
-    if (path.empty()) throw ConfigError("-o: the file name is empty (name the report file, e.g. -o memory.csv)");
-    std::error_code ignored;
-    const fs::file_status status = fs::status(path, ignored);
-    if (fs::is_directory(status)) {
-        throw ConfigError(fmt::format("-o {}: is a directory (name a file inside it)", path));
+void emit_sheet(const Sheet& sheet, const OutputPlan& plan) {
+    const OutputStreams streams(plan);
+    std::vector<std::string> written;
+    for (const OutputTarget& target : plan.files()) {
+        write_file_atomically(target.path, [&](std::ostream& out) { write_sheet(out, target.format, sheet); });
+        written.push_back(target.path);
     }
-    // The file is replaced by a rename (report/atomic_file.hpp): a device would become a file.
-    if (fs::exists(status) && !fs::is_regular_file(status)) {
-        throw ConfigError(fmt::format("-o {}: is not a regular file (name a file in a writable directory)", path));
-    }
-    const fs::path parent = fs::absolute(path, ignored).parent_path();
-    if (!fs::is_directory(parent, ignored)) {
-        throw ConfigError(fmt::format("-o {}: directory {} does not exist", path, parent.string()));
-    }
+    if (plan.stdout_is_report()) write_sheet(streams.report(), plan.format, sheet);
+    write_sheet(streams.tables(), OutputFormat::table, sheet);
+    if (!written.empty()) streams.message(fmt::format("wrote {} to {}", count_rows(sheet.rows.size()), fmt::join(written, ", ")));
 }
 
-void emit_sheet(const Sheet& sheet, OutputFormat format, const std::optional<std::string>& output) {
-    if (!output) {
-        write_sheet(std::cout, format, sheet);
-        return;
-    }
-    write_file_atomically(*output, [&](std::ostream& out) { write_sheet(out, format, sheet); });
-    write_sheet(std::cout, OutputFormat::table, sheet);
-}
-
-OutputFormat output_format_named(const std::string& name) {
-    if (name == "csv") return OutputFormat::csv;
-    if (name == "json") return OutputFormat::json;
-    if (name == "md") return OutputFormat::md;
-    return OutputFormat::table;
+const OutputFormats& sheet_formats() {
+    static const OutputFormats formats{OutputFormat::table, OutputFormat::csv, OutputFormat::json,
+                                       OutputFormat::jsonl, OutputFormat::md};
+    return formats;
 }
 
 }  // namespace kvbench

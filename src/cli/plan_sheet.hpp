@@ -1,6 +1,7 @@
 // One table of planner figures (`kvbench memory`, `kvbench models`) written as table, csv, json or md.
 #pragma once
 
+#include "cli/output_options.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/summary_tables.hpp"
 
@@ -37,16 +38,11 @@ struct Sheet {
 // RFC 4180 record per row; json: an array of objects.
 void write_sheet(std::ostream& out, OutputFormat format, const Sheet& sheet);
 
-// Refuses an -o target that cannot be written or must not be replaced: empty, a directory, a
-// device or other non-regular file, or in a missing directory.
-// Throws ConfigError naming -o.
-void check_sheet_output(const std::string& path);
+// Every file of the plan (-o, --export) whole or not at all (report/atomic_file.hpp), then the
+// sheet on stdout when stdout is the report, then the table on the terminal (cli/output_streams.hpp).
+void emit_sheet(const Sheet& sheet, const OutputPlan& plan);
 
-// Without `output`: the sheet in `format` on stdout. With it: the file, whole or not at all
-// (report/atomic_file.hpp), and the table on stdout.
-void emit_sheet(const Sheet& sheet, OutputFormat format, const std::optional<std::string>& output);
-
-// "table", "csv", "json" or "md" (the CLI checks the name).
-OutputFormat output_format_named(const std::string& name);
+// What `memory` and `models` write: table, csv, json, jsonl and md.
+const OutputFormats& sheet_formats();
 
 }  // namespace kvbench

@@ -9,10 +9,8 @@
 
 namespace kvbench {
 
-namespace {
-
 // RFC 4180: a field holding a comma, quote, CR or LF is quoted, its quotes doubled.
-std::string quote_field(std::string_view field) {
+std::string csv_quote_field(std::string_view field) {
     if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
     std::string quoted = "\"";
     for (const char c : field) {
@@ -21,6 +19,9 @@ std::string quote_field(std::string_view field) {
     }
     return quoted + '"';
 }
+
+namespace {
+
 
 struct CellText {
     std::string operator()(std::monostate) const { return ""; }
@@ -36,7 +37,7 @@ struct CellText {
 void write_record(std::ostream& out, const std::vector<std::string>& fields) {
     for (std::size_t i = 0; i < fields.size(); ++i) {
         if (i > 0) out << ',';
-        out << quote_field(fields[i]);
+        out << csv_quote_field(fields[i]);
     }
     // LF, not RFC 4180's CRLF: every CSV reader accepts it and it diffs cleanly in git.
     out << '\n';

@@ -15,6 +15,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kvbench {
@@ -71,6 +72,8 @@ enum class OutputFormat { table, csv, json, jsonl, md };
 
 void write_table(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
 void write_csv(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
+// RFC 4180: a field holding a comma, quote, CR or LF is quoted, its quotes doubled.
+std::string csv_quote_field(std::string_view field);
 void write_json(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
 void write_markdown(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
 void write_jsonl(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
