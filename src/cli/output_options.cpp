@@ -75,6 +75,11 @@ OutputTarget parse_export(const std::string& spec, const OutputFormats& formats)
     const std::string flag = "--export " + spec;
     const std::size_t colon = spec.find(':');
     if (colon == std::string::npos) {
+        // A bare format ("--export md") wants a file name; a bare file name wants its format.
+        if (const std::optional<OutputFormat> named = parse_format_name(spec)) {
+            throw ConfigError(fmt::format("{}: write FORMAT:PATH, e.g. --export {}:results.{}", flag,
+                                          format_name(*named), format_name(*named)));
+        }
         const std::optional<OutputFormat> implied = format_of_extension(spec);
         throw ConfigError(fmt::format("{}: write FORMAT:PATH, e.g. --export {}:{}", flag,
                                       implied ? format_name(*implied) : "csv", spec.empty() ? "results.csv" : spec));
