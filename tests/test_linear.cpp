@@ -89,6 +89,32 @@ TEST_CASE("small_m_gemm gives the same bits wherever x and W are allocated") {
     }
 }
 
+TEST_CASE("small_m_gemm gives a row of x the same bits however many rows share the call") {
+    // Within one chunk of columns (in_dim <= 1024 is one chunk for up to 8 rows) each output
+    // is summed over the same lanes in the same order whatever the tile, so splitting the rows
+    // of x into passes (the AVX2 kernel at 7 and 8 rows) must not change a bit. From 3 rows on
+    // every ISA's table runs one vector width, so 3 copies of a row are the comparison.
+    const std::size_t in_dim = 1000 + 3, out_dim = 37;
+    const auto w = random_vector(out_dim * in_dim, 62);
+    for (const SmallMIsa isa : small_m_isas()) {
+        for (std::size_t n_rows = 3; n_rows <= small_m_max_rows; ++n_rows) {
+            const auto x = random_vector(n_rows * in_dim, 61);
+            std::vector<float> y(n_rows * out_dim);
+            small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data(), isa);
+            for (std::size_t r = 0; r < n_rows; ++r) {
+                std::vector<float> x3(3 * in_dim), y3(3 * out_dim);
+                for (std::size_t c = 0; c < 3; ++c) {
+                    std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(r * in_dim), in_dim,
+                                x3.begin() + static_cast<std::ptrdiff_t>(c * in_dim));
+                }
+                small_m_gemm(x3.data(), 3, in_dim, w.data(), out_dim, 0.0f, y3.data(), isa);
+                INFO("isa=" << isa_name(isa) << " rows=" << n_rows << " row=" << r);
+                CHECK(std::memcmp(y.data() + r * out_dim, y3.data(), out_dim * sizeof(float)) == 0);
+            }
+        }
+    }
+}
+
 TEST_CASE("small_m_gemm lists scalar first and its default is the widest compiled kernel") {
     const auto isas = small_m_isas();
     REQUIRE(!isas.empty());

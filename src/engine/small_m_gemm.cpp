@@ -132,18 +132,53 @@ inline void keep_in_register(__m256& v) { asm("" : "+x"(v)); }
 // 8 accumulators keep both FMA pipes busy through the 4-cycle latency. AVX2 has 16 ymm
 // registers; with AVX-512VL the compiler may use 32, room for 2 weight rows at 7 and 8 rows
 // of x (53 GB/s against 37 with 1 weight row at 8 rows, bench/README.md).
+//
+// In 16 registers a tile covering all 8 rows of x has room for one weight row only, so each
+// x vector loaded fed a single FMA: 9 loads per 8 FMAs, and the loads, not memory, bounded
+// it (bench/README.md, issue 13). There the rows of x are taken in passes of at most
+// pass_rows over the same tile of weights, each pass with 3 weight rows (12 accumulators, 3
+// weight vectors and one x vector fill the 16 registers): 7 loads per 12 FMAs. The passes
+// after the first read the tile's weights from L1. Every output's sum runs over the same
+// lanes in the same order as in one pass, so the bits of y do not change.
 struct Avx2Isa {
 #ifdef __AVX512VL__
     static constexpr std::size_t registers = 32;
 #else
     static constexpr std::size_t registers = 16;
 #endif
+    // Rows of x per pass. At 5 and 6 rows one pass with 2 weight rows already loads as
+    // little per FMA as passes of 3 rows would, without reading the weights twice (passes
+    // measured slower there, bench/README.md).
+    static constexpr std::size_t pass_rows(std::size_t m) {
+        return registers == 16 && m >= 7 ? 4 : m;
+    }
     static constexpr std::size_t tile_rows(std::size_t m) {
-        return m == 1 ? 8 : m == 2 ? 5 : m == 3 ? 3 : m <= 6 || registers == 32 ? 2 : 1;
+        const std::size_t p = pass_rows(m);
+        return p == 1 ? 8 : p == 2 ? 5 : p == 3 || (p == 4 && registers == 16) ? 3 : 2;
     }
 
     template <std::size_t M, std::size_t R>
     static void tile(const Tile& t) {
+        // A lone weight row gains nothing from passes: each x vector feeds one FMA anyway.
+        constexpr std::size_t p = R == 1 ? M : pass_rows(M);
+        passes<M, p, R, M >= min_rows_to_prefetch>(t);
+    }
+
+    // Rows [0, M) of x in passes of at most P rows; only the first pass prefetches.
+    template <std::size_t M, std::size_t P, std::size_t R, bool Prefetch>
+    static void passes(const Tile& t) {
+        constexpr std::size_t rows = M < P ? M : P;
+        block<rows, R, Prefetch>(t);
+        if constexpr (M > P) {
+            Tile rest = t;
+            rest.x += P * t.ldx;
+            rest.y += P * t.ldy;
+            passes<M - P, P, R, false>(rest);
+        }
+    }
+
+    template <std::size_t M, std::size_t R, bool Prefetch>
+    static void block(const Tile& t) {
         constexpr std::size_t width = 8;
         const float* x = t.x;
         const float* w = t.w;
@@ -174,7 +209,7 @@ struct Avx2Isa {
             __m256 wv[R];
             for (std::size_t r = 0; r < R; ++r) {
                 wv[r] = _mm256_loadu_ps(w + r * t.ldw + i);
-                if constexpr (M >= min_rows_to_prefetch) {
+                if constexpr (Prefetch) {
                     prefetch(t.next + (r * t.ldw + i) * sizeof(float));
                 }
             }
