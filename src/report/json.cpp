@@ -1,4 +1,5 @@
 // The JSON writer: the Environment once, then every ResultRow with its raw samples.
+#include "cell_json.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/columns.hpp"
 
@@ -9,19 +10,6 @@
 namespace kvbench {
 
 namespace {
-
-// Keeps the CSV's column order in the output, which plain nlohmann::json would sort.
-using Json = nlohmann::ordered_json;
-
-
-struct CellJson {
-    Json operator()(std::monostate) const { return nullptr; }
-    Json operator()(bool value) const { return value; }
-    Json operator()(std::uint64_t value) const { return value; }
-    Json operator()(double value) const { return value; }
-    Json operator()(Microseconds value) const { return value.value; }
-    Json operator()(const std::string& value) const { return value; }
-};
 
 // Environment fields that are "unknown" when empty or zero become null.
 Json string_or_null(const std::string& value) { return value.empty() ? Json(nullptr) : Json(value); }
@@ -64,8 +52,8 @@ void write_json_with_extra(std::ostream& out, const std::vector<ResultRow>& rows
     Json json_rows = Json::array();
     for (std::size_t i = 0; i < rows.size(); ++i) {
         Json j;
-        for (const RowColumn& column : row_columns()) j[column.name] = std::visit(CellJson{}, column.value(rows[i]));
-        for (const ExtraColumn& column : extra) j[column.name] = std::visit(CellJson{}, column.values[i]);
+        for (const RowColumn& column : row_columns()) j[column.name] = cell_json(column.value(rows[i]));
+        for (const ExtraColumn& column : extra) j[column.name] = cell_json(column.values[i]);
         j["samples_ns"] = rows[i].samples_ns;
         json_rows.push_back(std::move(j));
     }

@@ -1,4 +1,5 @@
 // The JSON Lines writer (docs/csv.md#jsonl): one self-contained JSON object per ResultRow and line.
+#include "cell_json.hpp"
 #include "kvbench/report/columns.hpp"
 #include "kvbench/report/report.hpp"
 
@@ -8,21 +9,6 @@
 #include <string_view>
 
 namespace kvbench {
-
-namespace {
-
-using Json = nlohmann::ordered_json;  // the CSV's column order, as the JSON writer keeps it
-
-struct CellJson {
-    Json operator()(std::monostate) const { return nullptr; }
-    Json operator()(bool value) const { return value; }
-    Json operator()(std::uint64_t value) const { return value; }
-    Json operator()(double value) const { return value; }
-    Json operator()(Microseconds value) const { return value.value; }
-    Json operator()(const std::string& value) const { return value; }
-};
-
-}  // namespace
 
 void write_jsonl(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env) {
     write_jsonl_with_extra(out, rows, {}, env);
@@ -36,8 +22,8 @@ void write_jsonl_with_extra(std::ostream& out, const std::vector<ResultRow>& row
     for (std::size_t i = 0; i < rows.size(); ++i) {
         Json j;
         j["schema_version"] = report_schema_version;
-        for (const RowColumn& column : row_columns()) j[column.name] = std::visit(CellJson{}, column.value(rows[i]));
-        for (const ExtraColumn& column : extra) j[column.name] = std::visit(CellJson{}, column.values[i]);
+        for (const RowColumn& column : row_columns()) j[column.name] = cell_json(column.value(rows[i]));
+        for (const ExtraColumn& column : extra) j[column.name] = cell_json(column.values[i]);
         // Every line carries its provenance, as every CSV row does: a line read alone is reproducible.
         for (const EnvironmentColumn& column : environment_columns()) {
             if (std::string_view(column.name) == "schema_version") continue;

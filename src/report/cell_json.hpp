@@ -1,0 +1,27 @@
+// One CellValue as JSON, shared by the JSON and JSON Lines writers (private to report/).
+#pragma once
+
+#include "kvbench/report/columns.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <variant>
+
+namespace kvbench {
+
+// Keeps the CSV's column order in the output, which plain nlohmann::json would sort.
+using Json = nlohmann::ordered_json;
+
+inline Json cell_json(const CellValue& cell) {
+    struct Visit {
+        Json operator()(std::monostate) const { return nullptr; }
+        Json operator()(bool value) const { return value; }
+        Json operator()(std::uint64_t value) const { return value; }
+        Json operator()(double value) const { return value; }
+        Json operator()(Microseconds value) const { return value.value; }
+        Json operator()(const std::string& value) const { return value; }
+    };
+    return std::visit(Visit{}, cell);
+}
+
+}  // namespace kvbench
