@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "scratch_dir.hpp"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -13,30 +15,9 @@
 #include <unistd.h>
 
 using namespace kvbench;
+using kvbench::test::ScratchDir;
 
 namespace {
-
-// A fresh empty directory, removed when the test ends.
-struct ScratchDir {
-    std::filesystem::path path;
-    ScratchDir() {
-        static int counter = 0;
-        path = std::filesystem::temp_directory_path() /
-               fmt::format("kvbench_test_output_{}_{}", ::getpid(), counter++);
-        std::filesystem::remove_all(path);
-        std::filesystem::create_directories(path);
-    }
-    ~ScratchDir() {
-        std::error_code ignored;
-        std::filesystem::remove_all(path, ignored);
-    }
-    ScratchDir(const ScratchDir&) = delete;
-    ScratchDir& operator=(const ScratchDir&) = delete;
-    std::size_t n_entries() const {
-        return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(path),
-                                                      std::filesystem::directory_iterator()));
-    }
-};
 
 OutputPlan plan_of(OutputCliOptions options) { return to_output_plan(options, all_output_formats()); }
 
@@ -70,7 +51,7 @@ TEST_CASE("a file's extension gives its format, .txt being the table") {
 }
 
 TEST_CASE("-o infers the format from the extension, and --format must agree with it") {
-    const ScratchDir dir;
+    const ScratchDir dir{"output"};
     const std::string json = (dir.path / "res.json").string();
     const OutputPlan plan = plan_of(with_output(json));
     CHECK(plan.format == OutputFormat::json);
@@ -102,7 +83,7 @@ TEST_CASE("-o - sends the report to stdout") {
 }
 
 TEST_CASE("--export takes FORMAT:PATH, each checked, none twice") {
-    const ScratchDir dir;
+    const ScratchDir dir{"output"};
     const std::string csv = (dir.path / "a.csv").string();
     const std::string md = (dir.path / "a.md").string();
     OutputCliOptions options = with_output(csv);
@@ -136,7 +117,7 @@ TEST_CASE("a command that writes only some formats refuses the others") {
     options.format = "md";
     CHECK_THROWS_WITH_AS(to_output_plan(options, rows_only), doctest::Contains("writes table, csv or json only"),
                          ConfigError);
-    const ScratchDir dir;
+    const ScratchDir dir{"output"};
     CHECK_THROWS_WITH_AS(to_output_plan(with_output((dir.path / "t.txt").string()), rows_only, false),
                          doctest::Contains("the tables go to the terminal only; write csv or json"), ConfigError);
 }

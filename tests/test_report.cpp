@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include "scratch_dir.hpp"
+
 #include "csv_reader.hpp"
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 using namespace kvbench;
+using kvbench::test::ScratchDir;
 
 namespace {
 
@@ -103,28 +106,6 @@ std::size_t column_index(const std::string& name) {
     }
     throw std::out_of_range(name);
 }
-
-// A fresh empty directory, removed when the test ends.
-struct ScratchDir {
-    std::filesystem::path path;
-    ScratchDir() {
-        static int counter = 0;
-        path = std::filesystem::temp_directory_path() /
-               fmt::format("kvbench_test_report_{}_{}", ::getpid(), counter++);
-        std::filesystem::remove_all(path);
-        std::filesystem::create_directories(path);
-    }
-    ~ScratchDir() {
-        std::error_code ignored;
-        std::filesystem::remove_all(path, ignored);
-    }
-    ScratchDir(const ScratchDir&) = delete;
-    ScratchDir& operator=(const ScratchDir&) = delete;
-    std::size_t n_entries() const {
-        return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(path),
-                                                      std::filesystem::directory_iterator()));
-    }
-};
 
 std::string read_all(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -285,7 +266,7 @@ TEST_CASE("write_report dispatches on the format") {
 }
 
 TEST_CASE("write_report_file writes the report and leaves no temporary behind") {
-    const ScratchDir dir;
+    const ScratchDir dir{"report"};
     const std::filesystem::path path = dir.path / "out.csv";
     write_report_file(path, OutputFormat::csv, two_rows(), fixed_environment());
     CHECK(read_all(path) == render(write_csv, two_rows()));
@@ -293,7 +274,7 @@ TEST_CASE("write_report_file writes the report and leaves no temporary behind") 
 }
 
 TEST_CASE("write_report_file replaces an existing file") {
-    const ScratchDir dir;
+    const ScratchDir dir{"report"};
     const std::filesystem::path path = dir.path / "out.json";
     std::ofstream(path) << "old";
     write_report_file(path, OutputFormat::json, two_rows(), fixed_environment());
@@ -302,7 +283,7 @@ TEST_CASE("write_report_file replaces an existing file") {
 }
 
 TEST_CASE("write_report_file into a missing directory throws and creates nothing") {
-    const ScratchDir dir;
+    const ScratchDir dir{"report"};
     const std::filesystem::path path = dir.path / "missing" / "out.csv";
     CHECK_THROWS_WITH_AS(write_report_file(path, OutputFormat::csv, two_rows(), fixed_environment()),
                          doctest::Contains(fmt::format("cannot write {}: ", path.string()).c_str()),
@@ -312,7 +293,7 @@ TEST_CASE("write_report_file into a missing directory throws and creates nothing
 }
 
 TEST_CASE("a failing writer leaves the old file untouched and no temporary") {
-    const ScratchDir dir;
+    const ScratchDir dir{"report"};
     const std::filesystem::path path = dir.path / "out.csv";
     std::ofstream(path) << "old";
     const auto half_then_fail = [](std::ostream& out) {
@@ -331,7 +312,7 @@ TEST_CASE("a failing writer leaves the old file untouched and no temporary") {
 }
 
 TEST_CASE("write_report_file onto a directory throws and removes its temporary") {
-    const ScratchDir dir;
+    const ScratchDir dir{"report"};
     std::filesystem::create_directory(dir.path / "taken");
     CHECK_THROWS_AS(write_report_file(dir.path / "taken", OutputFormat::csv, two_rows(), fixed_environment()),
                     std::runtime_error);
