@@ -84,5 +84,16 @@ BENCHMARK(BM_AttendDecode)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
+// The same shapes warm: the kernel's own speed, without the wait for memory.
+BENCHMARK(BM_AttendDecode)
+    ->ArgNames({"B", "N", "D", "H", "G", "cold"})
+    ->Args({8, 4096, 1024, 16, 1, 0})
+    ->Args({8, 4096, 1024, 16, 16, 0})
+    ->Args({4, 8192, 4096, 32, 1, 0})
+    ->Args({8, 2048, 4096, 32, 8, 0})
+    ->MinTime(warm_min_time_s)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace kvbench::bench

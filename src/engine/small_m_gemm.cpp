@@ -34,6 +34,9 @@ constexpr std::size_t min_parallel_weights = std::size_t{1} << 16;
 constexpr std::size_t x_chunk_bytes = 32 * 1024;
 
 constexpr std::size_t page_floats = 4096 / sizeof(float);
+// One prefetch per cache line: chunks start at multiples of 64 floats, so i % line_floats == 0
+// marks a line's first vector in page-aligned weight rows.
+constexpr std::size_t line_floats = 64 / sizeof(float);
 
 // Beta is 0 or 1 (the Requires of small_m_gemm); 0 must not read y, which may be garbage.
 inline void store(float sum, float beta, float* dst) { *dst = beta == 0.0f ? sum : sum + *dst; }
@@ -209,8 +212,10 @@ struct Avx2Isa {
             __m256 wv[R];
             for (std::size_t r = 0; r < R; ++r) {
                 wv[r] = _mm256_loadu_ps(w + r * t.ldw + i);
+                // Else GCC folds each weight load into the M FMAs that use it: M loads where one will do.
+                keep_in_register(wv[r]);
                 if constexpr (Prefetch) {
-                    prefetch(t.next + (r * t.ldw + i) * sizeof(float));
+                    if (i % line_floats == 0) prefetch(t.next + (r * t.ldw + i) * sizeof(float));
                 }
             }
             for (std::size_t m = 0; m < M; ++m) {
