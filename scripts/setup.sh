@@ -29,8 +29,9 @@ kvbench_locked() {
 # OpenMP pool (see cmake/OpenBLASTarget.cmake and the README's "Threads" section).
 # python3-matplotlib: plots/kvbench_plot.py, which the test suite runs.
 # libboost-math-dev: the normal distribution behind kvbench compare's U test (header-only).
+# libhwy-dev: bench/bench_highway.cpp, the Highway port measured against the hand-written kernels.
 packages=(g++ cmake make git pkg-config libopenblas-openmp-dev libfmt-dev libcli11-dev doctest-dev
-          nlohmann-json3-dev libbenchmark-dev python3-matplotlib libboost-math-dev "${KVBENCH_EXTRA_PACKAGES[@]}")
+          nlohmann-json3-dev libbenchmark-dev libhwy-dev python3-matplotlib libboost-math-dev "${KVBENCH_EXTRA_PACKAGES[@]}")
 
 missing=()
 for package in "${packages[@]}"; do
