@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 namespace kvbench::simd {
 
@@ -24,34 +25,42 @@ public:
     // Spreads the lines of the block at first_key (none past the context) over `calls` calls.
     void start(const GroupAttention& problem, std::size_t first_key, std::size_t calls) {
         calls_ = 0;
-        n_segments_ = 0;
+        per_call_ = 0;
         if (first_key >= problem.n_ctx) return;
         const std::size_t n_keys = std::min(Simd::key_block, problem.n_ctx - first_key);
-        key_ = reinterpret_cast<const char*>(problem.keys + first_key * problem.kv_stride);
-        value_ = reinterpret_cast<const char*>(problem.values + first_key * problem.kv_stride);
+        line_ = address(problem.keys + first_key * problem.kv_stride);
+        value_offset_ = address(problem.values + first_key * problem.kv_stride) - line_;
         // Contiguous rows (the KV cache) make one segment; strided rows one segment each.
         const bool contiguous = problem.kv_stride == problem.head_dim;
         n_segments_ = contiguous ? 1 : n_keys;
-        segment_bytes_ = (contiguous ? n_keys : 1) * problem.head_dim * sizeof(float);
+        const std::size_t segment_bytes = (contiguous ? n_keys : 1) * problem.head_dim * sizeof(float);
+        segment_lines_bytes_ = (segment_bytes + line_bytes - 1) / line_bytes * line_bytes;
         stride_bytes_ = problem.kv_stride * sizeof(float);
-        offset_ = 0;
-        const std::size_t n_lines = n_segments_ * ((segment_bytes_ + line_bytes - 1) / line_bytes);
+        segment_start_ = line_;
+        segment_end_ = line_ + segment_lines_bytes_;
+        const std::size_t n_lines = n_segments_ * (segment_lines_bytes_ / line_bytes);
         per_call_ = (n_lines + calls - 1) / std::max<std::size_t>(1, calls);
     }
 
+    // Called between the kernel's loads, as often as every 8 FMAs on AVX2: the bookkeeping is a
+    // pointer and its end, kept in registers, since a call costing more than its prefetches
+    // made it a third of the kernel's instructions (callgrind, bench/README.md).
     void issue() {
         ++calls_;
-        for (std::size_t i = 0; i < per_call_ && n_segments_ > 0; ++i) {
-            // The same line of the keys and of the values.
-            __builtin_prefetch(key_ + offset_, 0, 3);
-            __builtin_prefetch(value_ + offset_, 0, 3);
-            offset_ += line_bytes;
-            if (offset_ >= segment_bytes_) {
-                offset_ = 0;
-                key_ += stride_bytes_;
-                value_ += stride_bytes_;
-                --n_segments_;
+        for (std::size_t i = 0; i < per_call_; ++i) {
+            if (line_ == segment_end_) {
+                if (--n_segments_ == 0) {
+                    per_call_ = 0;  // every line requested: later calls only count
+                    return;
+                }
+                segment_start_ += stride_bytes_;
+                line_ = segment_start_;
+                segment_end_ = line_ + segment_lines_bytes_;
             }
+            // The same line of the keys and of the values.
+            __builtin_prefetch(reinterpret_cast<const char*>(line_), 0, 3);
+            __builtin_prefetch(reinterpret_cast<const char*>(line_ + value_offset_), 0, 3);
+            line_ += line_bytes;
         }
     }
 
@@ -60,13 +69,17 @@ public:
 
 private:
     static constexpr std::size_t line_bytes = 64;
-    const char* key_ = nullptr;    // current segment of the keys
-    const char* value_ = nullptr;  // current segment of the values
-    std::size_t n_segments_ = 0;   // segments left, the current one included
-    std::size_t segment_bytes_ = 0;
+    // Addresses as integers: the values' line is the keys' plus an offset between two buffers.
+    static std::uintptr_t address(const float* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+    std::uintptr_t line_ = 0;           // next line of the keys to request
+    std::uintptr_t value_offset_ = 0;   // values' address minus keys' address (mod 2^64)
+    std::uintptr_t segment_start_ = 0;  // first line of the current segment of the keys
+    std::uintptr_t segment_end_ = 0;    // past its last line
+    std::size_t segment_lines_bytes_ = 0;
     std::size_t stride_bytes_ = 0;
-    std::size_t offset_ = 0;       // bytes into the current segment
-    std::size_t per_call_ = 0;     // lines of K (and as many of V) per call
+    std::size_t n_segments_ = 0;        // segments left, the current one included
+    std::size_t per_call_ = 0;          // lines of K (and as many of V) per call; 0 when done
     std::size_t calls_ = 0;
 };
 
