@@ -101,3 +101,38 @@ TEST_CASE("a csv without the uncached path leaves speedup empty") {
     CHECK(records[1][0] == "cached");
     CHECK(records[1][20].empty());
 }
+
+TEST_CASE("a sweep over cache types times the uncached path once and gives every cached row its error and speedup") {
+    const auto records = test::parse_csv(test::run_and_capture(
+        std::string(KVBENCH_EXE) + " sweep -n 40 -d 64 --heads 4 -g 4,1 --kv-dtype f32,F16,int8 -r 2 -w 0 -t 1"
+                                   " --cache-state warm --no-roofline --format csv"));
+    // Per grouping: three cached rows and one uncached row.
+    REQUIRE(records.size() == 1 + 2 * 4);
+    std::map<std::string, std::size_t> col;
+    for (std::size_t i = 0; i < records.front().size(); ++i) col[records.front()[i]] = i;
+    std::size_t n_uncached = 0;
+    for (std::size_t i = 1; i < records.size(); ++i) {
+        const auto& r = records[i];
+        const std::string dtype = r[col["kv_dtype"]];
+        const std::uint64_t dh = 16, g = std::stoull(r[col["kv_heads"]]);
+        if (r[col["path"]] == "uncached") {
+            ++n_uncached;
+            CHECK(dtype == "f32");
+            CHECK(r[col["kv_rel_error"]].empty());
+            continue;
+        }
+        CHECK_FALSE(r[col["speedup"]].empty());
+        // docs/counting.md: one cached vector is dh·c bytes, an int8 one dh + 4.
+        const std::uint64_t vector_bytes = dtype == "f32" ? dh * 4 : dtype == "f16" ? dh * 2 : dh + 4;
+        CHECK(std::stoull(r[col["kv_bytes"]]) == 2 * 40 * g * vector_bytes);
+        if (dtype == "f32") {
+            CHECK(r[col["kv_rel_error"]].empty());
+        } else {
+            REQUIRE_FALSE(r[col["kv_rel_error"]].empty());
+            const double error = std::stod(r[col["kv_rel_error"]]);
+            CHECK(error > 0);
+            CHECK(error < 0.05);
+        }
+    }
+    CHECK(n_uncached == 2);
+}

@@ -5,6 +5,7 @@
 #include "kvbench/measure/roofline.hpp"
 #include "cli/model_options.hpp"
 #include "cli/grid_guard.hpp"
+#include "cli/kv_dtype_option.hpp"
 #include "cli/option_conventions.hpp"
 #include "cli/value_list.hpp"
 
@@ -92,6 +93,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
     list_option(*sweep, "-g,--kv-heads", options.kv_heads,
                 "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
     list_option(*sweep, "-l,--layers", options.layers, "Stacked attention layers L");
+    list_option(*sweep, "--kv-dtype", options.kv_dtype, kv_dtype_help);
     add_model_options(*sweep, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim);
     list_option(*sweep, "-t,--threads", options.threads,
                 "Compute threads T (default: $OMP_NUM_THREADS if set, else all cores)");
@@ -174,6 +176,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     if (options.head_dim) spec.head_dim = parse_value_list(*options.head_dim, "--head-dim");
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
+    spec.kv_dtypes = parse_stored_kv_dtypes(options.kv_dtype);
     spec.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)
                                    : std::vector<std::size_t>{default_thread_count()};
     // 0: --reps not given, the count adapts to --min-time.

@@ -28,6 +28,7 @@ struct SweepCliOptions {
     std::optional<std::string> head_dim;  // --head-dim; unset: D/H
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
+    std::string kv_dtype = "f32";  // --kv-dtype: the cached path's element types
     std::optional<std::string> threads;  // unset: default_thread_count()
     std::string paths = "both";
     std::optional<std::string> n_reps;  // --reps; unset: the count adapts to --min-time

@@ -27,6 +27,7 @@ AttendWorkspace::Layout AttendWorkspace::layout(std::size_t max_rows, std::size_
     l.rescale = take(max_rows);
     l.keys_t = take(l.padded_dim * max_key_block);
     l.values = take(max_key_block * l.padded_dim);
+    l.decoded_keys = take(max_key_block * l.padded_dim);
     l.total = at;
     return l;
 }

@@ -3,6 +3,7 @@
 #include "kvbench/engine/attention.hpp"
 
 #include "kvbench/engine/checked_size.hpp"
+#include "kvbench/engine/kv_convert.hpp"
 
 #include <omp.h>
 
@@ -35,6 +36,7 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
         decode_split_count(n_batch * n_kv_heads, n_ctx, scratch.n_threads, scratch.max_splits);
     const std::size_t n_tasks = n_batch * n_kv_heads * n_splits;
     const auto n_tasks_signed = static_cast<std::ptrdiff_t>(n_tasks);
+    const std::size_t vector_bytes = head_dim * kv_element_bytes(cache.dtype());  // one cached K or V, scale apart
 
     std::uint64_t executed = 0;
 #pragma omp parallel for schedule(static) reduction(+ : executed) num_threads(static_cast<int>(scratch.n_threads))
@@ -51,9 +53,12 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
         problem.q = q + b * q_stride + first_head * head_dim;
         problem.q_stride = head_dim;
         problem.n_rows = group_size;
-        problem.keys = cache.keys(layer, b, kv_head) + t_begin * head_dim;
-        problem.values = cache.values(layer, b, kv_head) + t_begin * head_dim;
+        problem.keys = static_cast<const std::byte*>(cache.key_data(layer, b, kv_head)) + t_begin * vector_bytes;
+        problem.values = static_cast<const std::byte*>(cache.value_data(layer, b, kv_head)) + t_begin * vector_bytes;
         problem.kv_stride = head_dim;
+        problem.kv_dtype = cache.dtype();
+        if (const float* scales = cache.key_scales(layer, b, kv_head)) problem.key_scales = scales + t_begin;
+        if (const float* scales = cache.value_scales(layer, b, kv_head)) problem.value_scales = scales + t_begin;
         problem.n_ctx = t_end - t_begin;
         problem.head_dim = head_dim;
         problem.scale = scale;

@@ -13,6 +13,9 @@
 #include "attention_grouped.hpp"
 
 #include "even_tiles.hpp"
+#include "kv_decode.hpp"
+
+#include "kvbench/engine/kv_convert.hpp"
 
 #include <algorithm>
 #include <array>
@@ -148,10 +151,10 @@ struct LaneGroup {
 // it leaves, if any, come from the hardware prefetcher.
 class Prefetcher {
 public:
-    void start(const float* keys, const float* values, std::size_t n_floats) {
-        keys_ = reinterpret_cast<const char*>(keys);
-        values_ = reinterpret_cast<const char*>(values);
-        lines_left_ = (n_floats * sizeof(float) + line_bytes - 1) / line_bytes;
+    void start(const void* keys, const void* values, std::size_t n_bytes) {
+        keys_ = static_cast<const char*>(keys);
+        values_ = static_cast<const char*>(values);
+        lines_left_ = (n_bytes + line_bytes - 1) / line_bytes;
     }
     void stop() { lines_left_ = 0; }
     void issue() {
@@ -293,9 +296,26 @@ std::optional<std::uint64_t> attend_group_by_lanes(const GroupAttention& problem
     // Scratch regions of the workspace, each at least as large as used here: queries
     // (max_rows, padded_dim) >= (dim, n_rows); probs (max_rows, max_key_block) >=
     // (key_block, n_rows); lane_sums (max_rows, 16) >= n_rows.
-    const LaneGroup c{problem.keys, problem.values, problem.kv_stride, n_rows,          dim,
-                  ws.padded_dim(), ws.queries(), ws.probs(),        ws.outputs(), ws.row_max(),
-                  ws.lane_sums(),  ws.rescale()};
+    // A reduced type is decoded a block at a time into the workspace (keys and values as
+    // (key_block, padded_dim) floats), once for all rows of the group; the tiles then read f32.
+    const bool decoded = problem.kv_dtype != KvDtype::f32;
+    const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
+    const auto* key_bytes = static_cast<const std::byte*>(problem.keys);
+    const auto* value_bytes = static_cast<const std::byte*>(problem.values);
+    const LaneGroup c{static_cast<const float*>(problem.keys),
+                      static_cast<const float*>(problem.values),
+                      problem.kv_stride,
+                      n_rows,
+                      dim,
+                      ws.padded_dim(),
+                      ws.queries(),
+                      ws.probs(),
+                      ws.outputs(),
+                      ws.row_max(),
+                      ws.lane_sums(),
+                      ws.rescale()};
+    LaneGroup decoded_block = c;
+    decoded_block.kv_stride = ws.padded_dim();
     for (std::size_t r = 0; r < n_rows; ++r) {
         const float* q = problem.q + r * problem.q_stride;
         for (std::size_t d = 0; d < dim; ++d) c.queries_t[d * n_rows + r] = q[d] * problem.scale;
@@ -310,10 +330,28 @@ std::optional<std::uint64_t> attend_group_by_lanes(const GroupAttention& problem
         const std::size_t next = t0 + key_block;
         if (next < problem.n_ctx) {
             const std::size_t next_keys = std::min(key_block, problem.n_ctx - next);
-            prefetcher.start(c.keys + next * c.kv_stride, c.values + next * c.kv_stride,
-                             (next_keys - 1) * c.kv_stride + dim);
+            const std::size_t next_offset = next * c.kv_stride * element_bytes;
+            prefetcher.start(key_bytes + next_offset, value_bytes + next_offset,
+                             ((next_keys - 1) * c.kv_stride + dim) * element_bytes);
+            if (problem.key_scales != nullptr) {
+                __builtin_prefetch(problem.key_scales + next, 0, 3);
+                __builtin_prefetch(problem.value_scales + next, 0, 3);
+            }
         } else {
             prefetcher.stop();
+        }
+        if (decoded) {
+            const std::size_t offset = t0 * c.kv_stride * element_bytes;
+            decode_kv_block(problem.kv_dtype, key_bytes + offset, c.kv_stride,
+                            problem.key_scales != nullptr ? problem.key_scales + t0 : nullptr, n_keys, dim,
+                            ws.decoded_keys(), ws.padded_dim());
+            decode_kv_block(problem.kv_dtype, value_bytes + offset, c.kv_stride,
+                            problem.value_scales != nullptr ? problem.value_scales + t0 : nullptr, n_keys, dim,
+                            ws.values(), ws.padded_dim());
+            score_block(decoded_block, ws.decoded_keys(), n_keys, prefetcher);
+            update_softmax(c, n_keys);
+            accumulate_block(decoded_block, ws.values(), n_keys);
+            continue;
         }
         score_block(c, c.keys + t0 * c.kv_stride, n_keys, prefetcher);
         update_softmax(c, n_keys);

@@ -5,7 +5,10 @@
 #include "attention_grouped.hpp"
 #include "block_prefetcher.hpp"
 #include "even_tiles.hpp"
+#include "kv_decode.hpp"
 #include "simd.hpp"
+
+#include "kvbench/engine/kv_convert.hpp"
 
 #include <algorithm>
 #include <array>
@@ -33,9 +36,11 @@ struct BlockState {
     BlockPrefetcher& prefetcher;
     std::size_t first_key;    // index of the block's first key in the split
     std::size_t n_keys;       // keys in this block, <= key_block
-    const float* keys;        // (n_keys, problem.kv_stride): the block's keys in place
-    const float* values;      // (n_keys, value_stride): the block's values, packed or in place
+    const float* keys;        // (n_keys, key_stride): the block's keys, in place or decoded
+    std::size_t key_stride;
+    const float* values;      // (n_keys, value_stride): the block's values, in place, packed or decoded
     std::size_t value_stride;
+    bool keys_padded = false;  // keys are rows of padded_dim floats, zero past head_dim (decoded)
     std::uint64_t flops = 0;  // executed by the tiles so far, padding included
 };
 
@@ -44,7 +49,7 @@ struct BlockState {
 // written: their scores are masked.
 void pack_key_block(BlockState& st) {
     const std::size_t dim = st.problem.head_dim;
-    const std::size_t stride = st.problem.kv_stride;
+    const std::size_t stride = st.key_stride;
     float* keys_t = st.ws.keys_t();
     Vec rows[lanes];
     for (std::size_t t0 = 0; t0 < st.n_keys; t0 += lanes) {
@@ -79,7 +84,10 @@ void pack_value_block(BlockState& st) {
 // Scores of n_rows rows × (lanes / n_rows) keys from dot products along head_dim: one
 // accumulator per (row, key), reduced to one vector of scores at the end. For a few rows
 // this is cheaper than transposing the keys (a 16×16 transpose is 64 shuffles, 1 per cycle).
-template <std::size_t n_rows>
+// padded: the keys are the decoded block, zero up to padded_dim, so whole vectors are read with
+// plain loads. A masked load (vmaskmovps) of data the decoder has just stored is not forwarded
+// from the store on Zen 3 and waits for it to retire: with masks, an f16 cache ran slower than f32.
+template <std::size_t n_rows, bool padded>
 void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
     static_assert(lanes % n_rows == 0);
     constexpr std::size_t n_cols = lanes / n_rows;
@@ -89,7 +97,7 @@ void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key
     // Keys past the block repeat its last key; their scores are masked later.
     const float* keys[n_cols];
     for (std::size_t j = 0; j < n_cols; ++j) {
-        keys[j] = st.keys + std::min(first_key + j, st.n_keys - 1) * st.problem.kv_stride;
+        keys[j] = st.keys + std::min(first_key + j, st.n_keys - 1) * st.key_stride;
     }
     Vec acc[lanes];  // acc[i · n_cols + j]: row i, key j
     for (Vec& a : acc) a = Simd::zero();
@@ -98,7 +106,7 @@ void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key
         Vec q[n_rows];
         for (std::size_t i = 0; i < n_rows; ++i) q[i] = Simd::load(queries + i * padded_dim + d0);
         for (std::size_t j = 0; j < n_cols; ++j) {
-            const Vec k = Simd::load(keys[j] + d0, dims);
+            const Vec k = padded ? Simd::load(keys[j] + d0) : Simd::load(keys[j] + d0, dims);
             for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[i], k, acc[i * n_cols + j]);
         }
         st.prefetcher.issue();
@@ -238,7 +246,13 @@ constexpr auto output_tiles = make_output_tiles(std::make_index_sequence<Simd::o
 template <std::size_t tile_rows>
 std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_rows) {
     for (; first_row + tile_rows <= n_rows; first_row += tile_rows) {
-        for (std::size_t t = 0; t < st.n_keys; t += lanes / tile_rows) dot_score_tile<tile_rows>(st, first_row, t);
+        for (std::size_t t = 0; t < st.n_keys; t += lanes / tile_rows) {
+            if (st.keys_padded) {
+                dot_score_tile<tile_rows, true>(st, first_row, t);
+            } else {
+                dot_score_tile<tile_rows, false>(st, first_row, t);
+            }
+        }
     }
     return first_row;
 }
@@ -280,19 +294,47 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
     std::fill_n(ws.lane_sums(), n_rows * max_lanes, 0.0f);
     std::fill_n(ws.row_max(), n_rows, minus_infinity);
 
-    // Values are read in place when their rows are whole vectors and contiguous (the KV
+    // f32 values are read in place when their rows are whole vectors and contiguous (the KV
     // cache); otherwise packed, as a partial last vector would need masks in the output
-    // tiles and widely strided rows would share L1 sets.
-    const bool values_in_place = dim % lanes == 0 && problem.kv_stride == dim;
+    // tiles and widely strided rows would share L1 sets. A reduced type is decoded a block at
+    // a time into the workspace, keys and values, so each element is converted once for all
+    // rows of the group and the tiles below read f32 from L1 as they do for an f32 cache.
+    const bool decoded = problem.kv_dtype != KvDtype::f32;
+    const bool values_in_place = !decoded && dim % lanes == 0 && problem.kv_stride == dim;
+    const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
+    const auto* key_bytes = static_cast<const std::byte*>(problem.keys);
+    const auto* value_bytes = static_cast<const std::byte*>(problem.values);
     BlockPrefetcher prefetcher;
     std::size_t calls_per_block = 64;  // a guess for the first block; later ones count
     std::uint64_t flops = 0;
     for (std::size_t t0 = 0; t0 < problem.n_ctx; t0 += key_block) {
         prefetcher.start(problem, t0 + BlockPrefetcher::distance * key_block, calls_per_block);
         const std::size_t n_keys = std::min(key_block, problem.n_ctx - t0);
-        BlockState st{problem, ws, prefetcher, t0, n_keys, problem.keys + t0 * problem.kv_stride,
-                      problem.values + t0 * problem.kv_stride, problem.kv_stride};
-        if (!values_in_place) pack_value_block(st);
+        const std::size_t block_offset = t0 * problem.kv_stride * element_bytes;
+        BlockState st{problem,
+                      ws,
+                      prefetcher,
+                      t0,
+                      n_keys,
+                      reinterpret_cast<const float*>(key_bytes + block_offset),
+                      problem.kv_stride,
+                      reinterpret_cast<const float*>(value_bytes + block_offset),
+                      problem.kv_stride};
+        if (decoded) {
+            decode_kv_block(problem.kv_dtype, key_bytes + block_offset, problem.kv_stride,
+                            problem.key_scales != nullptr ? problem.key_scales + t0 : nullptr, n_keys, dim,
+                            ws.decoded_keys(), padded_dim);
+            decode_kv_block(problem.kv_dtype, value_bytes + block_offset, problem.kv_stride,
+                            problem.value_scales != nullptr ? problem.value_scales + t0 : nullptr, n_keys, dim,
+                            ws.values(), padded_dim);
+            st.keys = ws.decoded_keys();
+            st.key_stride = padded_dim;
+            st.keys_padded = true;
+            st.values = ws.values();
+            st.value_stride = padded_dim;
+        } else if (!values_in_place) {
+            pack_value_block(st);
+        }
         score_block(st, n_rows);
         for (std::size_t r = 0; r < n_rows; ++r) update_softmax_row(st, r);
         for_each_tile(n_rows, Simd::out_rows, [&](std::size_t first_row, std::size_t rows) {

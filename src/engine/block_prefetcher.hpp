@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kvbench/engine/attention_kernel.hpp"
+#include "kvbench/engine/kv_convert.hpp"
 #include "simd.hpp"
 
 #include <algorithm>
@@ -28,14 +29,20 @@ public:
         per_call_ = 0;
         if (first_key >= problem.n_ctx) return;
         const std::size_t n_keys = std::min(Simd::key_block, problem.n_ctx - first_key);
-        line_ = address(problem.keys + first_key * problem.kv_stride);
-        value_offset_ = address(problem.values + first_key * problem.kv_stride) - line_;
+        const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
+        line_ = address(problem.keys) + first_key * problem.kv_stride * element_bytes;
+        value_offset_ = address(problem.values) + first_key * problem.kv_stride * element_bytes - line_;
+        // An int8 block's scales are a line or less each: requested with the block's first line.
+        if (problem.key_scales != nullptr) {
+            __builtin_prefetch(problem.key_scales + first_key, 0, 3);
+            __builtin_prefetch(problem.value_scales + first_key, 0, 3);
+        }
         // Contiguous rows (the KV cache) make one segment; strided rows one segment each.
         const bool contiguous = problem.kv_stride == problem.head_dim;
         n_segments_ = contiguous ? 1 : n_keys;
-        const std::size_t segment_bytes = (contiguous ? n_keys : 1) * problem.head_dim * sizeof(float);
+        const std::size_t segment_bytes = (contiguous ? n_keys : 1) * problem.head_dim * element_bytes;
         segment_lines_bytes_ = (segment_bytes + line_bytes - 1) / line_bytes * line_bytes;
-        stride_bytes_ = problem.kv_stride * sizeof(float);
+        stride_bytes_ = problem.kv_stride * element_bytes;
         segment_start_ = line_;
         segment_end_ = line_ + segment_lines_bytes_;
         const std::size_t n_lines = n_segments_ * (segment_lines_bytes_ / line_bytes);
@@ -70,7 +77,7 @@ public:
 private:
     static constexpr std::size_t line_bytes = 64;
     // Addresses as integers: the values' line is the keys' plus an offset between two buffers.
-    static std::uintptr_t address(const float* p) { return reinterpret_cast<std::uintptr_t>(p); }
+    static std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
     std::uintptr_t line_ = 0;           // next line of the keys to request
     std::uintptr_t value_offset_ = 0;   // values' address minus keys' address (mod 2^64)

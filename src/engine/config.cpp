@@ -50,6 +50,11 @@ void validate(const ModelConfig& config) {
                                       config.n_kv_heads, config.n_heads,
                                       divisors_of(config.n_heads)));
     }
+    if (!kv_dtype_info(config.kv_dtype).stored_by_engine) {
+        throw ConfigError(fmt::format("--kv-dtype {}: kvbench memory plans it, but the engine stores only f32, "
+                                      "f16, bf16 or int8",
+                                      kv_dtype_info(config.kv_dtype).name));
+    }
 }
 
 std::string grouping_label(std::size_t n_heads, std::size_t n_kv_heads) {
@@ -61,8 +66,10 @@ std::string grouping_label(std::size_t n_heads, std::size_t n_kv_heads) {
 std::string describe(const ModelConfig& config) {
     const std::string head_dim =
         config.explicit_head_dim == 0 ? "" : fmt::format(" dh={}", config.explicit_head_dim);
-    return fmt::format("B={} N={} D={} H={}{} G={} L={}", config.n_batch, config.seq_len, config.model_dim,
-                       config.n_heads, head_dim, config.n_kv_heads, config.n_layers);
+    const std::string kv_dtype =
+        config.kv_dtype == KvDtype::f32 ? "" : fmt::format(" kv={}", kv_dtype_info(config.kv_dtype).name);
+    return fmt::format("B={} N={} D={} H={}{} G={} L={}{}", config.n_batch, config.seq_len, config.model_dim,
+                       config.n_heads, head_dim, config.n_kv_heads, config.n_layers, kv_dtype);
 }
 
 }  // namespace kvbench

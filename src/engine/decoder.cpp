@@ -49,20 +49,17 @@ std::size_t ForwardScratch::bytes_for(const ModelConfig& config, std::size_t n_t
 
 namespace {
 
-// Copies the k and v of `n_positions` rows of one sequence (row stride qkv_dim) into
-// the cache at positions [first_pos, first_pos + n_positions).
+// Stores the k and v of `n_positions` rows of one sequence (row stride qkv_dim) in the
+// cache at positions [first_pos, first_pos + n_positions), converted to its element type.
 void store_kv(const ModelConfig& config, const float* qkv_rows, std::size_t n_positions,
               KvCache& cache, std::size_t layer, std::size_t b, std::size_t first_pos) {
     const std::size_t head_dim = config.head_dim();
     const std::size_t qkv_dim = config.qkv_dim();
     for (std::size_t kv_head = 0; kv_head < config.n_kv_heads; ++kv_head) {
-        float* keys = cache.keys(layer, b, kv_head) + first_pos * head_dim;
-        float* values = cache.values(layer, b, kv_head) + first_pos * head_dim;
         const float* k_src = qkv_rows + config.q_dim() + kv_head * head_dim;
         const float* v_src = k_src + config.kv_dim();
         for (std::size_t t = 0; t < n_positions; ++t) {
-            std::copy_n(k_src + t * qkv_dim, head_dim, keys + t * head_dim);
-            std::copy_n(v_src + t * qkv_dim, head_dim, values + t * head_dim);
+            cache.store(layer, b, kv_head, first_pos + t, k_src + t * qkv_dim, v_src + t * qkv_dim);
         }
     }
 }

@@ -54,8 +54,7 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
         for (std::size_t b = 0; b < n_batch; ++b) {
             for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
                 const float* k = step_qkv.data() + b * qkv_dim + q_dim + g * head_dim;
-                std::copy_n(k, head_dim, cache.keys(0, b, g) + pos * head_dim);
-                std::copy_n(k + config.kv_dim(), head_dim, cache.values(0, b, g) + pos * head_dim);
+                cache.store(0, b, g, pos, k, k + config.kv_dim());
             }
         }
         DecodeAttentionScratch scratch(config, config.seq_len, inputs.n_threads);

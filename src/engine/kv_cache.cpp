@@ -1,7 +1,8 @@
-// KvCache index math and length bookkeeping.
+// KvCache index math, element conversion at the boundary and length bookkeeping.
 #include "kvbench/engine/kv_cache.hpp"
 
 #include "kvbench/engine/checked_size.hpp"
+#include "kvbench/engine/kv_convert.hpp"
 
 #include <fmt/format.h>
 
@@ -10,36 +11,112 @@
 namespace kvbench {
 
 KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len)
-    : n_batch_(config.n_batch),
+    : dtype_(config.kv_dtype),
+      element_bytes_(kv_element_bytes(config.kv_dtype)),
+      n_batch_(config.n_batch),
       n_kv_heads_(config.n_kv_heads),
       head_dim_(config.head_dim()),
       max_seq_len_(max_seq_len),
-      keys_(elements_for(config, max_seq_len)),
-      values_(keys_.size()) {}
+      keys_(checked_product({vectors_for(config, max_seq_len), head_dim_, element_bytes_})),
+      values_(keys_.size()),
+      key_scales_(kv_dtype_info(dtype_).scale_bytes != 0 ? vectors_for(config, max_seq_len) : 0),
+      value_scales_(key_scales_.size()) {
+    if (!kv_dtype_info(dtype_).stored_by_engine) {
+        throw std::invalid_argument(fmt::format("KvCache: {} is not a type the engine stores", kv_dtype_info(dtype_).name));
+    }
+}
 
-std::size_t KvCache::elements_for(const ModelConfig& config, std::size_t max_seq_len) {
-    return checked_product({config.n_layers, config.n_batch, config.n_kv_heads, max_seq_len, config.head_dim()});
+std::size_t KvCache::vectors_for(const ModelConfig& config, std::size_t max_seq_len) {
+    return checked_product({config.n_layers, config.n_batch, config.n_kv_heads, max_seq_len});
 }
 
 std::size_t KvCache::bytes_for(const ModelConfig& config, std::size_t max_seq_len) {
-    return checked_product({2, elements_for(config, max_seq_len), sizeof(float)});
+    return checked_product({2, vectors_for(config, max_seq_len), kv_vector_bytes(config.kv_dtype, config.head_dim())});
 }
 
-std::size_t KvCache::offset(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
-    return ((layer * n_batch_ + batch) * n_kv_heads_ + kv_head) * max_seq_len_ * head_dim_;
+std::size_t KvCache::first_vector(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
+    return ((layer * n_batch_ + batch) * n_kv_heads_ + kv_head) * max_seq_len_;
+}
+
+std::byte* KvCache::element_address(const PageAlignedVector<std::byte>& storage, std::size_t vector) const {
+    return const_cast<std::byte*>(storage.data()) + vector * head_dim_ * element_bytes_;
+}
+
+float* KvCache::require_f32(const PageAlignedVector<std::byte>& storage, std::size_t vector) const {
+    if (dtype_ != KvDtype::f32) {
+        throw std::logic_error(fmt::format("KvCache: float access to a {} cache", kv_dtype_info(dtype_).name));
+    }
+    return reinterpret_cast<float*>(element_address(storage, vector));
 }
 
 float* KvCache::keys(std::size_t layer, std::size_t batch, std::size_t kv_head) {
-    return keys_.data() + offset(layer, batch, kv_head);
+    return require_f32(keys_, first_vector(layer, batch, kv_head));
 }
 const float* KvCache::keys(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
-    return keys_.data() + offset(layer, batch, kv_head);
+    return require_f32(keys_, first_vector(layer, batch, kv_head));
 }
 float* KvCache::values(std::size_t layer, std::size_t batch, std::size_t kv_head) {
-    return values_.data() + offset(layer, batch, kv_head);
+    return require_f32(values_, first_vector(layer, batch, kv_head));
 }
 const float* KvCache::values(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
-    return values_.data() + offset(layer, batch, kv_head);
+    return require_f32(values_, first_vector(layer, batch, kv_head));
+}
+
+const void* KvCache::key_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
+    return element_address(keys_, first_vector(layer, batch, kv_head));
+}
+const void* KvCache::value_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
+    return element_address(values_, first_vector(layer, batch, kv_head));
+}
+const float* KvCache::key_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
+    return key_scales_.empty() ? nullptr : key_scales_.data() + first_vector(layer, batch, kv_head);
+}
+const float* KvCache::value_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
+    return value_scales_.empty() ? nullptr : value_scales_.data() + first_vector(layer, batch, kv_head);
+}
+
+void KvCache::store(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, const float* key,
+                    const float* value) {
+    if (pos >= max_seq_len_) {
+        throw std::out_of_range(fmt::format("KV cache holds at most {} positions; cannot store {}", max_seq_len_, pos));
+    }
+    const std::size_t vector = first_vector(layer, batch, kv_head) + pos;
+    float unused_scale = 0;
+    float* key_scale = key_scales_.empty() ? &unused_scale : &key_scales_[vector];
+    float* value_scale = value_scales_.empty() ? &unused_scale : &value_scales_[vector];
+    encode_kv_vector(dtype_, key, head_dim_, element_address(keys_, vector), key_scale);
+    encode_kv_vector(dtype_, value, head_dim_, element_address(values_, vector), value_scale);
+}
+
+void KvCache::load_key(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, float* key) const {
+    const std::size_t vector = first_vector(layer, batch, kv_head) + pos;
+    decode_kv_vector(dtype_, element_address(keys_, vector), head_dim_, key_scales_.empty() ? 0.0f : key_scales_[vector],
+                     key);
+}
+
+void KvCache::load_value(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos,
+                         float* value) const {
+    const std::size_t vector = first_vector(layer, batch, kv_head) + pos;
+    decode_kv_vector(dtype_, element_address(values_, vector), head_dim_,
+                     value_scales_.empty() ? 0.0f : value_scales_[vector], value);
+}
+
+void KvCache::assign_converted(const KvCache& source) {
+    if (source.dtype_ != KvDtype::f32 || source.keys_.size() != keys_.size() / element_bytes_ * sizeof(float) ||
+        source.max_seq_len_ != max_seq_len_ || source.head_dim_ != head_dim_) {
+        throw std::invalid_argument("KvCache::assign_converted: the source must be an f32 cache of the same shape");
+    }
+    const std::size_t n_vectors = keys_.size() / (head_dim_ * element_bytes_);
+    const auto* key_floats = reinterpret_cast<const float*>(source.keys_.data());
+    const auto* value_floats = reinterpret_cast<const float*>(source.values_.data());
+    float unused_scale = 0;
+    for (std::size_t vector = 0; vector < n_vectors; ++vector) {
+        encode_kv_vector(dtype_, key_floats + vector * head_dim_, head_dim_, element_address(keys_, vector),
+                         key_scales_.empty() ? &unused_scale : &key_scales_[vector]);
+        encode_kv_vector(dtype_, value_floats + vector * head_dim_, head_dim_, element_address(values_, vector),
+                         value_scales_.empty() ? &unused_scale : &value_scales_[vector]);
+    }
+    length_ = source.length_;
 }
 
 void KvCache::extend_to(std::size_t new_length) {
@@ -69,6 +146,18 @@ void KvCache::require_writable(std::size_t pos) const {
     }
 }
 
-std::size_t KvCache::bytes() const { return (keys_.size() + values_.size()) * sizeof(float); }
+std::size_t KvCache::bytes() const {
+    return keys_.size() + values_.size() + (key_scales_.size() + value_scales_.size()) * sizeof(float);
+}
+
+std::vector<std::span<const std::byte>> KvCache::storage() const {
+    std::vector<std::span<const std::byte>> regions{{keys_.data(), keys_.size()}, {values_.data(), values_.size()}};
+    if (!key_scales_.empty()) {
+        regions.emplace_back(reinterpret_cast<const std::byte*>(key_scales_.data()), key_scales_.size() * sizeof(float));
+        regions.emplace_back(reinterpret_cast<const std::byte*>(value_scales_.data()),
+                             value_scales_.size() * sizeof(float));
+    }
+    return regions;
+}
 
 }  // namespace kvbench

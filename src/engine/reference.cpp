@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace kvbench {
 
@@ -65,13 +66,22 @@ FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::si
                               const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
                               DecodeAttentionScratch&) {
     const std::size_t head_dim = config.head_dim();
+    // One KV head's cached vectors decoded one at a time by the scalar definition
+    // (kv_convert.hpp), so the naive twin shares no conversion code with the kernel.
+    std::vector<float> keys(n_ctx * head_dim);    // (n_ctx, head_dim) floats
+    std::vector<float> values(n_ctx * head_dim);  // (n_ctx, head_dim) floats
     std::uint64_t multiply_adds = 0;
     for (std::size_t b = 0; b < config.n_batch; ++b) {
         for (std::size_t h = 0; h < config.n_heads; ++h) {
             const std::size_t g = h / config.group_size();
-            multiply_adds += attention_reference(q + b * q_stride + h * head_dim, cache.keys(layer, b, g),
-                                                 cache.values(layer, b, g), n_ctx, 1, head_dim,
-                                                 out + b * config.q_dim() + h * head_dim);
+            if (h % config.group_size() == 0) {
+                for (std::size_t t = 0; t < n_ctx; ++t) {
+                    cache.load_key(layer, b, g, t, keys.data() + t * head_dim);
+                    cache.load_value(layer, b, g, t, values.data() + t * head_dim);
+                }
+            }
+            multiply_adds += attention_reference(q + b * q_stride + h * head_dim, keys.data(), values.data(), n_ctx,
+                                                 1, head_dim, out + b * config.q_dim() + h * head_dim);
         }
     }
     return {2 * multiply_adds, 2 * multiply_adds};

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace kvbench {
 
@@ -90,13 +91,36 @@ void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t le
     cache.roll_back(0);
     Rng rng(seed ^ cache_fill_stream);
     const float bound = uniform_bound_for_variance(1.0);
-    const std::size_t block = length * config.head_dim();
+    const std::size_t head_dim = config.head_dim();
+    // A cache of another type gets the values an f32 cache of the same seed holds, converted:
+    // drawn a few positions at a time, keys then values, in the order the f32 fill draws them.
+    constexpr std::size_t positions_per_draw = 64;
+    std::vector<float> keys, values;
+    if (cache.dtype() != KvDtype::f32) {
+        keys.resize(positions_per_draw * head_dim);
+        values.resize(keys.size());
+    }
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         for (std::size_t b = 0; b < config.n_batch; ++b) {
             if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
             for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
-                fill_uniform(rng, {cache.keys(layer, b, g), block}, bound);
-                fill_uniform(rng, {cache.values(layer, b, g), block}, bound);
+                if (cache.dtype() == KvDtype::f32) {
+                    fill_uniform(rng, {cache.keys(layer, b, g), length * head_dim}, bound);
+                    fill_uniform(rng, {cache.values(layer, b, g), length * head_dim}, bound);
+                    continue;
+                }
+                // The f32 fill draws all of a block's keys before its values: two streams.
+                Rng value_rng = rng;
+                value_rng.discard(length * head_dim);
+                for (std::size_t t0 = 0; t0 < length; t0 += positions_per_draw) {
+                    const std::size_t n = std::min(positions_per_draw, length - t0);
+                    fill_uniform(rng, {keys.data(), n * head_dim}, bound);
+                    fill_uniform(value_rng, {values.data(), n * head_dim}, bound);
+                    for (std::size_t t = 0; t < n; ++t) {
+                        cache.store(layer, b, g, t0 + t, keys.data() + t * head_dim, values.data() + t * head_dim);
+                    }
+                }
+                rng = value_rng;
             }
         }
     }

@@ -16,7 +16,8 @@ std::uint64_t MemoryBudget::total_bytes() const {
 }
 
 std::vector<MemoryTerm> memory_terms(const MemoryBudget& budget) {
-    return {{"the KV cache", budget.kv_cache_bytes, "lower --seq, --batch or --layers, or use fewer --kv-heads"},
+    return {{"the KV cache", budget.kv_cache_bytes, "lower --seq, --batch or --layers, or use fewer --kv-heads (a --kv-dtype other than f32 also "
+             "holds an f32 copy while the point is set up)"},
             {"the weights", budget.weights_bytes, "lower --dim or --layers"},
             {"scratch", budget.scratch_bytes, "lower --seq or --batch, or time only --paths cached"},
             {"inputs", budget.inputs_bytes, "lower --seq or --batch, or time only --paths cached without --verify"},
@@ -40,13 +41,19 @@ MemoryBudget point_memory(const GridPoint& point, const RunOptions& options) {
         MemoryBudget budget;
         budget.weights_bytes = ModelWeights::bytes_for(config);
         budget.inputs_bytes = input_bytes_for(config, 1);  // the new token's input, always drawn
-        if (needs_prefill(options)) {
+        if (needs_prefill(point, options)) {
             // The prompt (every position's input) and the forward's output.
             budget.inputs_bytes = checked_add(budget.inputs_bytes, checked_mul(2, input_bytes_for(config, n)));
             budget.scratch_bytes = ForwardScratch::bytes_for(config, point.n_threads);
         }
         if (needs_cache(options)) {
             budget.kv_cache_bytes = KvCache::bytes_for(config, n);
+            if (config.kv_dtype != KvDtype::f32) {
+                // The f32 cache that kv_rel_error is measured against, alive while the point is set up.
+                ModelConfig f32_config = config;
+                f32_config.kv_dtype = KvDtype::f32;
+                budget.kv_cache_bytes = checked_add(budget.kv_cache_bytes, KvCache::bytes_for(f32_config, n));
+            }
             budget.scratch_bytes =
                 checked_add(budget.scratch_bytes, DecodeScratch::bytes_for(config, n, point.n_threads));
             budget.inputs_bytes = checked_add(budget.inputs_bytes, input_bytes_for(config, 1));  // the step's output

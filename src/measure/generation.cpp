@@ -161,7 +161,8 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
         }
     }
 
-    if (options.run_uncached) {
+    // The uncached path keeps no cache: of the points that differ only in kv_dtype, the first times it.
+    if (options.run_uncached && point.times_uncached) {
         ForwardScratch scratch(full, point.n_threads);  // sized for the longest context, reused by every step
         std::vector<float> prefix(inputs.size());       // (n_batch, N, dim) for the step's N
         std::vector<float> out(inputs.size());          // (n_batch, N, dim)

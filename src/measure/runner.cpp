@@ -49,11 +49,11 @@ std::vector<ByteRegion> weight_regions(const ModelWeights& weights) {
     return regions;
 }
 
-// K and V of every layer: each is one allocation, starting at layer 0, batch row 0, KV head 0.
+// K and V of every layer (and an int8 cache's scales): each is one allocation.
 std::vector<ByteRegion> cache_regions(const KvCache& cache) {
-    const std::size_t half_bytes = cache.bytes() / 2;
-    return {ByteRegion(reinterpret_cast<const std::byte*>(cache.keys(0, 0, 0)), half_bytes),
-            ByteRegion(reinterpret_cast<const std::byte*>(cache.values(0, 0, 0)), half_bytes)};
+    std::vector<ByteRegion> regions;
+    for (std::span<const std::byte> storage : cache.storage()) regions.emplace_back(storage.data(), storage.size());
+    return regions;
 }
 
 // Every kernel of the point against its naive twin; throws, failing the point, when one disagrees.
@@ -81,7 +81,8 @@ public:
                const std::atomic<bool>* stop)
         : config_(point.config), weights_(std::move(weights)), stop_(stop) {
         const std::size_t n = config_.seq_len;
-        if (needs_prefill(options)) {
+        const bool prefill = needs_prefill(point, options);
+        if (prefill) {
             // The whole prompt only where the uncached forward reads it; a cached step reads one position.
             inputs_ = make_inputs(config_, options.seed);
             full_out_.resize(inputs_.size());
@@ -90,17 +91,30 @@ public:
         if (needs_cache(options)) {
             cache_.emplace(config_, n);
             decode_scratch_.emplace(config_, n, point.n_threads);
-            if (needs_prefill(options)) {
-                // Prefill all N positions, then forget the last: positions 1..N-1 do not depend on token N.
-                forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, &*cache_, stop_);
-                if (cache_->length() == n) cache_->roll_back(n - 1);
-            } else {
-                fill_cache_seeded(config_, *cache_, n - 1, options.seed, stop_);
-            }
             step_in_ = make_input_positions(config_, options.seed, n - 1, 1);
             step_out_.resize(step_in_.size());
+            if (config_.kv_dtype == KvDtype::f32) {
+                fill(config_, *cache_, prefill, options.seed);
+            } else {
+                // The same values in f32 first: the reduced cache is their conversion, and one step
+                // over each gives kv_rel_error. The f32 copy lives only while the point is set up.
+                ModelConfig f32_config = config_;
+                f32_config.kv_dtype = KvDtype::f32;
+                KvCache reference(f32_config, n);
+                fill(f32_config, reference, prefill, options.seed);
+                if (reference.length() != n - 1) return;  // stopped
+                cache_->assign_converted(reference);
+                std::vector<float> reference_out(step_out_.size());
+                decode_step(f32_config, *weights_, reference, step_in_.data(), reference_out.data(), *decode_scratch_);
+                decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_);
+                cache_->roll_back(n - 1);
+                kv_rel_error_ = relative_error(step_out_, reference_out);
+            }
         }
     }
+
+    // docs/model.md's measure of the reduced cache against an f32 one; empty for f32.
+    std::optional<double> kv_rel_error() const { return kv_rel_error_; }
 
     // One step of `path`, untimed; the cache is back at N-1 before a cached step.
     void run(DecodePath path) {
@@ -165,6 +179,18 @@ public:
     FlopCount flops(DecodePath path) const { return path == DecodePath::cached ? cached_flops_ : uncached_flops_; }
 
 private:
+    // Fills `cache` to N-1 positions: a prefill (the uncached forward, whose outputs verify
+    // compares against) or seeded values. Positions 1..N-1 do not depend on token N.
+    void fill(const ModelConfig& config, KvCache& cache, bool prefill, std::uint64_t seed) {
+        const std::size_t n = config.seq_len;
+        if (prefill) {
+            forward_full(config, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, &cache, stop_);
+            if (cache.length() == n) cache.roll_back(n - 1);
+        } else {
+            fill_cache_seeded(config, cache, n - 1, seed, stop_);
+        }
+    }
+
     ModelConfig config_;
     std::shared_ptr<const ModelWeights> weights_;
     const std::atomic<bool>* stop_;                  // checked inside the prefill, the fill and each forward
@@ -179,11 +205,12 @@ private:
     FlopCount uncached_flops_;
     std::vector<ByteRegion> cached_regions_;    // cold_regions(cached), computed once
     std::vector<ByteRegion> uncached_regions_;  // cold_regions(uncached), computed once
+    std::optional<double> kv_rel_error_;
 };
 
-std::vector<DecodePath> timed_paths(const RunOptions& options) {
+std::vector<DecodePath> timed_paths(const GridPoint& point, const RunOptions& options) {
     std::vector<DecodePath> paths;
-    if (options.run_uncached) paths.push_back(DecodePath::uncached);
+    if (times_uncached(point, options)) paths.push_back(DecodePath::uncached);
     if (options.run_cached) paths.push_back(DecodePath::cached);
     return paths;
 }
@@ -209,6 +236,7 @@ public:
         ModelConfig shape = config;
         shape.n_batch = 1;
         shape.seq_len = 1;
+        shape.kv_dtype = KvDtype::f32;  // weights are f32 whatever the cache's type
         for (auto& [key, weak] : entries_) {
             if (key.first == shape && key.second == seed) {
                 if (auto alive = weak.lock()) return alive;
@@ -262,8 +290,8 @@ double estimate_point_seconds(const GridPoint& point, const RunOptions& options,
         return reps * rep_s + warmup * step_s;
     };
     double seconds = 0;
-    if (needs_prefill(options)) seconds += step_seconds(DecodePath::uncached);
-    if (options.run_uncached) seconds += path_seconds(step_seconds(DecodePath::uncached));
+    if (needs_prefill(point, options)) seconds += step_seconds(DecodePath::uncached);
+    if (times_uncached(point, options)) seconds += path_seconds(step_seconds(DecodePath::uncached));
     if (options.run_cached) seconds += path_seconds(step_seconds(DecodePath::cached));
     return seconds;
 }
@@ -276,6 +304,7 @@ std::shared_ptr<const ModelWeights> PointRunner::weights_for(const ModelConfig& 
     ModelConfig shape = config;
     shape.n_batch = 1;
     shape.seq_len = 1;
+    shape.kv_dtype = KvDtype::f32;  // weights are f32 whatever the cache's type
     if (!weights_shape_ || *weights_shape_ != shape || weights_seed_ != seed) {
         weights_.reset();  // release the previous shape's weights before drawing the next
         weights_ = std::make_shared<ModelWeights>(make_weights(shape, seed));
@@ -295,9 +324,10 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
         result.interrupted = result.interrupted || stop.load(std::memory_order_relaxed);
         return result.interrupted;
     };
+    result.kv_rel_error = state.kv_rel_error();
     if (options.check && !stopped()) result.check_rel_error = state.check(point);
     if (options.verify && !stopped()) result.verify_rel_error = state.verify();
-    for (const DecodePath path : timed_paths(options)) {
+    for (const DecodePath path : timed_paths(point, options)) {
         PathMeasurement measured;
         warm_up(state, path, options, stopped);
         const auto start = Clock::now();
@@ -321,7 +351,7 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
     };
     std::vector<Task> tasks;
     for (std::size_t i = 0; i < points.size(); ++i) {
-        for (const DecodePath path : timed_paths(options)) tasks.push_back({i, path});
+        for (const DecodePath path : timed_paths(points[i], options)) tasks.push_back({i, path});
     }
     std::vector<PointMeasurement> measured(points.size());
     std::vector<bool> failed(points.size(), false);
@@ -359,8 +389,9 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
         auto state = std::make_unique<PointState>(points[i], options, weights.get(points[i].config, options.seed), &stop);
         if (!was_started[i] && options.check && !stopped()) measured[i].check_rel_error = state->check(points[i]);
         if (!was_started[i] && options.verify && !stopped()) measured[i].verify_rel_error = state->verify();
+        if (!was_started[i]) measured[i].kv_rel_error = state->kv_rel_error();
         was_started[i] = true;
-        for (const DecodePath path : timed_paths(options)) warm_up(*state, path, options, stopped);
+        for (const DecodePath path : timed_paths(points[i], options)) warm_up(*state, path, options, stopped);
         resident_bytes += bytes;
         least_recent.push_back(i);
         return *resident.emplace(i, std::move(state)).first->second;

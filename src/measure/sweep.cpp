@@ -32,11 +32,14 @@ Grid expand(const SweepSpec& spec) {
                         for (std::size_t batch : spec.batch) {
                             for (std::size_t seq : spec.seq) {
                                 for (std::size_t threads : spec.threads) {
-                                    ModelConfig config = shape;
-                                    config.n_batch = batch;
-                                    config.seq_len = seq;
-                                    validate(config);
-                                    grid.points.push_back({config, threads});
+                                    for (std::size_t i = 0; i < spec.kv_dtypes.size(); ++i) {
+                                        ModelConfig config = shape;
+                                        config.n_batch = batch;
+                                        config.seq_len = seq;
+                                        config.kv_dtype = spec.kv_dtypes[i];
+                                        validate(config);
+                                        grid.points.push_back({config, threads, i == 0});
+                                    }
                                 }
                             }
                         }

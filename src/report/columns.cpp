@@ -52,6 +52,7 @@ const std::vector<RowColumn>& row_columns() {
         {"latency_cv_pct", [](const ResultRow& r) -> CellValue { return 100 * r.stats.cv; }},
         {"latency_mdape_pct", [](const ResultRow& r) -> CellValue { return 100 * r.stats.mdape; }},
         {"verify_rel_error", [](const ResultRow& r) { return optional_real(r.verify_rel_error); }},
+        {"kv_rel_error", [](const ResultRow& r) { return optional_real(r.kv_rel_error); }},
         {"fits_in_llc", [](const ResultRow& r) -> CellValue { return r.fits_in_llc; }},
         {"flops_executed",
          [](const ResultRow& r) -> CellValue {

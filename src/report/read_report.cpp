@@ -80,9 +80,12 @@ SavedRow read_row(const CellReader& cell) {
     const bool is_d_over_h = row.config.n_heads != 0 && row.config.model_dim % row.config.n_heads == 0 &&
                              row.config.model_dim / row.config.n_heads == head_dim;
     row.config.explicit_head_dim = is_d_over_h ? 0 : head_dim;
+    row.kv_dtype = required(cell, "kv_dtype");
+    const std::optional<KvDtype> kv_dtype = find_kv_dtype(row.kv_dtype);
+    if (!kv_dtype) bad_cell("kv_dtype", row.kv_dtype, "f32, f16, bf16 or int8");
+    row.config.kv_dtype = *kv_dtype;
     validate(row.config);
     row.n_threads = count_of(cell, "threads");
-    row.kv_dtype = required(cell, "kv_dtype");
     row.cache_state = required(cell, "cache_state");
     row.cost = step_cost(row.config, row.path);
     if (count_of(cell, "flops") != row.cost.flops || count_of(cell, "bytes") != row.cost.bytes) {
@@ -104,6 +107,7 @@ SavedRow read_row(const CellReader& cell) {
     row.roofline_pct = optional_real(cell, "roofline_pct");
     row.speedup = optional_real(cell, "speedup");
     row.verify_rel_error = optional_real(cell, "verify_rel_error");
+    if (cell("kv_rel_error")) row.kv_rel_error = optional_real(cell, "kv_rel_error");
     row.fits_in_llc = bool_of(cell, "fits_in_llc");
     if (const std::optional<std::string> executed = cell("flops_executed")) {
         row.flops_executed = parse_number<std::uint64_t>("flops_executed", *executed);

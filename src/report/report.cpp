@@ -14,6 +14,8 @@ ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMea
     ResultRow row;
     row.path = path;
     row.config = point.config;
+    if (path == DecodePath::uncached) row.config.kv_dtype = KvDtype::f32;  // no cache: f32 activations
+    row.kv_dtype = std::string(kv_dtype_info(row.config.kv_dtype).name);
     row.n_threads = point.n_threads;
     row.cache_state = options.cold_cache ? "cold" : "warm";
     row.cost = cost;
@@ -51,10 +53,13 @@ std::vector<ResultRow> make_result_rows(const GridPoint& point, const PointMeasu
         rows.push_back(make_result_row(DecodePath::cached, point, *measured.cached,
                                        step_cost(point.config, DecodePath::cached), options, roofline, env,
                                        measured.verify_rel_error));
+        rows.back().kv_rel_error = measured.kv_rel_error;
     }
     if (measured.uncached) {
+        ModelConfig f32_config = point.config;
+        f32_config.kv_dtype = KvDtype::f32;
         rows.push_back(make_result_row(DecodePath::uncached, point, *measured.uncached,
-                                       step_cost(point.config, DecodePath::uncached), options, roofline, env,
+                                       step_cost(f32_config, DecodePath::uncached), options, roofline, env,
                                        measured.verify_rel_error));
     }
     if (measured.uncached && rows.back().stats.median_ns > 0) {
@@ -64,6 +69,24 @@ std::vector<ResultRow> make_result_rows(const GridPoint& point, const PointMeasu
         }
     }
     return rows;
+}
+
+void fill_speedups_across_kv_dtypes(std::vector<ResultRow>& rows) {
+    for (ResultRow& row : rows) {
+        if (row.path != DecodePath::cached || row.speedup || row.stats.median_ns <= 0) continue;
+        for (const ResultRow& other : rows) {
+            if (other.path != DecodePath::uncached || other.stats.median_ns <= 0 || other.n_threads != row.n_threads ||
+                other.cache_state != row.cache_state) {
+                continue;
+            }
+            ModelConfig same = other.config;
+            same.kv_dtype = row.config.kv_dtype;
+            if (same == row.config) {
+                row.speedup = other.stats.median_ns / row.stats.median_ns;
+                break;
+            }
+        }
+    }
 }
 
 void write_report(std::ostream& out, OutputFormat format, const std::vector<ResultRow>& rows,

@@ -59,11 +59,13 @@ const std::vector<Axis>& model_axes() {
         {"grouping", Align::left,
          [](const ResultRow& r) { return grouping_of(r.config); },
          [](const ResultRow& r) { return fmt::format("G={} ({})", r.config.n_kv_heads, grouping_of(r.config)); }},
+        {"kv", Align::left, [](const ResultRow& r) { return r.kv_dtype; }, {}},
     };
     return axes;
 }
 
 constexpr std::size_t head_dim_axis = 4;  // model_axes()'s "dh"
+constexpr std::size_t kv_dtype_axis = 7;  // model_axes()'s "kv": the cache's element type
 
 // What varies between the rows of a measurement besides the model: threads, cache state, path.
 const std::vector<Axis>& run_axes() {
@@ -110,11 +112,15 @@ Keys keys_of(const std::vector<ResultRow>& rows, bool with_run_axes) {
     // otherwise it is D/H, and the caption and columns keep their usual shape.
     const bool any_explicit_head_dim =
         std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.config.explicit_head_dim != 0; });
+    // The cache's type likewise, only when some row stores a reduced one (--kv-dtype).
+    const bool any_reduced_cache =
+        std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.kv_dtype != "f32"; });
     std::vector<std::string> model_constants, run_constants;
     auto sort = [&](const std::vector<Axis>& axes, std::vector<std::string>& constants) {
         for (const Axis& axis : axes) {
             if (rows.empty()) continue;
             if (&axis == &model_axes()[head_dim_axis] && !any_explicit_head_dim) continue;
+            if (&axis == &model_axes()[kv_dtype_axis] && !any_reduced_cache) continue;
             if (varies(axis, rows)) {
                 keys.columns.push_back(&axis);
             } else {

@@ -1,6 +1,8 @@
 // attend_group(): the decode attention kernel, one group of query heads over one split of the context.
 #pragma once
 
+#include "kvbench/engine/kv_dtype.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -12,13 +14,19 @@ namespace kvbench {
 inline constexpr std::size_t max_key_block = 32;
 
 // One attend_group problem: n_rows query rows against n_ctx keys and values of one KV head.
+// Keys and values are elements of kv_dtype; a reduced type is decoded to f32 inside the kernel,
+// one block of keys at a time, once for all rows of the group (docs/model.md, "KV-cache element
+// types").
 struct GroupAttention {
     const float* q = nullptr;       // (n_rows, q_stride) floats: query r at q + r·q_stride, head_dim used
     std::size_t q_stride = 0;
     std::size_t n_rows = 0;
-    const float* keys = nullptr;    // (n_ctx, kv_stride) floats: key t at keys + t·kv_stride, head_dim used
-    const float* values = nullptr;  // (n_ctx, kv_stride) floats, as keys
-    std::size_t kv_stride = 0;
+    const void* keys = nullptr;     // (n_ctx, kv_stride) elements: key t at element t·kv_stride, head_dim used
+    const void* values = nullptr;   // (n_ctx, kv_stride) elements, as keys
+    std::size_t kv_stride = 0;      // elements
+    KvDtype kv_dtype = KvDtype::f32;
+    const float* key_scales = nullptr;    // int8: (n_ctx) floats, key t is its elements times key_scales[t]
+    const float* value_scales = nullptr;  // int8: (n_ctx) floats, as key_scales
     std::size_t n_ctx = 0;
     std::size_t head_dim = 0;
     float scale = 1.0f;             // applied to q·k before the softmax
@@ -57,11 +65,13 @@ public:
     float* rescale() { return base() + layout_.rescale; }      // (max_rows) floats: e^(old max - new max)
     float* keys_t() { return base() + layout_.keys_t; }        // (padded_dim, max_key_block) floats: K block transposed
     float* values() { return base() + layout_.values; }        // (max_key_block, padded_dim) floats: V block packed
+    float* decoded_keys() { return base() + layout_.decoded_keys; }  // (max_key_block, padded_dim) floats: K block as f32
 
 private:
     // Offsets in floats from base(), each region a whole number of 64-byte lines.
     struct Layout {
-        std::size_t padded_dim, queries, outputs, probs, lane_sums, row_max, rescale, keys_t, values, total;
+        std::size_t padded_dim, queries, outputs, probs, lane_sums, row_max, rescale, keys_t, values, decoded_keys,
+            total;
     };
     static Layout layout(std::size_t max_rows, std::size_t head_dim);
     // The first 64-byte boundary inside storage_, recomputed so copies stay aligned.
@@ -86,7 +96,7 @@ private:
 //   by repeating a key, each over round_up(dh, lanes): 2·r·round_up(n_keys, lanes/r)·round_up(dh,
 //   lanes) per tile and block of n_keys keys.
 // Requires: 1 <= n_rows <= workspace.max_rows(), head_dim == workspace.head_dim(), n_ctx >= 1,
-// q_stride, kv_stride >= head_dim, out_stride >= head_dim.
+// q_stride, kv_stride >= head_dim, out_stride >= head_dim; int8 keys and values with their scales.
 std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& result, AttendWorkspace& workspace);
 
 // The shape of this build's kernel, for the FLOP count above.

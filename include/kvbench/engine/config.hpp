@@ -1,6 +1,8 @@
 // ModelConfig: the shape of one decode step (docs/model.md) and the rules it must obey.
 #pragma once
 
+#include "kvbench/engine/kv_dtype.hpp"
+
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -27,6 +29,9 @@ struct ModelConfig {
     // dh, --head-dim, when a model sets it apart from D/H (Gemma-7B: D=3072, H=16, dh=256);
     // 0 means dh = D/H. Read it through head_dim().
     std::size_t explicit_head_dim = 0;
+    // --kv-dtype: the element type the cached path stores K and V in; weights and activations
+    // are f32 whatever it says (docs/model.md, "KV-cache element types").
+    KvDtype kv_dtype = KvDtype::f32;
 
     std::size_t head_dim() const { return explicit_head_dim != 0 ? explicit_head_dim : model_dim / n_heads; }
     // H·dh: the width of q and of the concatenated head outputs, D only when dh = D/H.
@@ -42,19 +47,20 @@ struct ModelConfig {
     bool operator==(const ModelConfig& other) const {
         return n_batch == other.n_batch && seq_len == other.seq_len && model_dim == other.model_dim &&
                n_heads == other.n_heads && n_kv_heads == other.n_kv_heads && n_layers == other.n_layers &&
-               head_dim() == other.head_dim();
+               head_dim() == other.head_dim() && kv_dtype == other.kv_dtype;
     }
 };
 
 // Throws ConfigError on the first broken rule: every field positive, --dim divisible by
-// --heads unless --head-dim is given, H·dh at most max_q_dim, --heads divisible by --kv-heads.
+// --heads unless --head-dim is given, H·dh at most max_q_dim, --heads divisible by --kv-heads,
+// and a --kv-dtype the engine stores.
 void validate(const ModelConfig& config);
 
 // "MHA", "MQA" or "GQA-<G>".
 std::string grouping_label(std::size_t n_heads, std::size_t n_kv_heads);
 
 // "B=1 N=1024 D=1024 H=16 G=4 L=1": how a point is named in messages; " dh=256" follows H
-// when the head dimension is explicit.
+// when the head dimension is explicit, and " kv=f16" ends it when the cache is not f32.
 std::string describe(const ModelConfig& config);
 
 }  // namespace kvbench

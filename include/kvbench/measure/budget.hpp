@@ -13,7 +13,9 @@ namespace kvbench {
 // The bytes PointRunner::run allocates for a point, computed without allocating, so a sweep can
 // refuse a point that would not fit and say which part is large.
 struct MemoryBudget {
-    std::uint64_t kv_cache_bytes = 0;  // KvCache: K and V of every layer at context N
+    // KvCache: K and V of every layer at context N; for a reduced --kv-dtype, plus the f32 cache
+    // of the same values that kv_rel_error is measured against, held while the point is set up.
+    std::uint64_t kv_cache_bytes = 0;
     std::uint64_t weights_bytes = 0;   // ModelWeights: every layer's Wqkv and Wo
     std::uint64_t scratch_bytes = 0;   // DecodeScratch and ForwardScratch: activations and attention buffers
     std::uint64_t inputs_bytes = 0;    // inputs and outputs of the steps (the whole prompt for the uncached path)

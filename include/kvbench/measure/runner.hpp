@@ -57,11 +57,20 @@ struct PointMeasurement {
     std::optional<PathMeasurement> uncached;
     std::optional<double> verify_rel_error;  // docs/model.md's measure, when options.verify
     std::optional<double> check_rel_error;   // worst kernel against its naive twin, when options.check
+    // A reduced-type cache's step against the same step over an f32 cache of the same values
+    // (docs/model.md's measure); empty for an f32 cache or without the cached path.
+    std::optional<double> kv_rel_error;
     bool interrupted = false;                // stop was raised: the point is incomplete, discard it
 };
 
+// The uncached path is timed at this point (GridPoint::times_uncached).
+inline bool times_uncached(const GridPoint& point, const RunOptions& options) {
+    return options.run_uncached && point.times_uncached;
+}
 // The uncached forward runs when its path is timed or to prefill the cache for --verify.
-inline bool needs_prefill(const RunOptions& options) { return options.run_uncached || options.verify; }
+inline bool needs_prefill(const GridPoint& point, const RunOptions& options) {
+    return times_uncached(point, options) || options.verify;
+}
 // The cache and a decode step exist when the cached path is timed or --verify compares it.
 inline bool needs_cache(const RunOptions& options) { return options.run_cached || options.verify; }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvbench/engine/config.hpp"
+#include "kvbench/engine/kv_dtype.hpp"
 
 #include <cstddef>
 #include <string>
@@ -18,11 +19,16 @@ struct SweepSpec {
     std::vector<std::size_t> kv_heads{16};
     std::vector<std::size_t> layers{1};
     std::vector<std::size_t> threads{1};
+    std::vector<KvDtype> kv_dtypes{KvDtype::f32};  // --kv-dtype: the cached path's element types
 };
 
 struct GridPoint {
     ModelConfig config;
     std::size_t n_threads = 1;
+    // The uncached path keeps no cache, so its step is the same whatever config.kv_dtype says:
+    // of the points that differ only in kv_dtype, the first times it (as f32, its K and V
+    // being f32 activations) and the others leave it out (docs/model.md, "KV-cache element types").
+    bool times_uncached = true;
 };
 
 struct Grid {
@@ -32,7 +38,7 @@ struct Grid {
 };
 
 // Cartesian product with the model shape outermost (dim, heads, head_dim, kv_heads, layers), so points
-// sharing weights are adjacent, then batch, seq and threads. Invalid combinations are skipped
+// sharing weights are adjacent, then batch, seq, threads and kv_dtypes. Invalid combinations are skipped
 // (each shape named once in Grid::skipped). Throws ConfigError if no point is left.
 Grid expand(const SweepSpec& spec);
 

@@ -34,6 +34,9 @@ struct ResultRow {
     std::optional<double> roofline_pct;         // empty when no roofline was measured
     std::optional<double> speedup;              // uncached median / this median; empty without uncached
     std::optional<double> verify_rel_error;     // the equivalence check (docs/model.md), when --verify ran
+    // Cached rows of a reduced kv_dtype: the step's relative error against the same step over
+    // an f32 cache of the same values (docs/model.md, "KV-cache element types").
+    std::optional<double> kv_rel_error;
     bool fits_in_llc = false;                   // working set below the last-level cache
     // FLOPs the kernels executed in one step: flops plus the masked products that diagonal
     // tiles of the uncached attention compute anyway. Empty when not measured.
@@ -52,7 +55,8 @@ struct ResultRow {
 // The one place a row is built: from the point, its measurement, the options it ran with
 // (cache state), the machine's roofline (nullptr: none) and environment (LLC size). One row
 // per measured path, cached first; the cached row's speedup is the same point's uncached
-// median over its own. Requires: every measured path has at least one sample.
+// median over its own. An uncached row is an f32 row whatever the point's kv_dtype (its K and
+// V are f32 activations). Requires: every measured path has at least one sample.
 std::vector<ResultRow> make_result_rows(const GridPoint& point, const PointMeasurement& measured,
                                         const RunOptions& options, const Roofline* roofline,
                                         const Environment& env);
@@ -63,6 +67,10 @@ std::vector<ResultRow> make_result_rows(const GridPoint& point, const PointMeasu
 ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMeasurement& measured,
                           const StepCost& cost, const RunOptions& options, const Roofline* roofline,
                           const Environment& env, std::optional<double> verify_rel_error);
+
+// Fills the speedup of cached rows whose point left the uncached path to another kv_dtype
+// (GridPoint::times_uncached) from the uncached row of the same configuration, if present.
+void fill_speedups_across_kv_dtypes(std::vector<ResultRow>& rows);
 
 // docs/csv.md's columns in order, then the extra ones. The single source of the CSV header.
 const std::vector<std::string>& csv_columns();

@@ -1,0 +1,23 @@
+// --kv-dtype of `sweep` and `generate`: the element types the cached path stores K and V in.
+#pragma once
+
+#include "kvbench/engine/kv_dtype.hpp"
+
+#include <string_view>
+#include <vector>
+
+namespace kvbench {
+
+// "f32,f16,int8" in any case, in the order written, duplicates dropped. Throws ConfigError
+// naming --kv-dtype on an empty item, an unknown type (with the nearest name), and fp8 or
+// int4, which `kvbench memory` plans but the engine does not store.
+std::vector<KvDtype> parse_stored_kv_dtypes(std::string_view text);
+
+// The --kv-dtype line of sweep's and generate's --help, which says that weights stay f32.
+inline constexpr const char* kv_dtype_help =
+    "Cache element types (LIST of f32, f16, bf16, int8; int8 with one f32 scale per cached "
+    "vector): K and V are stored in it and decoded inside the attention kernel; weights and "
+    "activations stay f32 (the tool measures the cache, not weight quantisation). Rows of a "
+    "reduced type report kv_rel_error against an f32 cache of the same values";
+
+}  // namespace kvbench

@@ -1,0 +1,332 @@
+// Reduced-precision KV caches: the roundings, the vector decoders against the scalar definition,
+// the cache that stores them, the attention kernels against their naive twin, and the step's error.
+#include "engine/kv_decode.hpp"
+#include "kvbench/engine/attention.hpp"
+#include "kvbench/engine/cost_model.hpp"
+#include "kvbench/engine/kv_cache.hpp"
+#include "kvbench/engine/kv_convert.hpp"
+#include "kvbench/engine/reference.hpp"
+#include "kvbench/engine/rng.hpp"
+#include "kvbench/engine/weights.hpp"
+#include "kvbench/measure/runner.hpp"
+#include "kvbench/measure/sweep.hpp"
+#include "kvbench/report/report.hpp"
+
+#include "attention_flops.hpp"
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+using namespace kvbench;
+using kvbench::test::expected_decode_executed;
+using kvbench::test::make_config;
+using kvbench::test::random_vector;
+
+namespace {
+
+constexpr KvDtype reduced_dtypes[] = {KvDtype::f16, KvDtype::bf16, KvDtype::int8};
+
+bool same_bits(float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b); }
+
+}  // namespace
+
+TEST_CASE("every f16 pattern decodes to its value and encodes back to itself") {
+    for (std::uint32_t bits = 0; bits <= 0xffff; ++bits) {
+        const auto h = static_cast<std::uint16_t>(bits);
+        const float value = decode_f16(h);
+        const std::uint32_t exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+        if (exponent == 31 && mantissa != 0) {
+            CHECK(std::isnan(value));
+            continue;
+        }
+        // The value from its definition: (-1)^s · 2^(e-15) · 1.m, or 2^-14 · 0.m for e = 0.
+        const double magnitude = exponent == 31 ? std::numeric_limits<double>::infinity()
+                                 : exponent == 0 ? std::ldexp(static_cast<double>(mantissa), -24)
+                                                 : std::ldexp(1.0 + mantissa / 1024.0, static_cast<int>(exponent) - 15);
+        CHECK(static_cast<double>(value) == ((bits & 0x8000) ? -magnitude : magnitude));
+        CHECK(encode_f16(value) == h);
+    }
+}
+
+TEST_CASE("f16 encoding rounds to nearest even, overflows to infinity and keeps NaN") {
+    CHECK(encode_f16(1.0f) == 0x3c00);
+    CHECK(encode_f16(1.0f + 0x1p-11f) == 0x3c00);                // a tie: to the even 1.0
+    CHECK(encode_f16(1.0f + 3 * 0x1p-11f) == 0x3c02);            // a tie: to the even 1 + 2^-9
+    CHECK(encode_f16(1.0f + 0x1p-11f + 0x1p-20f) == 0x3c01);     // above the tie: up
+    CHECK(encode_f16(65504.0f) == 0x7bff);
+    CHECK(encode_f16(65519.0f) == 0x7bff);
+    CHECK(encode_f16(65520.0f) == 0x7c00);
+    CHECK(encode_f16(-1e30f) == 0xfc00);
+    CHECK(encode_f16(0x1p-24f) == 0x0001);                        // the smallest subnormal
+    CHECK(encode_f16(0x1p-25f) == 0x0000);                        // a tie with zero: to the even 0
+    CHECK(encode_f16(0x1p-25f + 0x1p-35f) == 0x0001);
+    CHECK(encode_f16(-0.0f) == 0x8000);
+    CHECK(std::isnan(decode_f16(encode_f16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+#if defined(__x86_64__)
+namespace {
+
+// F16C's conversions, compiled for it whatever the tests' own -march, run only where the CPU has it.
+__attribute__((target("f16c"))) std::uint16_t f16c_encode(float x) {
+    return static_cast<std::uint16_t>(_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT));
+}
+__attribute__((target("f16c"))) float f16c_decode(std::uint16_t h) { return _cvtsh_ss(h); }
+
+}  // namespace
+
+TEST_CASE("f16 encoding gives F16C's bits on every class of float") {
+    if (!__builtin_cpu_supports("f16c")) return;  // nothing to compare against on this CPU
+    Rng rng(7);
+    for (int i = 0; i < 200000; ++i) {
+        // The bits of a SplitMix64 draw: normals, subnormals, infinities and NaNs all occur.
+        const float x = std::bit_cast<float>(static_cast<std::uint32_t>(rng.next_u64()));
+        CAPTURE(std::bit_cast<std::uint32_t>(x));
+        CHECK(encode_f16(x) == f16c_encode(x));
+    }
+    for (std::uint32_t bits = 0; bits <= 0xffff; ++bits) {
+        CHECK(same_bits(decode_f16(static_cast<std::uint16_t>(bits)), f16c_decode(static_cast<std::uint16_t>(bits))));
+    }
+}
+#endif
+
+TEST_CASE("bf16 keeps the top half of a float, rounded to nearest even") {
+    CHECK(encode_bf16(1.0f) == 0x3f80);
+    CHECK(encode_bf16(1.0f + 0x1p-8f) == 0x3f80);          // a tie: to the even 1.0
+    CHECK(encode_bf16(1.0f + 3 * 0x1p-8f) == 0x3f82);      // a tie: to the even
+    CHECK(encode_bf16(1.0f + 0x1p-8f + 0x1p-20f) == 0x3f81);
+    CHECK(encode_bf16(std::numeric_limits<float>::max()) == 0x7f80);  // rounds up to infinity
+    CHECK(std::isnan(decode_bf16(encode_bf16(std::numeric_limits<float>::quiet_NaN()))));
+    for (std::uint32_t bits = 0; bits <= 0xffff; ++bits) {
+        const float value = decode_bf16(static_cast<std::uint16_t>(bits));
+        CHECK(std::bit_cast<std::uint32_t>(value) == bits << 16);
+        if (!std::isnan(value)) CHECK(encode_bf16(value) == bits);
+    }
+}
+
+TEST_CASE("int8 maps a vector's largest magnitude to 127 and rounds the rest within half a step") {
+    const auto x = random_vector(64, 11, 3.0f);
+    std::vector<std::int8_t> q(x.size());
+    const float scale = quantize_int8(x.data(), x.size(), q.data());
+    float max_abs = 0;
+    for (float v : x) max_abs = std::max(max_abs, std::fabs(v));
+    CHECK(scale == max_abs / 127.0f);
+    bool has_extreme = false;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        CHECK(std::abs(q[i]) <= 127);
+        has_extreme = has_extreme || std::abs(q[i]) == 127;
+        CHECK(std::fabs(static_cast<float>(q[i]) * scale - x[i]) <= 0.5f * scale * 1.0001f);
+    }
+    CHECK(has_extreme);
+    std::vector<float> zeros(8, 0.0f);
+    CHECK(quantize_int8(zeros.data(), zeros.size(), q.data()) == 0.0f);
+    zeros[3] = std::numeric_limits<float>::infinity();
+    CHECK(std::isnan(quantize_int8(zeros.data(), zeros.size(), q.data())));  // not silently finite
+}
+
+TEST_CASE("the block decoder of this build gives the scalar definition's bits, tails and padding included") {
+    for (KvDtype dtype : reduced_dtypes) {
+        for (std::size_t dim : {1u, 7u, 8u, 15u, 16u, 17u, 33u, 64u, 100u}) {
+            const std::size_t n_rows = 5, src_stride = dim + 3, dst_stride = (dim + 15) / 16 * 16;
+            const auto values = random_vector(n_rows * src_stride, 21 + dim, 4.0f);
+            std::vector<std::byte> stored(n_rows * src_stride * kv_element_bytes(dtype));
+            std::vector<float> scales(n_rows);
+            for (std::size_t r = 0; r < n_rows; ++r) {
+                encode_kv_vector(dtype, values.data() + r * src_stride, src_stride,
+                                 stored.data() + r * src_stride * kv_element_bytes(dtype), &scales[r]);
+            }
+            std::vector<float> decoded(n_rows * dst_stride, -1.0f);
+            decode_kv_block(dtype, stored.data(), src_stride, dtype == KvDtype::int8 ? scales.data() : nullptr, n_rows,
+                            dim, decoded.data(), dst_stride);
+            std::vector<float> expected(dim);
+            for (std::size_t r = 0; r < n_rows; ++r) {
+                decode_kv_vector(dtype, stored.data() + r * src_stride * kv_element_bytes(dtype), dim, scales[r],
+                                 expected.data());
+                CAPTURE(kv_dtype_info(dtype).name);
+                CAPTURE(dim);
+                for (std::size_t i = 0; i < dim; ++i) CHECK(same_bits(decoded[r * dst_stride + i], expected[i]));
+                for (std::size_t i = dim; i < dst_stride; ++i) CHECK(decoded[r * dst_stride + i] == 0.0f);
+            }
+        }
+    }
+}
+
+TEST_CASE("a reduced cache allocates kv_bytes, its scales included, and reads back what it stored") {
+    for (KvDtype dtype : {KvDtype::f32, KvDtype::f16, KvDtype::bf16, KvDtype::int8}) {
+        ModelConfig config = make_config(2, 9, 48, 4, 2, 2);  // dh = 12
+        config.kv_dtype = dtype;
+        KvCache cache(config, config.seq_len);
+        CHECK(cache.bytes() == kv_cache_bytes(config));
+        CHECK(kv_cache_bytes(config) ==
+              2ull * 2 * 2 * 9 * 2 * (12 * kv_element_bytes(dtype) + (dtype == KvDtype::int8 ? 4 : 0)));
+        const auto k = random_vector(12, 31), v = random_vector(12, 32);
+        cache.store(1, 1, 1, 8, k.data(), v.data());
+        std::vector<float> k_back(12), v_back(12), k_expected(12), k_stored(12 * 4);
+        cache.load_key(1, 1, 1, 8, k_back.data());
+        cache.load_value(1, 1, 1, 8, v_back.data());
+        float scale = 0;
+        encode_kv_vector(dtype, k.data(), 12, k_stored.data(), &scale);
+        decode_kv_vector(dtype, k_stored.data(), 12, scale, k_expected.data());
+        for (std::size_t i = 0; i < 12; ++i) CHECK(same_bits(k_back[i], k_expected[i]));
+        CHECK(relative_error(v_back, v) < 2 * kv_unit_roundoff(dtype) + 1e-7);
+        if (dtype != KvDtype::f32) CHECK_THROWS_AS(cache.keys(0, 0, 0), std::logic_error);
+    }
+}
+
+TEST_CASE("a converted cache holds the same elements as one filled vector by vector") {
+    ModelConfig config = make_config(2, 70, 64, 4, 2, 2);  // 70 positions: more than one fill draw
+    ModelConfig f32_config = config;
+    KvCache reference(f32_config, config.seq_len);
+    fill_cache_seeded(f32_config, reference, config.seq_len, 5);
+    for (KvDtype dtype : reduced_dtypes) {
+        config.kv_dtype = dtype;
+        KvCache converted(config, config.seq_len), seeded(config, config.seq_len);
+        converted.assign_converted(reference);
+        fill_cache_seeded(config, seeded, config.seq_len, 5);  // the same values, converted as drawn
+        CHECK(converted.length() == config.seq_len);
+        std::vector<float> a(16), b(16);
+        for (std::size_t layer = 0; layer < 2; ++layer) {
+            for (std::size_t t = 0; t < config.seq_len; ++t) {
+                converted.load_value(layer, 1, 1, t, a.data());
+                seeded.load_value(layer, 1, 1, t, b.data());
+                for (std::size_t i = 0; i < 16; ++i) REQUIRE(same_bits(a[i], b[i]));
+                converted.load_key(layer, 0, 0, t, a.data());
+                seeded.load_key(layer, 0, 0, t, b.data());
+                for (std::size_t i = 0; i < 16; ++i) REQUIRE(same_bits(a[i], b[i]));
+            }
+        }
+    }
+}
+
+TEST_CASE("attend_decode over a reduced cache matches its naive twin on every kernel of the build") {
+    // MHA and small groups take attend_group's tiles; groups of 8 and 16 rows the lanes kernel
+    // (on builds without AVX-512); dh 20 leaves partial vectors, 128 the usual width.
+    struct Shape {
+        std::size_t dim, heads, kv_heads, head_dim;
+    };
+    for (const Shape shape : {Shape{64, 4, 4, 16}, Shape{80, 4, 2, 20}, Shape{512, 16, 2, 32}, Shape{512, 16, 1, 32},
+                              Shape{1024, 8, 8, 128}, Shape{1024, 16, 1, 64}}) {
+        for (KvDtype dtype : reduced_dtypes) {
+            for (std::size_t n_ctx : {1u, 37u, 100u}) {
+                ModelConfig config = make_config(2, n_ctx, shape.dim, shape.heads, shape.kv_heads, 1);
+                config.kv_dtype = dtype;
+                KvCache cache(config, n_ctx);
+                fill_cache_seeded(config, cache, n_ctx, 9);
+                const std::size_t q_stride = config.q_dim() + 3;
+                const auto q = random_vector(config.n_batch * q_stride, 300);
+                std::vector<float> out(config.n_batch * config.q_dim()), expected(out.size());
+                for (std::size_t n_threads : {1u, 2u}) {
+                    DecodeAttentionScratch scratch(config, n_ctx, n_threads);
+                    const FlopCount flops = attend_decode(config, q.data(), q_stride, cache, 0, n_ctx, out.data(), scratch);
+                    const FlopCount naive =
+                        attend_decode_naive(config, q.data(), q_stride, cache, 0, n_ctx, expected.data(), scratch);
+                    CAPTURE(kv_dtype_info(dtype).name);
+                    CAPTURE(describe(config));
+                    CAPTURE(n_threads);
+                    // Both read the same decoded elements: what is left is f32 arithmetic.
+                    CHECK(relative_error(out, expected) < 1e-5);
+                    CHECK(flops.executed == expected_decode_executed(config, naive.executed, n_ctx, n_threads));
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("a step over a reduced cache stays within its type's tolerance of the f32 step, and is not f32") {
+    for (KvDtype dtype : reduced_dtypes) {
+        GridPoint point{make_config(2, 300, 256, 8, 2, 2), 2, true};
+        point.config.kv_dtype = dtype;
+        RunOptions options;
+        options.n_reps = 2;
+        options.n_warmup = 0;
+        options.run_uncached = false;
+        options.cold_cache = false;
+        const std::atomic<bool> never_stop{false};
+        PointRunner runner(nullptr);
+        const PointMeasurement measured = runner.run(point, options, never_stop);
+        REQUIRE(measured.kv_rel_error);
+        CAPTURE(kv_dtype_info(dtype).name);
+        CAPTURE(*measured.kv_rel_error);
+        CHECK(*measured.kv_rel_error > 0);  // the cache really is reduced
+        CHECK(*measured.kv_rel_error < kv_equivalence_tolerance(dtype, point.config.head_dim(), point.config.n_layers));
+        // The error is the type's: below the coarser types' tolerance too, above f32's rounding.
+        CHECK(*measured.kv_rel_error > kv_unit_roundoff(KvDtype::f32));
+    }
+}
+
+TEST_CASE("--verify holds a reduced cache against the uncached forward within its tolerance") {
+    GridPoint point{make_config(1, 64, 128, 4, 1, 3), 1, true};
+    point.config.kv_dtype = KvDtype::f16;
+    RunOptions options;
+    options.n_reps = 1;
+    options.n_warmup = 0;
+    options.cold_cache = false;
+    options.verify = true;
+    const std::atomic<bool> never_stop{false};
+    PointRunner runner(nullptr);
+    const PointMeasurement measured = runner.run(point, options, never_stop);
+    REQUIRE(measured.verify_rel_error);
+    CHECK(*measured.verify_rel_error > 1e-6);
+    CHECK(*measured.verify_rel_error < kv_equivalence_tolerance(KvDtype::f16, 32, 3));
+    REQUIRE(measured.uncached);  // the first (only) type times the uncached path
+}
+
+TEST_CASE("a cached step's bytes count the cache at its own element size, the uncached step's at f32") {
+    ModelConfig config = make_config(4, 1000, 512, 8, 2, 3);  // dh = 64
+    const std::uint64_t f32_cached = step_bytes(config, DecodePath::cached);
+    const std::uint64_t f32_uncached = step_bytes(config, DecodePath::uncached);
+    const std::uint64_t kv_elements = 2ull * 3 * 4 * 1000 * 2 * 64;  // 2·L·B·N·G·dh
+    config.kv_dtype = KvDtype::f16;
+    CHECK(step_bytes(config, DecodePath::cached) == f32_cached - kv_elements * 2);
+    CHECK(step_bytes(config, DecodePath::uncached) == f32_uncached);
+    config.kv_dtype = KvDtype::int8;
+    CHECK(step_bytes(config, DecodePath::cached) == f32_cached - kv_elements * 3 + kv_elements / 64 * 4);
+    CHECK(step_flops(config, DecodePath::cached) == step_flops(make_config(4, 1000, 512, 8, 2, 3), DecodePath::cached));
+}
+
+TEST_CASE("a grid over cache types times the uncached path once per configuration") {
+    SweepSpec spec;
+    spec.seq = {128, 256};
+    spec.dim = {64};
+    spec.heads = {4};
+    spec.kv_heads = {4, 1};
+    spec.kv_dtypes = {KvDtype::f16, KvDtype::f32, KvDtype::int8};
+    const Grid grid = expand(spec);
+    REQUIRE(grid.points.size() == 12);
+    for (std::size_t i = 0; i < grid.points.size(); ++i) {
+        CHECK(grid.points[i].config.kv_dtype == spec.kv_dtypes[i % 3]);
+        CHECK(grid.points[i].times_uncached == (i % 3 == 0));
+    }
+    ModelConfig fp8 = make_config(1, 8, 64, 4, 4, 1);
+    fp8.kv_dtype = KvDtype::fp8;
+    CHECK_THROWS_WITH_AS(validate(fp8), doctest::Contains("--kv-dtype fp8"), ConfigError);
+}
+
+TEST_CASE("a reduced cache's speedup is taken against the uncached row of the same configuration") {
+    ResultRow uncached, f16, other;
+    uncached.path = DecodePath::uncached;
+    uncached.config = make_config(1, 64, 64, 4, 4, 1);
+    uncached.stats.median_ns = 1000;
+    f16.config = uncached.config;
+    f16.config.kv_dtype = KvDtype::f16;
+    f16.kv_dtype = "f16";
+    f16.stats.median_ns = 100;
+    other = f16;
+    other.config.seq_len = 128;  // no uncached row of its own shape
+    std::vector<ResultRow> rows{f16, uncached, other};
+    fill_speedups_across_kv_dtypes(rows);
+    REQUIRE(rows[0].speedup);
+    CHECK(*rows[0].speedup == doctest::Approx(10.0));
+    CHECK_FALSE(rows[2].speedup);
+}
