@@ -210,13 +210,15 @@ TEST_CASE("a converted cache holds the same elements as one filled vector by vec
 }
 
 TEST_CASE("attend_decode over a reduced cache matches its naive twin on every kernel of the build") {
-    // MHA and small groups take attend_group's tiles; groups of 8 and 16 rows the lanes kernel
-    // (on builds without AVX-512); dh 20 leaves partial vectors, 128 the usual width.
+    // MHA and small groups (2, 3, 4 rows) take attend_group's tiles, fused where dh is whole
+    // vectors; groups of 8 and 16 rows the lanes kernel (on builds without AVX-512) over decoded
+    // blocks; dh 20 leaves partial vectors (decoded), 128 the usual width.
     struct Shape {
         std::size_t dim, heads, kv_heads, head_dim;
     };
-    for (const Shape shape : {Shape{64, 4, 4, 16}, Shape{80, 4, 2, 20}, Shape{512, 16, 2, 32}, Shape{512, 16, 1, 32},
-                              Shape{1024, 8, 8, 128}, Shape{1024, 16, 1, 64}}) {
+    for (const Shape shape : {Shape{64, 4, 4, 16}, Shape{80, 4, 2, 20}, Shape{128, 4, 2, 32}, Shape{192, 6, 2, 32},
+                              Shape{256, 8, 2, 32}, Shape{512, 16, 2, 32}, Shape{512, 16, 1, 32}, Shape{1024, 8, 8, 128},
+                              Shape{1024, 16, 1, 64}}) {
         for (KvDtype dtype : reduced_dtypes) {
             for (std::size_t n_ctx : {1u, 37u, 100u}) {
                 ModelConfig config = make_config(2, n_ctx, shape.dim, shape.heads, shape.kv_heads, 1);

@@ -6,6 +6,7 @@
 #include "block_prefetcher.hpp"
 #include "even_tiles.hpp"
 #include "kv_decode.hpp"
+#include "kv_load.hpp"
 #include "simd.hpp"
 
 #include "kvbench/engine/kv_convert.hpp"
@@ -41,6 +42,13 @@ struct BlockState {
     const float* values;      // (n_keys, value_stride): the block's values, in place, packed or decoded
     std::size_t value_stride;
     bool keys_padded = false;  // keys are rows of padded_dim floats, zero past head_dim (decoded)
+    // A reduced type read by the fused tiles (converted as they load it): the block's stored
+    // keys and values, row_bytes apart, and int8's scales from the block's first key on.
+    const std::byte* stored_keys = nullptr;
+    const std::byte* stored_values = nullptr;
+    std::size_t stored_row_bytes = 0;
+    const float* key_scales = nullptr;
+    const float* value_scales = nullptr;
     std::uint64_t flops = 0;  // executed by the tiles so far, padding included
 };
 
@@ -87,7 +95,9 @@ void pack_value_block(BlockState& st) {
 // padded: the keys are the decoded block, zero up to padded_dim, so whole vectors are read with
 // plain loads. A masked load (vmaskmovps) of data the decoder has just stored is not forwarded
 // from the store on Zen 3 and waits for it to retire: with masks, an f16 cache ran slower than f32.
-template <std::size_t n_rows, bool padded>
+// dtype other than f32: the stored keys are read and converted in registers (fused), whole
+// vectors only (head_dim a multiple of lanes).
+template <std::size_t n_rows, bool padded, KvDtype dtype = KvDtype::f32>
 void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
     static_assert(lanes % n_rows == 0);
     constexpr std::size_t n_cols = lanes / n_rows;
@@ -96,8 +106,10 @@ void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key
     const float* queries = st.ws.queries() + first_row * padded_dim;
     // Keys past the block repeat its last key; their scores are masked later.
     const float* keys[n_cols];
+    const std::byte* stored[n_cols];
     for (std::size_t j = 0; j < n_cols; ++j) {
         keys[j] = st.keys + std::min(first_key + j, st.n_keys - 1) * st.key_stride;
+        stored[j] = st.stored_keys + std::min(first_key + j, st.n_keys - 1) * st.stored_row_bytes;
     }
     Vec acc[lanes];  // acc[i · n_cols + j]: row i, key j
     for (Vec& a : acc) a = Simd::zero();
@@ -106,7 +118,14 @@ void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key
         Vec q[n_rows];
         for (std::size_t i = 0; i < n_rows; ++i) q[i] = Simd::load(queries + i * padded_dim + d0);
         for (std::size_t j = 0; j < n_cols; ++j) {
-            const Vec k = padded ? Simd::load(keys[j] + d0) : Simd::load(keys[j] + d0, dims);
+            Vec k;
+            if constexpr (dtype != KvDtype::f32) {
+                k = load_kv<dtype>(stored[j], d0);
+            } else if constexpr (padded) {
+                k = Simd::load(keys[j] + d0);
+            } else {
+                k = Simd::load(keys[j] + d0, dims);
+            }
             for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[i], k, acc[i * n_cols + j]);
         }
         st.prefetcher.issue();
@@ -150,6 +169,10 @@ void transposed_score_tile(BlockState& st, std::size_t first_row) {
 // Online softmax of one row's block scores (in probs): the running max moves to m_new, the
 // row's earlier sum and outputs are rescaled by e^(m_old - m_new) (the outputs in the output
 // tiles), and the scores become this block's probabilities e^(s - m_new).
+// With int8's scales (scaled): the raw scores are q · k_int, so each is first multiplied by its
+// key's scale; and the stored probabilities carry their value's scale, for the output tiles to
+// multiply unscaled values by, while the row's sum takes them unscaled.
+template <bool scaled = false>
 void update_softmax_row(BlockState& st, std::size_t row) {
     AttendWorkspace& ws = st.ws;
     float* probs = ws.probs() + row * max_key_block;
@@ -157,7 +180,9 @@ void update_softmax_row(BlockState& st, std::size_t row) {
     Vec block_max = Simd::set1(minus_infinity);
     for (std::size_t v = 0; v < block_vecs; ++v) {
         // Lanes past the block's last key hold stale scores: mask them out.
-        scores[v] = Simd::select(lanes_below(st.n_keys, v), Simd::load(probs + v * lanes), Simd::set1(minus_infinity));
+        Vec raw = Simd::load(probs + v * lanes);
+        if constexpr (scaled) raw = Simd::mul(raw, Simd::load(st.key_scales + v * lanes, lanes_below(st.n_keys, v)));
+        scores[v] = Simd::select(lanes_below(st.n_keys, v), raw, Simd::set1(minus_infinity));
         block_max = Simd::max(block_max, scores[v]);
     }
     const float old_max = ws.row_max()[row];
@@ -167,7 +192,11 @@ void update_softmax_row(BlockState& st, std::size_t row) {
     Vec sums = Simd::mul(Simd::load(ws.lane_sums() + row * max_lanes), Simd::set1(rescale));
     for (std::size_t v = 0; v < block_vecs; ++v) {
         const Vec p = Simd::exp(Simd::sub(scores[v], shift));
-        Simd::store(probs + v * lanes, p);
+        if constexpr (scaled) {
+            Simd::store(probs + v * lanes, Simd::mul(p, Simd::load(st.value_scales + v * lanes, lanes_below(st.n_keys, v))));
+        } else {
+            Simd::store(probs + v * lanes, p);
+        }
         sums = Simd::add(sums, p);
     }
     Simd::store(ws.lane_sums() + row * max_lanes, sums);
@@ -177,7 +206,8 @@ void update_softmax_row(BlockState& st, std::size_t row) {
 
 // outputs[r][v-range] = rescale[r] · outputs[r][v-range] + Σ_t probs[r][t] · values[t][v-range]
 // for n_rows rows × n_vecs vectors of the output, held in registers across the block's keys.
-template <std::size_t n_rows, std::size_t n_vecs>
+// dtype other than f32: the stored values are read and converted in registers (fused).
+template <std::size_t n_rows, std::size_t n_vecs, KvDtype dtype = KvDtype::f32>
 void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
     const std::size_t padded_dim = st.ws.padded_dim();
     Vec acc[n_rows][n_vecs];
@@ -192,7 +222,13 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
     const float* values = st.values + first_vec * lanes;
     for (std::size_t t = 0; t < st.n_keys; ++t) {
         Vec v[n_vecs];
-        for (std::size_t c = 0; c < n_vecs; ++c) v[c] = Simd::load(values + t * st.value_stride + c * lanes);
+        for (std::size_t c = 0; c < n_vecs; ++c) {
+            if constexpr (dtype == KvDtype::f32) {
+                v[c] = Simd::load(values + t * st.value_stride + c * lanes);
+            } else {
+                v[c] = load_kv<dtype>(st.stored_values + t * st.stored_row_bytes, (first_vec + c) * lanes);
+            }
+        }
         for (std::size_t i = 0; i < n_rows; ++i) {
             const Vec p = Simd::set1(probs[i * max_key_block + t]);
             for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
@@ -222,32 +258,36 @@ constexpr std::array<TransposedTileFn, sizeof...(i)> make_transposed_tiles(std::
 constexpr auto transposed_tiles = make_transposed_tiles(std::make_index_sequence<Simd::score_rows>{});
 
 // Shapes that would spill are left out (null): output_vecs_for never picks them.
-template <std::size_t n_rows, std::size_t n_vecs>
+template <KvDtype dtype, std::size_t n_rows, std::size_t n_vecs>
 constexpr OutputTileFn output_tile_if_it_fits() {
     if constexpr (n_vecs <= output_vecs_for(n_rows)) {
-        return &output_tile<n_rows, n_vecs>;
+        return &output_tile<n_rows, n_vecs, dtype>;
     } else {
         return nullptr;
     }
 }
-template <std::size_t n_rows, std::size_t... c>
+template <KvDtype dtype, std::size_t n_rows, std::size_t... c>
 constexpr std::array<OutputTileFn, sizeof...(c)> make_output_tile_row(std::index_sequence<c...>) {
-    return {output_tile_if_it_fits<n_rows, c + 1>()...};
+    return {output_tile_if_it_fits<dtype, n_rows, c + 1>()...};
 }
-template <std::size_t... r>
+template <KvDtype dtype, std::size_t... r>
 constexpr std::array<std::array<OutputTileFn, Simd::out_vecs>, sizeof...(r)> make_output_tiles(
     std::index_sequence<r...>) {
-    return {make_output_tile_row<r + 1>(std::make_index_sequence<Simd::out_vecs>{})...};
+    return {make_output_tile_row<dtype, r + 1>(std::make_index_sequence<Simd::out_vecs>{})...};
 }
-constexpr auto output_tiles = make_output_tiles(std::make_index_sequence<Simd::out_rows>{});
+// One table per element type the tiles read: f32 in place, packed or decoded, and the fused ones.
+template <KvDtype dtype>
+constexpr auto output_tiles = make_output_tiles<dtype>(std::make_index_sequence<Simd::out_rows>{});
 
 // Dot tiles of tile_rows rows from first_row on, while whole tiles fit in n_rows; returns
 // the first row left over.
-template <std::size_t tile_rows>
+template <std::size_t tile_rows, KvDtype dtype>
 std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_rows) {
     for (; first_row + tile_rows <= n_rows; first_row += tile_rows) {
         for (std::size_t t = 0; t < st.n_keys; t += lanes / tile_rows) {
-            if (st.keys_padded) {
+            if constexpr (dtype != KvDtype::f32) {
+                dot_score_tile<tile_rows, false, dtype>(st, first_row, t);
+            } else if (st.keys_padded) {
                 dot_score_tile<tile_rows, true>(st, first_row, t);
             } else {
                 dot_score_tile<tile_rows, false>(st, first_row, t);
@@ -257,7 +297,9 @@ std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_
     return first_row;
 }
 
-// Raw scores of every row against the block into probs (n_rows, max_key_block).
+// Raw scores of every row against the block into probs (n_rows, max_key_block); dtype other
+// than f32 only with dot tiles (n_rows <= dot_rows_max), fused.
+template <KvDtype dtype = KvDtype::f32>
 void score_block(BlockState& st, std::size_t n_rows) {
     if (n_rows > Simd::dot_rows_max) {
         pack_key_block(st);
@@ -266,11 +308,24 @@ void score_block(BlockState& st, std::size_t n_rows) {
         return;
     }
     // Dot tiles of 4, 2, then 1 rows (fewer with fewer lanes), as many as fit.
-    std::size_t first_row = dot_score_rows<std::min<std::size_t>(4, lanes)>(st, 0, n_rows);
-    first_row = dot_score_rows<std::min<std::size_t>(2, lanes)>(st, first_row, n_rows);
-    dot_score_rows<1>(st, first_row, n_rows);
+    std::size_t first_row = dot_score_rows<std::min<std::size_t>(4, lanes), dtype>(st, 0, n_rows);
+    first_row = dot_score_rows<std::min<std::size_t>(2, lanes), dtype>(st, first_row, n_rows);
+    dot_score_rows<1, dtype>(st, first_row, n_rows);
 }
 
+
+// One block's scores, softmax and outputs, the tiles reading elements of dtype (fused for a
+// reduced type; f32 for an f32 cache and for a decoded block).
+template <KvDtype dtype>
+void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
+    score_block<dtype>(st, n_rows);
+    for (std::size_t r = 0; r < n_rows; ++r) update_softmax_row<dtype == KvDtype::int8>(st, r);
+    for_each_tile(n_rows, Simd::out_rows, [&](std::size_t first_row, std::size_t rows) {
+        for_each_tile(n_vecs, output_vecs_for(rows), [&](std::size_t first_vec, std::size_t vecs) {
+            output_tiles<dtype>[rows - 1][vecs - 1](st, first_row, first_vec);
+        });
+    });
+}
 
 }  // namespace
 
@@ -296,11 +351,15 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
 
     // f32 values are read in place when their rows are whole vectors and contiguous (the KV
     // cache); otherwise packed, as a partial last vector would need masks in the output
-    // tiles and widely strided rows would share L1 sets. A reduced type is decoded a block at
-    // a time into the workspace, keys and values, so each element is converted once for all
-    // rows of the group and the tiles below read f32 from L1 as they do for an f32 cache.
-    const bool decoded = problem.kv_dtype != KvDtype::f32;
-    const bool values_in_place = !decoded && dim % lanes == 0 && problem.kv_stride == dim;
+    // tiles and widely strided rows would share L1 sets. A reduced type is converted as the
+    // tiles load it (fused) when its rows are whole vectors and the rows few enough for dot
+    // tiles (MHA and small GQA groups, where each element feeds few FMAs and a store and reload
+    // through the workspace would cost more than the conversion); otherwise it is decoded a
+    // block at a time into the workspace, once for all rows of the group, and the tiles read
+    // f32 from L1 as they do for an f32 cache (docs/model.md, "KV-cache element types").
+    const bool fused = problem.kv_dtype != KvDtype::f32 && dim % lanes == 0 && n_rows <= Simd::dot_rows_max;
+    const bool decoded = problem.kv_dtype != KvDtype::f32 && !fused;
+    const bool values_in_place = problem.kv_dtype == KvDtype::f32 && dim % lanes == 0 && problem.kv_stride == dim;
     const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
     const auto* key_bytes = static_cast<const std::byte*>(problem.keys);
     const auto* value_bytes = static_cast<const std::byte*>(problem.values);
@@ -332,16 +391,23 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
             st.keys_padded = true;
             st.values = ws.values();
             st.value_stride = padded_dim;
+        } else if (fused) {
+            st.stored_keys = key_bytes + block_offset;
+            st.stored_values = value_bytes + block_offset;
+            st.stored_row_bytes = problem.kv_stride * element_bytes;
+            if (problem.key_scales != nullptr) {
+                st.key_scales = problem.key_scales + t0;
+                st.value_scales = problem.value_scales + t0;
+            }
         } else if (!values_in_place) {
             pack_value_block(st);
         }
-        score_block(st, n_rows);
-        for (std::size_t r = 0; r < n_rows; ++r) update_softmax_row(st, r);
-        for_each_tile(n_rows, Simd::out_rows, [&](std::size_t first_row, std::size_t rows) {
-            for_each_tile(n_vecs, output_vecs_for(rows), [&](std::size_t first_vec, std::size_t vecs) {
-                output_tiles[rows - 1][vecs - 1](st, first_row, first_vec);
-            });
-        });
+        switch (fused ? problem.kv_dtype : KvDtype::f32) {
+        case KvDtype::f16: attend_block<KvDtype::f16>(st, n_rows, n_vecs); break;
+        case KvDtype::bf16: attend_block<KvDtype::bf16>(st, n_rows, n_vecs); break;
+        case KvDtype::int8: attend_block<KvDtype::int8>(st, n_rows, n_vecs); break;
+        default: attend_block<KvDtype::f32>(st, n_rows, n_vecs); break;
+        }
         calls_per_block = std::max<std::size_t>(1, prefetcher.calls());
         flops += st.flops;
     }
