@@ -242,8 +242,10 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
 }
 
 // Widest output tile for n_rows rows: accumulators, one row of values and a broadcast
-// fit in the register file.
+// fit in the register file. A single row uses each value vector once, as soon as it is
+// loaded, so its tile needs only the accumulators, a broadcast and one value in flight.
 constexpr std::size_t output_vecs_for(std::size_t n_rows) {
+    if (n_rows == 1) return std::min(Simd::out_vecs, Simd::registers - 2);
     return std::min(Simd::out_vecs, (Simd::registers - 1) / (n_rows + 1));
 }
 
