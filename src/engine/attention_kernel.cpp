@@ -138,6 +138,42 @@ void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key
     }
 }
 
+// dot_score_tile for a whole tile (n_cols keys of the block) read in the stored type, f32
+// included: one running pointer walks the tile's keys instead of n_cols pointers, which with
+// n_cols accumulators would not fit the 16 registers of AVX2, and the prefetcher is a local
+// copy, kept in registers across the loop.
+template <std::size_t n_rows, KvDtype dtype>
+void stored_dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
+    constexpr std::size_t n_cols = lanes / n_rows;
+    const std::size_t dim = st.problem.head_dim;
+    const std::size_t padded_dim = st.ws.padded_dim();
+    const std::size_t row_bytes = st.stored_row_bytes;
+    const float* queries = st.ws.queries() + first_row * padded_dim;
+    const std::byte* first = st.stored_keys + first_key * row_bytes;
+    BlockPrefetcher prefetcher = st.prefetcher;
+    Vec acc[lanes];  // acc[i · n_cols + j]: row i, key j
+    for (Vec& a : acc) a = Simd::zero();
+    for (std::size_t d0 = 0; d0 < dim; d0 += lanes) {
+        Vec q[n_rows];
+        for (std::size_t i = 0; i < n_rows; ++i) q[i] = Simd::load(queries + i * padded_dim + d0);
+        const std::byte* key = first;
+        for (std::size_t j = 0; j < n_cols; ++j, key += row_bytes) {
+            const Vec k = load_kv<dtype>(key, d0);
+            for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[i], k, acc[i * n_cols + j]);
+        }
+        prefetcher.issue();
+    }
+    st.prefetcher = prefetcher;
+    st.flops += 2 * n_rows * n_cols * dim;
+    const Vec scores = Simd::reduce_lanes(acc);
+    float* probs = st.ws.probs() + first_row * max_key_block + first_key;
+    if constexpr (n_rows == 1) {
+        Simd::store(probs, scores);  // a whole tile: every lane is a key of the block
+    } else {
+        for (std::size_t i = 0; i < n_rows; ++i) Simd::store_lanes(probs + i * max_key_block, scores, i * n_cols, n_cols);
+    }
+}
+
 // Scores of rows [first_row, first_row + n_rows) against the whole block from the transposed
 // keys: an (n_rows × key_block) register tile, one broadcast query element × one key vector
 // per FMA.
@@ -220,21 +256,39 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
         }
     }
     const float* values = st.values + first_vec * lanes;
-    for (std::size_t t = 0; t < st.n_keys; ++t) {
-        Vec v[n_vecs];
-        for (std::size_t c = 0; c < n_vecs; ++c) {
-            if constexpr (dtype == KvDtype::f32) {
-                v[c] = Simd::load(values + t * st.value_stride + c * lanes);
+    // The stored type (f32 included) through a running pointer, the prefetcher a local copy in
+    // registers (as in stored_dot_score_tile); else f32 rows, packed or decoded.
+    BlockPrefetcher prefetcher = st.prefetcher;
+    if (st.stored_values != nullptr) {
+        // The tile's columns of the first value; later values are row_bytes apart.
+        const std::byte* row = st.stored_values + first_vec * lanes * kv_element_bytes(dtype);
+        for (std::size_t t = 0; t < st.n_keys; ++t, row += st.stored_row_bytes) {
+            if constexpr (n_rows == 1) {
+                // One row uses each value vector once: load, convert and accumulate in turn.
+                const Vec p = Simd::set1(probs[t]);
+                for (std::size_t c = 0; c < n_vecs; ++c) acc[0][c] = Simd::fma(p, load_kv<dtype>(row, c * lanes), acc[0][c]);
             } else {
-                v[c] = load_kv<dtype>(st.stored_values + t * st.stored_row_bytes, (first_vec + c) * lanes);
+                Vec v[n_vecs];
+                for (std::size_t c = 0; c < n_vecs; ++c) v[c] = load_kv<dtype>(row, c * lanes);
+                for (std::size_t i = 0; i < n_rows; ++i) {
+                    const Vec p = Simd::set1(probs[i * max_key_block + t]);
+                    for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
+                }
             }
+            prefetcher.issue();
         }
-        for (std::size_t i = 0; i < n_rows; ++i) {
-            const Vec p = Simd::set1(probs[i * max_key_block + t]);
-            for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
+    } else if constexpr (dtype == KvDtype::f32) {
+        for (std::size_t t = 0; t < st.n_keys; ++t) {
+            Vec v[n_vecs];
+            for (std::size_t c = 0; c < n_vecs; ++c) v[c] = Simd::load(values + t * st.value_stride + c * lanes);
+            for (std::size_t i = 0; i < n_rows; ++i) {
+                const Vec p = Simd::set1(probs[i * max_key_block + t]);
+                for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
+            }
+            prefetcher.issue();
         }
-        st.prefetcher.issue();
     }
+    st.prefetcher = prefetcher;
     st.flops += 2 * n_rows * st.n_keys * n_vecs * lanes;
     for (std::size_t i = 0; i < n_rows; ++i) {
         for (std::size_t c = 0; c < n_vecs; ++c) Simd::store(outputs + i * padded_dim + c * lanes, acc[i][c]);
@@ -285,9 +339,12 @@ constexpr auto output_tiles = make_output_tiles<dtype>(std::make_index_sequence<
 // the first row left over.
 template <std::size_t tile_rows, KvDtype dtype>
 std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_rows) {
+    constexpr std::size_t n_cols = lanes / tile_rows;
     for (; first_row + tile_rows <= n_rows; first_row += tile_rows) {
-        for (std::size_t t = 0; t < st.n_keys; t += lanes / tile_rows) {
-            if constexpr (dtype != KvDtype::f32) {
+        for (std::size_t t = 0; t < st.n_keys; t += n_cols) {
+            if (st.stored_keys != nullptr && t + n_cols <= st.n_keys) {
+                stored_dot_score_tile<tile_rows, dtype>(st, first_row, t);
+            } else if constexpr (dtype != KvDtype::f32) {
                 dot_score_tile<tile_rows, false, dtype>(st, first_row, t);
             } else if (st.keys_padded) {
                 dot_score_tile<tile_rows, true>(st, first_row, t);
@@ -359,9 +416,9 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
     // through the workspace would cost more than the conversion); otherwise it is decoded a
     // block at a time into the workspace, once for all rows of the group, and the tiles read
     // f32 from L1 as they do for an f32 cache (docs/model.md, "KV-cache element types").
-    const bool fused = problem.kv_dtype != KvDtype::f32 && dim % lanes == 0 && n_rows <= Simd::dot_rows_max;
+    const bool fused = dim % lanes == 0 && n_rows <= Simd::dot_rows_max;
     const bool decoded = problem.kv_dtype != KvDtype::f32 && !fused;
-    const bool values_in_place = problem.kv_dtype == KvDtype::f32 && dim % lanes == 0 && problem.kv_stride == dim;
+    const bool values_in_place = problem.kv_dtype == KvDtype::f32 && !fused && dim % lanes == 0 && problem.kv_stride == dim;
     const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
     const auto* key_bytes = static_cast<const std::byte*>(problem.keys);
     const auto* value_bytes = static_cast<const std::byte*>(problem.values);
