@@ -138,10 +138,10 @@ void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key
     }
 }
 
-// dot_score_tile for a whole tile (n_cols keys of the block) read in the stored type, f32
-// included: one running pointer walks the tile's keys instead of n_cols pointers, which with
-// n_cols accumulators would not fit the 16 registers of AVX2, and the prefetcher is a local
-// copy, kept in registers across the loop.
+// dot_score_tile for a whole tile (n_cols keys of the block) read in a reduced stored type:
+// one running pointer walks the tile's keys instead of n_cols pointers, which with n_cols
+// accumulators would not fit the 16 registers of AVX2, and the prefetcher is a local copy,
+// kept in registers across the loop.
 template <std::size_t n_rows, KvDtype dtype>
 void stored_dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
     constexpr std::size_t n_cols = lanes / n_rows;
@@ -256,10 +256,10 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
         }
     }
     const float* values = st.values + first_vec * lanes;
-    // The stored type (f32 included) through a running pointer, the prefetcher a local copy in
-    // registers (as in stored_dot_score_tile); else f32 rows, packed or decoded.
-    BlockPrefetcher prefetcher = st.prefetcher;
+    // A reduced stored type through a running pointer, the prefetcher a local copy in registers
+    // (as in stored_dot_score_tile); else f32 rows, in place, packed or decoded.
     if (st.stored_values != nullptr) {
+        BlockPrefetcher prefetcher = st.prefetcher;
         // The tile's columns of the first value; later values are row_bytes apart.
         const std::byte* row = st.stored_values + first_vec * lanes * kv_element_bytes(dtype);
         for (std::size_t t = 0; t < st.n_keys; ++t, row += st.stored_row_bytes) {
@@ -277,6 +277,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
             }
             prefetcher.issue();
         }
+        st.prefetcher = prefetcher;
     } else if constexpr (dtype == KvDtype::f32) {
         for (std::size_t t = 0; t < st.n_keys; ++t) {
             Vec v[n_vecs];
@@ -285,10 +286,9 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                 const Vec p = Simd::set1(probs[i * max_key_block + t]);
                 for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
             }
-            prefetcher.issue();
+            st.prefetcher.issue();
         }
     }
-    st.prefetcher = prefetcher;
     st.flops += 2 * n_rows * st.n_keys * n_vecs * lanes;
     for (std::size_t i = 0; i < n_rows; ++i) {
         for (std::size_t c = 0; c < n_vecs; ++c) Simd::store(outputs + i * padded_dim + c * lanes, acc[i][c]);
@@ -342,7 +342,9 @@ std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_
     constexpr std::size_t n_cols = lanes / tile_rows;
     for (; first_row + tile_rows <= n_rows; first_row += tile_rows) {
         for (std::size_t t = 0; t < st.n_keys; t += n_cols) {
-            if (st.stored_keys != nullptr && t + n_cols <= st.n_keys) {
+            // One row (MHA): the running pointer's tile; with 2 and 4 rows it measured slower than the
+            // tile below (GQA-4, f16: 0.94x of f32 against 1.4x), which holds the pointers it needs.
+            if (dtype != KvDtype::f32 && tile_rows == 1 && st.stored_keys != nullptr && t + n_cols <= st.n_keys) {
                 stored_dot_score_tile<tile_rows, dtype>(st, first_row, t);
             } else if constexpr (dtype != KvDtype::f32) {
                 dot_score_tile<tile_rows, false, dtype>(st, first_row, t);
@@ -416,9 +418,9 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
     // through the workspace would cost more than the conversion); otherwise it is decoded a
     // block at a time into the workspace, once for all rows of the group, and the tiles read
     // f32 from L1 as they do for an f32 cache (docs/model.md, "KV-cache element types").
-    const bool fused = dim % lanes == 0 && n_rows <= Simd::dot_rows_max;
+    const bool fused = problem.kv_dtype != KvDtype::f32 && dim % lanes == 0 && n_rows <= Simd::dot_rows_max;
     const bool decoded = problem.kv_dtype != KvDtype::f32 && !fused;
-    const bool values_in_place = problem.kv_dtype == KvDtype::f32 && !fused && dim % lanes == 0 && problem.kv_stride == dim;
+    const bool values_in_place = problem.kv_dtype == KvDtype::f32 && dim % lanes == 0 && problem.kv_stride == dim;
     const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
     const auto* key_bytes = static_cast<const std::byte*>(problem.keys);
     const auto* value_bytes = static_cast<const std::byte*>(problem.values);
