@@ -1,5 +1,6 @@
-// The vector decoders of KV blocks: AVX-512, AVX2 (F16C for f16) and a portable loop that GCC
-// vectorises; each row's tail, shorter than a vector, goes through the scalar definition.
+// The block decoder of KV caches: the tiles' vector conversions (kv_load.hpp) on AVX-512 and AVX2,
+// a portable loop that GCC vectorises elsewhere; a row's tail, shorter than a vector, goes
+// through the scalar definition.
 #include "kv_decode.hpp"
 
 #include "kvbench/engine/kv_convert.hpp"
@@ -8,14 +9,13 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__AVX512F__) || defined(__AVX2__)
 // GCC 12's AVX-512 conversion intrinsics pass an unset vector as the unused merge source, which
 // -Wmaybe-uninitialized reports once they are inlined (GCC bug 105593, fixed in GCC 13), as in
-// simd.hpp; here the warning fires where they are inlined, so it is off for this file.
+// simd.hpp; here the warning fires where kv_load.hpp's conversions are inlined, so it is off
+// for this file.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#endif
+#include "kv_load.hpp"
 
 namespace kvbench {
 
@@ -30,51 +30,26 @@ float decode_one(const void* src, std::size_t i, float scale) {
     return static_cast<const float*>(src)[i];
 }
 
-#if defined(__AVX512F__)
-constexpr std::size_t lanes = 16;
-#elif defined(__AVX2__)
-constexpr std::size_t lanes = 8;
-#else
-constexpr std::size_t lanes = 1;  // the portable loop below is one element at a time, for GCC to vectorise
-#endif
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+// The tiles' own conversions (kv_load.hpp), a vector at a time, int8 times its scale.
+constexpr std::size_t lanes = simd::lanes;
 
-// Elements [i, i + lanes) of a row, as one vector store.
 template <KvDtype dtype>
 inline void decode_vector(const void* src, std::size_t i, float scale, float* dst) {
-#if defined(__AVX512F__)
-    if constexpr (dtype == KvDtype::f16) {
-        const auto* in = static_cast<const std::uint16_t*>(src) + i;
-        _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in))));
-    } else if constexpr (dtype == KvDtype::bf16) {
-        const auto* in = static_cast<const std::uint16_t*>(src) + i;
-        const __m512i wide = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in)));
-        _mm512_storeu_ps(dst + i, _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16)));
-    } else if constexpr (dtype == KvDtype::int8) {
-        const auto* in = static_cast<const std::int8_t*>(src) + i;
-        const __m512i wide = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in)));
-        _mm512_storeu_ps(dst + i, _mm512_mul_ps(_mm512_cvtepi32_ps(wide), _mm512_set1_ps(scale)));
-    }
-#elif defined(__AVX2__)
-    if constexpr (dtype == KvDtype::f16) {
-#if defined(__F16C__)
-        const auto* in = static_cast<const std::uint16_t*>(src) + i;
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in))));
-#else
-        for (std::size_t j = i; j < i + lanes; ++j) dst[j] = decode_one<dtype>(src, j, scale);
-#endif
-    } else if constexpr (dtype == KvDtype::bf16) {
-        const auto* in = static_cast<const std::uint16_t*>(src) + i;
-        const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in)));
-        _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16)));
-    } else if constexpr (dtype == KvDtype::int8) {
-        const auto* in = static_cast<const std::int8_t*>(src) + i;
-        const __m256i wide = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(in)));
-        _mm256_storeu_ps(dst + i, _mm256_mul_ps(_mm256_cvtepi32_ps(wide), _mm256_set1_ps(scale)));
-    }
-#else
-    dst[i] = decode_one<dtype>(src, i, scale);
-#endif
+    simd::Vec v = simd::load_kv<dtype>(static_cast<const std::byte*>(src), i);
+    if constexpr (dtype == KvDtype::int8) v = simd::Simd::mul(v, simd::Simd::set1(scale));
+    simd::Simd::store(dst + i, v);
 }
+#else
+// Portable: one element at a time by the scalar definition, in plain loops that GCC
+// vectorises (docs/measuring.md, "Instruction set").
+constexpr std::size_t lanes = 1;
+
+template <KvDtype dtype>
+inline void decode_vector(const void* src, std::size_t i, float scale, float* dst) {
+    dst[i] = decode_one<dtype>(src, i, scale);
+}
+#endif
 
 // The whole block for one type: the type is chosen once per block, and each row is whole
 // vectors, then a scalar tail, then zeros.
