@@ -92,11 +92,9 @@ void pack_value_block(BlockState& st) {
 // Scores of n_rows rows × (lanes / n_rows) keys from dot products along head_dim: one
 // accumulator per (row, key), reduced to one vector of scores at the end. For a few rows
 // this is cheaper than transposing the keys (a 16×16 transpose is 64 shuffles, 1 per cycle).
-// padded: the keys are the decoded block, zero up to padded_dim, so whole vectors are read with
-// plain loads. A masked load (vmaskmovps) of data the decoder has just stored is not forwarded
-// from the store on Zen 3 and waits for it to retire: with masks, an f16 cache ran slower than f32.
-// dtype other than f32: the stored keys are read and converted in registers (fused), whole
-// vectors only (head_dim a multiple of lanes).
+// padded: the keys are a decoded block, zero up to padded_dim, so whole vectors are read with
+// plain loads and no mask. dtype other than f32: the stored keys are read and converted in
+// registers (fused), whole vectors only (head_dim a multiple of lanes).
 template <std::size_t n_rows, bool padded, KvDtype dtype = KvDtype::f32>
 void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
     static_assert(lanes % n_rows == 0);
@@ -105,11 +103,15 @@ void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key
     const std::size_t padded_dim = st.ws.padded_dim();
     const float* queries = st.ws.queries() + first_row * padded_dim;
     // Keys past the block repeat its last key; their scores are masked later.
-    const float* keys[n_cols];
-    const std::byte* stored[n_cols];
+    [[maybe_unused]] const float* keys[n_cols];
+    [[maybe_unused]] const std::byte* stored[n_cols];
     for (std::size_t j = 0; j < n_cols; ++j) {
-        keys[j] = st.keys + std::min(first_key + j, st.n_keys - 1) * st.key_stride;
-        stored[j] = st.stored_keys + std::min(first_key + j, st.n_keys - 1) * st.stored_row_bytes;
+        const std::size_t key = std::min(first_key + j, st.n_keys - 1);
+        if constexpr (dtype != KvDtype::f32) {
+            stored[j] = st.stored_keys + key * st.stored_row_bytes;
+        } else {
+            keys[j] = st.keys + key * st.key_stride;
+        }
     }
     Vec acc[lanes];  // acc[i · n_cols + j]: row i, key j
     for (Vec& a : acc) a = Simd::zero();
