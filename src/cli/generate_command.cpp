@@ -42,8 +42,10 @@ void warn(const std::string& message) {
     if (!messages_silenced()) fmt::print(stderr, "kvbench: warning: {}\n", message);
 }
 
-std::string shape_label(const GridPoint& point) {
-    const ModelConfig& c = point.config;
+// The uncached path keeps no cache, so its lines name no cache type (it runs with f32 K and V).
+std::string shape_label(const GridPoint& point, DecodePath path = DecodePath::cached) {
+    ModelConfig c = point.config;
+    if (path == DecodePath::uncached) c.kv_dtype = KvDtype::f32;
     const std::string head_dim = c.explicit_head_dim == 0 ? "" : fmt::format(" dh={}", c.explicit_head_dim);
     const std::string kv_dtype = c.kv_dtype == KvDtype::f32 ? "" : fmt::format(" kv={}", kv_dtype_info(c.kv_dtype).name);
     return fmt::format("B={} D={} H={}{} G={} L={} T={}{}", c.n_batch, c.model_dim, c.n_heads, head_dim, c.n_kv_heads,
@@ -249,7 +251,7 @@ TextTable summary_table(const std::vector<PathResult>& results, const GeneratePl
         ModelConfig last = c;
         last.seq_len = plan.generation.context_of(result.steps.empty() ? 0 : result.steps.back().index);
         table.lines.push_back(
-            {shape_label(result.point), grouping_label(c.n_heads, c.n_kv_heads), path_name(result.path),
+            {shape_label(result.point, result.path), grouping_label(c.n_heads, c.n_kv_heads), path_name(result.path),
              time_cell(t.first_ns, first_unit), time_cell(t.per_token_ns, decode_unit), time_cell(t.p90_ns, decode_unit),
              format_in(t.total_ns, total_unit), t.rate, format_flops(static_cast<double>(t.flops)),
              result.path == DecodePath::cached ? format_bytes(kv_cache_bytes(last)) : "none", ratio});
@@ -278,11 +280,11 @@ TextTable generation_growth_table(const std::vector<PathResult>& results, const 
         const Roofline* roofline = roofline_of(rooflines, result.point.n_threads);
         const std::optional<GrowthFit> model = model_growth(result, plan, roofline ? *roofline : assumed, from_n);
         if (!fit) {
-            table.lines.push_back({shape_label(result.point), grouping_label(c.n_heads, c.n_kv_heads),
+            table.lines.push_back({shape_label(result.point, result.path), grouping_label(c.n_heads, c.n_kv_heads),
                                    path_name(result.path), "-", "-", "fewer than 3 steps", "-", "-"});
             continue;
         }
-        table.lines.push_back({shape_label(result.point), grouping_label(c.n_heads, c.n_kv_heads),
+        table.lines.push_back({shape_label(result.point, result.path), grouping_label(c.n_heads, c.n_kv_heads),
                                path_name(result.path), fmt::format("{}..{}", fit->min_n, fit->max_n),
                                fmt::format("{}", fit->n_points),
                                fmt::format("{:.2f} ± {:.2f}", fit->exponent, fit->exponent_stderr),
@@ -402,7 +404,7 @@ void print_details(const std::vector<PathResult>& results, std::size_t first, co
         for (const GenerationStep& step : result.steps) {
             if (step.index > 0) decode_ns.push_back(step.latency_ns);
         }
-        streams.detail(fmt::format("kvbench: {} {}: {} steps in {}{}", shape_label(result.point), path_name(result.path),
+        streams.detail(fmt::format("kvbench: {} {}: {} steps in {}{}", shape_label(result.point, result.path), path_name(result.path),
                                    result.steps.size(), format_duration_ns(total_ns(result.steps)),
                                    decode_ns.empty() ? std::string()
                                                      : fmt::format(", {} per decode step (median)",
