@@ -1,10 +1,15 @@
 // BM_AttendDecode: attend_decode() alone (the cached step's attention) over context N x grouping G,
-// with the last-level cache evicted before every iteration (cold) or not (warm).
+// with the last-level cache evicted before every iteration (cold) or not (warm); BM_AttendDecodeKv
+// the same over each stored cache type.
 #include "bench_support.hpp"
 
 #include "kvbench/engine/attention.hpp"
+#include "kvbench/engine/cost_model.hpp"
+
+#include <fmt/format.h>
 
 #include <chrono>
+#include <string>
 #include <exception>
 
 namespace kvbench::bench {
@@ -15,14 +20,11 @@ namespace {
 constexpr benchmark::IterationCount cold_iterations = 50;
 constexpr double warm_min_time_s = 0.1;
 
-// Args: B, N, D, H, G, cold (1 = flush the LLC before each iteration, 0 = warm).
-// Timed manually so the flush stays outside the timed region without Pause/ResumeTiming's overhead.
-void BM_AttendDecode(benchmark::State& state) {
+// attend_decode over a cache of config's kv_dtype, cold (the LLC flushed before each iteration)
+// or warm. Timed manually so the flush stays outside the timed region without
+// Pause/ResumeTiming's overhead.
+void time_attend_decode(benchmark::State& state, const ModelConfig& config, bool cold) {
     const std::size_t n_threads = use_all_cores();
-    const std::optional<ModelConfig> parsed = config_or_skip(state);
-    if (!parsed) return;
-    const ModelConfig& config = *parsed;
-    const bool cold = state.range(5) != 0;
     const std::size_t n_ctx = config.seq_len;
     const std::size_t model_dim = config.model_dim;
 
@@ -45,12 +47,29 @@ void BM_AttendDecode(benchmark::State& state) {
     benchmark::DoNotOptimize(out.data());
 
     // docs/counting.md#flops for the kernel alone: q·K^T and p·V are 2 FLOPs per (head, position, dim) each,
-    // 4·B·H·dh·N; the compulsory traffic is K and V once, 2·B·N·G·dh·4 bytes (q and out are
-    // B·D floats each, negligible).
+    // 4·B·H·dh·N; the compulsory traffic is K and V once, 2·B·N·G·dh·c bytes with the cached
+    // vector's dh·c of docs/counting.md#bytes (q and out are B·D floats each, negligible).
     const std::uint64_t b = config.n_batch, h = config.n_heads, g = config.n_kv_heads;
     const std::uint64_t head_dim = config.head_dim(), n = n_ctx;
-    set_rate_counters(state, 4 * b * h * head_dim * n, 2 * b * n * g * head_dim * 4);
-    state.SetLabel(grouping_label(config.n_heads, config.n_kv_heads));
+    set_rate_counters(state, 4 * b * h * head_dim * n, 2 * b * n * g * kv_vector_bytes_of(config));
+    std::string label = grouping_label(config.n_heads, config.n_kv_heads);
+    if (config.kv_dtype != KvDtype::f32) label += fmt::format(" {}", kv_dtype_info(config.kv_dtype).name);
+    state.SetLabel(label);
+}
+
+// Args: B, N, D, H, G, cold (1 = flush the LLC before each iteration, 0 = warm).
+void BM_AttendDecode(benchmark::State& state) {
+    const std::optional<ModelConfig> config = config_or_skip(state);
+    if (config) time_attend_decode(state, *config, state.range(5) != 0);
+}
+
+// Args: B, N, D, H, G, kv (the KvDtype's value: 0 f32, 1 f16, 2 bf16, 4 int8), cold: the cache
+// in each stored type, for the reduced-precision kernels (docs/model.md#kv-cache-element-types).
+void BM_AttendDecodeKv(benchmark::State& state) {
+    std::optional<ModelConfig> config = config_or_skip(state);
+    if (!config) return;
+    config->kv_dtype = static_cast<KvDtype>(state.range(5));
+    time_attend_decode(state, *config, state.range(6) != 0);
 }
 
 // The acceptance shape (B=1, D=4096, H=32, N=8192, G = 32/8/1) and a shorter context.
@@ -92,6 +111,15 @@ BENCHMARK(BM_AttendDecode)
     ->Args({4, 8192, 4096, 32, 1, 0})
     ->Args({8, 2048, 4096, 32, 8, 0})
     ->MinTime(warm_min_time_s)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// issue 11's cache-dominated shape (B=8, D=1024, H=G=16, N=4096: 256 MiB of f32 cache) and MQA
+// at the same shape, in each stored type, cold.
+BENCHMARK(BM_AttendDecodeKv)
+    ->ArgNames({"B", "N", "D", "H", "G", "kv", "cold"})
+    ->ArgsProduct({{8}, {4096}, {1024}, {16}, {16, 1}, {0, 1, 2, 4}, {1}})
+    ->Iterations(cold_iterations)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
