@@ -29,6 +29,14 @@ using namespace simd;
 constexpr std::size_t key_block = Simd::key_block;
 constexpr std::size_t block_vecs = key_block / lanes;  // vectors per score row of a block
 static_assert(key_block % lanes == 0 && key_block <= max_key_block);
+// Keys per block of the fused tiles (a reduced type converted in their loads): twice as many
+// where that fits the workspace, since a block of f16 or int8 takes half or a quarter of f32's
+// L1 and the per-block work (softmax, reductions, set-up) is then spread over more keys.
+// Measured on the AVX2 Zen 3 host (BM_AttendDecodeKv, B=8 N=4096 D=1024 H=16 MHA, binaries
+// alternated): int8 5.67 and 5.68 ms with 16 keys, 4.77 and 4.92 ms with 32; f16 and bf16 moved
+// within the host's noise.
+constexpr std::size_t fused_key_block = std::min(2 * key_block, max_key_block);
+static_assert(fused_key_block % lanes == 0);
 
 // Everything the tiles of one key block need.
 struct BlockState {
@@ -36,7 +44,8 @@ struct BlockState {
     AttendWorkspace& ws;
     BlockPrefetcher& prefetcher;
     std::size_t first_key;    // index of the block's first key in the split
-    std::size_t n_keys;       // keys in this block, <= key_block
+    std::size_t n_keys;       // keys in this block, <= block_keys
+    std::size_t block_keys;   // keys per block of this run: key_block, or fused_key_block
     const float* keys;        // (n_keys, key_stride): the block's keys, in place or decoded
     std::size_t key_stride;
     const float* values;      // (n_keys, value_stride): the block's values, in place, packed or decoded
@@ -134,7 +143,7 @@ void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key
     }
     st.flops += 2 * n_rows * n_cols * round_up(dim, lanes);  // keys past the block and dims past dim too
     const Vec scores = Simd::reduce_lanes(acc);
-    const std::size_t n_valid = std::min(n_cols, key_block - first_key);
+    const std::size_t n_valid = std::min(n_cols, st.block_keys - first_key);
     for (std::size_t i = 0; i < n_rows; ++i) {
         Simd::store_lanes(st.ws.probs() + (first_row + i) * max_key_block + first_key, scores, i * n_cols, n_valid);
     }
@@ -210,13 +219,13 @@ void transposed_score_tile(BlockState& st, std::size_t first_row) {
 // With int8's scales (scaled): the raw scores are q · k_int, so each is first multiplied by its
 // key's scale; and the stored probabilities carry their value's scale, for the output tiles to
 // multiply unscaled values by, while the row's sum takes them unscaled.
-template <bool scaled = false>
+template <bool scaled, std::size_t n_block_vecs>
 void update_softmax_row(BlockState& st, std::size_t row) {
     AttendWorkspace& ws = st.ws;
     float* probs = ws.probs() + row * max_key_block;
-    Vec scores[block_vecs];
+    Vec scores[n_block_vecs];
     Vec block_max = Simd::set1(minus_infinity);
-    for (std::size_t v = 0; v < block_vecs; ++v) {
+    for (std::size_t v = 0; v < n_block_vecs; ++v) {
         // Lanes past the block's last key hold stale scores: mask them out.
         Vec raw = Simd::load(probs + v * lanes);
         if constexpr (scaled) raw = Simd::mul(raw, Simd::load(st.key_scales + v * lanes, lanes_below(st.n_keys, v)));
@@ -228,7 +237,7 @@ void update_softmax_row(BlockState& st, std::size_t row) {
     const float rescale = std::exp(old_max - new_max);  // 0 on the first block: old_max = -inf
     const Vec shift = Simd::set1(new_max);
     Vec sums = Simd::mul(Simd::load(ws.lane_sums() + row * max_lanes), Simd::set1(rescale));
-    for (std::size_t v = 0; v < block_vecs; ++v) {
+    for (std::size_t v = 0; v < n_block_vecs; ++v) {
         const Vec p = Simd::exp(Simd::sub(scores[v], shift));
         if constexpr (scaled) {
             Simd::store(probs + v * lanes, Simd::mul(p, Simd::load(st.value_scales + v * lanes, lanes_below(st.n_keys, v))));
@@ -381,8 +390,9 @@ void score_block(BlockState& st, std::size_t n_rows) {
 // reduced type; f32 for an f32 cache and for a decoded block).
 template <KvDtype dtype>
 void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
+    constexpr std::size_t n_block_vecs = (dtype == KvDtype::f32 ? key_block : fused_key_block) / lanes;
     score_block<dtype>(st, n_rows);
-    for (std::size_t r = 0; r < n_rows; ++r) update_softmax_row<dtype == KvDtype::int8>(st, r);
+    for (std::size_t r = 0; r < n_rows; ++r) update_softmax_row<dtype == KvDtype::int8, n_block_vecs>(st, r);
     for_each_tile(n_rows, Simd::out_rows, [&](std::size_t first_row, std::size_t rows) {
         for_each_tile(n_vecs, output_vecs_for(rows), [&](std::size_t first_vec, std::size_t vecs) {
             output_tiles<dtype>[rows - 1][vecs - 1](st, first_row, first_vec);
@@ -429,15 +439,17 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
     BlockPrefetcher prefetcher;
     std::size_t calls_per_block = 64;  // a guess for the first block; later ones count
     std::uint64_t flops = 0;
-    for (std::size_t t0 = 0; t0 < problem.n_ctx; t0 += key_block) {
-        prefetcher.start(problem, t0 + BlockPrefetcher::distance * key_block, calls_per_block);
-        const std::size_t n_keys = std::min(key_block, problem.n_ctx - t0);
+    const std::size_t block_keys = fused ? fused_key_block : key_block;
+    for (std::size_t t0 = 0; t0 < problem.n_ctx; t0 += block_keys) {
+        prefetcher.start(problem, t0 + BlockPrefetcher::distance * block_keys, block_keys, calls_per_block);
+        const std::size_t n_keys = std::min(block_keys, problem.n_ctx - t0);
         const std::size_t block_offset = t0 * problem.kv_stride * element_bytes;
         BlockState st{problem,
                       ws,
                       prefetcher,
                       t0,
                       n_keys,
+                      block_keys,
                       reinterpret_cast<const float*>(key_bytes + block_offset),
                       problem.kv_stride,
                       reinterpret_cast<const float*>(value_bytes + block_offset),

@@ -23,12 +23,13 @@ public:
     // Blocks ahead of the one being computed.
     static constexpr std::size_t distance = 1;
 
-    // Spreads the lines of the block at first_key (none past the context) over `calls` calls.
-    void start(const GroupAttention& problem, std::size_t first_key, std::size_t calls) {
+    // Spreads the lines of the block of block_keys keys at first_key (none past the context)
+    // over `calls` calls.
+    void start(const GroupAttention& problem, std::size_t first_key, std::size_t block_keys, std::size_t calls) {
         calls_ = 0;
         per_call_ = 0;
         if (first_key >= problem.n_ctx) return;
-        const std::size_t n_keys = std::min(Simd::key_block, problem.n_ctx - first_key);
+        const std::size_t n_keys = std::min(block_keys, problem.n_ctx - first_key);
         const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
         line_ = address(problem.keys) + first_key * problem.kv_stride * element_bytes;
         value_offset_ = address(problem.values) + first_key * problem.kv_stride * element_bytes - line_;
