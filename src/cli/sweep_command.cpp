@@ -280,15 +280,17 @@ void print_dry_run(const std::vector<GridPoint>& points, const SweepPlan& plan, 
         table.lines.push_back({describe(point.config), fmt::format("{}", point.n_threads),
                                grouping_label(point.config.n_heads, point.config.n_kv_heads),
                                flops(plan.run.run_cached, DecodePath::cached),
-                               flops(plan.run.run_uncached, DecodePath::uncached),
+                               flops(times_uncached(point, plan.run), DecodePath::uncached),
                                format_bytes(kv_cache_bytes(point.config)), format_bytes(budget.weights_bytes),
                                format_bytes(budget.scratch_bytes), format_bytes(budget.inputs_bytes),
                                format_bytes(budget.flush_bytes + budget.probe_bytes), format_bytes(budget.total_bytes()),
                                format_duration_ns(seconds * 1e9)});
     }
     table.footnote = fmt::format(
-        "{}, about {} in all. FLOPs per step; memory is what the point allocates (the KV cache, "
-        "weights, scratch and inputs, plus the cold-cache flush buffer and the bandwidth probe); time {}.",
+        "{}, about {} in all. FLOPs per step (uncached '-': timed at the configuration's first "
+        "--kv-dtype); memory is what the point allocates (the KV cache, with the f32 copy a reduced type "
+        "holds while it is set up, weights, scratch and inputs, plus the cold-cache flush buffer and the "
+        "bandwidth probe); time {}.",
         plural(points.size(), "point"), format_duration_ns(total_seconds * 1e9),
         rooflines.empty() ? "assumes 100 GFLOP/s and 20 GB/s (run `kvbench roofline` for this machine's)"
                           : "from the saved roofline");
