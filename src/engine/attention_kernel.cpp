@@ -291,11 +291,19 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
         st.prefetcher = prefetcher;
     } else if constexpr (dtype == KvDtype::f32) {
         for (std::size_t t = 0; t < st.n_keys; ++t) {
-            Vec v[n_vecs];
-            for (std::size_t c = 0; c < n_vecs; ++c) v[c] = Simd::load(values + t * st.value_stride + c * lanes);
-            for (std::size_t i = 0; i < n_rows; ++i) {
-                const Vec p = Simd::set1(probs[i * max_key_block + t]);
-                for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
+            const float* row = values + t * st.value_stride;
+            if constexpr (n_rows == 1) {
+                // As above: each value vector loaded and accumulated in turn, so the 8-vector tile
+                // of one row does not spill.
+                const Vec p = Simd::set1(probs[t]);
+                for (std::size_t c = 0; c < n_vecs; ++c) acc[0][c] = Simd::fma(p, Simd::load(row + c * lanes), acc[0][c]);
+            } else {
+                Vec v[n_vecs];
+                for (std::size_t c = 0; c < n_vecs; ++c) v[c] = Simd::load(row + c * lanes);
+                for (std::size_t i = 0; i < n_rows; ++i) {
+                    const Vec p = Simd::set1(probs[i * max_key_block + t]);
+                    for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
+                }
             }
             st.prefetcher.issue();
         }
