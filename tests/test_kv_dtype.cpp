@@ -37,6 +37,19 @@ namespace {
 
 constexpr KvDtype reduced_dtypes[] = {KvDtype::f16, KvDtype::bf16, KvDtype::int8};
 
+// One warm, single-repetition run of the point's paths, as the sweep runs them.
+PointMeasurement run_point(const GridPoint& point, bool uncached, bool verify) {
+    RunOptions options;
+    options.n_reps = 1;
+    options.n_warmup = 0;
+    options.run_uncached = uncached;
+    options.cold_cache = false;
+    options.verify = verify;
+    const std::atomic<bool> never_stop{false};
+    PointRunner runner(nullptr);
+    return runner.run(point, options, never_stop);
+}
+
 bool same_bits(float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b); }
 
 }  // namespace
@@ -262,14 +275,7 @@ TEST_CASE("a step over a reduced cache stays within its type's tolerance of the 
     for (KvDtype dtype : reduced_dtypes) {
         GridPoint point{make_config(2, 300, 256, 8, 2, 2), 2, true};
         point.config.kv_dtype = dtype;
-        RunOptions options;
-        options.n_reps = 2;
-        options.n_warmup = 0;
-        options.run_uncached = false;
-        options.cold_cache = false;
-        const std::atomic<bool> never_stop{false};
-        PointRunner runner(nullptr);
-        const PointMeasurement measured = runner.run(point, options, never_stop);
+        const PointMeasurement measured = run_point(point, false, false);
         REQUIRE(measured.kv_rel_error);
         CAPTURE(kv_dtype_info(dtype).name);
         CAPTURE(*measured.kv_rel_error);
@@ -286,14 +292,7 @@ TEST_CASE("a step over a reduced cache stays within its type's tolerance of the 
 TEST_CASE("--verify holds a reduced cache against the uncached forward within its tolerance") {
     GridPoint point{make_config(1, 64, 128, 4, 1, 3), 1, true};
     point.config.kv_dtype = KvDtype::f16;
-    RunOptions options;
-    options.n_reps = 1;
-    options.n_warmup = 0;
-    options.cold_cache = false;
-    options.verify = true;
-    const std::atomic<bool> never_stop{false};
-    PointRunner runner(nullptr);
-    const PointMeasurement measured = runner.run(point, options, never_stop);
+    const PointMeasurement measured = run_point(point, true, true);
     REQUIRE(measured.verify_rel_error);
     CHECK(*measured.verify_rel_error > 1e-6);
     CHECK(*measured.verify_rel_error < kv_equivalence_tolerance(KvDtype::f16, 32, 3));

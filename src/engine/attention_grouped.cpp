@@ -341,13 +341,7 @@ std::optional<std::uint64_t> attend_group_by_lanes(const GroupAttention& problem
             prefetcher.stop();
         }
         if (decoded) {
-            const std::size_t offset = t0 * c.kv_stride * element_bytes;
-            decode_kv_block(problem.kv_dtype, key_bytes + offset, c.kv_stride,
-                            problem.key_scales != nullptr ? problem.key_scales + t0 : nullptr, n_keys, dim,
-                            ws.decoded_keys(), ws.padded_dim());
-            decode_kv_block(problem.kv_dtype, value_bytes + offset, c.kv_stride,
-                            problem.value_scales != nullptr ? problem.value_scales + t0 : nullptr, n_keys, dim,
-                            ws.values(), ws.padded_dim());
+            decode_kv_blocks(problem, t0, n_keys, ws);
             score_block(decoded_block, ws.decoded_keys(), n_keys, prefetcher);
             update_softmax(c, n_keys);
             accumulate_block(decoded_block, ws.values(), n_keys);

@@ -463,12 +463,7 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
                       reinterpret_cast<const float*>(value_bytes + block_offset),
                       problem.kv_stride};
         if (decoded) {
-            decode_kv_block(problem.kv_dtype, key_bytes + block_offset, problem.kv_stride,
-                            problem.key_scales != nullptr ? problem.key_scales + t0 : nullptr, n_keys, dim,
-                            ws.decoded_keys(), padded_dim);
-            decode_kv_block(problem.kv_dtype, value_bytes + block_offset, problem.kv_stride,
-                            problem.value_scales != nullptr ? problem.value_scales + t0 : nullptr, n_keys, dim,
-                            ws.values(), padded_dim);
+            decode_kv_blocks(problem, t0, n_keys, ws);
             st.keys = ws.decoded_keys();
             st.key_stride = padded_dim;
             st.keys_padded = true;

@@ -94,4 +94,14 @@ void decode_kv_block(KvDtype dtype, const void* src, std::size_t src_stride, con
     }
 }
 
+void decode_kv_blocks(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys, AttendWorkspace& ws) {
+    const std::size_t offset = first_key * problem.kv_stride * kv_element_bytes(problem.kv_dtype);
+    const float* key_scales = problem.key_scales != nullptr ? problem.key_scales + first_key : nullptr;
+    const float* value_scales = problem.value_scales != nullptr ? problem.value_scales + first_key : nullptr;
+    decode_kv_block(problem.kv_dtype, static_cast<const std::byte*>(problem.keys) + offset, problem.kv_stride,
+                    key_scales, n_keys, problem.head_dim, ws.decoded_keys(), ws.padded_dim());
+    decode_kv_block(problem.kv_dtype, static_cast<const std::byte*>(problem.values) + offset, problem.kv_stride,
+                    value_scales, n_keys, problem.head_dim, ws.values(), ws.padded_dim());
+}
+
 }  // namespace kvbench

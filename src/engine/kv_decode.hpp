@@ -2,6 +2,7 @@
 // conversion instructions the build has. Private to src/engine (the attention kernels).
 #pragma once
 
+#include "kvbench/engine/attention_kernel.hpp"
 #include "kvbench/engine/kv_dtype.hpp"
 
 #include <cstddef>
@@ -15,5 +16,10 @@ namespace kvbench {
 // Requires: dtype stored by the engine, dst_stride >= dim.
 void decode_kv_block(KvDtype dtype, const void* src, std::size_t src_stride, const float* scales,
                      std::size_t n_rows, std::size_t dim, float* dst, std::size_t dst_stride);
+
+// The keys and values of problem's block [first_key, first_key + n_keys) decoded into the
+// workspace: keys to ws.decoded_keys(), values to ws.values(), rows of ws.padded_dim() floats.
+// Requires: problem.kv_dtype other than f32, the block inside the problem's context.
+void decode_kv_blocks(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys, AttendWorkspace& ws);
 
 }  // namespace kvbench
