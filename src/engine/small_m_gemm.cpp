@@ -4,12 +4,14 @@
 // 1 to 8 rows of x (see linear.cpp for the numbers). Here each thread walks its slab of W
 // in tiles of tile_rows weight rows; a tile's weights are loaded once per vector and
 // multiplied into n_rows · tile_rows register accumulators, so W is read exactly once.
-// The columns are taken in chunks that keep the chunk of x in L1, and every tile prefetches
-// the weights of the tile after it. Chunks and vector lanes follow column numbers, so the
-// rounding, like the answer, is the same wherever the buffers are allocated.
+// The columns are taken in chunks of x (kept in L1 where it holds 48 KiB, in L2 where it holds
+// 32), and every tile prefetches the weights of the tile after it. Chunks and vector lanes
+// follow column numbers, so the rounding, like the answer, is the same wherever the buffers
+// are allocated.
 #include "kvbench/engine/small_m_gemm.hpp"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -27,11 +29,29 @@ namespace {
 // Below this many weights a slab is too little work to wake the second thread for.
 constexpr std::size_t min_parallel_weights = std::size_t{1} << 16;
 
-// Columns of x are taken in chunks of at most this many bytes over all n_rows rows, so the
-// chunk of x stays in the 48 KiB L1 while a tile's weights stream past it; each chunk costs
-// one horizontal sum per output. 32 KiB measured best at 8 rows (bench/README.md, "The
-// small-M projection").
-constexpr std::size_t x_chunk_bytes = 32 * 1024;
+// Columns of x are taken in chunks of at most x_chunk_bytes() over all n_rows rows; each chunk
+// costs one horizontal sum per output, and each weight row is streamed as chunk-long runs.
+// Which size is faster depends on the L1 (bench/README.md, "The small-M projection" and
+// "x chunks by L1 size"):
+// - with a 48 KiB L1 (Zen 5, Intel since Ice Lake) a 32 KiB chunk stays in L1 beside the
+//   weight tile: 41.8 GB/s at 8 rows, against 32.7 at 40 KiB and 29.6 unchunked;
+// - with a 32 KiB L1 (Zen 2 to 4) no chunk worth having stays in L1 (16 KiB was slower than
+//   32 on Zen 3), and chunks of 128 KiB, in L2, make each weight row one long run: 6-13 %
+//   faster than 32 KiB at 4 to 8 rows on Zen 4.
+constexpr std::size_t l1_chunk_bytes = 32 * 1024;
+constexpr std::size_t l2_chunk_bytes = 128 * 1024;
+constexpr std::size_t l1_fits_chunk_bytes = 48 * 1024;
+
+std::size_t x_chunk_bytes() {
+    // glibc reads the size from CPUID; 0 or -1 where it cannot (then the L1 choice, the
+    // one measured first).
+    static const std::size_t bytes = [] {
+        const long l1d = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+        return l1d > 0 && static_cast<std::size_t>(l1d) < l1_fits_chunk_bytes ? l2_chunk_bytes
+                                                                              : l1_chunk_bytes;
+    }();
+    return bytes;
+}
 
 constexpr std::size_t page_floats = 4096 / sizeof(float);
 // One prefetch per cache line: chunks start at multiples of 64 floats, so i % line_floats == 0
@@ -399,7 +419,7 @@ void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const 
     // not), so that the chunks of page-aligned weight rows start at page boundaries. Chunks
     // and vector lanes follow column numbers, never addresses: the sums, and so the bits of
     // y, must not depend on where W happens to be allocated.
-    const std::size_t max_cols = x_chunk_bytes / (n_rows * sizeof(float));
+    const std::size_t max_cols = x_chunk_bytes() / (n_rows * sizeof(float));
     const std::size_t chunk_cols = max_cols >= page_floats
                                        ? max_cols / page_floats * page_floats
                                        : std::max<std::size_t>(64, max_cols / 64 * 64);
@@ -414,7 +434,8 @@ void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const 
             thread + 1 == n_threads ? out_dim : n_tiles * (thread + 1) / n_threads * tile_rows;
         // (n_rows, chunk_cols) floats: the chunk of x, copied to cache-line-aligned rows so that
         // the tiles' vector loads of x never straddle two lines.
-        alignas(64) std::array<float, x_chunk_bytes / sizeof(float)> staged;
+        // Static: a 128 KiB array on the stack of an OpenMP worker could overflow a small one.
+        alignas(64) static thread_local std::array<float, l2_chunk_bytes / sizeof(float)> staged;
         Tile t{};
         t.x = staged.data();
         t.ldx = chunk_cols;
