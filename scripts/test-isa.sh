@@ -5,7 +5,7 @@
 # build is scripts/test.sh's, so a level whose kernels the native build already runs (the
 # AVX2 path on an AVX2 CPU without AVX-512) is skipped, and so is one the CPU cannot run.
 # Builds run under KVBENCH_CPU_LOCK (a flock file) when it is set, for machines that several
-# people share.
+# people share. Arguments name the levels to run (x86-64-v3, x86-64-v2); none means both.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,6 +29,20 @@ else
   echo "kvbench: skipping x86-64-v3: this CPU has no AVX2" >&2
 fi
 arches+=(x86-64-v2)
+if (($# > 0)); then
+  wanted=()
+  for arch in "$@"; do
+    if [[ "$arch" != x86-64-v3 && "$arch" != x86-64-v2 ]]; then
+      echo "kvbench: error: test-isa.sh: level '$arch' must be x86-64-v3 or x86-64-v2" >&2
+      exit 2
+    fi
+    for runnable in "${arches[@]}"; do
+      if [[ "$arch" == "$runnable" ]]; then wanted+=("$arch"); fi
+    done
+  done
+  arches=("${wanted[@]}")
+  if ((${#arches[@]} == 0)); then echo "kvbench: none of the levels asked for runs here" >&2; fi
+fi
 
 for arch in "${arches[@]}"; do
   build="$root/build-${arch##*-}"
