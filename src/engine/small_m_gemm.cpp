@@ -5,9 +5,9 @@
 // in tiles of tile_rows weight rows; a tile's weights are loaded once per vector and
 // multiplied into n_rows · tile_rows register accumulators, so W is read exactly once.
 // The columns are taken in chunks of x (kept in L1 where it holds 48 KiB, in L2 where it holds
-// 32), and every tile prefetches the weights of the tile after it. Chunks and vector lanes
-// follow column numbers, so the rounding, like the answer, is the same wherever the buffers
-// are allocated.
+// 32), and every tile prefetches the weights of a later tile: the next one into L1, or, with the
+// chunks in L2, the one about 256 KiB ahead into L2. Chunks and vector lanes follow column
+// numbers, so the rounding, like the answer, is the same wherever the buffers are allocated.
 #include "kvbench/engine/small_m_gemm.hpp"
 
 #include <omp.h>
@@ -53,6 +53,28 @@ std::size_t x_chunk_bytes() {
     return bytes;
 }
 
+// How the tiles prefetch W, chosen with the chunk size, since both follow the L1:
+// - with chunks in L1, the next tile's weights into L1 (measured on Zen 5: 26.4 GB/s at 8 rows
+//   without, 41.8 with);
+// - with chunks in L2, each weight row is one long run, and with the next tile's weights asked
+//   for into L1 the time at 8 rows was 1 row's plus the FMAs' (Zen 4, one core, D=4096: 6.6-7.3
+//   ms, against about 3.5 for 1 row and 2.7 of FMAs): the requests came too late for memory to
+//   overlap the arithmetic. Asked for about 256 KiB ahead, into L2 (1 MiB or more on these
+//   cores), they do: 5.3-6.0 ms on one core, and on two a median of 3.5 ms against 4.0
+//   (bench/README.md, "Prefetching W into L2"). Into L1 at that distance gained nothing, into
+//   L2 one tile ahead about half as much.
+enum class PrefetchTo { l1, l2 };
+constexpr std::size_t l2_prefetch_bytes_ahead = 256 * 1024;
+
+PrefetchTo prefetch_to() { return x_chunk_bytes() == l2_chunk_bytes ? PrefetchTo::l2 : PrefetchTo::l1; }
+
+// Tiles between a tile and the one whose weights it prefetches, for tiles of tile_rows rows
+// times len columns.
+std::size_t tiles_ahead(PrefetchTo to, std::size_t tile_rows, std::size_t len) {
+    if (to == PrefetchTo::l1) return 1;
+    return std::max<std::size_t>(1, l2_prefetch_bytes_ahead / (tile_rows * len * sizeof(float)));
+}
+
 constexpr std::size_t page_floats = 4096 / sizeof(float);
 // One prefetch per cache line: chunks start at multiples of 64 floats, so i % line_floats == 0
 // marks a line's first vector in page-aligned weight rows.
@@ -68,7 +90,7 @@ struct Tile {
     std::size_t ldx;      // row stride of x, in floats
     const float* w;       // (tile_rows, ldw) floats, at column k0
     std::size_t ldw;      // row stride of W, in floats: in_dim
-    std::uintptr_t next;  // address of the weights of the tile after this one, to prefetch;
+    std::uintptr_t next;  // address of the weights of a later tile (tiles_ahead), to prefetch;
                           // an integer, since it may point past the end of W
     std::size_t len;      // columns in the chunk
     float beta;           // 0: y = sum, 1: y += sum
@@ -79,14 +101,19 @@ struct Tile {
 inline std::uintptr_t address_of(const float* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
 // At 8 rows of x a core is busy with FMAs, so its out-of-order window spans few weight
-// lines and the stream from memory stalls between them; asking for the next tile's weights
+// lines and the stream from memory stalls between them; asking for a later tile's weights
 // while this one computes overlaps the two. At 1 or 2 rows the core issues loads fast enough
 // for the hardware prefetcher alone, and the prefetches only cost issue slots (figures in
 // bench/README.md).
 constexpr std::size_t min_rows_to_prefetch = 3;
+template <PrefetchTo to>
 inline void prefetch(std::uintptr_t address) {
 #if defined(__AVX512F__) || defined(__AVX2__)
-    _mm_prefetch(reinterpret_cast<const char*>(address), _MM_HINT_T0);
+    if constexpr (to == PrefetchTo::l1) {
+        _mm_prefetch(reinterpret_cast<const char*>(address), _MM_HINT_T0);
+    } else {
+        _mm_prefetch(reinterpret_cast<const char*>(address), _MM_HINT_T1);
+    }
 #else
     static_cast<void>(address);
 #endif
@@ -106,7 +133,7 @@ struct SlabKernel {
 struct ScalarIsa {
     static constexpr std::size_t tile_rows(std::size_t) { return 1; }
 
-    template <std::size_t M, std::size_t R>
+    template <std::size_t M, std::size_t R, PrefetchTo>
     static void tile(const Tile& t) {
         constexpr std::size_t lanes = 8;
         float acc[M][R][lanes] = {};  // (n_rows, tile_rows, lanes) partial sums
@@ -180,27 +207,27 @@ struct Avx2Isa {
         return p == 1 ? 8 : p == 2 ? 5 : p == 3 || (p == 4 && registers == 16) ? 3 : 2;
     }
 
-    template <std::size_t M, std::size_t R>
+    template <std::size_t M, std::size_t R, PrefetchTo to>
     static void tile(const Tile& t) {
         // A lone weight row gains nothing from passes: each x vector feeds one FMA anyway.
         constexpr std::size_t p = R == 1 ? M : pass_rows(M);
-        passes<M, p, R, M >= min_rows_to_prefetch>(t);
+        passes<M, p, R, M >= min_rows_to_prefetch, to>(t);
     }
 
     // Rows [0, M) of x in passes of at most P rows; only the first pass prefetches.
-    template <std::size_t M, std::size_t P, std::size_t R, bool Prefetch>
+    template <std::size_t M, std::size_t P, std::size_t R, bool Prefetch, PrefetchTo to>
     static void passes(const Tile& t) {
         constexpr std::size_t rows = M < P ? M : P;
-        block<rows, R, Prefetch>(t);
+        block<rows, R, Prefetch, to>(t);
         if constexpr (M > P) {
             Tile rest = t;
             rest.x += P * t.ldx;
             rest.y += P * t.ldy;
-            passes<M - P, P, R, false>(rest);
+            passes<M - P, P, R, false, to>(rest);
         }
     }
 
-    template <std::size_t M, std::size_t R, bool Prefetch>
+    template <std::size_t M, std::size_t R, bool Prefetch, PrefetchTo to>
     static void block(const Tile& t) {
         constexpr std::size_t width = 8;
         const float* x = t.x;
@@ -235,7 +262,7 @@ struct Avx2Isa {
                 // Else GCC folds each weight load into the M FMAs that use it: M loads where one will do.
                 keep_in_register(wv[r]);
                 if constexpr (Prefetch) {
-                    if (i % line_floats == 0) prefetch(t.next + (r * t.ldw + i) * sizeof(float));
+                    if (i % line_floats == 0) prefetch<to>(t.next + (r * t.ldw + i) * sizeof(float));
                 }
             }
             for (std::size_t m = 0; m < M; ++m) {
@@ -274,7 +301,7 @@ inline void keep_in_register(__m512& v) { asm("" : "+v"(v)); }
 struct Avx512Isa {
     static constexpr std::size_t tile_rows(std::size_t) { return 8; }
 
-    template <std::size_t M, std::size_t R>
+    template <std::size_t M, std::size_t R, PrefetchTo to>
     static void tile(const Tile& t) {
         constexpr std::size_t width = 16;
         const float* x = t.x;
@@ -303,7 +330,7 @@ struct Avx512Isa {
             for (std::size_t r = 0; r < R; ++r) {
                 wv[r] = _mm512_loadu_ps(w + r * t.ldw + i);
                 if constexpr (M >= min_rows_to_prefetch) {
-                    prefetch(t.next + (r * t.ldw + i) * sizeof(float));
+                    prefetch<to>(t.next + (r * t.ldw + i) * sizeof(float));
                 }
             }
             for (std::size_t m = 0; m < M; ++m) {
@@ -324,18 +351,18 @@ struct Avx512Isa {
 };
 #endif
 
-template <class Isa, std::size_t M>
+template <class Isa, std::size_t M, PrefetchTo to>
 constexpr SlabKernel slab_kernel() {
     constexpr std::size_t tile_rows = Isa::tile_rows(M);
-    return {&Isa::template tile<M, tile_rows>, &Isa::template tile<M, 1>, tile_rows};
+    return {&Isa::template tile<M, tile_rows, to>, &Isa::template tile<M, 1, to>, tile_rows};
 }
 
-// A kernel table: Table::kernel<M>() runs M rows of x.
+// A kernel table: Table::kernel<M, to>() runs M rows of x.
 template <class Isa>
 struct OneIsaTable {
-    template <std::size_t M>
+    template <std::size_t M, PrefetchTo to>
     static constexpr SlabKernel kernel() {
-        return slab_kernel<Isa, M>();
+        return slab_kernel<Isa, M, to>();
     }
 };
 
@@ -345,26 +372,31 @@ struct OneIsaTable {
 // it is the slower one on a W in cache (figures in bench/README.md).
 constexpr std::size_t zmm_max_rows = 2;
 struct Avx512Table {
-    template <std::size_t M>
+    template <std::size_t M, PrefetchTo to>
     static constexpr SlabKernel kernel() {
         if constexpr (M <= zmm_max_rows) {
-            return slab_kernel<Avx512Isa, M>();
+            return slab_kernel<Avx512Isa, M, to>();
         } else {
-            return slab_kernel<Avx2Isa, M>();
+            return slab_kernel<Avx2Isa, M, to>();
         }
     }
 };
 #endif
 
 // Entry m - 1 is the kernel for m rows of x.
-template <class Table, std::size_t... I>
+template <class Table, PrefetchTo to, std::size_t... I>
 constexpr std::array<SlabKernel, sizeof...(I)> kernel_table(std::index_sequence<I...>) {
-    return {Table::template kernel<I + 1>()...};
+    return {Table::template kernel<I + 1, to>()...};
 }
 
-template <class Table>
+template <class Table, PrefetchTo to>
 constexpr std::array<SlabKernel, small_m_max_rows> kernels =
-    kernel_table<Table>(std::make_index_sequence<small_m_max_rows>{});
+    kernel_table<Table, to>(std::make_index_sequence<small_m_max_rows>{});
+
+template <class Table>
+SlabKernel kernel_of(PrefetchTo to, std::size_t n_rows) {
+    return to == PrefetchTo::l1 ? kernels<Table, PrefetchTo::l1>[n_rows - 1] : kernels<Table, PrefetchTo::l2>[n_rows - 1];
+}
 
 // The widest path compiled, what the default overload runs.
 constexpr SmallMIsa best_isa =
@@ -376,15 +408,15 @@ constexpr SmallMIsa best_isa =
     SmallMIsa::scalar;
 #endif
 
-SlabKernel kernel_for(SmallMIsa isa, std::size_t n_rows) {
+SlabKernel kernel_for(SmallMIsa isa, PrefetchTo to, std::size_t n_rows) {
     switch (isa) {
 #ifdef __AVX512F__
-        case SmallMIsa::avx512: return kernels<Avx512Table>[n_rows - 1];
+        case SmallMIsa::avx512: return kernel_of<Avx512Table>(to, n_rows);
 #endif
 #ifdef __AVX2__
-        case SmallMIsa::avx2: return kernels<OneIsaTable<Avx2Isa>>[n_rows - 1];
+        case SmallMIsa::avx2: return kernel_of<OneIsaTable<Avx2Isa>>(to, n_rows);
 #endif
-        default: return kernels<OneIsaTable<ScalarIsa>>[n_rows - 1];
+        default: return kernel_of<OneIsaTable<ScalarIsa>>(to, n_rows);
     }
 }
 
@@ -412,7 +444,8 @@ const char* isa_name(SmallMIsa isa) {
 void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
                   std::size_t out_dim, float beta, float* y, SmallMIsa isa) {
     assert(n_rows >= 1 && n_rows <= small_m_max_rows && in_dim >= 1);
-    const SlabKernel kernel = kernel_for(isa, n_rows);
+    const PrefetchTo to = prefetch_to();
+    const SlabKernel kernel = kernel_for(isa, to, n_rows);
     const std::size_t tile_rows = kernel.tile_rows;
     const std::size_t n_tiles = out_dim / tile_rows;
     // Columns per chunk: a multiple of a 4 KiB page of floats when it can be (of 64 floats when
@@ -447,13 +480,14 @@ void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const 
             for (std::size_t m = 0; m < n_rows; ++m) {
                 std::copy_n(x + m * in_dim + k0, t.len, staged.data() + m * chunk_cols);
             }
-            // The slab's last tile prefetches the slab's first in the next chunk.
+            // The slab's last tiles prefetch the slab's first in the next chunk.
             const std::uintptr_t next_chunk = address_of(w + first * in_dim + k0 + t.len);
+            const std::size_t rows_ahead = tiles_ahead(to, tile_rows, t.len) * tile_rows;
             std::size_t o = first;
             for (; o + tile_rows <= last; o += tile_rows) {
                 t.w = w + o * in_dim + k0;
                 t.y = y + o;
-                t.next = o + tile_rows < last ? address_of(t.w + tile_rows * in_dim) : next_chunk;
+                t.next = o + rows_ahead < last ? address_of(t.w + rows_ahead * in_dim) : next_chunk;
                 kernel.tile(t);
             }
             for (; o < last; ++o) {
