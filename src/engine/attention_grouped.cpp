@@ -14,6 +14,7 @@
 
 #include "even_tiles.hpp"
 #include "kv_decode.hpp"
+#include "prefetch_plan.hpp"
 
 #include "kvbench/engine/kv_convert.hpp"
 
@@ -143,14 +144,15 @@ struct LaneGroup {
     float* rescale;         // (n_rows): e^(old max - new max) of the current block
 };
 
-// The next block's keys and values, one cache line of each per call, spread over the current
-// block's score loop: that loop reads keys in short bursts between FMAs, which the hardware
-// prefetcher alone follows too late, and a burst of prefetches would overflow the miss
-// buffers (see attention.cpp's BlockPrefetcher). The score loop makes more calls than a
-// block has lines at the usual shapes (dh = 128, 32 rows: 1024 calls, 192 lines); the lines
-// it leaves, if any, come from the hardware prefetcher.
+// A later block's keys and values (prefetch_plan.hpp: how far ahead, into L1 or L2), one cache
+// line of each per call, spread over the current block's score loop: that loop reads keys in
+// short bursts between FMAs, which the hardware prefetcher alone follows too late, and a burst
+// of prefetches would overflow the miss buffers (see block_prefetcher.hpp). The score loop
+// makes more calls than a block has lines at the usual shapes (dh = 128, 32 rows: 1024 calls,
+// 192 lines); the lines it leaves, if any, come from the hardware prefetcher.
 class Prefetcher {
 public:
+    explicit Prefetcher(bool into_l2) : into_l2_(into_l2) {}
     void start(const void* keys, const void* values, std::size_t n_bytes) {
         keys_ = static_cast<const char*>(keys);
         values_ = static_cast<const char*>(values);
@@ -159,8 +161,13 @@ public:
     void stop() { lines_left_ = 0; }
     void issue() {
         if (lines_left_ == 0) return;
-        __builtin_prefetch(keys_, 0, 3);
-        __builtin_prefetch(values_, 0, 3);
+        if (into_l2_) {
+            __builtin_prefetch(keys_, 0, 2);
+            __builtin_prefetch(values_, 0, 2);
+        } else {
+            __builtin_prefetch(keys_, 0, 3);
+            __builtin_prefetch(values_, 0, 3);
+        }
         keys_ += line_bytes;
         values_ += line_bytes;
         --lines_left_;
@@ -168,6 +175,7 @@ public:
 
 private:
     static constexpr std::size_t line_bytes = 64;
+    bool into_l2_;
     const char* keys_ = nullptr;
     const char* values_ = nullptr;
     std::size_t lines_left_ = 0;
@@ -242,7 +250,7 @@ constexpr std::array<std::array<OutputTileFn, out_vecs_max>, sizeof...(r)> outpu
 }
 constexpr auto output_tiles = output_tiles_of(std::make_index_sequence<out_rows_max>{});
 
-// Raw scores of the block's n_keys keys into probs_t, prefetching the next block meanwhile.
+// Raw scores of the block's n_keys keys into probs_t, prefetching a later block meanwhile.
 void score_block(const LaneGroup& c, const float* keys, std::size_t n_keys, Prefetcher& prefetcher) {
     for_each_tile(c.n_rows / lanes, score_vecs_max, [&](std::size_t first_vec, std::size_t n_vecs) {
         const std::size_t keys_max = n_vecs == 2 ? score_keys_max_2 : score_keys_max_1;
@@ -324,18 +332,19 @@ std::optional<std::uint64_t> attend_group_by_lanes(const GroupAttention& problem
     std::fill_n(c.row_max, n_rows, minus_infinity);
     std::fill_n(c.row_sum, n_rows, 0.0f);
 
-    Prefetcher prefetcher;
+    const PrefetchPlan plan = block_prefetch_plan(problem.kv_dtype);
+    Prefetcher prefetcher(plan.into_l2);
     for (std::size_t t0 = 0; t0 < problem.n_ctx; t0 += key_block) {
         const std::size_t n_keys = std::min(key_block, problem.n_ctx - t0);
-        const std::size_t next = t0 + key_block;
-        if (next < problem.n_ctx) {
-            const std::size_t next_keys = std::min(key_block, problem.n_ctx - next);
-            const std::size_t next_offset = next * c.kv_stride * element_bytes;
-            prefetcher.start(key_bytes + next_offset, value_bytes + next_offset,
-                             ((next_keys - 1) * c.kv_stride + dim) * element_bytes);
+        const std::size_t ahead = t0 + plan.blocks_ahead * key_block;
+        if (ahead < problem.n_ctx) {
+            const std::size_t ahead_keys = std::min(key_block, problem.n_ctx - ahead);
+            const std::size_t ahead_offset = ahead * c.kv_stride * element_bytes;
+            prefetcher.start(key_bytes + ahead_offset, value_bytes + ahead_offset,
+                             ((ahead_keys - 1) * c.kv_stride + dim) * element_bytes);
             if (problem.key_scales != nullptr) {
-                __builtin_prefetch(problem.key_scales + next, 0, 3);
-                __builtin_prefetch(problem.value_scales + next, 0, 3);
+                __builtin_prefetch(problem.key_scales + ahead, 0, 3);
+                __builtin_prefetch(problem.value_scales + ahead, 0, 3);
             }
         } else {
             prefetcher.stop();

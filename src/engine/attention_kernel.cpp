@@ -444,12 +444,12 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
     const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
     const auto* key_bytes = static_cast<const std::byte*>(problem.keys);
     const auto* value_bytes = static_cast<const std::byte*>(problem.values);
-    BlockPrefetcher prefetcher;
+    BlockPrefetcher prefetcher(block_prefetch_plan(problem.kv_dtype));
     std::size_t calls_per_block = 64;  // a guess for the first block; later ones count
     std::uint64_t flops = 0;
     const std::size_t block_keys = fused ? fused_key_block : key_block;
     for (std::size_t t0 = 0; t0 < problem.n_ctx; t0 += block_keys) {
-        prefetcher.start(problem, t0 + BlockPrefetcher::distance * block_keys, block_keys, calls_per_block);
+        prefetcher.start(problem, t0 + prefetcher.blocks_ahead() * block_keys, block_keys, calls_per_block);
         const std::size_t n_keys = std::min(block_keys, problem.n_ctx - t0);
         const std::size_t block_offset = t0 * problem.kv_stride * element_bytes;
         BlockState st{problem,

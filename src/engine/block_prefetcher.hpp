@@ -1,10 +1,12 @@
-// BlockPrefetcher: software prefetch of the next key block, spread between the current block's loads.
+// BlockPrefetcher: software prefetch of a later key block, spread between the current block's loads.
 // Private to src/engine (attention_kernel.cpp).
 #pragma once
 
+#include "prefetch_plan.hpp"
+#include "simd.hpp"
+
 #include "kvbench/engine/attention_kernel.hpp"
 #include "kvbench/engine/kv_convert.hpp"
-#include "simd.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -17,11 +19,13 @@ namespace kvbench::simd {
 // hardware prefetcher, which follows demand, falls behind; and a burst of software
 // prefetches overflows the miss buffers and is mostly dropped (measured on the Zen 5 host:
 // reading 32 KiB from DRAM took 4000 cycles, 2300 after a burst of prefetches, 670 after the
-// same prefetches issued 16 lines at a time). Prefetching into L2 only (t1) measured no better.
+// same prefetches issued 16 lines at a time). How far ahead, and into L1 or L2: prefetch_plan.hpp.
 class BlockPrefetcher {
 public:
+    explicit BlockPrefetcher(PrefetchPlan plan) : blocks_ahead_(plan.blocks_ahead), into_l2_(plan.into_l2) {}
+
     // Blocks ahead of the one being computed.
-    static constexpr std::size_t distance = 1;
+    std::size_t blocks_ahead() const { return blocks_ahead_; }
 
     // Spreads the lines of the block of block_keys keys at first_key (none past the context)
     // over `calls` calls.
@@ -66,8 +70,13 @@ public:
                 segment_end_ = line_ + segment_lines_bytes_;
             }
             // The same line of the keys and of the values.
-            __builtin_prefetch(reinterpret_cast<const char*>(line_), 0, 3);
-            __builtin_prefetch(reinterpret_cast<const char*>(line_ + value_offset_), 0, 3);
+            if (into_l2_) {
+                __builtin_prefetch(reinterpret_cast<const char*>(line_), 0, 2);
+                __builtin_prefetch(reinterpret_cast<const char*>(line_ + value_offset_), 0, 2);
+            } else {
+                __builtin_prefetch(reinterpret_cast<const char*>(line_), 0, 3);
+                __builtin_prefetch(reinterpret_cast<const char*>(line_ + value_offset_), 0, 3);
+            }
             line_ += line_bytes;
         }
     }
@@ -80,6 +89,8 @@ private:
     // Addresses as integers: the values' line is the keys' plus an offset between two buffers.
     static std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
+    std::size_t blocks_ahead_;
+    bool into_l2_;
     std::uintptr_t line_ = 0;           // next line of the keys to request
     std::uintptr_t value_offset_ = 0;   // values' address minus keys' address (mod 2^64)
     std::uintptr_t segment_start_ = 0;  // first line of the current segment of the keys

@@ -1,0 +1,32 @@
+// block_prefetch_plan(): how far ahead, and into which cache, the attention kernels request a
+// later block of keys and values. Private to src/engine (attention_kernel.cpp, attention_grouped.cpp).
+#pragma once
+
+#include "kvbench/engine/kv_dtype.hpp"
+
+#include <cstddef>
+
+namespace kvbench {
+
+struct PrefetchPlan {
+    std::size_t blocks_ahead;  // of the block being computed
+    bool into_l2;              // prefetcht1; else prefetcht0, into L1
+};
+
+// Chosen by measurement on a Zen 4 (bench/README.md, "Prefetching attention's blocks into L2"),
+// both builds alternated. A block far enough ahead to cover DRAM's latency under load (8 KiB
+// or more of keys) and landing in L2, where it neither evicts the block being computed nor is
+// evicted before use, made the f32 stream 8-27 % faster, and f16 and bf16 on AVX2 about 10 %.
+// The kernels that do the most arithmetic per cached byte lost 7-20 % by it, as the L2-to-L1
+// latency then shows: int8 everywhere, and f16 and bf16 on AVX-512, whose fused conversions
+// read a block of 64 keys. They keep the next block, into L1.
+constexpr PrefetchPlan block_prefetch_plan(KvDtype stored) {
+#if defined(__AVX512F__)
+    if (stored == KvDtype::f32) return {1, true};  // a block of 32 f32 keys is 8 KiB at dh = 64
+#else
+    if (stored != KvDtype::int8) return {2, true};  // blocks of 4-6 KiB of keys at dh = 64
+#endif
+    return {1, false};
+}
+
+}  // namespace kvbench
