@@ -3,8 +3,6 @@
 
 #include "simd.hpp"
 
-#include <cstdint>
-
 namespace kvbench {
 
 using simd::max_lanes;
@@ -40,12 +38,6 @@ AttendWorkspace::AttendWorkspace(std::size_t max_rows, std::size_t head_dim)
 
 std::size_t AttendWorkspace::bytes_for(std::size_t max_rows, std::size_t head_dim) {
     return (layout(max_rows, head_dim).total + max_lanes - 1) * sizeof(float);
-}
-
-float* AttendWorkspace::base() {
-    const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
-    const std::uintptr_t aligned = (address + 63) & ~std::uintptr_t{63};
-    return storage_.data() + (aligned - address) / sizeof(float);
 }
 
 }  // namespace kvbench

@@ -74,8 +74,14 @@ private:
             total;
     };
     static Layout layout(std::size_t max_rows, std::size_t head_dim);
-    // The first 64-byte boundary inside storage_, recomputed so copies stay aligned.
-    float* base();
+    // The first 64-byte boundary inside storage_, recomputed so copies stay aligned. Inline:
+    // every tile asks for its regions, and a call per tile cost int8's one-row tiles measurably
+    // (bench/README.md, "The fused tiles from cache").
+    float* base() {
+        const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
+        const std::uintptr_t aligned = (address + 63) & ~std::uintptr_t{63};
+        return storage_.data() + (aligned - address) / sizeof(float);
+    }
 
     std::size_t max_rows_;
     std::size_t head_dim_;
