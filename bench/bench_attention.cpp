@@ -129,9 +129,9 @@ BENCHMARK(BM_AttendDecodeKv)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
-// MHA in each stored type with its cache in L2 (B=1 N=256 D=1024: 2 MiB in f32 over two cores'
-// L2, 512 KiB in int8), warm: the fused tiles' own speed, conversions included, which the stream
-// from DRAM hides (bench/README.md, "The fused tiles from cache").
+// MHA in each stored type with its cache in L3 or L2 (B=1 N=1024 D=1024: 8 MiB in f32, 2 MiB in
+// int8 over two cores' L2), warm: the fused tiles' own speed, conversions included, which the
+// stream from DRAM hides (bench/README.md, "The fused tiles from cache").
 BENCHMARK(BM_AttendDecodeKv)
     ->ArgNames({"B", "N", "D", "H", "G", "kv", "cold"})
     ->ArgsProduct({{1}, {1024}, {1024}, {16}, {16}, {0, 1, 2, 4}, {0}})

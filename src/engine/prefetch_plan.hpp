@@ -16,10 +16,13 @@ struct PrefetchPlan {
 // Chosen by measurement on a Zen 4 (bench/README.md, "Prefetching attention's blocks into L2"),
 // both builds alternated. A block far enough ahead to cover DRAM's latency under load (8 KiB
 // or more of keys) and landing in L2, where it neither evicts the block being computed nor is
-// evicted before use, made the f32 stream 8-27 % faster, and f16 and bf16 on AVX2 about 10 %.
+// evicted before use, made the f32 stream up to 26 % faster, and f16 and bf16 on AVX2 up to
+// 10 % (MQA; their MHA tiles moved within noise).
 // The kernels that do the most arithmetic per cached byte lost 7-20 % by it, as the L2-to-L1
 // latency then shows: int8 everywhere, and f16 and bf16 on AVX-512, whose fused conversions
-// read a block of 64 keys. They keep the next block, into L1.
+// read a block of 64 keys. They keep the next block, into L1. On the AVX-512 Zen 5 host the
+// kernels were first tuned on, the next block into L2 had measured no better than into L1; this
+// rule was not measured there.
 constexpr PrefetchPlan block_prefetch_plan(KvDtype stored) {
 #if defined(__AVX512F__)
     if (stored == KvDtype::f32) return {1, true};  // a block of 32 f32 keys is 8 KiB at dh = 64
