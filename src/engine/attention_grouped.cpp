@@ -161,13 +161,8 @@ public:
     void stop() { lines_left_ = 0; }
     void issue() {
         if (lines_left_ == 0) return;
-        if (into_l2_) {
-            __builtin_prefetch(keys_, 0, 2);
-            __builtin_prefetch(values_, 0, 2);
-        } else {
-            __builtin_prefetch(keys_, 0, 3);
-            __builtin_prefetch(values_, 0, 3);
-        }
+        prefetch_line(keys_, into_l2_);
+        prefetch_line(values_, into_l2_);
         keys_ += line_bytes;
         values_ += line_bytes;
         --lines_left_;

@@ -22,10 +22,10 @@ namespace kvbench::simd {
 // same prefetches issued 16 lines at a time). How far ahead, and into L1 or L2: prefetch_plan.hpp.
 class BlockPrefetcher {
 public:
-    explicit BlockPrefetcher(PrefetchPlan plan) : blocks_ahead_(plan.blocks_ahead), into_l2_(plan.into_l2) {}
+    explicit BlockPrefetcher(PrefetchPlan plan) : plan_(plan) {}
 
     // Blocks ahead of the one being computed.
-    std::size_t blocks_ahead() const { return blocks_ahead_; }
+    std::size_t blocks_ahead() const { return plan_.blocks_ahead; }
 
     // Spreads the lines of the block of block_keys keys at first_key (none past the context)
     // over `calls` calls.
@@ -70,13 +70,8 @@ public:
                 segment_end_ = line_ + segment_lines_bytes_;
             }
             // The same line of the keys and of the values.
-            if (into_l2_) {
-                __builtin_prefetch(reinterpret_cast<const char*>(line_), 0, 2);
-                __builtin_prefetch(reinterpret_cast<const char*>(line_ + value_offset_), 0, 2);
-            } else {
-                __builtin_prefetch(reinterpret_cast<const char*>(line_), 0, 3);
-                __builtin_prefetch(reinterpret_cast<const char*>(line_ + value_offset_), 0, 3);
-            }
+            prefetch_line(reinterpret_cast<const char*>(line_), plan_.into_l2);
+            prefetch_line(reinterpret_cast<const char*>(line_ + value_offset_), plan_.into_l2);
             line_ += line_bytes;
         }
     }
@@ -89,8 +84,7 @@ private:
     // Addresses as integers: the values' line is the keys' plus an offset between two buffers.
     static std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
-    std::size_t blocks_ahead_;
-    bool into_l2_;
+    PrefetchPlan plan_;
     std::uintptr_t line_ = 0;           // next line of the keys to request
     std::uintptr_t value_offset_ = 0;   // values' address minus keys' address (mod 2^64)
     std::uintptr_t segment_start_ = 0;  // first line of the current segment of the keys

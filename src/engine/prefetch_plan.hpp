@@ -1,5 +1,6 @@
 // block_prefetch_plan(): how far ahead, and into which cache, the attention kernels request a
-// later block of keys and values. Private to src/engine (attention_kernel.cpp, attention_grouped.cpp).
+// later block of keys and values; prefetch_line() makes one such request. Private to src/engine
+// (attention_kernel.cpp, attention_grouped.cpp).
 #pragma once
 
 #include "kvbench/engine/kv_dtype.hpp"
@@ -30,6 +31,15 @@ constexpr PrefetchPlan block_prefetch_plan(KvDtype stored) {
     if (stored != KvDtype::int8) return {2, true};  // blocks of 4-6 KiB of keys at dh = 64
 #endif
     return {1, false};
+}
+
+// Requests the cache line holding p, into L2 (prefetcht1) or into L1 (prefetcht0).
+inline void prefetch_line(const void* p, bool into_l2) {
+    if (into_l2) {
+        __builtin_prefetch(p, 0, 2);
+    } else {
+        __builtin_prefetch(p, 0, 3);
+    }
 }
 
 }  // namespace kvbench
