@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -181,6 +182,48 @@ LastLevelCaches read_last_level_caches(const std::filesystem::path& cpu_root, co
     return llc;
 }
 
+CpuidCaches read_cpuid_caches() {
+    const auto size_of = [](int name) -> std::size_t {
+        const long size_bytes = sysconf(name);
+        return size_bytes > 0 ? static_cast<std::size_t>(size_bytes) : 0;
+    };
+    CpuidCaches caches;
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE) && defined(_SC_LEVEL3_CACHE_SIZE)
+    caches.l1d_bytes = size_of(_SC_LEVEL1_DCACHE_SIZE);
+    caches.l2_bytes = size_of(_SC_LEVEL2_CACHE_SIZE);
+    caches.l3_bytes = size_of(_SC_LEVEL3_CACHE_SIZE);
+#else
+    static_cast<void>(size_of);
+#endif
+    return caches;
+}
+
+LastLevelCaches last_level_cache_of(const CpuidCaches& caches) {
+    LastLevelCaches llc;
+    const std::pair<int, std::size_t> levels[] = {{3, caches.l3_bytes}, {2, caches.l2_bytes}, {1, caches.l1d_bytes}};
+    for (const auto& [level, size_bytes] : levels) {
+        if (size_bytes == 0) continue;
+        llc.level = level;
+        llc.largest_bytes = size_bytes;
+        llc.total_bytes = size_bytes;
+        llc.n_instances = 1;
+        break;
+    }
+    return llc;
+}
+
+std::string describe_cpuid_caches(const CpuidCaches& caches) {
+    std::string text;
+    const std::pair<std::string_view, std::size_t> levels[] = {
+        {"L1d", caches.l1d_bytes}, {"L2", caches.l2_bytes}, {"L3", caches.l3_bytes}};
+    for (const auto& [label, size_bytes] : levels) {
+        if (size_bytes == 0) continue;
+        if (!text.empty()) text += ", ";
+        text += fmt::format("{} {}", label, format_bytes_binary(size_bytes));
+    }
+    return text.empty() ? std::string("unknown") : text + " (cpuid)";
+}
+
 std::vector<std::size_t> affinity_cpus() {
     std::vector<std::size_t> cpus;
     cpu_set_t mask;
@@ -216,8 +259,13 @@ Environment collect_environment() {
         if (!env.cache_sizes.empty()) env.cache_sizes += ", ";
         env.cache_sizes += fmt::format("{} {}", cache.level.label, format_bytes_binary(cache.level.size_bytes));
     }
-    if (env.cache_sizes.empty()) env.cache_sizes = "unknown";
-    const LastLevelCaches llc = read_last_level_caches(cpu_root, cpus);
+    // Some virtual machines' kernels list no cache in sysfs; CPUID still says something.
+    const bool sysfs_lists_caches = !env.cache_sizes.empty();
+    const CpuidCaches cpuid_caches = sysfs_lists_caches ? CpuidCaches{} : read_cpuid_caches();
+    if (!sysfs_lists_caches) env.cache_sizes = describe_cpuid_caches(cpuid_caches);
+    env.caches_from_cpuid = !sysfs_lists_caches && env.cache_sizes != "unknown";
+    const LastLevelCaches llc =
+        sysfs_lists_caches ? read_last_level_caches(cpu_root, cpus) : last_level_cache_of(cpuid_caches);
     env.llc_bytes = llc.largest_bytes;
     env.llc_total_bytes = llc.total_bytes;
     env.n_llc_instances = llc.n_instances;
