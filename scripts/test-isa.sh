@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the kernels for the AVX2 class (x86-64-v3, into build-v3/) and for a CPU without AVX
-# (x86-64-v2, the portable paths, into build-v2/), and runs the doctest suite of each, so
-# every kernel path is tested against its naive twin whatever CPU runs this. The native
+# (x86-64-v2, the portable paths, into build-v2/), and runs the kernel test cases of each
+# (kvbench_kernel_tests: the kernels against their naive twins, the decoder, the runner), so
+# every kernel path is tested whatever CPU runs this. The native
 # build is scripts/test.sh's, so a level whose kernels the native build already runs (the
 # AVX2 path on an AVX2 CPU without AVX-512) is skipped, and so is one the CPU cannot run.
 # Builds run under KVBENCH_CPU_LOCK (a flock file) when it is set, for machines that several
@@ -49,7 +50,8 @@ for arch in "${arches[@]}"; do
   echo "kvbench: building and testing KVBENCH_ARCH=$arch in ${build#"$root"/}" >&2
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKVBENCH_ARCH="$arch" \
     -DKVBENCH_BUILD_BENCH=OFF >/dev/null
-  locked cmake --build "$build" -j "$jobs" --target kvbench_tests >&2
-  # The doctest suite only: the CLI tests run no kernel code that the doctest cases do not.
-  locked "$build/tests/kvbench_tests"
+  locked cmake --build "$build" -j "$jobs" --target kvbench_kernel_tests >&2
+  # The kernel cases only: the rest of the suite (command line, reports, plans) runs no
+  # kernel code that these do not, and builds in twice their time.
+  locked "$build/tests/kvbench_kernel_tests"
 done

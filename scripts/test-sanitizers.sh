@@ -6,10 +6,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 KVBENCH_BUILD_DIR="$root/build-asan"
-# -O1 -g: readable stacks at a fraction of -O3's compile time; no -DNDEBUG, so asserts run too.
+# -O1 -g1: readable stacks at a fraction of -O3's compile time; no -DNDEBUG, so asserts run too.
 # KVBENCH_SANITIZE_ARCH picks the kernels' instruction set (default: native); CI passes
 # x86-64-v2, so the portable kernels run the whole suite there, under the sanitizers.
-KVBENCH_CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g"
+KVBENCH_CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1"
                     "-DKVBENCH_ARCH=${KVBENCH_SANITIZE_ARCH:-native}"
                     -DKVBENCH_SANITIZE=ON -DKVBENCH_BUILD_BENCH=OFF)
 KVBENCH_BUILD_TARGETS=(kvbench_tests kvbench)
