@@ -187,14 +187,11 @@ CpuidCaches read_cpuid_caches() {
         const long size_bytes = sysconf(name);
         return size_bytes > 0 ? static_cast<std::size_t>(size_bytes) : 0;
     };
+    // glibc reads these from CPUID on x86; elsewhere it may answer 0 or -1 (unknown).
     CpuidCaches caches;
-#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE) && defined(_SC_LEVEL3_CACHE_SIZE)
     caches.l1d_bytes = size_of(_SC_LEVEL1_DCACHE_SIZE);
     caches.l2_bytes = size_of(_SC_LEVEL2_CACHE_SIZE);
     caches.l3_bytes = size_of(_SC_LEVEL3_CACHE_SIZE);
-#else
-    static_cast<void>(size_of);
-#endif
     return caches;
 }
 
