@@ -265,12 +265,6 @@ TEST_CASE("the run description gives the blas build string a line of its own and
     CHECK(widest_line(text) <= terminal_columns);
 }
 
-TEST_CASE("an llc size that came from cpuid, not sysfs, says so on the machine line") {
-    kvbench::Environment env = fixed_environment();
-    env.caches_from_cpuid = true;
-    CHECK(describe_run(default_like_rows(), env).rfind("machine: Intel(R) Xeon(R) Processor (2 cores, LLC 105 MiB (cpuid))\n", 0) == 0);
-}
-
 TEST_CASE("wrapping breaks at spaces, indents what follows, and keeps a long word whole") {
     CHECK(wrap_text("short", 2, 4) == "  short");
     const std::string word(90, 'x');

@@ -195,20 +195,6 @@ CpuidCaches read_cpuid_caches() {
     return caches;
 }
 
-LastLevelCaches last_level_cache_of(const CpuidCaches& caches) {
-    LastLevelCaches llc;
-    const std::pair<int, std::size_t> levels[] = {{3, caches.l3_bytes}, {2, caches.l2_bytes}, {1, caches.l1d_bytes}};
-    for (const auto& [level, size_bytes] : levels) {
-        if (size_bytes == 0) continue;
-        llc.level = level;
-        llc.largest_bytes = size_bytes;
-        llc.total_bytes = size_bytes;
-        llc.n_instances = 1;
-        break;
-    }
-    return llc;
-}
-
 std::string describe_cpuid_caches(const CpuidCaches& caches) {
     std::string text;
     const std::pair<std::string_view, std::size_t> levels[] = {
@@ -256,13 +242,10 @@ Environment collect_environment() {
         if (!env.cache_sizes.empty()) env.cache_sizes += ", ";
         env.cache_sizes += fmt::format("{} {}", cache.level.label, format_bytes_binary(cache.level.size_bytes));
     }
-    // Some virtual machines' kernels list no cache in sysfs; CPUID still says something.
-    const bool sysfs_lists_caches = !env.cache_sizes.empty();
-    const CpuidCaches cpuid_caches = sysfs_lists_caches ? CpuidCaches{} : read_cpuid_caches();
-    if (!sysfs_lists_caches) env.cache_sizes = describe_cpuid_caches(cpuid_caches);
-    env.caches_from_cpuid = !sysfs_lists_caches && env.cache_sizes != "unknown";
-    const LastLevelCaches llc =
-        sysfs_lists_caches ? read_last_level_caches(cpu_root, cpus) : last_level_cache_of(cpuid_caches);
+    // Some virtual machines' kernels list no cache in sysfs; CPUID's sizes are then listed,
+    // and the LLC stays unknown (environment.hpp says why).
+    if (env.cache_sizes.empty()) env.cache_sizes = describe_cpuid_caches(read_cpuid_caches());
+    const LastLevelCaches llc = read_last_level_caches(cpu_root, cpus);
     env.llc_bytes = llc.largest_bytes;
     env.llc_total_bytes = llc.total_bytes;
     env.n_llc_instances = llc.n_instances;

@@ -319,9 +319,7 @@ std::vector<std::string> run_description_lines(const std::vector<ResultRow>& row
     const std::vector<std::string> cache_states =
         distinct<std::string>(rows, [](const ResultRow& r) { return r.cache_state; });
     std::string machine = fmt::format("{} ({} cores", or_unknown(env.cpu_model), env.n_cores);
-    if (env.llc_bytes > 0) {
-        machine += fmt::format(", LLC {}{}", format_bytes(env.llc_bytes), env.caches_from_cpuid ? " (cpuid)" : "");
-    }
+    if (env.llc_bytes > 0) machine += fmt::format(", LLC {}", format_bytes(env.llc_bytes));
     machine += ')';
     // The BLAS build string alone can fill a terminal line: it gets its own.
     std::vector<std::string> lines{

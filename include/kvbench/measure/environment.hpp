@@ -20,8 +20,7 @@ struct Environment {
     std::size_t llc_bytes = 0;     // one last-level cache instance, the largest, 0 when unknown
     std::size_t llc_total_bytes = 0;  // every LLC instance the process may run on, each once; 0 when unknown
     std::size_t n_llc_instances = 0;  // how many instances llc_total_bytes adds up
-    bool caches_from_cpuid = false;   // sysfs listed no cache: the sizes above are CPUID's
-    std::string cache_sizes;       // "L1d 48 KiB, L2 1 MiB, L3 32 MiB", "... (cpuid)" when sysfs had none
+    std::string cache_sizes;       // "L1d 48 KiB, L2 1 MiB, L3 32 MiB"; "... (cpuid)" when sysfs had none
     std::string blas_library;      // openblas_get_config()
     std::string blas_threading;    // "openmp"
     std::string openblas_coretype; // $OPENBLAS_CORETYPE, empty when unset
@@ -50,16 +49,16 @@ struct LastLevelCaches {
 LastLevelCaches read_last_level_caches(const std::filesystem::path& cpu_root, const std::vector<std::size_t>& cpus);
 
 // Cache sizes as the C library reads them from CPUID (sysconf's _SC_LEVEL*_CACHE_SIZE), each 0
-// when unknown. They stand in where sysfs lists no cache, as in some virtual machines: one
-// instance of each level, and the hypervisor's word for its size.
+// when unknown. Where sysfs lists no cache, as in some virtual machines, they are listed in
+// cache_sizes as provenance only: a hypervisor's CPUID may give the whole package's L3 (a Zen 5
+// guest: 508 MiB, where a Zen 5 core complex has 32), so llc_bytes stays unknown and nothing
+// is sized by them.
 struct CpuidCaches {
     std::size_t l1d_bytes = 0;
     std::size_t l2_bytes = 0;
     std::size_t l3_bytes = 0;
 };
 CpuidCaches read_cpuid_caches();
-// The highest level CPUID gives a size for, as one instance; an unknown LLC when none.
-LastLevelCaches last_level_cache_of(const CpuidCaches& caches);
 // "L1d 48 KiB, L2 1 MiB, L3 32 MiB (cpuid)", the levels that have a size; "unknown" when none.
 std::string describe_cpuid_caches(const CpuidCaches& caches);
 
