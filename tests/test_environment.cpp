@@ -85,6 +85,14 @@ TEST_CASE("openblas variables are copied from the process environment, empty whe
     CHECK(env.openblas_l2_size == env_or_empty("OPENBLAS_L2_SIZE"));
 }
 
+TEST_CASE("the huge-page mode is the bracketed word of the kernel's setting") {
+    CHECK(kvbench::selected_hugepage_mode("always [madvise] never") == "madvise");
+    CHECK(kvbench::selected_hugepage_mode("[always] madvise never") == "always");
+    CHECK(kvbench::selected_hugepage_mode("always madvise [never]") == "never");
+    CHECK(kvbench::selected_hugepage_mode("") == "");  // no such file: a kernel without THP
+    CHECK(kvbench::selected_hugepage_mode("always [madvise never") == "");
+}
+
 TEST_CASE("a debug build is never reported as optimized") {
     const kvbench::Environment env = kvbench::collect_environment();
     if (env.build_type == "Debug") CHECK_FALSE(env.optimized_build);

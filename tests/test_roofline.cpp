@@ -4,8 +4,10 @@
 #include "kvbench/measure/cache_flush.hpp"
 
 #include <doctest/doctest.h>
+
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -49,6 +51,7 @@ kvbench::Roofline sample_roofline() {
     roofline.blas_library = "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64";
     roofline.openblas_coretype = "Haswell";
     roofline.measured_at = "2024-05-01T12:34:56Z";
+    roofline.transparent_hugepage = "madvise";
     roofline.bandwidth_buffer_bytes = std::size_t{1} << 30;
     roofline.bandwidth_method = "clflush";
     roofline.sgemm_dim = 3072;
@@ -222,6 +225,7 @@ TEST_CASE("a roofline of this machine, thread count and blas matches; each diffe
     roofline.n_threads = 2;
     roofline.blas_library = env.blas_library;
     roofline.openblas_coretype = env.openblas_coretype;
+    roofline.transparent_hugepage = env.transparent_hugepage;
     roofline.bandwidth_method = kvbench::clflush_supported() ? "clflush" : "stream";
     CHECK(kvbench::roofline_mismatches(roofline, env, 2).empty());
 
@@ -247,6 +251,10 @@ TEST_CASE("a roofline file from before the evicted probe loads, marked as a stre
     const kvbench::Roofline loaded = kvbench::load_roofline(path);
     CHECK(loaded.bandwidth_method == "stream");
     CHECK_FALSE(loaded.quick);
+    CHECK(loaded.transparent_hugepage == "unrecorded");  // read with 4 KiB pages: named as a mismatch
+    const auto reasons = kvbench::roofline_mismatches(loaded, kvbench::collect_environment(), 2);
+    CHECK(std::any_of(reasons.begin(), reasons.end(),
+                      [](const std::string& reason) { return reason.find("huge pages unrecorded") != std::string::npos; }));
 }
 
 TEST_CASE("a json file that is not a roofline is refused in one line naming the file") {

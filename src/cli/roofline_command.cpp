@@ -68,6 +68,8 @@ void measure_one(std::size_t n_threads, const std::filesystem::path& path, const
     fmt::print("BLAS         {} ({}, OPENBLAS_CORETYPE={})\n", roofline.blas_library, env.blas_threading, coretype);
     fmt::print("peak read    {:8.1f} GB/s      sum over {:.0f} MiB{}, best of {}\n", roofline.peak_gbps, buffer_mib,
                roofline.bandwidth_method == "clflush" ? " evicted from every cache by clflush" : "", roofline.n_reps);
+    fmt::print("pages        2 MiB huge pages advised (transparent_hugepage={})\n",
+               env.transparent_hugepage.empty() ? "unknown" : env.transparent_hugepage);
     fmt::print("peak fp32    {:8.1f} GFLOP/s   sgemm {}x{}x{}, best of {}\n", roofline.peak_gflops,
                roofline.sgemm_dim, roofline.sgemm_dim, roofline.sgemm_dim, roofline.n_reps);
     fmt::print("ridge point  {:8.1f} FLOP/byte\n", roofline.peak_gflops / roofline.peak_gbps);

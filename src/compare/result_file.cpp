@@ -218,7 +218,8 @@ std::string canonical_column(const std::string& name) {
 }
 
 const std::vector<std::string>& machine_columns() {
-    static const std::vector<std::string> columns = {"cpu_model", "kernel_isa", "n_cores", "host_name", "cache_sizes"};
+    static const std::vector<std::string> columns = {"cpu_model", "kernel_isa", "n_cores", "host_name", "cache_sizes",
+                                                            "transparent_hugepage"};
     return columns;
 }
 

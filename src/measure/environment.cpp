@@ -163,6 +163,14 @@ std::string utc_timestamp_now() {
 
 }  // namespace
 
+std::string selected_hugepage_mode(const std::string& enabled_line) {
+    const std::size_t open = enabled_line.find('[');
+    if (open == std::string::npos) return "";
+    const std::size_t close = enabled_line.find(']', open);
+    if (close == std::string::npos) return "";
+    return enabled_line.substr(open + 1, close - open - 1);
+}
+
 LastLevelCaches read_last_level_caches(const std::filesystem::path& cpu_root, const std::vector<std::size_t>& cpus) {
     // (level, identity) -> size of every data or unified cache instance the CPUs reach.
     std::map<std::pair<int, std::string>, std::size_t> instances;
@@ -254,6 +262,7 @@ Environment collect_environment() {
     env.blas_threading = blas_threading();
     env.openblas_coretype = getenv_or_empty("OPENBLAS_CORETYPE");
     env.openblas_l2_size = getenv_or_empty("OPENBLAS_L2_SIZE");
+    env.transparent_hugepage = selected_hugepage_mode(read_first_line("/sys/kernel/mm/transparent_hugepage/enabled"));
     env.timestamp = utc_timestamp_now();
     return env;
 }

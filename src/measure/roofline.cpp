@@ -190,6 +190,7 @@ Roofline measure_roofline(std::size_t n_threads, const RooflineOptions& options)
     roofline.blas_library = env.blas_library;
     roofline.openblas_coretype = env.openblas_coretype;
     roofline.measured_at = env.timestamp;
+    roofline.transparent_hugepage = env.transparent_hugepage;
     roofline.bandwidth_buffer_bytes = options.bandwidth_buffer_bytes == 0 ? probe_bytes(env.llc_total_bytes)
                                                                           : options.bandwidth_buffer_bytes;
     roofline.bandwidth_method = clflush_supported() ? "clflush" : "stream";
@@ -214,6 +215,7 @@ void save_roofline(const std::filesystem::path& path, const Roofline& roofline) 
         {"blas_library", roofline.blas_library},
         {"openblas_coretype", roofline.openblas_coretype},
         {"measured_at", roofline.measured_at},
+        {"transparent_hugepage", roofline.transparent_hugepage},
         {"bandwidth_buffer_bytes", roofline.bandwidth_buffer_bytes},
         {"bandwidth_method", roofline.bandwidth_method},
         {"sgemm_dim", roofline.sgemm_dim},
@@ -270,6 +272,8 @@ Roofline load_roofline(const std::filesystem::path& path) {
         roofline.sgemm_dim = count(json, "sgemm_dim", 1);
         roofline.n_reps = count(json, "n_reps", 1);
         roofline.quick = json.value("quick", false);
+        // Added later in schema 1: files written before it read 4 KiB pages.
+        roofline.transparent_hugepage = json.value("transparent_hugepage", std::string("unrecorded"));
     } catch (const nlohmann::json::exception& e) {
         // nlohmann's messages start with "[json.exception.parse_error.101] ": keep the part a user reads.
         std::string reason = e.what();
@@ -287,6 +291,12 @@ Roofline load_roofline(const std::filesystem::path& path) {
     }
     return roofline;
 }
+
+namespace {
+
+std::string or_unknown_mode(const std::string& mode) { return mode.empty() ? "(unknown)" : mode; }
+
+}  // namespace
 
 std::vector<std::string> roofline_mismatches(const Roofline& roofline, const Environment& env,
                                              std::size_t n_threads) {
@@ -306,6 +316,11 @@ std::vector<std::string> roofline_mismatches(const Roofline& roofline, const Env
         reasons.push_back(fmt::format("it was measured with OPENBLAS_CORETYPE={}, this run has {}",
                                       roofline.openblas_coretype.empty() ? "(unset)" : roofline.openblas_coretype,
                                       env.openblas_coretype.empty() ? "(unset)" : env.openblas_coretype));
+    }
+    if (roofline.transparent_hugepage != env.transparent_hugepage) {
+        reasons.push_back(fmt::format("its bandwidth was read with transparent huge pages {}, this run has {}",
+                                      or_unknown_mode(roofline.transparent_hugepage),
+                                      or_unknown_mode(env.transparent_hugepage)));
     }
     const std::string method = clflush_supported() ? "clflush" : "stream";
     if (roofline.bandwidth_method != method) {

@@ -25,6 +25,7 @@ struct Environment {
     std::string blas_threading;    // "openmp"
     std::string openblas_coretype; // $OPENBLAS_CORETYPE, empty when unset
     std::string openblas_l2_size;  // $OPENBLAS_L2_SIZE, empty when unset
+    std::string transparent_hugepage;  // the kernel's THP mode: "always", "madvise", "never"; empty when unknown
     std::string timestamp;         // UTC, ISO 8601, when the run started
     std::string command_line;      // the command as typed, shell-quoted; set by the command line, not collected
 };
@@ -33,6 +34,11 @@ Environment collect_environment();
 
 // The variable's value, or "" when it is not set.
 std::string getenv_or_empty(const char* name);
+
+// The selected mode of a /sys/kernel/mm/transparent_hugepage/enabled line such as
+// "always [madvise] never": the bracketed word, or "" when there is none. kvbench advises its
+// large buffers into huge pages, which the kernel honours under "always" and "madvise" only.
+std::string selected_hugepage_mode(const std::string& enabled_line);
 
 // The last-level caches a set of CPUs can reach, as sysfs describes them.
 struct LastLevelCaches {
