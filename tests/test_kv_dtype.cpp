@@ -3,6 +3,8 @@
 #include "engine/kv_decode.hpp"
 #include "kvbench/engine/attention.hpp"
 #include "kvbench/engine/cost_model.hpp"
+#include "kvbench/engine/kernel_check.hpp"
+#include "kvbench/engine/kernel_isa.hpp"
 #include "kvbench/engine/kv_cache.hpp"
 #include "kvbench/engine/kv_convert.hpp"
 #include "kvbench/engine/reference.hpp"
@@ -22,6 +24,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string_view>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -48,6 +51,16 @@ PointMeasurement run_point(const GridPoint& point, bool uncached, bool verify) {
     const std::atomic<bool> never_stop{false};
     PointRunner runner(nullptr);
     return runner.run(point, options, never_stop);
+}
+
+// The kernels against the naive twin: f32 arithmetic in another order, 1e-5. AVX2's int8 tiles
+// (attention_kernel.cpp, int8_dot_score_tile) also round the scaled query to 16 bits: each
+// score moves by up to 2^-16 of |q|max · Σ|k| (measured 1.0e-5 at dh = 16), so int8 there is
+// held to the tolerance the tool's own --check applies, 1e-4, still a third of int8's own
+// error against f32 (3.3e-4 at issue 11's shape).
+double twin_tolerance(KvDtype dtype) {
+    const bool int8_tiles = std::string_view(kernel_isa()) == "avx2+fma" && dtype == KvDtype::int8;
+    return int8_tiles ? kernel_check_tolerance : 1e-5;
 }
 
 bool same_bits(float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b); }
@@ -242,9 +255,10 @@ TEST_CASE("attend_decode over a reduced cache matches its naive twin on every ke
     struct Shape {
         std::size_t dim, heads, kv_heads, head_dim;
     };
+    // dh 256 is the longest head the AVX2 int8 tiles take, 512 beyond it (the f32 tiles).
     for (const Shape shape : {Shape{64, 4, 4, 16}, Shape{80, 4, 2, 20}, Shape{128, 4, 2, 32}, Shape{192, 6, 2, 32},
                               Shape{256, 8, 2, 32}, Shape{512, 16, 2, 32}, Shape{512, 16, 1, 32}, Shape{1024, 8, 8, 128},
-                              Shape{1024, 16, 1, 64}}) {
+                              Shape{1024, 16, 1, 64}, Shape{512, 2, 2, 256}, Shape{1024, 2, 2, 512}}) {
         for (KvDtype dtype : reduced_dtypes) {
             for (std::size_t n_ctx : {1u, 37u, 100u}) {
                 ModelConfig config = make_config(2, n_ctx, shape.dim, shape.heads, shape.kv_heads, 1);
@@ -262,13 +276,43 @@ TEST_CASE("attend_decode over a reduced cache matches its naive twin on every ke
                     CAPTURE(kv_dtype_info(dtype).name);
                     CAPTURE(describe(config));
                     CAPTURE(n_threads);
-                    // Both read the same decoded elements: what is left is f32 arithmetic.
-                    CHECK(relative_error(out, expected) < 1e-5);
+                    // Both read the same decoded elements: what is left is f32 arithmetic, and on
+                    // AVX2 int8's query rounded to 16 bits (int8_tile_tolerance).
+                    CHECK(relative_error(out, expected) < twin_tolerance(dtype));
                     CHECK(flops.executed == expected_decode_executed(config, naive.executed, n_ctx, n_threads));
                 }
             }
         }
     }
+}
+
+TEST_CASE("int8 keys at full scale against a full-scale query over the longest integer head do not overflow") {
+    // Every key element quantizes to +127 or -128 and every query element to ±32767: the 32-bit
+    // sums of AVX2's int8 tiles reach 32767 · 128 · 256 = 1.07e9, below 2^31. Alternate signs
+    // make the largest sums; a second head with all-equal signs checks the other extreme.
+    const std::size_t head_dim = 256, n_ctx = 40;
+    ModelConfig config = make_config(1, n_ctx, 2 * head_dim, 2, 2, 1);
+    config.kv_dtype = KvDtype::int8;
+    KvCache cache(config, n_ctx);
+    std::vector<float> key(head_dim), value(head_dim);
+    for (std::size_t t = 0; t < n_ctx; ++t) {
+        for (std::size_t kv_head = 0; kv_head < 2; ++kv_head) {
+            for (std::size_t d = 0; d < head_dim; ++d) {
+                const float sign = kv_head == 0 && d % 2 == 1 ? -1.0f : 1.0f;
+                key[d] = sign * (t % 2 == 0 ? 1.0f : -1.0f);
+                value[d] = static_cast<float>(t) - static_cast<float>(d % 7);
+            }
+            cache.store(0, 0, kv_head, t, key.data(), value.data());
+        }
+    }
+    cache.extend_to(n_ctx);
+    std::vector<float> q(config.qkv_dim());
+    for (std::size_t d = 0; d < 2 * head_dim; ++d) q[d] = d % 2 == 1 && d < head_dim ? -4.0f : 4.0f;
+    std::vector<float> out(config.q_dim()), expected(out.size());
+    DecodeAttentionScratch scratch(config, n_ctx, 1);
+    attend_decode(config, q.data(), config.qkv_dim(), cache, 0, n_ctx, out.data(), scratch);
+    attend_decode_naive(config, q.data(), config.qkv_dim(), cache, 0, n_ctx, expected.data(), scratch);
+    CHECK(relative_error(out, expected) < twin_tolerance(KvDtype::int8));
 }
 
 TEST_CASE("a step over a reduced cache stays within its type's tolerance of the f32 step, and is not f32") {

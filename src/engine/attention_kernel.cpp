@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 namespace kvbench {
@@ -58,6 +59,10 @@ struct BlockState {
     std::size_t stored_row_bytes = 0;
     const float* key_scales = nullptr;
     const float* value_scales = nullptr;
+    // int8 keys on AVX2 with one query row: the scaled query rounded to 16 bits, and the factor
+    // back to its scale (see int8_dot_score_tile); null elsewhere.
+    const std::int16_t* query_i16 = nullptr;
+    float query_i16_unscale = 0.0f;
     std::uint64_t flops = 0;  // executed by the tiles so far, padding included
 };
 
@@ -187,6 +192,62 @@ template <std::size_t n_rows, KvDtype dtype>
         for (std::size_t i = 0; i < n_rows; ++i) Simd::store_lanes(probs + i * max_key_block, scores, i * n_cols, n_cols);
     }
 }
+
+#if defined(__AVX2__) && !defined(__AVX512F__)
+// AVX2 has no instruction that converts and multiplies int8 in one: each vector of 8 int8 keys
+// costs a sign extension, a conversion and an FMA, two of them on the two FMA pipes, and for
+// MHA (each element used by one query row) that made int8 compute-bound where it should be
+// memory-bound (from cache 35 GB/s, against 43 on AVX-512). Here the keys stay integers: 16 of
+// them sign-extend to 16 bits and one vpmaddwd multiplies them by the query rounded to 16 bits
+// (query_i16, largest element ±32767) and adds pairs into 32-bit lanes, one pipe-slot per 16
+// keys. The rounding of the query is at most 2^-16 of its largest element, 1/256 of int8's own
+// rounding of the keys (docs/model.md, "KV-cache element types"); sums are exact integers
+// (|q|·|k|·head_dim ≤ 32767·128·256 < 2^31, so head_dim ≤ int8_dot_max_dim).
+constexpr std::size_t int8_dot_lanes = 16;
+constexpr std::size_t int8_dot_max_dim = 256;
+
+// q rounded to 16 bits, q[d] ≈ out[d] · (the factor returned); none for a query with an
+// infinite or NaN element (the float tiles then give the f32 path's NaN).
+std::optional<float> round_query_to_i16(const float* q, std::size_t dim, std::int16_t* out) {
+    float largest = 0.0f;
+    for (std::size_t d = 0; d < dim; ++d) {
+        if (!std::isfinite(q[d])) return std::nullopt;
+        largest = std::max(largest, std::abs(q[d]));
+    }
+    if (largest == 0.0f) {
+        std::fill_n(out, dim, std::int16_t{0});
+        return 0.0f;
+    }
+    const float scale = 32767.0f / largest;
+    for (std::size_t d = 0; d < dim; ++d) out[d] = static_cast<std::int16_t>(std::nearbyint(q[d] * scale));
+    return largest / 32767.0f;
+}
+
+[[gnu::always_inline]] inline void int8_dot_score_tile(BlockState& st, std::size_t first_key) {
+    constexpr std::size_t n_cols = lanes;  // keys per tile: one score per lane
+    const std::size_t dim = st.problem.head_dim;
+    const std::size_t row_bytes = st.stored_row_bytes;
+    const std::byte* first = st.stored_keys + first_key * row_bytes;
+    BlockPrefetcher prefetcher = st.prefetcher;
+    __m256i acc[n_cols];
+    for (__m256i& a : acc) a = _mm256_setzero_si256();
+    for (std::size_t d0 = 0; d0 < dim; d0 += int8_dot_lanes) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(st.query_i16 + d0));
+        const std::byte* key = first + d0;
+        for (std::size_t j = 0; j < n_cols; ++j, key += row_bytes) {
+            const __m256i k = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(key)));
+            acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(q, k));
+        }
+        prefetcher.issue();
+    }
+    st.prefetcher = prefetcher;
+    st.flops += 2 * n_cols * dim;
+    Vec sums[n_cols];
+    for (std::size_t j = 0; j < n_cols; ++j) sums[j] = _mm256_cvtepi32_ps(acc[j]);
+    const Vec scores = Simd::mul(Simd::reduce_lanes(sums), Simd::set1(st.query_i16_unscale));
+    Simd::store(st.ws.probs() + first_key, scores);
+}
+#endif
 
 // Scores of rows [first_row, first_row + n_rows) against the whole block from the transposed
 // keys: an (n_rows × key_block) register tile, one broadcast query element × one key vector
@@ -367,6 +428,12 @@ std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_
             // One row (MHA): the running pointer's tile; with 2 and 4 rows it measured slower than the
             // tile below (GQA-4, f16: 0.94x of f32 against 1.4x), which holds the pointers it needs.
             if (dtype != KvDtype::f32 && tile_rows == 1 && st.stored_keys != nullptr && t + n_cols <= st.n_keys) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+                if (dtype == KvDtype::int8 && st.query_i16 != nullptr) {
+                    int8_dot_score_tile(st, t);
+                    continue;
+                }
+#endif
                 stored_dot_score_tile<tile_rows, dtype>(st, first_row, t);
             } else if constexpr (dtype != KvDtype::f32) {
                 dot_score_tile<tile_rows, false, dtype>(st, first_row, t);
@@ -447,6 +514,14 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
     const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
     const auto* key_bytes = static_cast<const std::byte*>(problem.keys);
     const auto* value_bytes = static_cast<const std::byte*>(problem.values);
+#if defined(__AVX2__) && !defined(__AVX512F__)
+    alignas(32) std::array<std::int16_t, int8_dot_max_dim> query_i16{};
+    std::optional<float> query_i16_unscale;
+    if (fused && problem.kv_dtype == KvDtype::int8 && n_rows == 1 && dim % int8_dot_lanes == 0 &&
+        dim <= int8_dot_max_dim) {
+        query_i16_unscale = round_query_to_i16(ws.queries(), dim, query_i16.data());
+    }
+#endif
     BlockPrefetcher prefetcher(block_prefetch_plan(problem.kv_dtype));
     std::size_t calls_per_block = 64;  // a guess for the first block; later ones count
     std::uint64_t flops = 0;
@@ -480,6 +555,12 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
                 st.key_scales = problem.key_scales + t0;
                 st.value_scales = problem.value_scales + t0;
             }
+#if defined(__AVX2__) && !defined(__AVX512F__)
+            if (query_i16_unscale) {
+                st.query_i16 = query_i16.data();
+                st.query_i16_unscale = *query_i16_unscale;
+            }
+#endif
         } else if (!values_in_place) {
             pack_value_block(st);
         }
