@@ -277,7 +277,7 @@ TEST_CASE("attend_decode over a reduced cache matches its naive twin on every ke
                     CAPTURE(describe(config));
                     CAPTURE(n_threads);
                     // Both read the same decoded elements: what is left is f32 arithmetic, and on
-                    // AVX2 int8's query rounded to 16 bits (int8_tile_tolerance).
+                    // AVX2 int8's query rounded to 16 bits (twin_tolerance).
                     CHECK(relative_error(out, expected) < twin_tolerance(dtype));
                     CHECK(flops.executed == expected_decode_executed(config, naive.executed, n_ctx, n_threads));
                 }

@@ -4,7 +4,6 @@
 #include "kvbench/measure/cache_flush.hpp"
 
 #include <doctest/doctest.h>
-
 #include <unistd.h>
 
 #include <algorithm>

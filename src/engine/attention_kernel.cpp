@@ -515,7 +515,8 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
     const auto* key_bytes = static_cast<const std::byte*>(problem.keys);
     const auto* value_bytes = static_cast<const std::byte*>(problem.values);
 #if defined(__AVX2__) && !defined(__AVX512F__)
-    alignas(32) std::array<std::int16_t, int8_dot_max_dim> query_i16{};
+    // Filled by round_query_to_i16 where the int8 tiles run, and read nowhere else.
+    alignas(32) std::array<std::int16_t, int8_dot_max_dim> query_i16;
     std::optional<float> query_i16_unscale;
     if (fused && problem.kv_dtype == KvDtype::int8 && n_rows == 1 && dim % int8_dot_lanes == 0 &&
         dim <= int8_dot_max_dim) {

@@ -29,6 +29,9 @@ namespace {
 // Bump when a field changes meaning or disappears; load_roofline refuses other versions.
 constexpr int roofline_schema_version = 1;
 
+// A huge-page mode as a mismatch message names it.
+std::string or_unknown_mode(const std::string& mode) { return mode.empty() ? "(unknown)" : mode; }
+
 // Restores the compute thread count on scope exit, also when a measurement throws.
 class ComputeThreadsGuard {
 public:
@@ -291,12 +294,6 @@ Roofline load_roofline(const std::filesystem::path& path) {
     }
     return roofline;
 }
-
-namespace {
-
-std::string or_unknown_mode(const std::string& mode) { return mode.empty() ? "(unknown)" : mode; }
-
-}  // namespace
 
 std::vector<std::string> roofline_mismatches(const Roofline& roofline, const Environment& env,
                                              std::size_t n_threads) {
