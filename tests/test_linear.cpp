@@ -93,11 +93,12 @@ TEST_CASE("small_m_gemm gives the same bits wherever x and W are allocated") {
 }
 
 TEST_CASE("small_m_gemm gives a row of x the same bits however many rows share the call") {
-    // Within one chunk of columns (in_dim <= 1024 is one chunk for up to 8 rows) each output
-    // is summed over the same lanes in the same order whatever the tile, so splitting the rows
-    // of x into passes (the AVX2 kernel at 7 and 8 rows) must not change a bit. From 3 rows on
-    // every ISA's table runs one vector width, so 3 copies of a row are the comparison.
-    const std::size_t in_dim = 1000 + 3, out_dim = 37;
+    // Within one chunk of columns each output is summed over the same lanes in the same order
+    // whatever the tile, so splitting the rows of x into passes (the AVX2 kernel at 7 and 8
+    // rows) must not change a bit. in_dim is one chunk for every row count (the narrowest
+    // chunk, AVX2's at 8 rows, is 832 columns: x and two weight tiles in a 48 KiB L1). From 3
+    // rows on every ISA's table runs one vector width, so 3 copies of a row are the comparison.
+    const std::size_t in_dim = 800 + 3, out_dim = 37;
     const auto w = random_vector(out_dim * in_dim, 62);
     for (const SmallMIsa isa : small_m_isas()) {
         for (std::size_t n_rows = 3; n_rows <= small_m_max_rows; ++n_rows) {

@@ -119,6 +119,27 @@ inline void prefetch(std::uintptr_t address) {
 #endif
 }
 
+// Columns of a chunk before rounding. With chunks in L1 and prefetching tiles, the chunk of x,
+// the tile of weights being read and the next one being prefetched share the L1: at 4 rows of
+// x and 3 weight rows on AVX2, a 32 KiB chunk (2048 columns) made that 80 KiB, and 1024 columns
+// took 1.5-1.8 ms at D=4096 against 1.9-2.2 (bench/README.md, "Prefetches spread over the
+// passes"). So the columns are cut until the three fit in l1_fits_chunk_bytes.
+std::size_t chunk_cols_at_most(std::size_t n_rows, std::size_t tile_rows, PrefetchTo to) {
+    const std::size_t cols = x_chunk_bytes() / (n_rows * sizeof(float));
+    if (to != PrefetchTo::l1 || n_rows < min_rows_to_prefetch) return cols;
+    return std::min(cols, l1_fits_chunk_bytes / ((n_rows + 2 * tile_rows) * sizeof(float)));
+}
+
+// Columns per chunk under a page, a multiple of 64: as even as that allows, since a short last
+// chunk costs its horizontal sums and a pass over y for little work (D=1024 at 8 rows on AVX2
+// would be 832 columns and then 192).
+std::size_t even_chunk_cols(std::size_t in_dim, std::size_t max_cols) {
+    const std::size_t widest = std::max<std::size_t>(64, max_cols / 64 * 64);
+    const std::size_t n_chunks = (in_dim + widest - 1) / widest;
+    const std::size_t even = (in_dim + n_chunks - 1) / n_chunks;
+    return std::min(widest, (even + 63) / 64 * 64);
+}
+
 // One kernel for a given n_rows: `tile` runs tile_rows weight rows, `row` a single one, for
 // the rows left after the last whole tile of a slab.
 using TileFn = void (*)(const Tile& t);
@@ -214,20 +235,25 @@ struct Avx2Isa {
         passes<M, p, R, M >= min_rows_to_prefetch, to>(t);
     }
 
-    // Rows [0, M) of x in passes of at most P rows; only the first pass prefetches.
-    template <std::size_t M, std::size_t P, std::size_t R, bool Prefetch, PrefetchTo to>
+    // Rows [0, M) of x in passes of at most P rows. Each pass prefetches its share of the
+    // later tile's lines (pass k of n the lines k, k + n, ...): asked for by the first pass
+    // alone, they had half the time to arrive, at twice the rate memory gives two cores on
+    // Zen 5, and 8 rows took 2.2-2.6 ms at D=4096 against 1.7-1.8 spread over both passes
+    // (bench/README.md, "Prefetches spread over the passes").
+    template <std::size_t M, std::size_t P, std::size_t R, bool Prefetch, PrefetchTo to, std::size_t Pass = 0,
+              std::size_t Passes = (M + P - 1) / P>
     static void passes(const Tile& t) {
         constexpr std::size_t rows = M < P ? M : P;
-        block<rows, R, Prefetch, to>(t);
+        block<rows, R, Prefetch, to, Pass, Passes>(t);
         if constexpr (M > P) {
             Tile rest = t;
             rest.x += P * t.ldx;
             rest.y += P * t.ldy;
-            passes<M - P, P, R, false, to>(rest);
+            passes<M - P, P, R, Prefetch, to, Pass + 1, Passes>(rest);
         }
     }
 
-    template <std::size_t M, std::size_t R, bool Prefetch, PrefetchTo to>
+    template <std::size_t M, std::size_t R, bool Prefetch, PrefetchTo to, std::size_t Pass, std::size_t Passes>
     static void block(const Tile& t) {
         constexpr std::size_t width = 8;
         const float* x = t.x;
@@ -262,7 +288,9 @@ struct Avx2Isa {
                 // Else GCC folds each weight load into the M FMAs that use it: M loads where one will do.
                 keep_in_register(wv[r]);
                 if constexpr (Prefetch) {
-                    if (i % line_floats == 0) prefetch<to>(t.next + (r * t.ldw + i) * sizeof(float));
+                    if (i % (line_floats * Passes) == Pass * line_floats) {
+                        prefetch<to>(t.next + (r * t.ldw + i) * sizeof(float));
+                    }
                 }
             }
             for (std::size_t m = 0; m < M; ++m) {
@@ -452,10 +480,9 @@ void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const 
     // not), so that the chunks of page-aligned weight rows start at page boundaries. Chunks
     // and vector lanes follow column numbers, never addresses: the sums, and so the bits of
     // y, must not depend on where W happens to be allocated.
-    const std::size_t max_cols = x_chunk_bytes() / (n_rows * sizeof(float));
-    const std::size_t chunk_cols = max_cols >= page_floats
-                                       ? max_cols / page_floats * page_floats
-                                       : std::max<std::size_t>(64, max_cols / 64 * 64);
+    const std::size_t max_cols = chunk_cols_at_most(n_rows, tile_rows, to);
+    const std::size_t chunk_cols = max_cols >= page_floats ? max_cols / page_floats * page_floats
+                                                           : even_chunk_cols(in_dim, max_cols);
 #pragma omp parallel if (out_dim * in_dim >= min_parallel_weights)
     {
         const auto n_threads = static_cast<std::size_t>(omp_get_num_threads());
