@@ -106,11 +106,14 @@ void pack_value_block(BlockState& st) {
 // Scores of n_rows rows × (lanes / n_rows) keys from dot products along head_dim: one
 // accumulator per (row, key), reduced to one vector of scores at the end. For a few rows
 // this is cheaper than transposing the keys (a 16×16 transpose is 64 shuffles, 1 per cycle).
-// padded: the keys are a decoded block, zero up to padded_dim, so whole vectors are read with
-// plain loads and no mask. dtype other than f32: the stored keys are read and converted in
-// registers (fused), whole vectors only (head_dim a multiple of lanes).
-template <std::size_t n_rows, bool padded, KvDtype dtype = KvDtype::f32>
-void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
+// whole: every key row is whole vectors up to head_dim (the KV cache at dh a multiple of the
+// lanes, or a decoded block padded with zeros), so plain loads need no mask. dtype other than
+// f32: the stored keys are read and converted in registers (fused), whole vectors only.
+// Inlined, with the prefetcher a local copy: called as a function, with the prefetcher's state
+// behind BlockState's reference, GCC stored all the accumulators to the stack after every
+// step (a store per FMA) and the f32 4-row tile of GQA ran at a quarter of the FMA peak.
+template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32>
+[[gnu::always_inline]] inline void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
     static_assert(lanes % n_rows == 0);
     constexpr std::size_t n_cols = lanes / n_rows;
     const std::size_t dim = st.problem.head_dim;
@@ -127,25 +130,31 @@ void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key
             keys[j] = st.keys + key * st.key_stride;
         }
     }
+    BlockPrefetcher prefetcher = st.prefetcher;
     Vec acc[lanes];  // acc[i · n_cols + j]: row i, key j
     for (Vec& a : acc) a = Simd::zero();
     for (std::size_t d0 = 0; d0 < dim; d0 += lanes) {
-        const Simd::Mask dims = Simd::first(std::min(lanes, dim - d0));
         Vec q[n_rows];
-        for (std::size_t i = 0; i < n_rows; ++i) q[i] = Simd::load(queries + i * padded_dim + d0);
+        for (std::size_t i = 0; i < n_rows; ++i) {
+            // Loaded once for the n_cols keys, not folded into each FMA as another load.
+            Vec row = Simd::load(queries + i * padded_dim + d0);
+            if constexpr (n_cols > 1) keep_in_register(row);
+            q[i] = row;
+        }
         for (std::size_t j = 0; j < n_cols; ++j) {
             Vec k;
             if constexpr (dtype != KvDtype::f32) {
                 k = load_kv<dtype>(stored[j], d0);
-            } else if constexpr (padded) {
+            } else if constexpr (whole) {
                 k = Simd::load(keys[j] + d0);
             } else {
-                k = Simd::load(keys[j] + d0, dims);
+                k = Simd::load(keys[j] + d0, Simd::first(std::min(lanes, dim - d0)));
             }
             for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[i], k, acc[i * n_cols + j]);
         }
-        st.prefetcher.issue();
+        prefetcher.issue();
     }
+    st.prefetcher = prefetcher;
     st.flops += 2 * n_rows * n_cols * round_up(dim, lanes);  // keys past the block and dims past dim too
     const Vec scores = Simd::reduce_lanes(acc);
     const std::size_t n_valid = std::min(n_cols, st.block_keys - first_key);
@@ -437,7 +446,9 @@ std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_
                 stored_dot_score_tile<tile_rows, dtype>(st, first_row, t);
             } else if constexpr (dtype != KvDtype::f32) {
                 dot_score_tile<tile_rows, false, dtype>(st, first_row, t);
-            } else if (st.keys_padded) {
+            } else if (st.keys_padded || (tile_rows > 1 && st.problem.head_dim % lanes == 0)) {
+                // MHA's one-row tile keeps its masked loads: with plain ones MHA from DRAM took
+                // 1.1-1.3x as long on Zen 5 (bench/README.md, "The dot tiles in registers").
                 dot_score_tile<tile_rows, true>(st, first_row, t);
             } else {
                 dot_score_tile<tile_rows, false>(st, first_row, t);

@@ -55,7 +55,7 @@ struct Avx2 {
                                                _mm256_set1_epi32(static_cast<int>(first)));
         store(dst, _mm256_permutevar8x32_ps(v, index), Avx2::first(count));
     }
-    static Vec reduce_lanes(Vec (&v)[width]) {
+    [[gnu::always_inline]] static Vec reduce_lanes(Vec (&v)[width]) {
         Vec pairs[4], quads[2];
         for (std::size_t i = 0; i < 4; ++i) {
             pairs[i] = add(_mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]));

@@ -45,7 +45,7 @@ struct Avx512 {
 
     // Lane j of the result = Σ of the lanes of v[j]: pairs, then quads, then 128-bit lanes,
     // each stage adding two shuffles of a pair, 30 shuffles in all.
-    static Vec reduce_lanes(Vec (&v)[width]) {
+    [[gnu::always_inline]] static Vec reduce_lanes(Vec (&v)[width]) {
         Vec pairs[8], quads[4], halves[2];
         for (std::size_t i = 0; i < 8; ++i) {
             pairs[i] = add(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
