@@ -534,7 +534,9 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
         query_i16_unscale = round_query_to_i16(ws.queries(), dim, query_i16.data());
     }
 #endif
-    BlockPrefetcher prefetcher(block_prefetch_plan(problem.kv_dtype));
+    // Measured on the vector builds only; the portable one keeps the rule it had.
+    const bool group_dot_tiles = lanes > 1 && n_rows > 1 && n_rows <= Simd::dot_rows_max;
+    BlockPrefetcher prefetcher(block_prefetch_plan(problem.kv_dtype, group_dot_tiles));
     std::size_t calls_per_block = 64;  // a guess for the first block; later ones count
     std::uint64_t flops = 0;
     const std::size_t block_keys = fused ? fused_key_block : key_block;

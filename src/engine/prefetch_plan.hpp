@@ -3,6 +3,8 @@
 // (attention_kernel.cpp, attention_grouped.cpp).
 #pragma once
 
+#include "l1_data_cache.hpp"
+
 #include "kvbench/engine/kv_dtype.hpp"
 
 #include <cstddef>
@@ -24,7 +26,16 @@ struct PrefetchPlan {
 // read a block of 64 keys. They keep the next block, into L1. On the AVX-512 Zen 5 host the
 // kernels were first tuned on, the next block into L2 had measured no better than into L1; this
 // rule was not measured there.
-constexpr PrefetchPlan block_prefetch_plan(KvDtype stored) {
+//
+// One exception, measured on a Zen 5 guest (48 KiB L1; bench/README.md, "The next block into
+// L1 for GQA's dot tiles"): the dot tiles of a GQA group (2 query rows or more per KV head, up
+// to the dot tiles' limit) reading an f32 cache took 10-13 % less time with the next block
+// into L1, on both builds, once those tiles held their accumulators in registers; in L2 its
+// keys reached the FMAs a load latency late. With Zen 4's 32 KiB L1 the next block into L1 had
+// been the slower (the table of the section above: GQA-8 B=8, 6612 / 6403 against 5801 / 5108
+// µs), so the exception needs an L1 of large_l1_bytes.
+inline PrefetchPlan block_prefetch_plan(KvDtype stored, bool group_dot_tiles = false) {
+    if (stored == KvDtype::f32 && group_dot_tiles && l1_data_cache_bytes() >= large_l1_bytes) return {1, false};
 #if defined(__AVX512F__)
     if (stored == KvDtype::f32) return {1, true};  // a block of 32 f32 keys is 8 KiB at dh = 64
 #else

@@ -10,8 +10,9 @@
 // numbers, so the rounding, like the answer, is the same wherever the buffers are allocated.
 #include "kvbench/engine/small_m_gemm.hpp"
 
+#include "l1_data_cache.hpp"
+
 #include <omp.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -40,17 +41,12 @@ constexpr std::size_t min_parallel_weights = std::size_t{1} << 16;
 //   faster than 32 KiB at 4 to 8 rows on Zen 4.
 constexpr std::size_t l1_chunk_bytes = 32 * 1024;
 constexpr std::size_t l2_chunk_bytes = 128 * 1024;
-constexpr std::size_t l1_fits_chunk_bytes = 48 * 1024;
+constexpr std::size_t l1_fits_chunk_bytes = large_l1_bytes;
 
 std::size_t x_chunk_bytes() {
-    // glibc reads the size from CPUID; 0 or -1 where it cannot (then the L1 choice, the
-    // one measured first).
-    static const std::size_t bytes = [] {
-        const long l1d = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-        return l1d > 0 && static_cast<std::size_t>(l1d) < l1_fits_chunk_bytes ? l2_chunk_bytes
-                                                                              : l1_chunk_bytes;
-    }();
-    return bytes;
+    // An L1 of unknown size (0) takes the L1 choice, the one measured first.
+    const std::size_t l1d = l1_data_cache_bytes();
+    return l1d > 0 && l1d < l1_fits_chunk_bytes ? l2_chunk_bytes : l1_chunk_bytes;
 }
 
 // How the tiles prefetch W, chosen with the chunk size, since both follow the L1:
