@@ -32,8 +32,8 @@ struct PrefetchPlan {
 // to the dot tiles' limit) reading an f32 cache took 10-13 % less time with the next block
 // into L1, on both builds, once those tiles held their accumulators in registers; in L2 its
 // keys reached the FMAs a load latency late. With Zen 4's 32 KiB L1 the next block into L1 had
-// been the slower (the table of the section above: GQA-8 B=8, 6612 / 6403 against 5801 / 5108
-// µs), so the exception needs an L1 of large_l1_bytes.
+// been the slower (GQA-8 B=8 on AVX2, 6612 / 6403 against 5801 / 5108 µs in "Prefetching
+// attention's blocks into L2"), so the exception needs an L1 of large_l1_bytes.
 inline PrefetchPlan block_prefetch_plan(KvDtype stored, bool group_dot_tiles = false) {
     if (stored == KvDtype::f32 && group_dot_tiles && l1_data_cache_bytes() >= large_l1_bytes) return {1, false};
 #if defined(__AVX512F__)

@@ -472,10 +472,10 @@ void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const 
     const SlabKernel kernel = kernel_for(isa, to, n_rows);
     const std::size_t tile_rows = kernel.tile_rows;
     const std::size_t n_tiles = out_dim / tile_rows;
-    // Columns per chunk: a multiple of a 4 KiB page of floats when it can be (of 64 floats when
-    // not), so that the chunks of page-aligned weight rows start at page boundaries. Chunks
-    // and vector lanes follow column numbers, never addresses: the sums, and so the bits of
-    // y, must not depend on where W happens to be allocated.
+    // Columns per chunk: a multiple of a 4 KiB page of floats when it can be (even chunks of a
+    // multiple of 64 floats when not), so that the chunks of page-aligned weight rows start at
+    // page boundaries. Chunks and vector lanes follow column numbers, never addresses: the
+    // sums, and so the bits of y, must not depend on where W happens to be allocated.
     const std::size_t max_cols = chunk_cols_at_most(n_rows, tile_rows, to);
     const std::size_t chunk_cols = max_cols >= page_floats ? max_cols / page_floats * page_floats
                                                            : even_chunk_cols(in_dim, max_cols);
