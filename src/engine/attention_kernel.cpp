@@ -5,6 +5,7 @@
 #include "attention_grouped.hpp"
 #include "block_prefetcher.hpp"
 #include "even_tiles.hpp"
+#include "keep_in_register.hpp"
 #include "kv_decode.hpp"
 #include "kv_load.hpp"
 #include "simd.hpp"

@@ -69,15 +69,6 @@ inline std::size_t round_up(std::size_t n, std::size_t multiple) {
     return (n + multiple - 1) / multiple * multiple;
 }
 
-// Claims to change v, so the compiler holds it in a register: a vector loaded once for several
-// FMAs is then not reloaded as a memory operand of each (a load per FMA, where the loads bound
-// the tile). The scalar back-end has nothing to hold.
-inline void keep_in_register([[maybe_unused]] Vec& v) {
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
-    asm("" : "+v"(v));
-#endif
-}
-
 // Lanes of vector `index` that hold one of the first n elements.
 inline Simd::Mask lanes_below(std::size_t n, std::size_t index) {
     const std::size_t start = index * lanes;

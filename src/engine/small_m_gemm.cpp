@@ -10,6 +10,7 @@
 // numbers, so the rounding, like the answer, is the same wherever the buffers are allocated.
 #include "kvbench/engine/small_m_gemm.hpp"
 
+#include "keep_in_register.hpp"
 #include "l1_data_cache.hpp"
 
 #include <omp.h>
@@ -189,11 +190,6 @@ inline float reduce_add(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-// Without this GCC folds the load of an x vector into each of the tile_rows FMAs that use
-// it, and those repeated loads, not the FMAs, bound the kernel (half the FLOP/s at 8 rows of
-// x, bench/README.md).
-inline void keep_in_register(__m256& v) { asm("" : "+x"(v)); }
-
 // The ymm registers hold n_rows · tile_rows accumulators, the tile's weight vectors and
 // one x vector (one weight row alone, at n_rows = 1, is an FMA memory operand); at least
 // 8 accumulators keep both FMA pipes busy through the 4-cycle latency. AVX2 has 16 ymm
@@ -316,8 +312,6 @@ inline float reduce_add(__m512 v) {
     return reduce_add(_mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, d, 0)),
                                     _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, d, 1))));
 }
-
-inline void keep_in_register(__m512& v) { asm("" : "+v"(v)); }
 
 // 32 zmm registers: the budget rule of Avx2Isa with twice the room. Each x vector loaded
 // feeds tile_rows FMAs, so the larger tiles load less per FMA. Used up to zmm_max_rows rows
