@@ -148,8 +148,9 @@ struct LaneGroup {
 // line of each per call, spread over the current block's score loop: that loop reads keys in
 // short bursts between FMAs, which the hardware prefetcher alone follows too late, and a burst
 // of prefetches would overflow the miss buffers (see block_prefetcher.hpp). The score loop
-// makes more calls than a block has lines at the usual shapes (dh = 128, 32 rows: 1024 calls,
-// 192 lines); the lines it leaves, if any, come from the hardware prefetcher.
+// makes more calls than a block has lines at the usual shapes (dh = 128: 512 calls at 32 rows,
+// 256 at 16 and 8, for 192 lines; dh = 64 at 16 rows: 128 calls, 96 lines); the lines it
+// leaves, if any, come from the hardware prefetcher.
 class Prefetcher {
 public:
     explicit Prefetcher(bool into_l2) : into_l2_(into_l2) {}
@@ -183,13 +184,21 @@ void score_tile(const LaneGroup& c, const float* keys, std::size_t first_vec, fl
     Prefetcher prefetcher = shared;  // a local copy stays in registers across the loop
     Vec acc[n_keys][n_vecs] = {};
     const float* queries = c.queries_t + first_vec * lanes;
-    for (std::size_t d = 0; d < c.head_dim; ++d) {
+    const auto step = [&](std::size_t d) {
         Vec q[n_vecs];
         for (std::size_t v = 0; v < n_vecs; ++v) q[v] = load(queries + d * c.n_rows + v * lanes);
         for (std::size_t t = 0; t < n_keys; ++t) {
             const Vec k = splat(keys[t * c.kv_stride + d]);
             for (std::size_t v = 0; v < n_vecs; ++v) acc[t][v] = fma(k, q[v], acc[t][v]);
         }
+    };
+    // Tiles of two vectors of rows ask for one line per two dims: at one per dim, the
+    // prefetcher's bookkeeping was a third of the loop's instructions, and MQA at B=4 (32 rows,
+    // dh = 128) took 6 % longer (bench/README.md, "Fewer prefetch calls in the lanes kernel").
+    // They still make more calls than a block has lines (below). head_dim is a multiple of lanes.
+    constexpr std::size_t dims_per_issue = n_vecs;
+    for (std::size_t d = 0; d < c.head_dim; d += dims_per_issue) {
+        for (std::size_t i = 0; i < dims_per_issue; ++i) step(d + i);
         prefetcher.issue();
     }
     shared = prefetcher;
