@@ -194,8 +194,9 @@ void score_tile(const LaneGroup& c, const float* keys, std::size_t first_vec, fl
     };
     // Tiles of two vectors of rows ask for one line per two dims: at one per dim, the
     // prefetcher's bookkeeping was a third of the loop's instructions, and MQA at B=4 (32 rows,
-    // dh = 128) took 6 % longer (bench/README.md, "Fewer prefetch calls in the lanes kernel").
-    // They still make more calls than a block has lines (below). head_dim is a multiple of lanes.
+    // dh = 128) took 4-6 % longer (bench/README.md, "Fewer prefetch calls in the lanes kernel").
+    // They still make more calls than a block has lines (see Prefetcher). head_dim is a multiple
+    // of lanes, so of two.
     constexpr std::size_t dims_per_issue = n_vecs;
     for (std::size_t d = 0; d < c.head_dim; d += dims_per_issue) {
         for (std::size_t i = 0; i < dims_per_issue; ++i) step(d + i);
