@@ -1,3 +1,4 @@
+#include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/kernel_isa.hpp"
 #include "kvbench/engine/linear.hpp"
 #include "kvbench/engine/reference.hpp"
@@ -55,7 +56,7 @@ TEST_CASE("small_m_gemm matches the reference for every row count, ragged shape 
                         if (beta == 0.0f) std::fill(y.begin(), y.end(), nan);
                         small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, beta, y.data(),
                                      isa);
-                        INFO("isa=" << isa_name(isa) << " rows=" << n_rows << " in=" << in_dim
+                        INFO("isa=" << std::string(isa_name(isa)) << " rows=" << n_rows << " in=" << in_dim
                                     << " out=" << out_dim << " beta=" << beta);
                         const auto expected =
                             expected_product(x, n_rows, in_dim, w, out_dim, beta, y0);
@@ -86,7 +87,7 @@ TEST_CASE("small_m_gemm gives the same bits wherever x and W are allocated") {
             std::vector<float> moved(n_rows * out_dim);
             small_m_gemm(x_moved.data() + offset, n_rows, in_dim, w_moved.data() + offset, out_dim,
                          0.0f, moved.data(), isa);
-            INFO("isa=" << isa_name(isa) << " offset=" << offset);
+            INFO("isa=" << std::string(isa_name(isa)) << " offset=" << offset);
             CHECK(std::memcmp(moved.data(), first.data(), first.size() * sizeof(float)) == 0);
         }
     }
@@ -112,11 +113,37 @@ TEST_CASE("small_m_gemm gives a row of x the same bits however many rows share t
                                 x3.begin() + static_cast<std::ptrdiff_t>(c * in_dim));
                 }
                 small_m_gemm(x3.data(), 3, in_dim, w.data(), out_dim, 0.0f, y3.data(), isa);
-                INFO("isa=" << isa_name(isa) << " rows=" << n_rows << " row=" << r);
+                INFO("isa=" << std::string(isa_name(isa)) << " rows=" << n_rows << " row=" << r);
                 CHECK(std::memcmp(y.data() + r * out_dim, y3.data(), out_dim * sizeof(float)) == 0);
             }
         }
     }
+}
+
+TEST_CASE("small_m_gemm gives the same bits on any number of threads") {
+    // Where the threads' slabs end decides which tile a row falls in and where in it (and, for
+    // one row of x on AVX2, how far apart a tile's rows lie): every output must be summed in
+    // the same order wherever it falls. 97 x 803 weights are enough to go parallel, and 97 rows
+    // leave a row after the last whole tile.
+    const std::size_t in_dim = 800 + 3, out_dim = 97;
+    const auto w = random_vector(out_dim * in_dim, 72);
+    const std::size_t threads_before = compute_threads();
+    for (const SmallMIsa isa : small_m_isas()) {
+        for (std::size_t n_rows : {1u, 2u, 8u}) {
+            const auto x = random_vector(n_rows * in_dim, 71);
+            std::vector<float> one_thread(n_rows * out_dim);
+            set_compute_threads(1);
+            small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, one_thread.data(), isa);
+            for (std::size_t n_threads : {2u, 3u, 5u}) {
+                std::vector<float> y(n_rows * out_dim);
+                set_compute_threads(n_threads);
+                small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data(), isa);
+                INFO("isa=" << std::string(isa_name(isa)) << " rows=" << n_rows << " threads=" << n_threads);
+                CHECK(std::memcmp(y.data(), one_thread.data(), y.size() * sizeof(float)) == 0);
+            }
+        }
+    }
+    set_compute_threads(threads_before);
 }
 
 TEST_CASE("small_m_gemm lists scalar first and its default is the widest compiled kernel") {

@@ -30,12 +30,6 @@ void gemm(Transpose trans_a, Transpose trans_b, std::size_t m, std::size_t n, st
                 to_blas(k), alpha, a, to_blas(lda), b, to_blas(ldb), beta, c, to_blas(ldc));
 }
 
-void gemv(std::size_t m, std::size_t n, const float* a, std::size_t lda, const float* x, float beta,
-          float* y) {
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, to_blas(m), to_blas(n), 1.0f, a, to_blas(lda), x, 1,
-                beta, y, 1);
-}
-
 void set_compute_threads(std::size_t n_threads) {
     const int n = static_cast<int>(n_threads);
     omp_set_num_threads(n);

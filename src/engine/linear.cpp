@@ -1,7 +1,7 @@
-// Projections on the kernel measured fastest for the row count: sgemv for one row, the small-m
-// kernel for up to 3 groups of 8 rows (it reads W once per group; sgemm streams W at a quarter of
-// the bandwidth at 4 to 8 rows), OpenBLAS sgemm for more. The measurements behind the choice are
-// in bench/README.md (BM_Linear).
+// Projections on the kernel measured fastest for the row count: the small-m kernel for 1 row to
+// 3 groups of 8 rows (it reads W once per group; sgemm streams W at a quarter of the bandwidth
+// at 4 to 8 rows, and OpenBLAS's sgemv read one row's W 15-40 % slower than its four streams),
+// OpenBLAS sgemm for more. The measurements behind the choice are in bench/README.md (BM_Linear).
 #include "kvbench/engine/linear.hpp"
 
 #include "kvbench/engine/blas.hpp"
@@ -19,9 +19,7 @@ constexpr std::size_t max_small_m_groups = 3;
 std::uint64_t linear(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
                      std::size_t out_dim, float beta, float* y) {
     const std::size_t n_groups = (n_rows + small_m_max_rows - 1) / small_m_max_rows;
-    if (n_rows == 1) {
-        gemv(out_dim, in_dim, w, in_dim, x, beta, y);
-    } else if (n_groups <= max_small_m_groups) {
+    if (n_groups <= max_small_m_groups) {
         // Groups as equal as can be: 9 rows are 5 + 4, not 8 + 1.
         const std::size_t group_rows = (n_rows + n_groups - 1) / n_groups;
         for (std::size_t first = 0; first < n_rows; first += group_rows) {

@@ -90,6 +90,7 @@ struct Tile {
     std::uintptr_t next;  // address of the weights of a later tile (tiles_ahead), to prefetch;
                           // an integer, since it may point past the end of W
     std::size_t len;      // columns in the chunk
+    std::size_t spread;   // spread kernels only: rows of W and y between the tile's rows
     float beta;           // 0: y = sum, 1: y += sum
     float* y;             // (n_rows, ldy) floats, at the tile's first column
     std::size_t ldy;      // row stride of y: out_dim
@@ -144,23 +145,31 @@ struct SlabKernel {
     TileFn tile;
     TileFn row;
     std::size_t tile_rows;
+    bool spread;  // the tile's rows are one from each of tile_rows equal runs of the slab
 };
 
 // Portable path: eight partial sums per output keep the rounding error near the vector
-// paths' and give the compiler an independent chain per lane.
+// paths' and give the compiler an independent chain per lane. One row of x reads four
+// weight rows far apart at once, as Avx2Isa does (see there); more rows, one weight row.
 struct ScalarIsa {
-    static constexpr std::size_t tile_rows(std::size_t) { return 1; }
+    static constexpr std::size_t spread_streams = 4;
+    static constexpr std::size_t tile_rows(std::size_t m) { return m == 1 ? spread_streams : 1; }
+    static constexpr bool spread(std::size_t m) { return m == 1; }
 
     template <std::size_t M, std::size_t R, PrefetchTo>
     static void tile(const Tile& t) {
         constexpr std::size_t lanes = 8;
         float acc[M][R][lanes] = {};  // (n_rows, tile_rows, lanes) partial sums
+        // Rows of W and y from one of the tile's rows to the next (R is 1 unless spread).
+        const std::size_t step = spread(M) ? t.spread : 1;
+        const float* w = t.w;
+        const std::size_t ldw = step * t.ldw;
         std::size_t i = 0;
         for (; i + lanes <= t.len; i += lanes) {
             for (std::size_t m = 0; m < M; ++m) {
                 for (std::size_t r = 0; r < R; ++r) {
                     for (std::size_t l = 0; l < lanes; ++l) {
-                        acc[m][r][l] += t.x[m * t.ldx + i + l] * t.w[r * t.ldw + i + l];
+                        acc[m][r][l] += t.x[m * t.ldx + i + l] * w[r * ldw + i + l];
                     }
                 }
             }
@@ -168,7 +177,7 @@ struct ScalarIsa {
         for (; i < t.len; ++i) {
             for (std::size_t m = 0; m < M; ++m) {
                 for (std::size_t r = 0; r < R; ++r) {
-                    acc[m][r][0] += t.x[m * t.ldx + i] * t.w[r * t.ldw + i];
+                    acc[m][r][0] += t.x[m * t.ldx + i] * w[r * ldw + i];
                 }
             }
         }
@@ -176,7 +185,7 @@ struct ScalarIsa {
             for (std::size_t r = 0; r < R; ++r) {
                 float sum = 0.0f;
                 for (std::size_t l = 0; l < lanes; ++l) sum += acc[m][r][l];
-                store(sum, t.beta, t.y + m * t.ldy + r);
+                store(sum, t.beta, t.y + m * t.ldy + r * step);
             }
         }
     }
@@ -217,14 +226,71 @@ struct Avx2Isa {
     }
     static constexpr std::size_t tile_rows(std::size_t m) {
         const std::size_t p = pass_rows(m);
-        return p == 1 ? 8 : p == 2 ? 5 : p == 3 || (p == 4 && registers == 16) ? 3 : 2;
+        return p == 1 ? spread_streams : p == 2 ? 5 : p == 3 || (p == 4 && registers == 16) ? 3 : 2;
     }
+
+    // One row of x reads W as spread_streams streams far apart, one weight row from each of
+    // as many equal runs of the slab, a whole cache line (two vectors, two accumulators) of
+    // each per step: as the roofline's probe reads memory. Tiles of 8 adjacent rows, a half
+    // line each per step, read at 50-55 GB/s where these read 58-63 on a Zen 5 guest
+    // (bench/README.md, "One row of x as four streams").
+    static constexpr std::size_t spread_streams = 4;
+    static constexpr bool spread(std::size_t m) { return m == 1; }
 
     template <std::size_t M, std::size_t R, PrefetchTo to>
     static void tile(const Tile& t) {
-        // A lone weight row gains nothing from passes: each x vector feeds one FMA anyway.
-        constexpr std::size_t p = R == 1 ? M : pass_rows(M);
-        passes<M, p, R, M >= min_rows_to_prefetch, to>(t);
+        if constexpr (M == 1) {
+            streams<R>(t);
+        } else {
+            // A lone weight row gains nothing from passes: each x vector feeds one FMA anyway.
+            constexpr std::size_t p = R == 1 ? M : pass_rows(M);
+            passes<M, p, R, M >= min_rows_to_prefetch, to>(t);
+        }
+    }
+
+    // Lanes [0, n) of -1, the rest 0: the mask of a ragged end of n < 8 columns.
+    static __m256i first_lanes(std::size_t n) {
+        // A window into eight -1s then eight 0s.
+        alignas(32) static constexpr int ones_then_zeros[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                                                0,  0,  0,  0,  0,  0,  0,  0};
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ones_then_zeros + 8 - n));
+    }
+
+    // y[r · spread] for the R weight rows at t.w + r · spread · ldw, one row of x. Rows computed
+    // alone (R = 1, after the slab's runs) sum in the same order, so no output's bits depend on
+    // where the slabs end.
+    template <std::size_t R>
+    static void streams(const Tile& t) {
+        constexpr std::size_t width = 8;
+        __m256 acc[R][2];  // (weight row, even or odd vector of the line) partial sums
+        for (auto& row : acc) row[0] = row[1] = _mm256_setzero_ps();
+        const auto row_of = [&](std::size_t r) { return t.w + r * t.spread * t.ldw; };
+        std::size_t i = 0;
+        for (; i + 2 * width <= t.len; i += 2 * width) {
+            const __m256 x0 = _mm256_loadu_ps(t.x + i);
+            const __m256 x1 = _mm256_loadu_ps(t.x + i + width);
+            for (std::size_t r = 0; r < R; ++r) {
+                acc[r][0] = _mm256_fmadd_ps(x0, _mm256_loadu_ps(row_of(r) + i), acc[r][0]);
+                acc[r][1] = _mm256_fmadd_ps(x1, _mm256_loadu_ps(row_of(r) + i + width), acc[r][1]);
+            }
+        }
+        if (i + width <= t.len) {
+            const __m256 x0 = _mm256_loadu_ps(t.x + i);
+            for (std::size_t r = 0; r < R; ++r) {
+                acc[r][0] = _mm256_fmadd_ps(x0, _mm256_loadu_ps(row_of(r) + i), acc[r][0]);
+            }
+            i += width;
+        }
+        if (i < t.len) {
+            const __m256i mask = first_lanes(t.len - i);
+            const __m256 x1 = _mm256_maskload_ps(t.x + i, mask);
+            for (std::size_t r = 0; r < R; ++r) {
+                acc[r][1] = _mm256_fmadd_ps(x1, _mm256_maskload_ps(row_of(r) + i, mask), acc[r][1]);
+            }
+        }
+        for (std::size_t r = 0; r < R; ++r) {
+            store(reduce_add(_mm256_add_ps(acc[r][0], acc[r][1])), t.beta, t.y + r * t.spread);
+        }
     }
 
     // Rows [0, M) of x in passes of at most P rows. Each pass prefetches its share of the
@@ -256,11 +322,7 @@ struct Avx2Isa {
         }
         // The ragged end: the n < width columns at i, the rest of the vector read as 0.
         const auto partial_step = [&](std::size_t i, std::size_t n) {
-            // A window into eight -1s then eight 0s: its first n lanes are -1.
-            alignas(32) static constexpr int ones_then_zeros[2 * width] = {
-                -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-            const __m256i mask =
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ones_then_zeros + width - n));
+            const __m256i mask = first_lanes(n);
             __m256 wv[R];
             for (std::size_t r = 0; r < R; ++r) {
                 wv[r] = _mm256_maskload_ps(w + r * t.ldw + i, mask);
@@ -318,6 +380,7 @@ inline float reduce_add(__m512 v) {
 // of x only (see Avx512Table).
 struct Avx512Isa {
     static constexpr std::size_t tile_rows(std::size_t) { return 8; }
+    static constexpr bool spread(std::size_t) { return false; }
 
     template <std::size_t M, std::size_t R, PrefetchTo to>
     static void tile(const Tile& t) {
@@ -372,7 +435,7 @@ struct Avx512Isa {
 template <class Isa, std::size_t M, PrefetchTo to>
 constexpr SlabKernel slab_kernel() {
     constexpr std::size_t tile_rows = Isa::tile_rows(M);
-    return {&Isa::template tile<M, tile_rows, to>, &Isa::template tile<M, 1, to>, tile_rows};
+    return {&Isa::template tile<M, tile_rows, to>, &Isa::template tile<M, 1, to>, tile_rows, Isa::spread(M)};
 }
 
 // A kernel table: Table::kernel<M, to>() runs M rows of x.
@@ -501,7 +564,17 @@ void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const 
             const std::uintptr_t next_chunk = address_of(w + first * in_dim + k0 + t.len);
             const std::size_t rows_ahead = tiles_ahead(to, tile_rows, t.len) * tile_rows;
             std::size_t o = first;
-            for (; o + tile_rows <= last; o += tile_rows) {
+            if (kernel.spread) {
+                // Tile k takes row k of each of the tile_rows runs; the rows after them, alone.
+                t.spread = (last - first) / tile_rows;
+                for (std::size_t k = 0; k < t.spread; ++k) {
+                    t.w = w + (first + k) * in_dim + k0;
+                    t.y = y + first + k;
+                    kernel.tile(t);
+                }
+                o = first + tile_rows * t.spread;
+            }
+            for (; !kernel.spread && o + tile_rows <= last; o += tile_rows) {
                 t.w = w + o * in_dim + k0;
                 t.y = y + o;
                 t.next = o + rows_ahead < last ? address_of(t.w + rows_ahead * in_dim) : next_chunk;

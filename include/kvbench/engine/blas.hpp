@@ -16,10 +16,6 @@ void gemm(Transpose trans_a, Transpose trans_b, std::size_t m, std::size_t n, st
           float alpha, const float* a, std::size_t lda, const float* b, std::size_t ldb,
           float beta, float* c, std::size_t ldc);
 
-// y (m) = A (m, n) · x (n) + beta · y, A row-major with row stride lda.
-void gemv(std::size_t m, std::size_t n, const float* a, std::size_t lda, const float* x, float beta,
-          float* y);
-
 // Sets the worker count of both kvbench's OpenMP regions and OpenBLAS (one shared
 // libgomp pool, see cmake/OpenBLASTarget.cmake). Requires: n_threads >= 1.
 void set_compute_threads(std::size_t n_threads);
