@@ -1,9 +1,11 @@
 // Small-M matrix product: every thread streams its own slab of W once, for all rows of x.
 //
 // Why it exists: OpenBLAS 0.3.21's sgemm reads W at under half the memory bandwidth for
-// 1 to 8 rows of x (see linear.cpp for the numbers). Here each thread walks its slab of W
-// in tiles of tile_rows weight rows; a tile's weights are loaded once per vector and
-// multiplied into n_rows · tile_rows register accumulators, so W is read exactly once.
+// 1 to 8 rows of x, and its sgemv one row's W slower than four streams do (see linear.cpp for
+// the numbers). Here each thread walks its slab of W in tiles of tile_rows weight rows (for
+// one row of x, off AVX-512, rows far apart: one from each of tile_rows runs of the slab); a
+// tile's weights are loaded once per vector and multiplied into n_rows · tile_rows register
+// accumulators, so W is read exactly once.
 // The columns are taken in chunks of x (kept in L1 where it holds 48 KiB, in L2 where it holds
 // 32), and every tile prefetches the weights of a later tile: the next one into L1, or, with the
 // chunks in L2, the one about 256 KiB ahead into L2. Chunks and vector lanes follow column
