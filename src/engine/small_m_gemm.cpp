@@ -3,9 +3,9 @@
 // Why it exists: OpenBLAS 0.3.21's sgemm reads W at under half the memory bandwidth for
 // 1 to 8 rows of x, and its sgemv one row's W slower than four streams do (see linear.cpp for
 // the numbers). Here each thread walks its slab of W in tiles of tile_rows weight rows (for
-// one row of x, off AVX-512, rows far apart: one from each of tile_rows runs of the slab); a
-// tile's weights are loaded once per vector and multiplied into n_rows · tile_rows register
-// accumulators, so W is read exactly once.
+// one or two rows of x on AVX2, one row on the portable path, rows far apart: one from each
+// of tile_rows runs of the slab); a tile's weights are loaded once per vector and multiplied
+// into n_rows · tile_rows register accumulators, so W is read exactly once.
 // The columns are taken in chunks of x (kept in L1 where it holds 48 KiB, in L2 where it holds
 // 32), and every tile prefetches the weights of a later tile: the next one into L1, or, with the
 // chunks in L2, the one about 256 KiB ahead into L2. Chunks and vector lanes follow column
@@ -228,21 +228,22 @@ struct Avx2Isa {
     }
     static constexpr std::size_t tile_rows(std::size_t m) {
         const std::size_t p = pass_rows(m);
-        return p == 1 ? spread_streams : p == 2 ? 5 : p == 3 || (p == 4 && registers == 16) ? 3 : 2;
+        return p <= 2 ? spread_streams : p == 3 || (p == 4 && registers == 16) ? 3 : 2;
     }
 
-    // One row of x reads W as spread_streams streams far apart, one weight row from each of
-    // as many equal runs of the slab, a whole cache line (two vectors, two accumulators) of
-    // each per step: as the roofline's probe reads memory. Tiles of 8 adjacent rows, a half
-    // line each per step, read at 50-55 GB/s where these read 58-63 on a Zen 5 guest
-    // (bench/README.md, "One row of x as four streams").
+    // One or two rows of x read W as spread_streams streams far apart, one weight row from
+    // each of as many equal runs of the slab, as the roofline's probe reads memory; at one row
+    // a whole cache line (two vectors, two accumulators) of each per step. On a Zen 5 guest
+    // tiles of 8 adjacent rows, half a line each per step, read at 50-55 GB/s where these read
+    // 55-65, and at two rows 5 adjacent rows read 44-47 against 49-52 (bench/README.md, "One
+    // row of x as four streams").
     static constexpr std::size_t spread_streams = 4;
-    static constexpr bool spread(std::size_t m) { return m == 1; }
+    static constexpr bool spread(std::size_t m) { return m <= 2; }
 
     template <std::size_t M, std::size_t R, PrefetchTo to>
     static void tile(const Tile& t) {
-        if constexpr (M == 1) {
-            streams<R>(t);
+        if constexpr (spread(M)) {
+            streams<M, R>(t);
         } else {
             // A lone weight row gains nothing from passes: each x vector feeds one FMA anyway.
             constexpr std::size_t p = R == 1 ? M : pass_rows(M);
@@ -261,37 +262,48 @@ struct Avx2Isa {
     // y[r · spread] for the R weight rows at t.w + r · spread · ldw, one row of x. Rows computed
     // alone (R = 1, after the slab's runs) sum in the same order, so no output's bits depend on
     // where the slabs end.
-    template <std::size_t R>
+    template <std::size_t M, std::size_t R>
     static void streams(const Tile& t) {
         constexpr std::size_t width = 8;
-        __m256 acc[R][2];  // (weight row, even or odd vector of the line) partial sums
-        for (auto& row : acc) row[0] = row[1] = _mm256_setzero_ps();
-        const auto row_of = [&](std::size_t r) { return t.w + r * t.spread * t.ldw; };
-        std::size_t i = 0;
-        for (; i + 2 * width <= t.len; i += 2 * width) {
-            const __m256 x0 = _mm256_loadu_ps(t.x + i);
-            const __m256 x1 = _mm256_loadu_ps(t.x + i + width);
-            for (std::size_t r = 0; r < R; ++r) {
-                acc[r][0] = _mm256_fmadd_ps(x0, _mm256_loadu_ps(row_of(r) + i), acc[r][0]);
-                acc[r][1] = _mm256_fmadd_ps(x1, _mm256_loadu_ps(row_of(r) + i + width), acc[r][1]);
+        // Vectors of each weight row per step: a whole line at one row of x; half a line at two,
+        // where two per row would take 2 · 4 · 2 accumulators, more than the 16 registers.
+        constexpr std::size_t V = M == 1 ? 2 : 1;
+        __m256 acc[M][R][V];  // (row of x, weight row, vector of the step) partial sums
+        for (auto& by_x_row : acc) {
+            for (auto& by_w_row : by_x_row) {
+                for (auto& a : by_w_row) a = _mm256_setzero_ps();
             }
         }
-        if (i + width <= t.len) {
-            const __m256 x0 = _mm256_loadu_ps(t.x + i);
+        const auto row_of = [&](std::size_t r) { return t.w + r * t.spread * t.ldw; };
+        // Columns [i, i + width) into vector v of the partial sums, the lanes of mask only.
+        const auto step = [&](std::size_t i, std::size_t v, const auto& load) {
+            __m256 xv[M];
+            for (std::size_t m = 0; m < M; ++m) xv[m] = load(t.x + m * t.ldx + i);
             for (std::size_t r = 0; r < R; ++r) {
-                acc[r][0] = _mm256_fmadd_ps(x0, _mm256_loadu_ps(row_of(r) + i), acc[r][0]);
+                __m256 wv = load(row_of(r) + i);
+                if constexpr (M > 1) keep_in_register(wv);  // else one load per row of x
+                for (std::size_t m = 0; m < M; ++m) acc[m][r][v] = _mm256_fmadd_ps(xv[m], wv, acc[m][r][v]);
             }
+        };
+        const auto whole = [](const float* p) { return _mm256_loadu_ps(p); };
+        std::size_t i = 0;
+        for (; i + V * width <= t.len; i += V * width) {
+            for (std::size_t v = 0; v < V; ++v) step(i + v * width, v, whole);
+        }
+        if (V == 2 && i + width <= t.len) {
+            step(i, 0, whole);
             i += width;
         }
         if (i < t.len) {
             const __m256i mask = first_lanes(t.len - i);
-            const __m256 x1 = _mm256_maskload_ps(t.x + i, mask);
-            for (std::size_t r = 0; r < R; ++r) {
-                acc[r][1] = _mm256_fmadd_ps(x1, _mm256_maskload_ps(row_of(r) + i, mask), acc[r][1]);
-            }
+            step(i, V - 1, [&](const float* p) { return _mm256_maskload_ps(p, mask); });
         }
-        for (std::size_t r = 0; r < R; ++r) {
-            store(reduce_add(_mm256_add_ps(acc[r][0], acc[r][1])), t.beta, t.y + r * t.spread);
+        for (std::size_t m = 0; m < M; ++m) {
+            for (std::size_t r = 0; r < R; ++r) {
+                __m256 sum = acc[m][r][0];
+                for (std::size_t v = 1; v < V; ++v) sum = _mm256_add_ps(sum, acc[m][r][v]);
+                store(reduce_add(sum), t.beta, t.y + m * t.ldy + r * t.spread);
+            }
         }
     }
 
