@@ -393,11 +393,55 @@ inline float reduce_add(__m512 v) {
 // feeds tile_rows FMAs, so the larger tiles load less per FMA. Used up to zmm_max_rows rows
 // of x only (see Avx512Table).
 struct Avx512Isa {
-    static constexpr std::size_t tile_rows(std::size_t) { return 8; }
-    static constexpr bool spread(std::size_t) { return false; }
+    // One row of x reads four weight rows far apart, as Avx2Isa::streams, two lines of each
+    // per step (two zmm accumulators per output). On a Zen 5 guest a cold 1024 × 1024 W took
+    // 78-97 µs against 93-121 for 8 adjacent rows, and 4096 × 4096 tied within the host's noise
+    // (bench/README.md, "One row of x as four streams"). Two rows of x keep the adjacent tile:
+    // four streams with 16 accumulators read slower there (1.4-2.2 ms against 1.4-1.6).
+    static constexpr std::size_t spread_streams = 4;
+    static constexpr std::size_t tile_rows(std::size_t m) { return spread(m) ? spread_streams : 8; }
+    static constexpr bool spread(std::size_t m) { return m == 1; }
+
+    // y[r · spread] for the R weight rows at t.w + r · spread · ldw, one row of x; rows computed
+    // alone (R = 1) sum in the same order.
+    template <std::size_t R>
+    static void streams(const Tile& t) {
+        constexpr std::size_t width = 16;
+        __m512 acc[R][2];  // (weight row, even or odd vector of the step) partial sums
+        for (auto& row : acc) row[0] = row[1] = _mm512_setzero_ps();
+        const auto row_of = [&](std::size_t r) { return t.w + r * t.spread * t.ldw; };
+        std::size_t i = 0;
+        for (; i + 2 * width <= t.len; i += 2 * width) {
+            const __m512 x0 = _mm512_loadu_ps(t.x + i);
+            const __m512 x1 = _mm512_loadu_ps(t.x + i + width);
+            for (std::size_t r = 0; r < R; ++r) {
+                acc[r][0] = _mm512_fmadd_ps(x0, _mm512_loadu_ps(row_of(r) + i), acc[r][0]);
+                acc[r][1] = _mm512_fmadd_ps(x1, _mm512_loadu_ps(row_of(r) + i + width), acc[r][1]);
+            }
+        }
+        if (i + width <= t.len) {
+            const __m512 x0 = _mm512_loadu_ps(t.x + i);
+            for (std::size_t r = 0; r < R; ++r) acc[r][0] = _mm512_fmadd_ps(x0, _mm512_loadu_ps(row_of(r) + i), acc[r][0]);
+            i += width;
+        }
+        if (i < t.len) {
+            const auto mask = static_cast<__mmask16>((1u << (t.len - i)) - 1u);
+            const __m512 x1 = _mm512_maskz_loadu_ps(mask, t.x + i);
+            for (std::size_t r = 0; r < R; ++r) {
+                acc[r][1] = _mm512_fmadd_ps(x1, _mm512_maskz_loadu_ps(mask, row_of(r) + i), acc[r][1]);
+            }
+        }
+        for (std::size_t r = 0; r < R; ++r) {
+            store(reduce_add(_mm512_add_ps(acc[r][0], acc[r][1])), t.beta, t.y + r * t.spread);
+        }
+    }
 
     template <std::size_t M, std::size_t R, PrefetchTo to>
     static void tile(const Tile& t) {
+        if constexpr (spread(M)) {
+            streams<R>(t);
+            return;
+        }
         constexpr std::size_t width = 16;
         const float* x = t.x;
         const float* w = t.w;
