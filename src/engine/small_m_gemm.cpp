@@ -397,7 +397,7 @@ struct Avx512Isa {
     // per step (two zmm accumulators per output). On a Zen 5 guest a cold 1024 × 1024 W took
     // 78-97 µs against 93-121 for 8 adjacent rows, and 4096 × 4096 tied within the host's noise
     // (bench/README.md, "One row of x as four streams"). Two rows of x keep the adjacent tile:
-    // four streams with 16 accumulators read slower there (1.4-2.2 ms against 1.4-1.6).
+    // four streams with 16 accumulators read slower there (medians 1.59 against 1.45 ms).
     static constexpr std::size_t spread_streams = 4;
     static constexpr std::size_t tile_rows(std::size_t m) { return spread(m) ? spread_streams : 8; }
     static constexpr bool spread(std::size_t m) { return m == 1; }
