@@ -259,14 +259,14 @@ struct Avx2Isa {
         return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ones_then_zeros + 8 - n));
     }
 
-    // y[r · spread] for the R weight rows at t.w + r · spread · ldw, one row of x. Rows computed
-    // alone (R = 1, after the slab's runs) sum in the same order, so no output's bits depend on
-    // where the slabs end.
+    // y[m · ldy + r · spread] for the M rows of x and the R weight rows at t.w + r · spread · ldw.
+    // Rows computed alone (R = 1, after the slab's runs) sum in the same order, so no output's
+    // bits depend on where the slabs end.
     template <std::size_t M, std::size_t R>
     static void streams(const Tile& t) {
         constexpr std::size_t width = 8;
         // Vectors of each weight row per step: a whole line at one row of x; half a line at two,
-        // where two per row would take 2 · 4 · 2 accumulators, more than the 16 registers.
+        // where two per row would take 2 · 4 · 2 accumulators, all 16 registers.
         constexpr std::size_t V = M == 1 ? 2 : 1;
         __m256 acc[M][R][V];  // (row of x, weight row, vector of the step) partial sums
         for (auto& by_x_row : acc) {
@@ -275,7 +275,8 @@ struct Avx2Isa {
             }
         }
         const auto row_of = [&](std::size_t r) { return t.w + r * t.spread * t.ldw; };
-        // Columns [i, i + width) into vector v of the partial sums, the lanes of mask only.
+        // Columns [i, i + width), read by load (whole vectors, or masked at the ragged end), into
+        // vector v of the partial sums.
         const auto step = [&](std::size_t i, std::size_t v, const auto& load) {
             __m256 xv[M];
             for (std::size_t m = 0; m < M; ++m) xv[m] = load(t.x + m * t.ldx + i);
@@ -421,7 +422,9 @@ struct Avx512Isa {
         }
         if (i + width <= t.len) {
             const __m512 x0 = _mm512_loadu_ps(t.x + i);
-            for (std::size_t r = 0; r < R; ++r) acc[r][0] = _mm512_fmadd_ps(x0, _mm512_loadu_ps(row_of(r) + i), acc[r][0]);
+            for (std::size_t r = 0; r < R; ++r) {
+                acc[r][0] = _mm512_fmadd_ps(x0, _mm512_loadu_ps(row_of(r) + i), acc[r][0]);
+            }
             i += width;
         }
         if (i < t.len) {
@@ -623,7 +626,8 @@ void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const 
             const std::size_t rows_ahead = tiles_ahead(to, tile_rows, t.len) * tile_rows;
             std::size_t o = first;
             if (kernel.spread) {
-                // Tile k takes row k of each of the tile_rows runs; the rows after them, alone.
+                // Tile k takes row k of each of the tile_rows runs (these kernels do not prefetch);
+                // the rows after the runs, alone.
                 t.spread = (last - first) / tile_rows;
                 for (std::size_t k = 0; k < t.spread; ++k) {
                     t.w = w + (first + k) * in_dim + k0;
@@ -631,12 +635,13 @@ void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const 
                     kernel.tile(t);
                 }
                 o = first + tile_rows * t.spread;
-            }
-            for (; !kernel.spread && o + tile_rows <= last; o += tile_rows) {
-                t.w = w + o * in_dim + k0;
-                t.y = y + o;
-                t.next = o + rows_ahead < last ? address_of(t.w + rows_ahead * in_dim) : next_chunk;
-                kernel.tile(t);
+            } else {
+                for (; o + tile_rows <= last; o += tile_rows) {
+                    t.w = w + o * in_dim + k0;
+                    t.y = y + o;
+                    t.next = o + rows_ahead < last ? address_of(t.w + rows_ahead * in_dim) : next_chunk;
+                    kernel.tile(t);
+                }
             }
             for (; o < last; ++o) {
                 t.w = w + o * in_dim + k0;
