@@ -79,6 +79,11 @@ constexpr std::size_t page_floats = 4096 / sizeof(float);
 // marks a line's first vector in page-aligned weight rows.
 constexpr std::size_t line_floats = 64 / sizeof(float);
 
+// Weight rows far apart that a spread tile reads at once (one row of x, and two on AVX2): one
+// from each of as many equal runs of a thread's slab, as the roofline's probe reads memory
+// (bench/README.md, "One row of x as four streams").
+constexpr std::size_t spread_streams = 4;
+
 // Beta is 0 or 1 (the Requires of small_m_gemm); 0 must not read y, which may be garbage.
 inline void store(float sum, float beta, float* dst) { *dst = beta == 0.0f ? sum : sum + *dst; }
 
@@ -154,7 +159,6 @@ struct SlabKernel {
 // paths' and give the compiler an independent chain per lane. One row of x reads four
 // weight rows far apart at once, as Avx2Isa does (see there); more rows, one weight row.
 struct ScalarIsa {
-    static constexpr std::size_t spread_streams = 4;
     static constexpr std::size_t tile_rows(std::size_t m) { return m == 1 ? spread_streams : 1; }
     static constexpr bool spread(std::size_t m) { return m == 1; }
 
@@ -231,13 +235,11 @@ struct Avx2Isa {
         return p <= 2 ? spread_streams : p == 3 || (p == 4 && registers == 16) ? 3 : 2;
     }
 
-    // One or two rows of x read W as spread_streams streams far apart, one weight row from
-    // each of as many equal runs of the slab, as the roofline's probe reads memory; at one row
-    // a whole cache line (two vectors, two accumulators) of each per step. On a Zen 5 guest
+    // One or two rows of x read W as spread_streams streams far apart; at one row a whole
+    // cache line (two vectors, two accumulators) of each per step. On a Zen 5 guest
     // tiles of 8 adjacent rows, half a line each per step, read at 50-55 GB/s where these read
     // 55-65, and at two rows 5 adjacent rows read 44-47 against 49-52 (bench/README.md, "One
     // row of x as four streams").
-    static constexpr std::size_t spread_streams = 4;
     static constexpr bool spread(std::size_t m) { return m <= 2; }
 
     template <std::size_t M, std::size_t R, PrefetchTo to>
@@ -399,7 +401,6 @@ struct Avx512Isa {
     // 78-97 µs against 93-121 for 8 adjacent rows, and 4096 × 4096 tied within the host's noise
     // (bench/README.md, "One row of x as four streams"). Two rows of x keep the adjacent tile:
     // four streams with 16 accumulators read slower there (medians 1.59 against 1.45 ms).
-    static constexpr std::size_t spread_streams = 4;
     static constexpr std::size_t tile_rows(std::size_t m) { return spread(m) ? spread_streams : 8; }
     static constexpr bool spread(std::size_t m) { return m == 1; }
 
@@ -443,8 +444,14 @@ struct Avx512Isa {
     static void tile(const Tile& t) {
         if constexpr (spread(M)) {
             streams<R>(t);
-            return;
+        } else {
+            adjacent<M, R, to>(t);
         }
+    }
+
+    // M rows of x times R adjacent weight rows.
+    template <std::size_t M, std::size_t R, PrefetchTo to>
+    static void adjacent(const Tile& t) {
         constexpr std::size_t width = 16;
         const float* x = t.x;
         const float* w = t.w;
