@@ -32,6 +32,8 @@ public:
     void start(const GroupAttention& problem, std::size_t first_key, std::size_t block_keys, std::size_t calls) {
         calls_ = 0;
         per_call_ = 0;
+        n_segments_ = 0;
+        total_lines_ = 0;
         if (first_key >= problem.n_ctx) return;
         const std::size_t n_keys = std::min(block_keys, problem.n_ctx - first_key);
         const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
@@ -51,7 +53,24 @@ public:
         segment_start_ = line_;
         segment_end_ = line_ + segment_lines_bytes_;
         const std::size_t n_lines = n_segments_ * (segment_lines_bytes_ / line_bytes);
-        per_call_ = (n_lines + calls - 1) / std::max<std::size_t>(1, calls);
+        total_lines_ = n_lines;
+        calls = std::max<std::size_t>(1, calls);
+        calls_per_turn_ = calls;
+        credit_ = 0;
+        if (n_lines >= calls) {
+            per_call_ = (n_lines + calls - 1) / calls;
+            credit_per_call_ = calls;  // every call is a turn
+        } else {
+            // Fewer lines than calls: one line on n_lines of the calls, evenly apart. Requested
+            // on the first calls, as before, the lines of a GQA group's next block all went out
+            // in its score tiles, two lines per 8 FMAs on AVX2, faster than DRAM delivers; the
+            // miss buffers filled, the prefetches stalled the FMAs (a fifth of the 4-row tile's
+            // samples on one prefetcht0), and the output tiles then ran with nothing in flight.
+            // Spread over the block, GQA-8 from DRAM took 10-13 % less time on AVX2 on a Zen 5
+            // (bench/README.md, "The next block's lines spread over the whole block").
+            per_call_ = 1;
+            credit_per_call_ = n_lines;
+        }
     }
 
     // Called between the kernel's loads, as often as every 8 FMAs on AVX2: the bookkeeping is a
@@ -59,6 +78,9 @@ public:
     // made it a third of the kernel's instructions (callgrind, bench/README.md).
     void issue() {
         ++calls_;
+        credit_ += credit_per_call_;
+        if (credit_ < calls_per_turn_) return;
+        credit_ -= calls_per_turn_;
         for (std::size_t i = 0; i < per_call_; ++i) {
             if (line_ == segment_end_) {
                 if (--n_segments_ == 0) {
@@ -79,6 +101,14 @@ public:
     // Calls since start(): how many the next block will make, as blocks are alike.
     std::size_t calls() const { return calls_; }
 
+    // Lines of the keys requested since start() (and as many of the values): for the tests.
+    std::size_t lines_requested() const {
+        if (n_segments_ == 0) return total_lines_;
+        const std::size_t lines_left =
+            (n_segments_ - 1) * (segment_lines_bytes_ / line_bytes) + (segment_end_ - line_) / line_bytes;
+        return total_lines_ - lines_left;
+    }
+
 private:
     static constexpr std::size_t line_bytes = 64;
     // Addresses as integers: the values' line is the keys' plus an offset between two buffers.
@@ -92,7 +122,13 @@ private:
     std::size_t segment_lines_bytes_ = 0;
     std::size_t stride_bytes_ = 0;
     std::size_t n_segments_ = 0;        // segments left, the current one included
-    std::size_t per_call_ = 0;          // lines of K (and as many of V) per call; 0 when done
+    std::size_t total_lines_ = 0;       // of the keys in the block
+    std::size_t per_call_ = 0;          // lines of K (and as many of V) per turn; 0 when done
+    // A call is a turn to request lines when the credit, growing by credit_per_call_ a call,
+    // reaches calls_per_turn_ (Bresenham's rule: n_lines turns in the block's calls).
+    std::size_t credit_ = 0;
+    std::size_t credit_per_call_ = 0;
+    std::size_t calls_per_turn_ = 1;
     std::size_t calls_ = 0;
 };
 
