@@ -341,8 +341,10 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
         }
     }
     const float* values = st.values + first_vec * lanes;
-    // A reduced stored type through a running pointer, the prefetcher a local copy in registers
-    // (as in stored_dot_score_tile); else f32 rows, in place, packed or decoded.
+    // A reduced stored type through a running pointer; else f32 rows, in place, packed or decoded.
+    // Both with the prefetcher a local copy in registers (as in stored_dot_score_tile): through
+    // BlockState's reference its call count was a store and a reload every key, and f32 MHA took
+    // 3-6 % longer (bench/README.md, "The next block's lines spread over the whole block").
     if (st.stored_values != nullptr) {
         BlockPrefetcher prefetcher = st.prefetcher;
         // The tile's columns of the first value; later values are row_bytes apart.
@@ -364,6 +366,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
         }
         st.prefetcher = prefetcher;
     } else if constexpr (dtype == KvDtype::f32) {
+        BlockPrefetcher prefetcher = st.prefetcher;
         for (std::size_t t = 0; t < st.n_keys; ++t) {
             const float* row = values + t * st.value_stride;
             if constexpr (n_rows == 1) {
@@ -379,8 +382,9 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                     for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
                 }
             }
-            st.prefetcher.issue();
+            prefetcher.issue();
         }
+        st.prefetcher = prefetcher;
     }
     st.flops += 2 * n_rows * st.n_keys * n_vecs * lanes;
     for (std::size_t i = 0; i < n_rows; ++i) {
