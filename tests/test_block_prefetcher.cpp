@@ -2,6 +2,7 @@
 // block being computed (src/engine/block_prefetcher.hpp). Where it sends the lines does not
 // change a result, only when they arrive, so this checks the schedule itself.
 #include "engine/block_prefetcher.hpp"
+#include "engine/prefetch_plan.hpp"
 
 #include "kvbench/engine/attention_kernel.hpp"
 
@@ -33,8 +34,8 @@ struct Cache {
 
 // Lines requested after each of `calls` calls, the block of block_keys keys at first_key.
 std::vector<std::size_t> schedule(const GroupAttention& problem, std::size_t first_key, std::size_t block_keys,
-                                  std::size_t calls, std::size_t calls_made) {
-    BlockPrefetcher prefetcher(PrefetchPlan{1, false});
+                                  std::size_t calls, std::size_t calls_made, bool spread = true) {
+    BlockPrefetcher prefetcher(PrefetchPlan{1, false, spread});
     prefetcher.start(problem, first_key, block_keys, calls);
     std::vector<std::size_t> requested;
     for (std::size_t i = 0; i < calls_made; ++i) {
@@ -58,6 +59,35 @@ TEST_CASE("fewer lines than calls are requested evenly over the whole block, not
         CHECK(requested[i] == (i + 1) * lines / calls);
     }
     CHECK(requested.back() == lines);
+}
+
+TEST_CASE("a plan that does not spread requests fewer lines than calls one a call from the first on") {
+    const Cache cache(64, 128, 128);
+    const std::size_t lines = 16 * 128 / line_floats;
+    const std::vector<std::size_t> requested = schedule(cache.problem, 16, 16, 224, 224, false);
+    for (std::size_t i = 0; i < requested.size(); ++i) {
+        INFO("call " << i + 1);
+        CHECK(requested[i] == std::min(lines, i + 1));
+    }
+}
+
+TEST_CASE("the AVX2 plans spread but int8's; the AVX-512 plans keep the lines from the first calls on") {
+    // prefetch_plan.hpp, measured on a Zen 5 guest.
+#if defined(__AVX512F__)
+    for (const KvDtype stored : {KvDtype::f32, KvDtype::f16, KvDtype::bf16, KvDtype::int8}) {
+        INFO("stored=" << static_cast<int>(stored));
+        CHECK_FALSE(block_prefetch_plan(stored).spread);
+        CHECK_FALSE(block_prefetch_plan(stored, true).spread);
+    }
+#else
+    for (const KvDtype stored : {KvDtype::f32, KvDtype::f16, KvDtype::bf16}) {
+        INFO("stored=" << static_cast<int>(stored));
+        CHECK(block_prefetch_plan(stored).spread);
+        CHECK(block_prefetch_plan(stored, true).spread);
+    }
+    CHECK_FALSE(block_prefetch_plan(KvDtype::int8).spread);
+    CHECK_FALSE(block_prefetch_plan(KvDtype::int8, true).spread);
+#endif
 }
 
 TEST_CASE("more lines than calls are requested a few at every call until none is left") {

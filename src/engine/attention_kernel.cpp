@@ -82,7 +82,7 @@ void pack_key_block(BlockState& st) {
             for (std::size_t i = 0; i < lanes; ++i) {
                 rows[i] = t0 + i < st.n_keys ? Simd::load(st.keys + (t0 + i) * stride + d0, dims) : Simd::zero();
             }
-            st.prefetcher.issue();
+            st.prefetcher.issue<plan_may_spread(KvDtype::f32)>();
             Simd::transpose(rows);
             for (std::size_t j = 0; j < n_dims; ++j) Simd::store(keys_t + (d0 + j) * max_key_block + t0, rows[j]);
         }
@@ -153,7 +153,7 @@ template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32>
             }
             for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[i], k, acc[i * n_cols + j]);
         }
-        prefetcher.issue();
+        prefetcher.issue<tile_may_spread(dtype, n_rows)>();
     }
     st.prefetcher = prefetcher;
     st.flops += 2 * n_rows * n_cols * round_up(dim, lanes);  // keys past the block and dims past dim too
@@ -190,7 +190,7 @@ template <std::size_t n_rows, KvDtype dtype>
             const Vec k = load_kv<dtype>(key, d0);
             for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[i], k, acc[i * n_cols + j]);
         }
-        prefetcher.issue();
+        prefetcher.issue<tile_may_spread(dtype, n_rows)>();
     }
     st.prefetcher = prefetcher;
     st.flops += 2 * n_rows * n_cols * dim;
@@ -248,7 +248,7 @@ std::optional<float> round_query_to_i16(const float* q, std::size_t dim, std::in
             const __m256i k = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(key)));
             acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(q, k));
         }
-        prefetcher.issue();
+        prefetcher.issue<tile_may_spread(KvDtype::int8, 1)>();
     }
     st.prefetcher = prefetcher;
     st.flops += 2 * n_cols * dim;
@@ -278,7 +278,7 @@ void transposed_score_tile(BlockState& st, std::size_t first_row) {
             const Vec q = Simd::set1(queries[i * padded_dim + d]);
             for (std::size_t v = 0; v < block_vecs; ++v) acc[i][v] = Simd::fma(q, k[v], acc[i][v]);
         }
-        st.prefetcher.issue();
+        st.prefetcher.issue<plan_may_spread(KvDtype::f32)>();
     }
     st.flops += 2 * n_rows * key_block * st.problem.head_dim;  // the whole block, however many keys it holds
     for (std::size_t i = 0; i < n_rows; ++i) {
@@ -362,7 +362,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                     for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
                 }
             }
-            prefetcher.issue();
+            prefetcher.issue<tile_may_spread(dtype, n_rows)>();
         }
         st.prefetcher = prefetcher;
     } else if constexpr (dtype == KvDtype::f32) {
@@ -382,7 +382,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                     for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
                 }
             }
-            prefetcher.issue();
+            prefetcher.issue<tile_may_spread(dtype, n_rows)>();
         }
         st.prefetcher = prefetcher;
     }

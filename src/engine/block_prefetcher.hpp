@@ -57,17 +57,18 @@ public:
         calls = std::max<std::size_t>(1, calls);
         calls_per_turn_ = calls;
         credit_ = 0;
-        if (n_lines >= calls) {
+        if (n_lines >= calls || !plan_.spread) {
             per_call_ = (n_lines + calls - 1) / calls;
             credit_per_call_ = calls;  // every call is a turn
         } else {
-            // Fewer lines than calls: one line on n_lines of the calls, evenly apart. Requested
-            // on the first calls, as before, the lines of a GQA group's next block all went out
-            // in its score tiles, two lines per 8 FMAs on AVX2, faster than DRAM delivers; the
-            // miss buffers filled, the prefetches stalled the FMAs (a fifth of the 4-row tile's
-            // samples on one prefetcht0), and the output tiles then ran with nothing in flight.
-            // Spread over the block, GQA-8 from DRAM took 10-13 % less time on AVX2 on a Zen 5
-            // (bench/README.md, "The next block's lines spread over the whole block").
+            // Fewer lines than calls, and a plan that spreads them (prefetch_plan.hpp): one line
+            // on n_lines of the calls, evenly apart. Requested on the first calls, the lines of
+            // a GQA group's next block all went out in its score tiles, two lines per 8 FMAs on
+            // AVX2, faster than DRAM delivers; the miss buffers filled, the prefetches stalled
+            // the FMAs (a fifth of the 4-row tile's samples on one prefetcht0), and the output
+            // tiles then ran with nothing in flight. Spread over the block, GQA-8 from DRAM took
+            // 10-13 % less time on AVX2 on a Zen 5 (bench/README.md, "The next block's lines
+            // spread over the whole block").
             per_call_ = 1;
             credit_per_call_ = n_lines;
         }
@@ -76,11 +77,16 @@ public:
     // Called between the kernel's loads, as often as every 8 FMAs on AVX2: the bookkeeping is a
     // pointer and its end, kept in registers, since a call costing more than its prefetches
     // made it a third of the kernel's instructions (callgrind, bench/README.md).
+    // may_spread false (plan_may_spread: a plan that never spreads) leaves out the turn's test,
+    // which cost int8's fused GQA tiles on AVX2 4 % with nothing spread.
+    template <bool may_spread = true>
     void issue() {
         ++calls_;
-        credit_ += credit_per_call_;
-        if (credit_ < calls_per_turn_) return;
-        credit_ -= calls_per_turn_;
+        if constexpr (may_spread) {
+            credit_ += credit_per_call_;
+            if (credit_ < calls_per_turn_) return;
+            credit_ -= calls_per_turn_;
+        }
         for (std::size_t i = 0; i < per_call_; ++i) {
             if (line_ == segment_end_) {
                 if (--n_segments_ == 0) {

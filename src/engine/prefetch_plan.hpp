@@ -14,6 +14,9 @@ namespace kvbench {
 struct PrefetchPlan {
     std::size_t blocks_ahead;  // of the block being computed
     bool into_l2;              // prefetcht1; else prefetcht0, into L1
+    // Where the block makes more prefetch calls than the later block has lines: the lines spread
+    // evenly over all the calls (block_prefetcher.hpp); else one a call, from the first on.
+    bool spread = false;
 };
 
 // Chosen by measurement on a Zen 4 (bench/README.md, "Prefetching attention's blocks into L2"),
@@ -34,14 +37,37 @@ struct PrefetchPlan {
 // keys reached the FMAs a load latency late. With Zen 4's 32 KiB L1 the next block into L1 had
 // been the slower (GQA-8 B=8 on AVX2, 6612 / 6403 against 5801 / 5108 µs in "Prefetching
 // attention's blocks into L2"), so the exception needs an L1 of large_l1_bytes.
-inline PrefetchPlan block_prefetch_plan(KvDtype stored, bool group_dot_tiles = false) {
-    if (stored == KvDtype::f32 && group_dot_tiles && l1_data_cache_bytes() >= large_l1_bytes) return {1, false};
+//
+// Spread: measured on the same Zen 5 guest ("The next block's lines spread over the whole
+// block"), whole steps of B=8 GQA-8 from DRAM. On AVX2 f32, f16 and bf16 took 4-13 % less time
+// spread, int8 5 % more; on AVX-512 f32 moved within the noise, f16 and int8 lost 2-3 %. So
+// the AVX2 plans of the types with conversions no heavier than f16's spread, and the rest keep
+// the lines from the first calls on.
+// Whether any plan for this stored type spreads; the tiles of one that never does leave out
+// the prefetcher's test for a turn (BlockPrefetcher::issue).
+constexpr bool plan_may_spread(KvDtype stored) {
 #if defined(__AVX512F__)
-    if (stored == KvDtype::f32) return {1, true};  // a block of 32 f32 keys is 8 KiB at dh = 64
+    (void)stored;
+    return false;
 #else
-    if (stored != KvDtype::int8) return {2, true};  // blocks of 4-6 KiB of keys at dh = 64
+    return stored != KvDtype::int8;
 #endif
-    return {1, false};
+}
+
+// And whether a tile of tile_rows query rows may: a one-row tile (MHA's, or the last row of an
+// odd group) makes fewer calls than a block has lines, and the test alone cost f32 MHA 5-7 %
+// on AVX2. In an odd group the one-row tile then requests a line at every call it makes.
+constexpr bool tile_may_spread(KvDtype stored, std::size_t tile_rows) { return plan_may_spread(stored) && tile_rows > 1; }
+
+inline PrefetchPlan block_prefetch_plan(KvDtype stored, bool group_dot_tiles = false) {
+    const bool spread = plan_may_spread(stored);
+    if (stored == KvDtype::f32 && group_dot_tiles && l1_data_cache_bytes() >= large_l1_bytes) return {1, false, spread};
+#if defined(__AVX512F__)
+    if (stored == KvDtype::f32) return {1, true, spread};  // a block of 32 f32 keys is 8 KiB at dh = 64
+#else
+    if (stored != KvDtype::int8) return {2, true, spread};  // blocks of 4-6 KiB of keys at dh = 64
+#endif
+    return {1, false, spread};
 }
 
 // Requests the cache line holding p, into L2 (prefetcht1) or into L1 (prefetcht0).
