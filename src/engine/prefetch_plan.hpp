@@ -1,6 +1,6 @@
-// block_prefetch_plan(): how far ahead, and into which cache, the attention kernels request a
-// later block of keys and values; prefetch_line() makes one such request. Private to src/engine
-// (attention_kernel.cpp, attention_grouped.cpp).
+// block_prefetch_plan(): how far ahead, into which cache and how spread out the attention
+// kernels request a later block of keys and values; prefetch_line() makes one such request.
+// Private to src/engine (attention_kernel.cpp, attention_grouped.cpp).
 #pragma once
 
 #include "l1_data_cache.hpp"
@@ -18,6 +18,26 @@ struct PrefetchPlan {
     // evenly over all the calls (block_prefetcher.hpp); else one a call, from the first on.
     bool spread = false;
 };
+
+// Whether the plans for this stored type spread a block's lines over its calls. Measured on a
+// Zen 5 guest (bench/README.md, "The next block's lines spread over the whole block"), whole
+// steps of B=8 GQA-8 from DRAM: on AVX2 f32, f16 and bf16 took 4-13 % less time spread, int8 5 %
+// more; on AVX-512 f32 moved within the noise, f16 and int8 lost 2-3 %. So builds without
+// AVX-512 (the portable one follows AVX2) spread all types but int8, and the tiles of a type
+// that never spreads leave out the prefetcher's test for a turn (BlockPrefetcher::issue).
+constexpr bool plan_may_spread(KvDtype stored) {
+#if defined(__AVX512F__)
+    (void)stored;
+    return false;
+#else
+    return stored != KvDtype::int8;
+#endif
+}
+
+// And whether a tile of tile_rows query rows may: a one-row tile (MHA's, or the last row of an
+// odd group) makes fewer calls than a block has lines, and the test alone cost f32 MHA 5-7 %
+// on AVX2. In an odd group the one-row tile then requests a line at every call it makes.
+constexpr bool tile_may_spread(KvDtype stored, std::size_t tile_rows) { return plan_may_spread(stored) && tile_rows > 1; }
 
 // Chosen by measurement on a Zen 4 (bench/README.md, "Prefetching attention's blocks into L2"),
 // both builds alternated. A block far enough ahead to cover DRAM's latency under load (8 KiB
@@ -37,28 +57,6 @@ struct PrefetchPlan {
 // keys reached the FMAs a load latency late. With Zen 4's 32 KiB L1 the next block into L1 had
 // been the slower (GQA-8 B=8 on AVX2, 6612 / 6403 against 5801 / 5108 µs in "Prefetching
 // attention's blocks into L2"), so the exception needs an L1 of large_l1_bytes.
-//
-// Spread: measured on the same Zen 5 guest ("The next block's lines spread over the whole
-// block"), whole steps of B=8 GQA-8 from DRAM. On AVX2 f32, f16 and bf16 took 4-13 % less time
-// spread, int8 5 % more; on AVX-512 f32 moved within the noise, f16 and int8 lost 2-3 %. So
-// the AVX2 plans of the types with conversions no heavier than f16's spread, and the rest keep
-// the lines from the first calls on.
-// Whether any plan for this stored type spreads; the tiles of one that never does leave out
-// the prefetcher's test for a turn (BlockPrefetcher::issue).
-constexpr bool plan_may_spread(KvDtype stored) {
-#if defined(__AVX512F__)
-    (void)stored;
-    return false;
-#else
-    return stored != KvDtype::int8;
-#endif
-}
-
-// And whether a tile of tile_rows query rows may: a one-row tile (MHA's, or the last row of an
-// odd group) makes fewer calls than a block has lines, and the test alone cost f32 MHA 5-7 %
-// on AVX2. In an odd group the one-row tile then requests a line at every call it makes.
-constexpr bool tile_may_spread(KvDtype stored, std::size_t tile_rows) { return plan_may_spread(stored) && tile_rows > 1; }
-
 inline PrefetchPlan block_prefetch_plan(KvDtype stored, bool group_dot_tiles = false) {
     const bool spread = plan_may_spread(stored);
     if (stored == KvDtype::f32 && group_dot_tiles && l1_data_cache_bytes() >= large_l1_bytes) return {1, false, spread};
