@@ -75,10 +75,10 @@ public:
     }
 
     // Called between the kernel's loads, as often as every 8 FMAs on AVX2: the bookkeeping is a
-    // pointer and its end, kept in registers, since a call costing more than its prefetches
-    // made it a third of the kernel's instructions (callgrind, bench/README.md).
+    // credit, a pointer and its end, kept in registers, since a call costing more than its
+    // prefetches made it a third of the kernel's instructions (callgrind, bench/README.md).
     // may_spread false (tile_may_spread: a tile whose calls are never spread) leaves out the
-    // turn's test, which cost int8's fused GQA tiles on AVX2 4 % with nothing spread.
+    // credit's test, which cost int8's fused GQA tiles on AVX2 4 % with nothing spread.
     template <bool may_spread = true>
     void issue() {
         ++calls_;
