@@ -104,6 +104,35 @@ void pack_value_block(BlockState& st) {
     st.value_stride = padded_dim;
 }
 
+// Rows per dot tile, in the order score_block takes them: tiles of 4 rows while whole ones
+// fit, then of 2, then of 1 (fewer with fewer lanes).
+constexpr std::array<std::size_t, 3> dot_tile_rows = {
+    std::min<std::size_t>(4, lanes), std::min<std::size_t>(2, lanes), 1};
+
+// The scaled queries as the dot tiles read them: each tile's rows interleaved a vector at a
+// time (row i's elements [d0, d0 + lanes) at d0 · tile_rows + i · lanes from the tile's first
+// row), so a step's query vectors lie side by side behind one pointer. Laid out as rows, the
+// 4-row AVX2 tile needed a pointer per row besides the prefetcher's state: GCC ran out of the
+// 16 general registers, reloaded three pointers from the stack and spilled a query vector every
+// step (bench/README.md, "The dot tiles' queries side by side"). Zero past head_dim: the tiles
+// read whole vectors. One row's layout is its row, as the int8 tile expects.
+void write_dot_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) {
+    const std::size_t padded_dim = ws.padded_dim();
+    std::size_t first_row = 0;
+    for (const std::size_t tile_rows : dot_tile_rows) {
+        for (; first_row + tile_rows <= problem.n_rows; first_row += tile_rows) {
+            float* tile = ws.queries() + first_row * padded_dim;
+            for (std::size_t i = 0; i < tile_rows; ++i) {
+                const float* src = problem.q + (first_row + i) * problem.q_stride;
+                for (std::size_t d = 0; d < padded_dim; ++d) {
+                    tile[d / lanes * tile_rows * lanes + i * lanes + d % lanes] =
+                        d < problem.head_dim ? src[d] * problem.scale : 0.0f;
+                }
+            }
+        }
+    }
+}
+
 // Scores of n_rows rows × (lanes / n_rows) keys from dot products along head_dim: one
 // accumulator per (row, key), reduced to one vector of scores at the end. For a few rows
 // this is cheaper than transposing the keys (a 16×16 transpose is 64 shuffles, 1 per cycle).
@@ -138,7 +167,7 @@ template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32>
         Vec q[n_rows];
         for (std::size_t i = 0; i < n_rows; ++i) {
             // Loaded once for the n_cols keys, not folded into each FMA as another load.
-            Vec row = Simd::load(queries + i * padded_dim + d0);
+            Vec row = Simd::load(queries + d0 * n_rows + i * lanes);
             if constexpr (n_cols > 1) keep_in_register(row);
             q[i] = row;
         }
@@ -184,7 +213,7 @@ template <std::size_t n_rows, KvDtype dtype>
     for (Vec& a : acc) a = Simd::zero();
     for (std::size_t d0 = 0; d0 < dim; d0 += lanes) {
         Vec q[n_rows];
-        for (std::size_t i = 0; i < n_rows; ++i) q[i] = Simd::load(queries + i * padded_dim + d0);
+        for (std::size_t i = 0; i < n_rows; ++i) q[i] = Simd::load(queries + d0 * n_rows + i * lanes);
         const std::byte* key = first;
         for (std::size_t j = 0; j < n_cols; ++j, key += row_bytes) {
             const Vec k = load_kv<dtype>(key, d0);
@@ -473,10 +502,9 @@ void score_block(BlockState& st, std::size_t n_rows) {
                        [&](std::size_t first, std::size_t size) { transposed_tiles[size - 1](st, first); });
         return;
     }
-    // Dot tiles of 4, 2, then 1 rows (fewer with fewer lanes), as many as fit.
-    std::size_t first_row = dot_score_rows<std::min<std::size_t>(4, lanes), dtype>(st, 0, n_rows);
-    first_row = dot_score_rows<std::min<std::size_t>(2, lanes), dtype>(st, first_row, n_rows);
-    dot_score_rows<1, dtype>(st, first_row, n_rows);
+    std::size_t first_row = dot_score_rows<dot_tile_rows[0], dtype>(st, 0, n_rows);
+    first_row = dot_score_rows<dot_tile_rows[1], dtype>(st, first_row, n_rows);
+    dot_score_rows<dot_tile_rows[2], dtype>(st, first_row, n_rows);
 }
 
 
@@ -505,12 +533,17 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
     const std::size_t padded_dim = ws.padded_dim();
     const std::size_t n_vecs = round_up(dim, lanes) / lanes;  // vectors per output row
 
-    // Queries are scaled once here, so block scores come out of the FMAs final.
-    for (std::size_t r = 0; r < n_rows; ++r) {
-        const float* src = problem.q + r * problem.q_stride;
-        float* dst = ws.queries() + r * padded_dim;
-        for (std::size_t d = 0; d < dim; ++d) dst[d] = src[d] * problem.scale;
-        std::fill(dst + dim, dst + padded_dim, 0.0f);  // dot tiles read whole vectors
+    // Queries are scaled once here, so block scores come out of the FMAs final: as rows for the
+    // transposed tiles, in their own layout for the dot tiles.
+    if (n_rows <= Simd::dot_rows_max) {
+        write_dot_tile_queries(problem, ws);
+    } else {
+        for (std::size_t r = 0; r < n_rows; ++r) {
+            const float* src = problem.q + r * problem.q_stride;
+            float* dst = ws.queries() + r * padded_dim;
+            for (std::size_t d = 0; d < dim; ++d) dst[d] = src[d] * problem.scale;
+            std::fill(dst + dim, dst + padded_dim, 0.0f);
+        }
     }
     std::fill_n(ws.outputs(), n_rows * padded_dim, 0.0f);
     std::fill_n(ws.lane_sums(), n_rows * max_lanes, 0.0f);

@@ -57,7 +57,8 @@ public:
     std::size_t head_dim() const { return head_dim_; }
     std::size_t padded_dim() const { return layout_.padded_dim; }
 
-    float* queries() { return base() + layout_.queries; }      // (max_rows, padded_dim) floats: scale · q
+    // (max_rows, padded_dim) floats: scale · q, as rows, or interleaved as the dot tiles read it
+    float* queries() { return base() + layout_.queries; }
     float* outputs() { return base() + layout_.outputs; }      // (max_rows, padded_dim) floats: running Σ p·v
     float* probs() { return base() + layout_.probs; }          // (max_rows, max_key_block) floats: a block's scores, then p
     float* lane_sums() { return base() + layout_.lane_sums; }  // (max_rows, 16) floats: Σ p, one partial per lane
