@@ -39,7 +39,14 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
     const std::size_t vector_bytes = head_dim * kv_element_bytes(cache.dtype());  // one cached K or V, scale apart
 
     std::uint64_t executed = 0;
-#pragma omp parallel for schedule(static) reduction(+ : executed) num_threads(static_cast<int>(scratch.n_threads))
+    // Tasks are handed out one at a time to whichever thread is free, not dealt out in advance:
+    // on a shared host one core often runs slower than the other for a while, and a fixed half
+    // of the tasks then made the faster thread wait at the end. Whole B=8 GQA-8 steps on a loud
+    // Zen 5 guest took 0.92x as long, the attention alone 0.86-0.90x, and within the noise where
+    // the host was quiet (bench/README.md, "Attention's tasks to whichever thread is free"). A
+    // task writes only its own partial rows, merged below in a fixed order, so the bits of out
+    // do not depend on which thread ran what.
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : executed) num_threads(static_cast<int>(scratch.n_threads))
     for (std::ptrdiff_t task = 0; task < n_tasks_signed; ++task) {
         const auto index = static_cast<std::size_t>(task);
         const std::size_t split = index % n_splits;
