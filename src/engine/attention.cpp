@@ -5,12 +5,15 @@
 #include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/kv_convert.hpp"
 
+#include "task_ranges.hpp"
+
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <optional>
 
 namespace kvbench {
 
@@ -35,20 +38,11 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
     const std::size_t n_splits =
         decode_split_count(n_batch * n_kv_heads, n_ctx, scratch.n_threads, scratch.max_splits);
     const std::size_t n_tasks = n_batch * n_kv_heads * n_splits;
-    const auto n_tasks_signed = static_cast<std::ptrdiff_t>(n_tasks);
     const std::size_t vector_bytes = head_dim * kv_element_bytes(cache.dtype());  // one cached K or V, scale apart
 
-    std::uint64_t executed = 0;
-    // Tasks are handed out one at a time to whichever thread is free, not dealt out in advance:
-    // on a shared host one core often runs slower than the other for a while, and a fixed half
-    // of the tasks then made the faster thread wait at the end. Whole B=8 GQA-8 steps on a loud
-    // Zen 5 guest took 0.92x as long, the attention alone 0.86-0.90x, and within the noise where
-    // the host was quiet (bench/README.md, "Attention's tasks to whichever thread is free"). A
-    // task writes only its own partial rows, merged below in a fixed order, so the bits of out
-    // do not depend on which thread ran what.
-#pragma omp parallel for schedule(dynamic, 1) reduction(+ : executed) num_threads(static_cast<int>(scratch.n_threads))
-    for (std::ptrdiff_t task = 0; task < n_tasks_signed; ++task) {
-        const auto index = static_cast<std::size_t>(task);
+    // One (batch row, KV head, split) task: attend_group over that split of the context, into the
+    // task's own partial rows.
+    const auto run_task = [&](std::size_t index, AttendWorkspace& workspace) -> std::uint64_t {
         const std::size_t split = index % n_splits;
         const std::size_t kv_head = (index / n_splits) % n_kv_heads;
         const std::size_t b = index / (n_splits * n_kv_heads);
@@ -74,7 +68,20 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
         result.out_stride = head_dim;
         result.row_max = scratch.partial_max.data() + partial_row;
         result.row_sum = scratch.partial_sum.data() + partial_row;
-        executed += attend_group(problem, result, scratch.workspaces[static_cast<std::size_t>(omp_get_thread_num())]);
+        return attend_group(problem, result, workspace);
+    };
+
+    std::uint64_t executed = 0;
+    // Each thread takes its own contiguous range of tasks, then helps with the others' tails
+    // (task_ranges.hpp: why not an OpenMP schedule). A task writes only its own partial rows,
+    // merged below in a fixed order, so the bits of out do not depend on which thread ran what.
+    TaskRanges tasks(n_tasks, scratch.n_threads);
+#pragma omp parallel reduction(+ : executed) num_threads(static_cast<int>(scratch.n_threads))
+    {
+        const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+        while (const std::optional<std::size_t> task = tasks.next(thread)) {
+            executed += run_task(*task, scratch.workspaces[thread]);
+        }
     }
 
     merge_splits(config, n_splits, scratch, out);

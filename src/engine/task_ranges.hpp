@@ -1,0 +1,45 @@
+// TaskRanges: tasks [0, n) dealt out as one contiguous range per thread, as schedule(static)
+// deals them, with a thread that runs out taking single tasks from the back of another's range.
+// Private to src/engine (attention.cpp).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+namespace kvbench {
+
+// Why not OpenMP's schedules: schedule(static) makes the step wait for the slower thread, and
+// on a shared host one core often runs slower than the other for a while (17 % of a GQA profile
+// was a thread spinning at the end of the loop); schedule(dynamic, 1) balances, but alternates
+// the tasks between threads, so each thread's reads of the KV cache restart at every task, and
+// the AVX2 B=8 MQA step at D=1024 took 3-5 % longer (bench/README.md, "Attention's tasks:
+// contiguous ranges, and the rest taken from the back"). Here each thread walks its own range
+// front to back, one stream, and only the tail of the work moves.
+class TaskRanges {
+public:
+    // Requires: n_tasks < 2^32, n_threads >= 1.
+    TaskRanges(std::size_t n_tasks, std::size_t n_threads);
+
+    // The next task for thread (< n_threads): the front of its own range, else the back of the
+    // first other range, from thread + 1 on, that still has one; none once every task is taken.
+    // Safe to call from all threads at once; every task is returned exactly once.
+    std::optional<std::size_t> next(std::size_t thread);
+
+private:
+    // A range [front, back) packed in one word (front in the high half), so that the owner's
+    // front and a thief's back move by compare-and-swap without a lock. On a line of its own:
+    // the owner updates it at every task.
+    struct alignas(64) Range {
+        std::atomic<std::uint64_t> front_back{0};
+    };
+    std::optional<std::size_t> take_front(Range& range);
+    std::optional<std::size_t> take_back(Range& range);
+
+    std::size_t n_threads_;
+    std::unique_ptr<Range[]> ranges_;
+};
+
+}  // namespace kvbench
