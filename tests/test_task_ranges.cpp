@@ -1,7 +1,7 @@
-// attend_decode's task schedule (src/engine/task_ranges.hpp): each thread's own contiguous range
-// first, then single tasks from the back of the others'. Which thread runs a task never changes a
+// attend_decode's task schedule (include/kvbench/engine/task_ranges.hpp): each thread's own
+// contiguous range first, then single tasks from the back of the others'. Which thread runs a task never changes a
 // result, so this checks the schedule: every task handed out exactly once, in the promised order.
-#include "engine/task_ranges.hpp"
+#include "kvbench/engine/task_ranges.hpp"
 
 #include <doctest/doctest.h>
 
@@ -26,7 +26,8 @@ std::vector<std::size_t> drain(TaskRanges& tasks, std::size_t thread) {
 }  // namespace
 
 TEST_CASE("each thread first takes its own range of schedule(static), front to back") {
-    TaskRanges tasks(10, 3);  // ranges [0, 3), [3, 6), [6, 10)
+    TaskRanges tasks(3);
+    tasks.reset(10);  // ranges [0, 3), [3, 6), [6, 10)
     CHECK(tasks.next(0) == 0u);
     CHECK(tasks.next(1) == 3u);
     CHECK(tasks.next(2) == 6u);
@@ -36,7 +37,8 @@ TEST_CASE("each thread first takes its own range of schedule(static), front to b
 }
 
 TEST_CASE("a thread whose range is done takes the back of the next range that has tasks") {
-    TaskRanges tasks(8, 2);  // [0, 4) and [4, 8)
+    TaskRanges tasks(2);
+    tasks.reset(8);  // [0, 4) and [4, 8)
     for (std::size_t expected = 0; expected < 4; ++expected) CHECK(tasks.next(0) == expected);
     CHECK(tasks.next(0) == 7u);  // thread 1's last task
     CHECK(tasks.next(1) == 4u);  // thread 1 still starts at its front
@@ -47,16 +49,28 @@ TEST_CASE("a thread whose range is done takes the back of the next range that ha
 }
 
 TEST_CASE("one thread alone takes every task, its range in order and then the others' from the back") {
-    TaskRanges tasks(7, 3);  // [0, 2), [2, 4), [4, 7)
+    TaskRanges tasks(3);
+    tasks.reset(7);  // [0, 2), [2, 4), [4, 7)
     CHECK(drain(tasks, 1) == std::vector<std::size_t>{2, 3, 6, 5, 4, 1, 0});
 }
 
+TEST_CASE("reset deals the tasks out afresh, as attend_decode does at every call") {
+    TaskRanges tasks(2);
+    tasks.reset(3);  // [0, 1) and [1, 3)
+    CHECK(drain(tasks, 0) == std::vector<std::size_t>{0, 2, 1});
+    tasks.reset(4);  // [0, 2) and [2, 4), whatever the last call left
+    CHECK(drain(tasks, 1) == std::vector<std::size_t>{2, 3, 1, 0});
+    CHECK_FALSE(tasks.next(0).has_value());
+}
+
 TEST_CASE("fewer tasks than threads, and no task at all") {
-    TaskRanges few(2, 4);  // [0, 0), [0, 1), [1, 1), [1, 2)
+    TaskRanges few(4);
+    few.reset(2);  // [0, 0), [0, 1), [1, 1), [1, 2)
     CHECK(few.next(0) == 0u);  // from thread 1's range: its own is empty
     CHECK(few.next(2) == 1u);  // from thread 3's
     CHECK_FALSE(few.next(3).has_value());
-    TaskRanges none(0, 2);
+    TaskRanges none(2);
+    none.reset(0);
     CHECK_FALSE(none.next(0).has_value());
     CHECK_FALSE(none.next(1).has_value());
 }
@@ -65,7 +79,8 @@ TEST_CASE("threads drawing at once run every task exactly once") {
     constexpr std::size_t n_tasks = 20000;
     for (const std::size_t n_threads : {2u, 3u, 8u}) {
         INFO("threads=" << n_threads);
-        TaskRanges tasks(n_tasks, n_threads);
+        TaskRanges tasks(n_threads);
+        tasks.reset(n_tasks);
         std::vector<std::atomic<int>> runs(n_tasks);
         std::vector<std::thread> threads;
         for (std::size_t t = 0; t < n_threads; ++t) {
@@ -82,7 +97,8 @@ TEST_CASE("the owner's front and a thief's back meet without losing or repeating
     // Thread 0 takes its own half, then steals from the back of thread 1's range while thread 1,
     // started only then, takes its front: both move the same range's ends at once throughout.
     constexpr std::size_t n_tasks = 400000;
-    TaskRanges tasks(n_tasks, 2);
+    TaskRanges tasks(2);
+    tasks.reset(n_tasks);
     std::vector<std::atomic<int>> runs(n_tasks);
     std::atomic<std::size_t> taken_by_thief{0};
     std::thread thief([&] {

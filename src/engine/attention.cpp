@@ -5,8 +5,6 @@
 #include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/kv_convert.hpp"
 
-#include "task_ranges.hpp"
-
 #include <omp.h>
 
 #include <algorithm>
@@ -75,7 +73,8 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
     // Each thread takes its own contiguous range of tasks, then helps with the others' tails
     // (task_ranges.hpp: why not an OpenMP schedule). A task writes only its own partial rows,
     // merged below in a fixed order, so the bits of out do not depend on which thread ran what.
-    TaskRanges tasks(n_tasks, scratch.n_threads);
+    TaskRanges& tasks = scratch.tasks;
+    tasks.reset(n_tasks);
 #pragma omp parallel reduction(+ : executed) num_threads(static_cast<int>(scratch.n_threads))
     {
         const auto thread = static_cast<std::size_t>(omp_get_thread_num());
@@ -128,13 +127,14 @@ DecodeAttentionScratch::DecodeAttentionScratch(const ModelConfig& config, std::s
       max_splits(splits_for(config, max_seq_len_, n_threads_)),
       partial_out(checked_product({max_splits, config.n_batch, config.q_dim()})),
       partial_max(checked_product({max_splits, config.n_batch, config.n_heads})),
-      partial_sum(partial_max.size()) {
+      partial_sum(partial_max.size()),
+      tasks(n_threads_) {
     workspaces.reserve(n_threads);
     for (std::size_t i = 0; i < n_threads; ++i) workspaces.emplace_back(config.group_size(), config.head_dim());
 }
 
 std::size_t DecodeAttentionScratch::bytes() const {
-    std::size_t total = (partial_out.size() + partial_max.size() + partial_sum.size()) * sizeof(float);
+    std::size_t total = (partial_out.size() + partial_max.size() + partial_sum.size()) * sizeof(float) + tasks.bytes();
     for (const AttendWorkspace& ws : workspaces) total += ws.bytes();
     return total;
 }
@@ -151,7 +151,7 @@ std::size_t DecodeAttentionScratch::bytes_for(const ModelConfig& config, std::si
     const std::size_t max_splits = splits_for(config, max_seq_len_, n_threads);
     const std::size_t partial_floats =
         checked_product({max_splits, config.n_batch, checked_add(config.q_dim(), 2 * config.n_heads)});
-    return checked_add(checked_mul(partial_floats, sizeof(float)),
+    return checked_add(checked_add(checked_mul(partial_floats, sizeof(float)), TaskRanges::bytes_for(n_threads)),
                        checked_mul(n_threads, AttendWorkspace::bytes_for(config.group_size(), config.head_dim())));
 }
 

@@ -1,4 +1,4 @@
-#include "task_ranges.hpp"
+#include "kvbench/engine/task_ranges.hpp"
 
 #include <cassert>
 
@@ -12,12 +12,15 @@ constexpr std::uint64_t back_of(std::uint64_t word) { return word & 0xffffffffu;
 
 }  // namespace
 
-TaskRanges::TaskRanges(std::size_t n_tasks, std::size_t n_threads)
-    : n_threads_(n_threads), ranges_(std::make_unique<Range[]>(n_threads)) {
-    assert(n_threads >= 1 && n_tasks < (std::uint64_t{1} << 32));
+TaskRanges::TaskRanges(std::size_t n_threads) : n_threads_(n_threads), ranges_(std::make_unique<Range[]>(n_threads)) {
+    assert(n_threads >= 1);
+}
+
+void TaskRanges::reset(std::size_t n_tasks) {
+    assert(n_tasks < (std::uint64_t{1} << 32));
     // The split of schedule(static): thread t takes [n·t/T, n·(t+1)/T).
-    for (std::size_t t = 0; t < n_threads; ++t) {
-        ranges_[t].front_back.store(pack(n_tasks * t / n_threads, n_tasks * (t + 1) / n_threads),
+    for (std::size_t t = 0; t < n_threads_; ++t) {
+        ranges_[t].front_back.store(pack(n_tasks * t / n_threads_, n_tasks * (t + 1) / n_threads_),
                                     std::memory_order_relaxed);
     }
 }

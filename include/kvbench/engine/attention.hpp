@@ -21,6 +21,7 @@
 #include "kvbench/engine/config.hpp"
 #include "kvbench/engine/flop_count.hpp"
 #include "kvbench/engine/kv_cache.hpp"
+#include "kvbench/engine/task_ranges.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -65,6 +66,7 @@ struct DecodeAttentionScratch {
     std::vector<float> partial_max;          // (max_splits, n_batch, n_heads) floats
     std::vector<float> partial_sum;          // (max_splits, n_batch, n_heads) floats
     std::vector<AttendWorkspace> workspaces; // (n_threads), each for group_size rows
+    TaskRanges tasks;                        // (n_threads) ranges of the tasks, dealt out by each call
 };
 
 // How many splits attend_decode cuts each context into: enough (batch row, KV head, split)

@@ -1,6 +1,6 @@
 // TaskRanges: tasks [0, n) dealt out as one contiguous range per thread, as schedule(static)
 // deals them, with a thread that runs out taking single tasks from the back of another's range.
-// Private to src/engine (attention.cpp).
+// Owned by DecodeAttentionScratch, sized once, reset by every attend_decode call.
 #pragma once
 
 #include <atomic>
@@ -20,8 +20,14 @@ namespace kvbench {
 // front to back, one stream, and only the tail of the work moves.
 class TaskRanges {
 public:
-    // Requires: n_tasks < 2^32, n_threads >= 1.
-    TaskRanges(std::size_t n_tasks, std::size_t n_threads);
+    // Requires: n_threads >= 1. No task until reset().
+    explicit TaskRanges(std::size_t n_threads);
+    // Bytes the constructor allocates for n_threads threads.
+    static std::size_t bytes_for(std::size_t n_threads) { return n_threads * sizeof(Range); }
+    std::size_t bytes() const { return bytes_for(n_threads_); }
+
+    // Deals tasks [0, n_tasks) out afresh. Not while a thread calls next(). Requires: n_tasks < 2^32.
+    void reset(std::size_t n_tasks);
 
     // The next task for thread (< n_threads): the front of its own range, else the back of the
     // first other range, from thread + 1 on, that still has one; none once every task is taken.
