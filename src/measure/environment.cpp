@@ -5,6 +5,7 @@
 
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/kernel_isa.hpp"
+#include "kvbench/measure/cpu_model.hpp"
 
 #include <fmt/format.h>
 #include <sched.h>
@@ -64,29 +65,6 @@ std::string read_first_line(const std::filesystem::path& path) {
     std::string line;
     std::getline(in, line);
     return trim(line);
-}
-
-// x86 kernels name the CPU "model name"; some arm64 kernels only give "Hardware"
-// or "Processor", so those are tried in order.
-std::string read_cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    const std::vector<std::string_view> keys = {"model name", "Hardware", "Processor"};
-    std::vector<std::string> found(keys.size());
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto colon = line.find(':');
-        if (colon == std::string::npos) continue;
-        const std::string key = trim(std::string_view(line).substr(0, colon));
-        for (std::size_t i = 0; i < keys.size(); ++i) {
-            if (key == keys[i] && found[i].empty()) {
-                found[i] = trim(std::string_view(line).substr(colon + 1));
-            }
-        }
-    }
-    for (const auto& model : found) {
-        if (!model.empty()) return model;
-    }
-    return "unknown";
 }
 
 // sysfs writes sizes as "48K", "1024K" or "32M".

@@ -15,7 +15,7 @@ struct Environment {
     std::string compiler;          // "GNU 12.2.0"
     std::string kernel_isa;        // kvbench's kernels: "avx512", "avx2+fma" or "portable"
     bool optimized_build = true;   // false for Debug or sanitizer builds: their timings mean nothing
-    std::string cpu_model;         // /proc/cpuinfo "model name"
+    std::string cpu_model;         // /proc/cpuinfo's name of the CPU (cpu_model.hpp)
     std::size_t n_cores = 0;       // cores this process may use
     std::size_t llc_bytes = 0;     // one last-level cache instance, the largest, 0 when unknown
     std::size_t llc_total_bytes = 0;  // every LLC instance the process may run on, each once; 0 when unknown

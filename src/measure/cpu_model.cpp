@@ -1,0 +1,111 @@
+#include "kvbench/measure/cpu_model.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace kvbench {
+namespace {
+
+std::string trim(std::string_view text) {
+    const auto first = text.find_first_not_of(" \t");
+    if (first == std::string_view::npos) return {};
+    const auto last = text.find_last_not_of(" \t\r");
+    return std::string(text.substr(first, last - first + 1));
+}
+
+// /proc/cpuinfo writes the MIDR fields in hex ("0x41") or, for the revision, in decimal.
+std::optional<unsigned> parse_number(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    std::size_t used = 0;
+    try {
+        const unsigned long value = std::stoul(text, &used, 0);
+        if (used != text.size() || value > 0xffffu) return std::nullopt;
+        return static_cast<unsigned>(value);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+// The implementers and Arm's own cores most arm64 servers and boards use (the codes are
+// Linux's arch/arm64/include/asm/cputype.h); any other is named by its codes alone.
+std::string_view implementer_name(unsigned implementer) {
+    static constexpr std::array<std::pair<unsigned, std::string_view>, 8> names{{
+        {0x41, "Arm"}, {0x42, "Broadcom"}, {0x43, "Cavium"}, {0x46, "Fujitsu"},
+        {0x48, "HiSilicon"}, {0x4e, "NVIDIA"}, {0x61, "Apple"}, {0xc0, "Ampere"},
+    }};
+    for (const auto& [code, name] : names) {
+        if (code == implementer) return name;
+    }
+    return {};
+}
+
+std::string_view arm_core_name(unsigned part) {
+    static constexpr std::array<std::pair<unsigned, std::string_view>, 13> names{{
+        {0xd03, "Cortex-A53"}, {0xd07, "Cortex-A57"}, {0xd08, "Cortex-A72"}, {0xd0b, "Cortex-A76"},
+        {0xd0c, "Neoverse-N1"}, {0xd0d, "Cortex-A77"}, {0xd40, "Neoverse-V1"}, {0xd41, "Cortex-A78"},
+        {0xd47, "Cortex-A710"}, {0xd49, "Neoverse-N2"}, {0xd4f, "Neoverse-V2"}, {0xd84, "Neoverse-V3"},
+        {0xd8e, "Neoverse-N3"},
+    }};
+    for (const auto& [code, name] : names) {
+        if (code == part) return name;
+    }
+    return {};
+}
+
+std::optional<std::string> arm64_name(const std::map<std::string, std::string, std::less<>>& fields) {
+    const auto field = [&](std::string_view key) -> std::optional<unsigned> {
+        const auto found = fields.find(key);
+        return found == fields.end() ? std::nullopt : parse_number(found->second);
+    };
+    const std::optional<unsigned> implementer = field("CPU implementer");
+    const std::optional<unsigned> part = field("CPU part");
+    if (!implementer || !part) return std::nullopt;
+    std::string codes = fmt::format("implementer {:#04x}, part {:#05x}", *implementer, *part);
+    const std::optional<unsigned> variant = field("CPU variant");
+    const std::optional<unsigned> revision = field("CPU revision");
+    if (variant && revision) codes += fmt::format(", r{}p{}", *variant, *revision);
+
+    const std::string_view maker = implementer_name(*implementer);
+    const std::string_view core = *implementer == 0x41 ? arm_core_name(*part) : std::string_view{};
+    if (maker.empty()) return fmt::format("arm64 CPU ({})", codes);
+    if (core.empty()) return fmt::format("{} arm64 CPU ({})", maker, codes);
+    return fmt::format("{} {} ({})", maker, core, codes);
+}
+
+}  // namespace
+
+std::string cpu_model_from_cpuinfo(std::istream& cpuinfo) {
+    // Each field's first value, the first processor's: on a big.LITTLE board the others differ.
+    std::map<std::string, std::string, std::less<>> fields;
+    std::string line;
+    while (std::getline(cpuinfo, line)) {
+        const auto colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        fields.try_emplace(trim(std::string_view(line).substr(0, colon)),
+                           trim(std::string_view(line).substr(colon + 1)));
+    }
+    const auto named = [&](std::string_view key) -> std::optional<std::string> {
+        const auto found = fields.find(key);
+        if (found == fields.end() || found->second.empty()) return std::nullopt;
+        return found->second;
+    };
+    // "Processor" last: old arm64 kernels write "AArch64 Processor rev 1 (aarch64)" there for
+    // every core, which the MIDR fields beside it tell apart.
+    if (auto model = named("model name")) return *model;
+    if (auto hardware = named("Hardware")) return *hardware;
+    if (auto arm64 = arm64_name(fields)) return *arm64;
+    return named("Processor").value_or("unknown");
+}
+
+std::string read_cpu_model() {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    return cpu_model_from_cpuinfo(cpuinfo);
+}
+
+}  // namespace kvbench
