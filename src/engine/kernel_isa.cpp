@@ -3,8 +3,8 @@
 
 namespace kvbench {
 
-// The same tests as the kernels' own #if chains (small_m_gemm.cpp, attention.cpp,
-// attention_avx2.cpp): this file is compiled with the same kvbench_arch flags as they are.
+// The same tests as the kernels' own #if chains (small_m_gemm.cpp, simd.hpp,
+// attention_grouped.cpp): this file is compiled with the same kvbench_arch flags as they are.
 const char* kernel_isa() {
 #if defined(__AVX512F__)
     return "avx512";

@@ -156,16 +156,26 @@ struct SlabKernel {
 };
 
 // Portable path: eight partial sums per output keep the rounding error near the vector
-// paths' and give the compiler an independent chain per lane. One row of x reads four
-// weight rows far apart at once, as Avx2Isa does (see there); more rows, one weight row.
+// paths' and give the compiler an independent chain per lane. They are two GCC vectors of four
+// floats, one SSE or NEON register each, so every tile is vector code on any target: written as
+// eight scalar chains, GCC's cost model left the lone-row tile (tile<1, 1>) scalar on x86-64-v2
+// and aarch64 (scripts/test-arm64.sh checks the disassembly); as one vector of eight, wider than
+// those registers, GCC lowered it through memory, 1.3-4.6 times slower (bench/README.md, "The
+// portable tile on ARM"). One row of x reads four weight rows far apart at once, as Avx2Isa
+// does (see there); more rows, one weight row.
 struct ScalarIsa {
     static constexpr std::size_t tile_rows(std::size_t m) { return m == 1 ? spread_streams : 1; }
     static constexpr bool spread(std::size_t m) { return m == 1; }
 
+    static constexpr std::size_t quad = 4;
+    static constexpr std::size_t lanes = 2 * quad;  // partial sums per output: lane l is quad l / 4's l % 4
+    typedef float Quad __attribute__((vector_size(quad * sizeof(float))));
+    typedef float UnalignedQuad __attribute__((vector_size(quad * sizeof(float)), aligned(alignof(float)), may_alias));
+    static Quad quad_at(const float* p) { return *reinterpret_cast<const UnalignedQuad*>(p); }
+
     template <std::size_t M, std::size_t R, PrefetchTo>
     static void tile(const Tile& t) {
-        constexpr std::size_t lanes = 8;
-        float acc[M][R][lanes] = {};  // (n_rows, tile_rows, lanes) partial sums
+        Quad acc[M][R][2] = {};  // (n_rows, tile_rows, half of the lanes) partial sums
         // Rows of W and y from one of the tile's rows to the next (R is 1 unless spread).
         const std::size_t step = spread(M) ? t.spread : 1;
         const float* w = t.w;
@@ -173,24 +183,23 @@ struct ScalarIsa {
         std::size_t i = 0;
         for (; i + lanes <= t.len; i += lanes) {
             for (std::size_t m = 0; m < M; ++m) {
+                const Quad x0 = quad_at(t.x + m * t.ldx + i);
+                const Quad x1 = quad_at(t.x + m * t.ldx + i + quad);
                 for (std::size_t r = 0; r < R; ++r) {
-                    for (std::size_t l = 0; l < lanes; ++l) {
-                        acc[m][r][l] += t.x[m * t.ldx + i + l] * w[r * ldw + i + l];
-                    }
+                    acc[m][r][0] += x0 * quad_at(w + r * ldw + i);
+                    acc[m][r][1] += x1 * quad_at(w + r * ldw + i + quad);
                 }
             }
         }
         for (; i < t.len; ++i) {
             for (std::size_t m = 0; m < M; ++m) {
-                for (std::size_t r = 0; r < R; ++r) {
-                    acc[m][r][0] += t.x[m * t.ldx + i] * w[r * ldw + i];
-                }
+                for (std::size_t r = 0; r < R; ++r) acc[m][r][0][0] += t.x[m * t.ldx + i] * w[r * ldw + i];
             }
         }
         for (std::size_t m = 0; m < M; ++m) {
             for (std::size_t r = 0; r < R; ++r) {
                 float sum = 0.0f;
-                for (std::size_t l = 0; l < lanes; ++l) sum += acc[m][r][l];
+                for (std::size_t l = 0; l < lanes; ++l) sum += acc[m][r][l / quad][l % quad];
                 store(sum, t.beta, t.y + m * t.ldy + r * step);
             }
         }
