@@ -33,10 +33,6 @@ usage() {
   exit 2
 }
 
-locked() {
-  if [[ -n "${KVBENCH_CPU_LOCK:-}" ]]; then flock "$KVBENCH_CPU_LOCK" "$@"; else "$@"; fi
-}
-
 mode=gate
 case "${1:-}" in
   "") ;;
@@ -59,9 +55,9 @@ else
   sweep_json="$out/sweep.json"
   micro_json="$out/micro.json"
   echo "bench-gate: kvbench ${sweep_args[*]}" >&2
-  locked "$kvbench" "${sweep_args[@]}" -o "$sweep_json" >/dev/null
+  kvbench_locked "$kvbench" "${sweep_args[@]}" -o "$sweep_json" >/dev/null
   echo "bench-gate: kvbench_bench ${micro_args[*]}" >&2
-  locked "$KVBENCH_BUILD_DIR/bench/kvbench_bench" "${micro_args[@]}" --benchmark_out="$micro_json" >/dev/null
+  kvbench_locked "$KVBENCH_BUILD_DIR/bench/kvbench_bench" "${micro_args[@]}" --benchmark_out="$micro_json" >/dev/null
 fi
 
 # The machine class: the kernels' ISA path, the core count and the last-level cache, from the

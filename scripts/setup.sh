@@ -15,15 +15,8 @@ if ! declare -p KVBENCH_CMAKE_ARGS >/dev/null 2>&1; then KVBENCH_CMAKE_ARGS=(-DC
 if ! declare -p KVBENCH_BUILD_TARGETS >/dev/null 2>&1; then KVBENCH_BUILD_TARGETS=(); fi
 if ! declare -p KVBENCH_EXTRA_PACKAGES >/dev/null 2>&1; then KVBENCH_EXTRA_PACKAGES=(); fi
 
-# Runs a command holding $KVBENCH_CPU_LOCK when it is set, so that builds and timings of
-# several people on one machine do not share its cores.
-kvbench_locked() {
-  if [[ -n "${KVBENCH_CPU_LOCK:-}" ]]; then
-    flock "$KVBENCH_CPU_LOCK" "$@"
-  else
-    "$@"
-  fi
-}
+# kvbench_locked and kvbench_install_packages.
+source "$KVBENCH_ROOT/scripts/common.sh"
 
 # libopenblas-openmp-dev, not libopenblas-dev: kvbench's threads and OpenBLAS's must be one
 # OpenMP pool (see cmake/OpenBLASTarget.cmake and the README's "Threads" section).
@@ -33,28 +26,7 @@ kvbench_locked() {
 packages=(g++ cmake make git pkg-config libopenblas-openmp-dev libfmt-dev libcli11-dev doctest-dev
           nlohmann-json3-dev libbenchmark-dev libhwy-dev python3-matplotlib libboost-math-dev "${KVBENCH_EXTRA_PACKAGES[@]}")
 
-missing=()
-for package in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$package")
-  fi
-done
-
-if ((${#missing[@]} > 0)); then
-  install_line="apt-get install -y --no-install-recommends ${missing[*]}"
-  if [[ $(id -u) -eq 0 ]]; then
-    sudo_cmd=()
-  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    sudo_cmd=(sudo)
-  else
-    echo "kvbench: missing Debian packages; install them as root, then run this again:" >&2
-    echo "  sudo apt-get update && sudo $install_line" >&2
-    exit 1
-  fi
-  echo "kvbench: installing ${missing[*]}" >&2
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+kvbench_install_packages "${packages[@]}"
 
 cmake -S "$KVBENCH_ROOT" -B "$KVBENCH_BUILD_DIR" "${KVBENCH_CMAKE_ARGS[@]}" >/dev/null
 build_targets=()

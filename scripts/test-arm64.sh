@@ -12,13 +12,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build-arm64"
 
-locked() {
-  if [[ -n "${KVBENCH_CPU_LOCK:-}" ]]; then
-    flock "$KVBENCH_CPU_LOCK" "$@"
-  else
-    "$@"
-  fi
-}
+source "$root/scripts/common.sh"  # kvbench_locked, kvbench_install_packages
 
 if [[ "$(uname -m)" == aarch64 ]]; then
   echo "kvbench: this is an arm64 machine: scripts/test.sh builds and tests the arm64 kernels natively" >&2
@@ -29,28 +23,12 @@ fi
 # scripts/setup.sh's list; these are the arm64 builds of the compiled ones the tests link.
 packages=(g++-aarch64-linux-gnu qemu-user binutils-aarch64-linux-gnu libcli11-dev doctest-dev nlohmann-json3-dev
           libopenblas-openmp-dev:arm64 libfmt-dev:arm64 libboost-dev:arm64 libgomp1:arm64)
-missing=()
-for package in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$package")
-  fi
-done
-if ((${#missing[@]} > 0)); then
-  if [[ $(id -u) -ne 0 ]]; then
-    echo "kvbench: error: test-arm64.sh: missing Debian packages; as root:" >&2
-    echo "  dpkg --add-architecture arm64 && apt-get update && apt-get install ${missing[*]}" >&2
-    exit 1
-  fi
-  echo "kvbench: installing ${missing[*]}" >&2
-  dpkg --add-architecture arm64
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+kvbench_install_packages --arch arm64 "${packages[@]}"
 
 echo "kvbench: cross-building the kernel test cases for aarch64 in ${build#"$root"/}" >&2
 cmake -S "$root" -B "$build" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/aarch64-linux-gnu.cmake" \
   -DCMAKE_BUILD_TYPE=Release -DKVBENCH_ARCH=generic -DKVBENCH_BUILD_BENCH=OFF >/dev/null
-locked cmake --build "$build" -j "$(nproc)" --target kvbench_kernel_tests >&2
+kvbench_locked cmake --build "$build" -j "$(nproc)" --target kvbench_kernel_tests >&2
 
 # The portable kernels are plain C++ and GCC vector extensions, so whether an ARM user gets
 # vector code is the compiler's call: every instantiation of the small-M projection's portable
@@ -77,4 +55,4 @@ fi
 echo "kvbench: aarch64 vector code: all $n_tiles portable small-M tiles use fmla on .4s;" \
      "attention_grouped.cpp has $grouped_vector vector and $grouped_scalar scalar float instructions" >&2
 
-locked qemu-aarch64 -L / "$build/tests/kvbench_kernel_tests"
+kvbench_locked qemu-aarch64 -L / "$build/tests/kvbench_kernel_tests"

@@ -12,13 +12,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 jobs="$(nproc)"
 
-locked() {
-  if [[ -n "${KVBENCH_CPU_LOCK:-}" ]]; then
-    flock "$KVBENCH_CPU_LOCK" "$@"
-  else
-    "$@"
-  fi
-}
+source "$root/scripts/common.sh"  # kvbench_locked
 
 has_flag() { grep -qw "$1" /proc/cpuinfo 2>/dev/null; }
 arches=()
@@ -50,9 +44,9 @@ for arch in "${arches[@]}"; do
   echo "kvbench: building and testing KVBENCH_ARCH=$arch in ${build#"$root"/}" >&2
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKVBENCH_ARCH="$arch" \
     -DKVBENCH_BUILD_BENCH=OFF >/dev/null
-  locked cmake --build "$build" -j "$jobs" --target kvbench_kernel_tests >&2
+  kvbench_locked cmake --build "$build" -j "$jobs" --target kvbench_kernel_tests >&2
   # The kernel cases only: the rest of the suite (command line, reports, plans) runs no
   # kernel code that these do not, and takes about three times as long to build (270 s
   # against 77 s on a 2-core Zen 5).
-  locked "$build/tests/kvbench_kernel_tests"
+  kvbench_locked "$build/tests/kvbench_kernel_tests"
 done
