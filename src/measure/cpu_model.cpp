@@ -1,5 +1,7 @@
 #include "kvbench/measure/cpu_model.hpp"
 
+#include "trim.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -11,13 +13,6 @@
 
 namespace kvbench {
 namespace {
-
-std::string trim(std::string_view text) {
-    const auto first = text.find_first_not_of(" \t");
-    if (first == std::string_view::npos) return {};
-    const auto last = text.find_last_not_of(" \t\r");
-    return std::string(text.substr(first, last - first + 1));
-}
 
 // /proc/cpuinfo writes the MIDR fields in hex ("0x41") or, for the revision, in decimal.
 std::optional<unsigned> parse_number(const std::string& text) {

@@ -6,6 +6,7 @@
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/kernel_isa.hpp"
 #include "kvbench/measure/cpu_model.hpp"
+#include "trim.hpp"
 
 #include <fmt/format.h>
 #include <sched.h>
@@ -50,13 +51,6 @@ constexpr bool compiled_optimized() {
 
 std::string or_unknown(std::string_view text) {
     return text.empty() ? std::string("unknown") : std::string(text);
-}
-
-std::string trim(std::string_view text) {
-    const auto first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string_view::npos) return {};
-    const auto last = text.find_last_not_of(" \t\r\n");
-    return std::string(text.substr(first, last - first + 1));
 }
 
 
