@@ -19,9 +19,10 @@ if [[ "$(uname -m)" == aarch64 ]]; then
   exit 0
 fi
 
-# Header-only and architecture-independent packages (CLI11, doctest, nlohmann-json) come from
-# scripts/setup.sh's list; these are the arm64 builds of the compiled ones the tests link.
-packages=(g++-aarch64-linux-gnu qemu-user binutils-aarch64-linux-gnu libcli11-dev doctest-dev nlohmann-json3-dev
+# The build tools, the cross compiler and the emulator; the architecture-independent headers
+# (CLI11, doctest, nlohmann-json); the arm64 builds of the libraries the kernel tests link.
+packages=(cmake make g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user
+          libcli11-dev doctest-dev nlohmann-json3-dev
           libopenblas-openmp-dev:arm64 libfmt-dev:arm64 libboost-dev:arm64 libgomp1:arm64)
 kvbench_install_packages --arch arm64 "${packages[@]}"
 
