@@ -168,7 +168,7 @@ struct ScalarIsa {
     static constexpr bool spread(std::size_t m) { return m == 1; }
 
     static constexpr std::size_t quad = 4;
-    static constexpr std::size_t lanes = 2 * quad;  // partial sums per output: lane l is quad l / 4's l % 4
+    static constexpr std::size_t lanes = 2 * quad;  // partial sums per output; lane l is [l / quad][l % quad]
     typedef float Quad __attribute__((vector_size(quad * sizeof(float))));
     typedef float UnalignedQuad __attribute__((vector_size(quad * sizeof(float)), aligned(alignof(float)), may_alias));
     static Quad quad_at(const float* p) { return *reinterpret_cast<const UnalignedQuad*>(p); }

@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include <array>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -27,31 +27,28 @@ std::optional<unsigned> parse_number(const std::string& text) {
     }
 }
 
-// The implementers and Arm's own cores most arm64 servers and boards use (the codes are
-// Linux's arch/arm64/include/asm/cputype.h); any other is named by its codes alone.
-std::string_view implementer_name(unsigned implementer) {
-    static constexpr std::array<std::pair<unsigned, std::string_view>, 8> names{{
-        {0x41, "Arm"}, {0x42, "Broadcom"}, {0x43, "Cavium"}, {0x46, "Fujitsu"},
-        {0x48, "HiSilicon"}, {0x4e, "NVIDIA"}, {0x61, "Apple"}, {0xc0, "Ampere"},
-    }};
-    for (const auto& [code, name] : names) {
-        if (code == implementer) return name;
+using CodeNames = std::span<const std::pair<unsigned, std::string_view>>;
+
+// The name of code in names; empty when it is not there.
+std::string_view name_of(unsigned code, CodeNames names) {
+    for (const auto& [known, name] : names) {
+        if (known == code) return name;
     }
     return {};
 }
 
-std::string_view arm_core_name(unsigned part) {
-    static constexpr std::array<std::pair<unsigned, std::string_view>, 13> names{{
-        {0xd03, "Cortex-A53"}, {0xd07, "Cortex-A57"}, {0xd08, "Cortex-A72"}, {0xd0b, "Cortex-A76"},
-        {0xd0c, "Neoverse-N1"}, {0xd0d, "Cortex-A77"}, {0xd40, "Neoverse-V1"}, {0xd41, "Cortex-A78"},
-        {0xd47, "Cortex-A710"}, {0xd49, "Neoverse-N2"}, {0xd4f, "Neoverse-V2"}, {0xd84, "Neoverse-V3"},
-        {0xd8e, "Neoverse-N3"},
-    }};
-    for (const auto& [code, name] : names) {
-        if (code == part) return name;
-    }
-    return {};
-}
+// The implementers and Arm's own cores most arm64 servers and boards use (the codes are
+// Linux's arch/arm64/include/asm/cputype.h); any other is named by its codes alone.
+constexpr std::pair<unsigned, std::string_view> implementer_names[] = {
+    {0x41, "Arm"}, {0x42, "Broadcom"}, {0x43, "Cavium"}, {0x46, "Fujitsu"},
+    {0x48, "HiSilicon"}, {0x4e, "NVIDIA"}, {0x61, "Apple"}, {0xc0, "Ampere"},
+};
+constexpr std::pair<unsigned, std::string_view> arm_core_names[] = {
+    {0xd03, "Cortex-A53"}, {0xd07, "Cortex-A57"}, {0xd08, "Cortex-A72"}, {0xd0b, "Cortex-A76"},
+    {0xd0c, "Neoverse-N1"}, {0xd0d, "Cortex-A77"}, {0xd40, "Neoverse-V1"}, {0xd41, "Cortex-A78"},
+    {0xd47, "Cortex-A710"}, {0xd49, "Neoverse-N2"}, {0xd4f, "Neoverse-V2"}, {0xd84, "Neoverse-V3"},
+    {0xd8e, "Neoverse-N3"},
+};
 
 std::optional<std::string> arm64_name(const std::map<std::string, std::string, std::less<>>& fields) {
     const auto field = [&](std::string_view key) -> std::optional<unsigned> {
@@ -66,8 +63,8 @@ std::optional<std::string> arm64_name(const std::map<std::string, std::string, s
     const std::optional<unsigned> revision = field("CPU revision");
     if (variant && revision) codes += fmt::format(", r{}p{}", *variant, *revision);
 
-    const std::string_view maker = implementer_name(*implementer);
-    const std::string_view core = *implementer == 0x41 ? arm_core_name(*part) : std::string_view{};
+    const std::string_view maker = name_of(*implementer, implementer_names);
+    const std::string_view core = *implementer == 0x41 ? name_of(*part, arm_core_names) : std::string_view{};
     if (maker.empty()) return fmt::format("arm64 CPU ({})", codes);
     if (core.empty()) return fmt::format("{} arm64 CPU ({})", maker, codes);
     return fmt::format("{} {} ({})", maker, core, codes);
