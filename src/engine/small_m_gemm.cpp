@@ -239,6 +239,9 @@ struct Avx2Isa {
     static constexpr std::size_t pass_rows(std::size_t m) {
         return registers == 16 && m >= 7 ? 4 : m;
     }
+    // 3 weight rows at 3 and 4 rows of x in 16 registers: 2 read a cold W 8-10 % faster on a
+    // Zen 5 guest but a W in cache 12-22 % slower, and the kernel cannot tell the two apart
+    // (bench/README.md, "Five more layouts for 3 and 4 rows of x").
     static constexpr std::size_t tile_rows(std::size_t m) {
         const std::size_t p = pass_rows(m);
         return p <= 2 ? spread_streams : p == 3 || (p == 4 && registers == 16) ? 3 : 2;
