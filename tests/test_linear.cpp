@@ -21,6 +21,24 @@ using kvbench::test::random_vector;
 
 namespace {
 
+// A compiled isa with one of the L1 blockings. Both blockings run on any CPU, so each is held
+// to the reference on every machine, not only on CPUs with that L1.
+struct SmallMPath {
+    SmallMIsa isa;
+    SmallML1 l1;
+};
+
+std::vector<SmallMPath> every_small_m_path() {
+    std::vector<SmallMPath> paths;
+    for (const SmallMIsa isa : small_m_isas()) {
+        for (const SmallML1 l1 : {SmallML1::kib32, SmallML1::kib48}) paths.push_back({isa, l1});
+    }
+    return paths;
+}
+
+std::string name_of(const SmallMPath& path) {
+    return std::string(isa_name(path.isa)) + (path.l1 == SmallML1::kib32 ? " for a 32 KiB L1" : " for a 48 KiB L1");
+}
 
 // y = x · W^T + beta · y0 by the reference, for comparing with a kernel's output.
 std::vector<float> expected_product(const std::vector<float>& x, std::size_t n_rows,
@@ -38,11 +56,11 @@ std::vector<float> expected_product(const std::vector<float>& x, std::size_t n_r
 
 TEST_CASE("small_m_gemm matches the reference for every row count, ragged shape and beta") {
     // in_dim 1, 7 and 33 are shorter than or ragged against every vector width; the chunk of
-    // x is 32 or 128 KiB, by this CPU's L1 (small_m_gemm.cpp): 4096 spans several 32 KiB
-    // chunks from 2 rows on, 33005 several 128 KiB ones even at one row, with a ragged last
-    // chunk. out_dim 1, 3 and 17 leave rows after the last whole tile.
+    // x is 32 or 128 KiB (small_m_gemm.cpp): 4096 spans several 32 KiB chunks from 2 rows on,
+    // 33005 several 128 KiB ones even at one row, with a ragged last chunk. out_dim 1, 3 and
+    // 17 leave rows after the last whole tile.
     const float nan = std::numeric_limits<float>::quiet_NaN();
-    for (const SmallMIsa isa : small_m_isas()) {
+    for (const SmallMPath& path : every_small_m_path()) {
         for (std::size_t n_rows = 1; n_rows <= small_m_max_rows; ++n_rows) {
             for (std::size_t in_dim : {1u, 7u, 33u, 4096u, 33005u}) {
                 for (std::size_t out_dim : {1u, 3u, 17u, 1024u}) {
@@ -55,8 +73,8 @@ TEST_CASE("small_m_gemm matches the reference for every row count, ragged shape 
                         std::vector<float> y = y0;
                         if (beta == 0.0f) std::fill(y.begin(), y.end(), nan);
                         small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, beta, y.data(),
-                                     isa);
-                        INFO("isa=" << std::string(isa_name(isa)) << " rows=" << n_rows << " in=" << in_dim
+                                     path.isa, path.l1);
+                        INFO(name_of(path) << " rows=" << n_rows << " in=" << in_dim
                                     << " out=" << out_dim << " beta=" << beta);
                         const auto expected =
                             expected_product(x, n_rows, in_dim, w, out_dim, beta, y0);
@@ -70,25 +88,28 @@ TEST_CASE("small_m_gemm matches the reference for every row count, ragged shape 
 
 TEST_CASE("small_m_gemm gives the same bits wherever x and W are allocated") {
     // Same values at other offsets within a cache line and a page: the sums must not depend
-    // on addresses, or the same seed would not reproduce a run bit for bit.
-    const std::size_t n_rows = 8, in_dim = 2048 + 5, out_dim = 37;
-    const auto x = random_vector(n_rows * in_dim, 51);
+    // on addresses, or the same seed would not reproduce a run bit for bit. With a 48 KiB L1,
+    // 3 rows of x read far-apart weight rows on AVX2, 8 rows adjacent tiles in passes.
+    const std::size_t in_dim = 2048 + 5, out_dim = 37;
     const auto w = random_vector(out_dim * in_dim, 52);
-    std::vector<float> expected(n_rows * out_dim);
-    linear_naive(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, expected.data());
-    for (const SmallMIsa isa : small_m_isas()) {
-        std::vector<float> first(n_rows * out_dim);
-        small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, first.data(), isa);
-        CHECK(relative_error(first, expected) < 1e-5);
-        for (std::size_t offset : {1u, 3u, 4u, 15u, 1000u}) {
-            std::vector<float> x_moved(offset + x.size()), w_moved(offset + w.size());
-            std::copy(x.begin(), x.end(), x_moved.begin() + static_cast<std::ptrdiff_t>(offset));
-            std::copy(w.begin(), w.end(), w_moved.begin() + static_cast<std::ptrdiff_t>(offset));
-            std::vector<float> moved(n_rows * out_dim);
-            small_m_gemm(x_moved.data() + offset, n_rows, in_dim, w_moved.data() + offset, out_dim,
-                         0.0f, moved.data(), isa);
-            INFO("isa=" << std::string(isa_name(isa)) << " offset=" << offset);
-            CHECK(std::memcmp(moved.data(), first.data(), first.size() * sizeof(float)) == 0);
+    for (const std::size_t n_rows : {3u, 8u}) {
+        const auto x = random_vector(n_rows * in_dim, 51);
+        std::vector<float> expected(n_rows * out_dim);
+        linear_naive(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, expected.data());
+        for (const SmallMPath& path : every_small_m_path()) {
+            std::vector<float> first(n_rows * out_dim);
+            small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, first.data(), path.isa, path.l1);
+            CHECK(relative_error(first, expected) < 1e-5);
+            for (std::size_t offset : {1u, 3u, 4u, 15u, 1000u}) {
+                std::vector<float> x_moved(offset + x.size()), w_moved(offset + w.size());
+                std::copy(x.begin(), x.end(), x_moved.begin() + static_cast<std::ptrdiff_t>(offset));
+                std::copy(w.begin(), w.end(), w_moved.begin() + static_cast<std::ptrdiff_t>(offset));
+                std::vector<float> moved(n_rows * out_dim);
+                small_m_gemm(x_moved.data() + offset, n_rows, in_dim, w_moved.data() + offset, out_dim,
+                             0.0f, moved.data(), path.isa, path.l1);
+                INFO(name_of(path) << " rows=" << n_rows << " offset=" << offset);
+                CHECK(std::memcmp(moved.data(), first.data(), first.size() * sizeof(float)) == 0);
+            }
         }
     }
 }
@@ -101,19 +122,19 @@ TEST_CASE("small_m_gemm gives a row of x the same bits however many rows share t
     // rows on every ISA's table runs one vector width, so 3 copies of a row are the comparison.
     const std::size_t in_dim = 800 + 3, out_dim = 37;
     const auto w = random_vector(out_dim * in_dim, 62);
-    for (const SmallMIsa isa : small_m_isas()) {
+    for (const SmallMPath& path : every_small_m_path()) {
         for (std::size_t n_rows = 3; n_rows <= small_m_max_rows; ++n_rows) {
             const auto x = random_vector(n_rows * in_dim, 61);
             std::vector<float> y(n_rows * out_dim);
-            small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data(), isa);
+            small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data(), path.isa, path.l1);
             for (std::size_t r = 0; r < n_rows; ++r) {
                 std::vector<float> x3(3 * in_dim), y3(3 * out_dim);
                 for (std::size_t c = 0; c < 3; ++c) {
                     std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(r * in_dim), in_dim,
                                 x3.begin() + static_cast<std::ptrdiff_t>(c * in_dim));
                 }
-                small_m_gemm(x3.data(), 3, in_dim, w.data(), out_dim, 0.0f, y3.data(), isa);
-                INFO("isa=" << std::string(isa_name(isa)) << " rows=" << n_rows << " row=" << r);
+                small_m_gemm(x3.data(), 3, in_dim, w.data(), out_dim, 0.0f, y3.data(), path.isa, path.l1);
+                INFO(name_of(path) << " rows=" << n_rows << " row=" << r);
                 CHECK(std::memcmp(y.data() + r * out_dim, y3.data(), out_dim * sizeof(float)) == 0);
             }
         }
@@ -121,24 +142,25 @@ TEST_CASE("small_m_gemm gives a row of x the same bits however many rows share t
 }
 
 TEST_CASE("small_m_gemm gives the same bits on any number of threads") {
-    // Where the threads' slabs end decides which tile a row falls in and where in it (and, for
-    // one row of x on AVX2, how far apart a tile's rows lie): every output must be summed in
-    // the same order wherever it falls. 97 x 803 weights are enough to go parallel, and 97 rows
-    // leave a row after the last whole tile.
+    // Where the threads' slabs end decides which tile a row falls in and where in it (and, where
+    // a tile's rows lie far apart, how far): every output must be summed in the same order
+    // wherever it falls. 97 x 803 weights are enough to go parallel, and 97 rows leave a row
+    // after the last whole tile. With a 48 KiB L1, AVX2 reads far-apart rows at 1 to 3 rows of x
+    // (to 8 in AVX-512VL's 32 registers).
     const std::size_t in_dim = 800 + 3, out_dim = 97;
     const auto w = random_vector(out_dim * in_dim, 72);
     const std::size_t threads_before = compute_threads();
-    for (const SmallMIsa isa : small_m_isas()) {
-        for (std::size_t n_rows : {1u, 2u, 8u}) {
+    for (const SmallMPath& path : every_small_m_path()) {
+        for (std::size_t n_rows : {1u, 2u, 3u, 4u, 8u}) {
             const auto x = random_vector(n_rows * in_dim, 71);
             std::vector<float> one_thread(n_rows * out_dim);
             set_compute_threads(1);
-            small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, one_thread.data(), isa);
+            small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, one_thread.data(), path.isa, path.l1);
             for (std::size_t n_threads : {2u, 3u, 5u}) {
                 std::vector<float> y(n_rows * out_dim);
                 set_compute_threads(n_threads);
-                small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data(), isa);
-                INFO("isa=" << std::string(isa_name(isa)) << " rows=" << n_rows << " threads=" << n_threads);
+                small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data(), path.isa, path.l1);
+                INFO(name_of(path) << " rows=" << n_rows << " threads=" << n_threads);
                 CHECK(std::memcmp(y.data(), one_thread.data(), y.size() * sizeof(float)) == 0);
             }
         }

@@ -33,7 +33,7 @@ namespace {
 // Below this many weights a slab is too little work to wake the second thread for.
 constexpr std::size_t min_parallel_weights = std::size_t{1} << 16;
 
-// Columns of x are taken in chunks of at most x_chunk_bytes() over all n_rows rows; each chunk
+// Columns of x are taken in chunks of at most x_chunk_bytes(l1) over all n_rows rows; each chunk
 // costs one horizontal sum per output, and each weight row is streamed as chunk-long runs.
 // Which size is faster depends on the L1 (bench/README.md, "The small-M projection" and
 // "x chunks by L1 size"):
@@ -46,11 +46,7 @@ constexpr std::size_t l1_chunk_bytes = 32 * 1024;
 constexpr std::size_t l2_chunk_bytes = 128 * 1024;
 constexpr std::size_t l1_fits_chunk_bytes = large_l1_bytes;
 
-std::size_t x_chunk_bytes() {
-    // An L1 of unknown size (0) takes the L1 choice, the one measured first.
-    const std::size_t l1d = l1_data_cache_bytes();
-    return l1d > 0 && l1d < l1_fits_chunk_bytes ? l2_chunk_bytes : l1_chunk_bytes;
-}
+std::size_t x_chunk_bytes(SmallML1 l1) { return l1 == SmallML1::kib32 ? l2_chunk_bytes : l1_chunk_bytes; }
 
 // How the tiles prefetch W, chosen with the chunk size, since both follow the L1:
 // - with chunks in L1, the next tile's weights into L1 (measured on Zen 5: 26.4 GB/s at 8 rows
@@ -65,7 +61,8 @@ std::size_t x_chunk_bytes() {
 enum class PrefetchTo { l1, l2 };
 constexpr std::size_t l2_prefetch_bytes_ahead = 256 * 1024;
 
-PrefetchTo prefetch_to() { return x_chunk_bytes() == l2_chunk_bytes ? PrefetchTo::l2 : PrefetchTo::l1; }
+PrefetchTo prefetch_to(SmallML1 l1) { return l1 == SmallML1::kib32 ? PrefetchTo::l2 : PrefetchTo::l1; }
+SmallML1 l1_of(PrefetchTo to) { return to == PrefetchTo::l2 ? SmallML1::kib32 : SmallML1::kib48; }
 
 // Tiles between a tile and the one whose weights it prefetches, for tiles of tile_rows rows
 // times len columns.
@@ -111,6 +108,14 @@ inline std::uintptr_t address_of(const float* p) { return reinterpret_cast<std::
 // for the hardware prefetcher alone, and the prefetches only cost issue slots (figures in
 // bench/README.md).
 constexpr std::size_t min_rows_to_prefetch = 3;
+
+// From this many rows of x, Avx2Isa reads far-apart weight rows with lines() where it can.
+constexpr std::size_t min_rows_for_lines = 3;
+
+// How far ahead in its own run each far-apart weight row of Avx2Isa::lines is prefetched: 2 KiB
+// (32 lines). On one Zen 5 core at 3 and 4 rows of x, 0.5 KiB ahead took 1.17-1.33 times as
+// long, 1 KiB 1.02-1.20 times, 4 KiB 1.08-1.12 times (bench/README.md).
+constexpr std::size_t line_prefetch_bytes = 2048;
 template <PrefetchTo to>
 inline void prefetch(std::uintptr_t address) {
 #if defined(__AVX512F__) || defined(__AVX2__)
@@ -124,13 +129,17 @@ inline void prefetch(std::uintptr_t address) {
 #endif
 }
 
-// Columns of a chunk before rounding. With chunks in L1 and prefetching tiles, the chunk of x,
+// Columns of a chunk before rounding. Kernels that read far-apart weight rows at 3 rows of x or
+// more (Avx2Isa::lines) want each weight row as one long run more than x in L1: their chunk of x
+// may fill l2_chunk_bytes (bench/README.md, "Far-apart whole lines for 3 to 8 rows of x").
+// With chunks in L1 and prefetching tiles, the chunk of x,
 // the tile of weights being read and the next one being prefetched share the L1: at 4 rows of
 // x and 3 weight rows on AVX2, a 32 KiB chunk (2048 columns) made that 80 KiB, and 1024 columns
 // took 1.5-1.8 ms at D=4096 against 1.9-2.2 (bench/README.md, "Prefetches spread over the
 // passes"). So the columns are cut until the three fit in l1_fits_chunk_bytes.
-std::size_t chunk_cols_at_most(std::size_t n_rows, std::size_t tile_rows, PrefetchTo to) {
-    const std::size_t cols = x_chunk_bytes() / (n_rows * sizeof(float));
+std::size_t chunk_cols_at_most(std::size_t n_rows, std::size_t tile_rows, bool spread, PrefetchTo to) {
+    if (spread && n_rows >= min_rows_for_lines) return l2_chunk_bytes / (n_rows * sizeof(float));
+    const std::size_t cols = x_chunk_bytes(l1_of(to)) / (n_rows * sizeof(float));
     if (to != PrefetchTo::l1 || n_rows < min_rows_to_prefetch) return cols;
     return std::min(cols, l1_fits_chunk_bytes / ((n_rows + 2 * tile_rows) * sizeof(float)));
 }
@@ -164,8 +173,8 @@ struct SlabKernel {
 // portable tile on ARM"). One row of x reads four weight rows far apart at once, as Avx2Isa
 // does (see there); more rows, one weight row.
 struct ScalarIsa {
-    static constexpr std::size_t tile_rows(std::size_t m) { return m == 1 ? spread_streams : 1; }
-    static constexpr bool spread(std::size_t m) { return m == 1; }
+    static constexpr std::size_t tile_rows(std::size_t m, PrefetchTo) { return m == 1 ? spread_streams : 1; }
+    static constexpr bool spread(std::size_t m, PrefetchTo) { return m == 1; }
 
     static constexpr std::size_t quad = 4;
     static constexpr std::size_t lanes = 2 * quad;  // partial sums per output; lane l is [l / quad][l % quad]
@@ -173,11 +182,11 @@ struct ScalarIsa {
     typedef float UnalignedQuad __attribute__((vector_size(quad * sizeof(float)), aligned(alignof(float)), may_alias));
     static Quad quad_at(const float* p) { return *reinterpret_cast<const UnalignedQuad*>(p); }
 
-    template <std::size_t M, std::size_t R, PrefetchTo>
+    template <std::size_t M, std::size_t R, PrefetchTo to>
     static void tile(const Tile& t) {
         Quad acc[M][R][2] = {};  // (n_rows, tile_rows, half of the lanes) partial sums
         // Rows of W and y from one of the tile's rows to the next (R is 1 unless spread).
-        const std::size_t step = spread(M) ? t.spread : 1;
+        const std::size_t step = spread(M, to) ? t.spread : 1;
         const float* w = t.w;
         const std::size_t ldw = step * t.ldw;
         std::size_t i = 0;
@@ -239,25 +248,49 @@ struct Avx2Isa {
     static constexpr std::size_t pass_rows(std::size_t m) {
         return registers == 16 && m >= 7 ? 4 : m;
     }
-    // 3 weight rows at 3 and 4 rows of x in 16 registers: 2 read a cold W 8-10 % faster on a
-    // Zen 5 guest but a W in cache 12-22 % slower, and the kernel cannot tell the two apart
-    // (bench/README.md, "Five more layouts for 3 and 4 rows of x").
-    static constexpr std::size_t tile_rows(std::size_t m) {
+    // Adjacent tiles (spread false) fill the registers with 3 weight rows up to 4 rows of x, 2 above.
+    static constexpr std::size_t tile_rows(std::size_t m, PrefetchTo to) {
+        if (m < min_rows_for_lines) return spread_streams;
+        if (spread(m, to)) return line_streams(m);
         const std::size_t p = pass_rows(m);
-        return p <= 2 ? spread_streams : p == 3 || (p == 4 && registers == 16) ? 3 : 2;
+        return p == 3 || (p == 4 && registers == 16) ? 3 : 2;
     }
+
+    // Far-apart weight rows a lines() tile can hold in registers at m rows of x: m · r
+    // accumulators, r weight vectors and one x vector; 0 where fewer than min_line_streams fit
+    // (2 streams read slower than the adjacent tiles at 6 rows, bench/README.md).
+    static constexpr std::size_t min_line_streams = 3;
+    static constexpr std::size_t line_streams(std::size_t m) {
+        for (std::size_t r = spread_streams; r >= min_line_streams; --r) {
+            if (m * r + r + 1 <= registers) return r;
+        }
+        return 0;
+    }
+    // Whether lines() holds its weight vectors in registers. Where they take the last registers
+    // (4 rows of x in 16: 12 accumulators, 3 weights, x), GCC spilled two accumulators in the
+    // loop, and 4 rows from cache took 1.25 times as long as the adjacent tiles; left to GCC,
+    // the weights become FMA memory operands, read again from L1, and no accumulator spills
+    // (1.08 times the adjacent tiles from cache, 0.85 from DRAM; bench/README.md).
+    static constexpr bool weights_in_registers(std::size_t m, std::size_t r) { return m * r + r + 1 < registers; }
 
     // One or two rows of x read W as spread_streams streams far apart; at one row a whole
     // cache line (two vectors, two accumulators) of each per step. On a Zen 5 guest
     // tiles of 8 adjacent rows, half a line each per step, read at 50-55 GB/s where these read
     // 55-65, and at two rows 5 adjacent rows read 44-47 against 49-52 (bench/README.md, "One
-    // row of x as four streams").
-    static constexpr bool spread(std::size_t m) { return m <= 2; }
+    // row of x as four streams"). From 3 rows on, far-apart streams too (lines()) where the
+    // registers hold at least min_line_streams of them and the L1 holds 48 KiB, where they were
+    // measured (Zen 5); with a 32 KiB L1 the adjacent tiles and their L2 prefetch stay, as
+    // measured on Zen 4, until lines() is measured on such a core.
+    static constexpr bool spread(std::size_t m, PrefetchTo to) {
+        return m < min_rows_for_lines || (to == PrefetchTo::l1 && line_streams(m) != 0);
+    }
 
     template <std::size_t M, std::size_t R, PrefetchTo to>
     static void tile(const Tile& t) {
-        if constexpr (spread(M)) {
+        if constexpr (M < min_rows_for_lines) {
             streams<M, R>(t);
+        } else if constexpr (spread(M, to)) {
+            lines<M, R>(t);
         } else {
             // A lone weight row gains nothing from passes: each x vector feeds one FMA anyway.
             constexpr std::size_t p = R == 1 ? M : pass_rows(M);
@@ -319,6 +352,63 @@ struct Avx2Isa {
                 for (std::size_t v = 1; v < V; ++v) sum = _mm256_add_ps(sum, acc[m][r][v]);
                 store(reduce_add(sum), t.beta, t.y + m * t.ldy + r * t.spread);
             }
+        }
+    }
+
+    // y[m · ldy + r · spread] for the M rows of x and the R far-apart weight rows at
+    // t.w + r · spread · ldw, from 3 rows of x on. Tiles of adjacent rows read W in short runs
+    // (a chunk of x each) and need the next tile prefetched; with so many FMAs per weight line
+    // the core's window holds too few lines to keep memory busy, and at 3 and 4 rows W came in at
+    // about 24 GB/s per core with no FMAs at all, against 42 for four long streams. So each of
+    // the R rows is one long run through its part of the slab, a whole line of it per step
+    // (each load instruction then strides a line; half a line per step read at 32 GB/s against
+    // 43), and each run asks for its line line_prefetch_bytes ahead (bench/README.md, "Far-apart
+    // whole lines for 3 to 8 rows of x"). Both halves of a line go into the same accumulator, so
+    // every lane sums its columns in order, as in the other tiles.
+    template <std::size_t M, std::size_t R>
+    static void lines(const Tile& t) {
+        constexpr std::size_t width = 8;
+        __m256 acc[M][R];  // (row of x, weight row) partial sums
+        for (auto& by_x_row : acc) {
+            for (auto& a : by_x_row) a = _mm256_setzero_ps();
+        }
+        const auto row_of = [&](std::size_t r) { return t.w + r * t.spread * t.ldw; };
+        // Columns [i, i + width), read by load (whole vectors, or masked at the ragged end).
+        const auto step = [&](std::size_t i, const auto& load) {
+            __m256 wv[R];
+            for (std::size_t r = 0; r < R; ++r) {
+                wv[r] = load(row_of(r) + i);
+                // Else GCC folds each weight load into the M FMAs that use it.
+                if constexpr (weights_in_registers(M, R)) keep_in_register(wv[r]);
+            }
+            for (std::size_t m = 0; m < M; ++m) {
+                __m256 xv = load(t.x + m * t.ldx + i);
+                keep_in_register(xv);
+                for (std::size_t r = 0; r < R; ++r) acc[m][r] = _mm256_fmadd_ps(xv, wv[r], acc[m][r]);
+            }
+        };
+        const auto whole = [](const float* p) { return _mm256_loadu_ps(p); };
+        std::size_t i = 0;
+        for (; i + line_floats <= t.len; i += line_floats) {
+            // Near the chunk's end, the start of the same chunk in the run's next row: the next tile's.
+            const std::size_t ahead = i + line_prefetch_bytes / sizeof(float);
+            const std::size_t column = ahead < t.len ? ahead : t.ldw + ahead - t.len;
+            for (std::size_t r = 0; r < R; ++r) {
+                prefetch<PrefetchTo::l1>(address_of(row_of(r)) + column * sizeof(float));
+            }
+            step(i, whole);
+            step(i + width, whole);
+        }
+        if (i + width <= t.len) {
+            step(i, whole);
+            i += width;
+        }
+        if (i < t.len) {
+            const __m256i mask = first_lanes(t.len - i);
+            step(i, [&](const float* p) { return _mm256_maskload_ps(p, mask); });
+        }
+        for (std::size_t m = 0; m < M; ++m) {
+            for (std::size_t r = 0; r < R; ++r) store(reduce_add(acc[m][r]), t.beta, t.y + m * t.ldy + r * t.spread);
         }
     }
 
@@ -413,8 +503,8 @@ struct Avx512Isa {
     // 78-97 µs against 93-121 for 8 adjacent rows, and 4096 × 4096 tied within the host's noise
     // (bench/README.md, "One row of x as four streams"). Two rows of x keep the adjacent tile:
     // four streams with 16 accumulators read slower there (medians 1.59 against 1.45 ms).
-    static constexpr std::size_t tile_rows(std::size_t m) { return spread(m) ? spread_streams : 8; }
-    static constexpr bool spread(std::size_t m) { return m == 1; }
+    static constexpr std::size_t tile_rows(std::size_t m, PrefetchTo to) { return spread(m, to) ? spread_streams : 8; }
+    static constexpr bool spread(std::size_t m, PrefetchTo) { return m == 1; }
 
     // y[r · spread] for the R weight rows at t.w + r · spread · ldw, one row of x; rows computed
     // alone (R = 1) sum in the same order.
@@ -454,7 +544,7 @@ struct Avx512Isa {
 
     template <std::size_t M, std::size_t R, PrefetchTo to>
     static void tile(const Tile& t) {
-        if constexpr (spread(M)) {
+        if constexpr (spread(M, to)) {
             streams<R>(t);
         } else {
             adjacent<M, R, to>(t);
@@ -514,8 +604,8 @@ struct Avx512Isa {
 
 template <class Isa, std::size_t M, PrefetchTo to>
 constexpr SlabKernel slab_kernel() {
-    constexpr std::size_t tile_rows = Isa::tile_rows(M);
-    return {&Isa::template tile<M, tile_rows, to>, &Isa::template tile<M, 1, to>, tile_rows, Isa::spread(M)};
+    constexpr std::size_t tile_rows = Isa::tile_rows(M, to);
+    return {&Isa::template tile<M, tile_rows, to>, &Isa::template tile<M, 1, to>, tile_rows, Isa::spread(M, to)};
 }
 
 // A kernel table: Table::kernel<M, to>() runs M rows of x.
@@ -602,10 +692,16 @@ const char* isa_name(SmallMIsa isa) {
     }
 }
 
+SmallML1 small_m_l1() {
+    // An L1 of unknown size (0) takes the 48 KiB choice, the one measured first.
+    const std::size_t l1d = l1_data_cache_bytes();
+    return l1d > 0 && l1d < l1_fits_chunk_bytes ? SmallML1::kib32 : SmallML1::kib48;
+}
+
 void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
-                  std::size_t out_dim, float beta, float* y, SmallMIsa isa) {
+                  std::size_t out_dim, float beta, float* y, SmallMIsa isa, SmallML1 l1) {
     assert(n_rows >= 1 && n_rows <= small_m_max_rows && in_dim >= 1);
-    const PrefetchTo to = prefetch_to();
+    const PrefetchTo to = prefetch_to(l1);
     const SlabKernel kernel = kernel_for(isa, to, n_rows);
     const std::size_t tile_rows = kernel.tile_rows;
     const std::size_t n_tiles = out_dim / tile_rows;
@@ -613,7 +709,7 @@ void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const 
     // multiple of 64 floats when not), so that the chunks of page-aligned weight rows start at
     // page boundaries. Chunks and vector lanes follow column numbers, never addresses: the
     // sums, and so the bits of y, must not depend on where W happens to be allocated.
-    const std::size_t max_cols = chunk_cols_at_most(n_rows, tile_rows, to);
+    const std::size_t max_cols = chunk_cols_at_most(n_rows, tile_rows, kernel.spread, to);
     const std::size_t chunk_cols = max_cols >= page_floats ? max_cols / page_floats * page_floats
                                                            : even_chunk_cols(in_dim, max_cols);
 #pragma omp parallel if (out_dim * in_dim >= min_parallel_weights)
@@ -670,6 +766,11 @@ void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const 
             }
         }
     }
+}
+
+void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
+                  std::size_t out_dim, float beta, float* y, SmallMIsa isa) {
+    small_m_gemm(x, n_rows, in_dim, w, out_dim, beta, y, isa, small_m_l1());
 }
 
 void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
