@@ -3,13 +3,16 @@
 // Why it exists: OpenBLAS 0.3.21's sgemm reads W at under half the memory bandwidth for
 // 1 to 8 rows of x, and its sgemv one row's W slower than four streams do (see linear.cpp for
 // the numbers). Here each thread walks its slab of W in tiles of tile_rows weight rows (for
-// one or two rows of x on AVX2, one row on the portable path, rows far apart: one from each
-// of tile_rows runs of the slab); a tile's weights are loaded once per vector and multiplied
-// into n_rows · tile_rows register accumulators, so W is read exactly once.
+// one row of x on every path, for 2 on AVX2, and on AVX2 from 3 rows on where the L1 holds
+// 48 KiB, rows far apart: one from each of tile_rows runs of the slab); a tile's weights are
+// loaded once per vector and multiplied into n_rows · tile_rows register accumulators, so W is
+// read exactly once.
 // The columns are taken in chunks of x (kept in L1 where it holds 48 KiB, in L2 where it holds
-// 32), and every tile prefetches the weights of a later tile: the next one into L1, or, with the
-// chunks in L2, the one about 256 KiB ahead into L2. Chunks and vector lanes follow column
-// numbers, so the rounding, like the answer, is the same wherever the buffers are allocated.
+// 32, or where far-apart rows want whole weight rows as runs), and tiles of adjacent rows
+// prefetch the weights of a later tile: the next one into L1, or, with the chunks in L2, the one
+// about 256 KiB ahead into L2; far-apart rows prefetch each run 2 KiB ahead. Chunks and vector
+// lanes follow column numbers, so the rounding, like the answer, is the same wherever the
+// buffers are allocated.
 #include "kvbench/engine/small_m_gemm.hpp"
 
 #include "keep_in_register.hpp"

@@ -38,9 +38,10 @@ SmallML1 small_m_l1();
 // y overlaps neither x nor w; isa is in small_m_isas().
 void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
                   std::size_t out_dim, float beta, float* y, SmallMIsa isa, SmallML1 l1);
-// The same for this CPU's L1 (small_m_l1()), and with the widest isa compiled.
+// The same for this CPU's L1 (small_m_l1()).
 void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
                   std::size_t out_dim, float beta, float* y, SmallMIsa isa);
+// The same for this CPU's L1 and the widest isa compiled: what linear() runs.
 void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
                   std::size_t out_dim, float beta, float* y);
 
