@@ -362,7 +362,7 @@ struct Avx2Isa {
     // t.w + r · spread · ldw, from 3 rows of x on. Tiles of adjacent rows read W in short runs
     // (a chunk of x each) and need the next tile prefetched; with so many FMAs per weight line
     // the core's window holds too few lines to keep memory busy, and at 3 and 4 rows W came in at
-    // about 24 GB/s per core with no FMAs at all, against 42 for four long streams. So each of
+    // about 24 GB/s per core with no FMAs at all, against 40-43 for four long streams. So each of
     // the R rows is one long run through its part of the slab, a whole line of it per step
     // (each load instruction then strides a line; half a line per step read at 32 GB/s against
     // 43), and each run asks for its line line_prefetch_bytes ahead (bench/README.md, "Far-apart
