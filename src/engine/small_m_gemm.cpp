@@ -36,7 +36,7 @@ namespace {
 // Below this many weights a slab is too little work to wake the second thread for.
 constexpr std::size_t min_parallel_weights = std::size_t{1} << 16;
 
-// Columns of x are taken in chunks of at most x_chunk_bytes(l1) over all n_rows rows; each chunk
+// Columns of x are taken in chunks of at most x_chunk_bytes(to) over all n_rows rows; each chunk
 // costs one horizontal sum per output, and each weight row is streamed as chunk-long runs.
 // Which size is faster depends on the L1 (bench/README.md, "The small-M projection" and
 // "x chunks by L1 size"):
@@ -48,8 +48,6 @@ constexpr std::size_t min_parallel_weights = std::size_t{1} << 16;
 constexpr std::size_t l1_chunk_bytes = 32 * 1024;
 constexpr std::size_t l2_chunk_bytes = 128 * 1024;
 constexpr std::size_t l1_fits_chunk_bytes = large_l1_bytes;
-
-std::size_t x_chunk_bytes(SmallML1 l1) { return l1 == SmallML1::kib32 ? l2_chunk_bytes : l1_chunk_bytes; }
 
 // How the tiles prefetch W, chosen with the chunk size, since both follow the L1:
 // - with chunks in L1, the next tile's weights into L1 (measured on Zen 5: 26.4 GB/s at 8 rows
@@ -65,7 +63,7 @@ enum class PrefetchTo { l1, l2 };
 constexpr std::size_t l2_prefetch_bytes_ahead = 256 * 1024;
 
 PrefetchTo prefetch_to(SmallML1 l1) { return l1 == SmallML1::kib32 ? PrefetchTo::l2 : PrefetchTo::l1; }
-SmallML1 l1_of(PrefetchTo to) { return to == PrefetchTo::l2 ? SmallML1::kib32 : SmallML1::kib48; }
+std::size_t x_chunk_bytes(PrefetchTo to) { return to == PrefetchTo::l2 ? l2_chunk_bytes : l1_chunk_bytes; }
 
 // Tiles between a tile and the one whose weights it prefetches, for tiles of tile_rows rows
 // times len columns.
@@ -142,7 +140,7 @@ inline void prefetch(std::uintptr_t address) {
 // passes"). So the columns are cut until the three fit in l1_fits_chunk_bytes.
 std::size_t chunk_cols_at_most(std::size_t n_rows, std::size_t tile_rows, bool spread, PrefetchTo to) {
     if (spread && n_rows >= min_rows_for_lines) return l2_chunk_bytes / (n_rows * sizeof(float));
-    const std::size_t cols = x_chunk_bytes(l1_of(to)) / (n_rows * sizeof(float));
+    const std::size_t cols = x_chunk_bytes(to) / (n_rows * sizeof(float));
     if (to != PrefetchTo::l1 || n_rows < min_rows_to_prefetch) return cols;
     return std::min(cols, l1_fits_chunk_bytes / ((n_rows + 2 * tile_rows) * sizeof(float)));
 }
