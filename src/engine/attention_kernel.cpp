@@ -133,6 +133,27 @@ void write_dot_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) 
     }
 }
 
+// The scaled queries as the transposed tiles read them: each tile's rows (as score_block cuts
+// them) element by element, row i's element d at d · tile_rows + i from the tile's first row,
+// so a step's broadcasts lie side by side behind one pointer. Laid out as rows, the 11-row
+// AVX-512 tile needed a pointer per row, which GCC kept in vector registers and on the stack
+// (MQA's attention 0.93-0.98 times as long this way, bench/README.md, "The transposed tiles'
+// accumulators in registers"). Not inlined: inlined, GCC 12 drew from for_each_tile's
+// arithmetic an impossible range of n_rows and flagged attend_group's fills
+// (-Wstringop-overflow).
+[[gnu::noinline]] void write_transposed_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) {
+    const std::size_t padded_dim = ws.padded_dim();
+    for_each_tile(problem.n_rows, Simd::score_rows, [&](std::size_t first_row, std::size_t tile_rows) {
+        float* tile = ws.queries() + first_row * padded_dim;
+        for (std::size_t i = 0; i < tile_rows; ++i) {
+            const float* src = problem.q + (first_row + i) * problem.q_stride;
+            for (std::size_t d = 0; d < padded_dim; ++d) {
+                tile[d * tile_rows + i] = d < problem.head_dim ? src[d] * problem.scale : 0.0f;
+            }
+        }
+    });
+}
+
 // Scores of n_rows rows × (lanes / n_rows) keys from dot products along head_dim: one
 // accumulator per (row, key), reduced to one vector of scores at the end. For a few rows
 // this is cheaper than transposing the keys (a 16×16 transpose is 64 shuffles, 1 per cycle).
@@ -300,15 +321,26 @@ void transposed_score_tile(BlockState& st, std::size_t first_row) {
     }
     const float* queries = st.ws.queries() + first_row * padded_dim;
     const float* keys_t = st.ws.keys_t();
-    for (std::size_t d = 0; d < st.problem.head_dim; ++d) {
-        Vec k[block_vecs];
-        for (std::size_t v = 0; v < block_vecs; ++v) k[v] = Simd::load(keys_t + d * max_key_block + v * lanes);
-        for (std::size_t i = 0; i < n_rows; ++i) {
-            const Vec q = Simd::set1(queries[i * padded_dim + d]);
-            for (std::size_t v = 0; v < block_vecs; ++v) acc[i][v] = Simd::fma(q, k[v], acc[i][v]);
+    // The prefetches of a run of dims follow its FMAs: interleaved dim by dim, GCC 12 wrote all
+    // the accumulators back to the stack after every dim (22 stores per 22 FMAs at 11 rows on
+    // AVX-512), and MQA's attention took 1.3-1.4 times as long (bench/README.md, "The
+    // transposed tiles' accumulators in registers"). Runs of 8 still spread them over the tile.
+    constexpr std::size_t dims_per_prefetch_run = 8;
+    BlockPrefetcher prefetcher = st.prefetcher;
+    const std::size_t dim = st.problem.head_dim;
+    for (std::size_t d0 = 0; d0 < dim; d0 += dims_per_prefetch_run) {
+        const std::size_t d_end = std::min(dim, d0 + dims_per_prefetch_run);
+        for (std::size_t d = d0; d < d_end; ++d) {
+            Vec k[block_vecs];
+            for (std::size_t v = 0; v < block_vecs; ++v) k[v] = Simd::load(keys_t + d * max_key_block + v * lanes);
+            for (std::size_t i = 0; i < n_rows; ++i) {
+                const Vec q = Simd::set1(queries[d * n_rows + i]);
+                for (std::size_t v = 0; v < block_vecs; ++v) acc[i][v] = Simd::fma(q, k[v], acc[i][v]);
+            }
         }
-        st.prefetcher.issue<plan_may_spread(KvDtype::f32)>();
+        for (std::size_t d = d0; d < d_end; ++d) prefetcher.issue<plan_may_spread(KvDtype::f32)>();
     }
+    st.prefetcher = prefetcher;
     st.flops += 2 * n_rows * key_block * st.problem.head_dim;  // the whole block, however many keys it holds
     for (std::size_t i = 0; i < n_rows; ++i) {
         float* scores = st.ws.probs() + (first_row + i) * max_key_block;
@@ -533,17 +565,12 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
     const std::size_t padded_dim = ws.padded_dim();
     const std::size_t n_vecs = round_up(dim, lanes) / lanes;  // vectors per output row
 
-    // Queries are scaled once here, so block scores come out of the FMAs final: as rows for the
-    // transposed tiles, in their own layout for the dot tiles.
+    // Queries are scaled once here, so block scores come out of the FMAs final, each in the
+    // layout of the tiles that read them.
     if (n_rows <= Simd::dot_rows_max) {
         write_dot_tile_queries(problem, ws);
     } else {
-        for (std::size_t r = 0; r < n_rows; ++r) {
-            const float* src = problem.q + r * problem.q_stride;
-            float* dst = ws.queries() + r * padded_dim;
-            for (std::size_t d = 0; d < dim; ++d) dst[d] = src[d] * problem.scale;
-            std::fill(dst + dim, dst + padded_dim, 0.0f);
-        }
+        write_transposed_tile_queries(problem, ws);
     }
     std::fill_n(ws.outputs(), n_rows * padded_dim, 0.0f);
     std::fill_n(ws.lane_sums(), n_rows * max_lanes, 0.0f);
