@@ -323,7 +323,7 @@ void transposed_score_tile(BlockState& st, std::size_t first_row) {
     const float* keys_t = st.ws.keys_t();
     // The prefetches of a run of dims follow its FMAs: interleaved dim by dim, GCC 12 wrote all
     // the accumulators back to the stack after every dim (22 stores per 22 FMAs at 11 rows on
-    // AVX-512), and MQA's attention took 1.3-1.4 times as long (bench/README.md, "The
+    // AVX-512), and MQA's attention took 1.4-1.5 times as long (bench/README.md, "The
     // transposed tiles' accumulators in registers"). Runs of 8 still spread them over the tile.
     constexpr std::size_t dims_per_prefetch_run = 8;
     BlockPrefetcher prefetcher = st.prefetcher;
