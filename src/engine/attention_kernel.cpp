@@ -109,26 +109,36 @@ void pack_value_block(BlockState& st) {
 constexpr std::array<std::size_t, 3> dot_tile_rows = {
     std::min<std::size_t>(4, lanes), std::min<std::size_t>(2, lanes), 1};
 
+// Rows [first_row, first_row + tile_rows) of the scaled queries, zero past head_dim (the
+// tiles read whole vectors), row i's element d at offset(i, d) from the tile's first row
+// (first_row · padded_dim): each kind of tile lays its queries out as it reads them.
+template <class Offset>
+void write_tile_queries(const GroupAttention& problem, AttendWorkspace& ws, std::size_t first_row,
+                        std::size_t tile_rows, const Offset& offset) {
+    const std::size_t padded_dim = ws.padded_dim();
+    float* tile = ws.queries() + first_row * padded_dim;
+    for (std::size_t i = 0; i < tile_rows; ++i) {
+        const float* src = problem.q + (first_row + i) * problem.q_stride;
+        for (std::size_t d = 0; d < padded_dim; ++d) {
+            tile[offset(i, d)] = d < problem.head_dim ? src[d] * problem.scale : 0.0f;
+        }
+    }
+}
+
 // The scaled queries as the dot tiles read them: each tile's rows interleaved a vector at a
 // time (row i's elements [d0, d0 + lanes) at d0 · tile_rows + i · lanes from the tile's first
 // row), so a step's query vectors lie side by side behind one pointer. Laid out as rows, the
 // 4-row AVX2 tile needed a pointer per row besides the prefetcher's state: GCC ran out of the
 // 16 general registers, reloaded three pointers from the stack and spilled a query vector every
-// step (bench/README.md, "The dot tiles' queries side by side"). Zero past head_dim: the tiles
-// read whole vectors. One row's layout is its row, as the int8 tile expects.
+// step (bench/README.md, "The dot tiles' queries side by side"). One row's layout is its row,
+// as the int8 tile expects.
 void write_dot_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) {
-    const std::size_t padded_dim = ws.padded_dim();
     std::size_t first_row = 0;
     for (const std::size_t tile_rows : dot_tile_rows) {
         for (; first_row + tile_rows <= problem.n_rows; first_row += tile_rows) {
-            float* tile = ws.queries() + first_row * padded_dim;
-            for (std::size_t i = 0; i < tile_rows; ++i) {
-                const float* src = problem.q + (first_row + i) * problem.q_stride;
-                for (std::size_t d = 0; d < padded_dim; ++d) {
-                    tile[d / lanes * tile_rows * lanes + i * lanes + d % lanes] =
-                        d < problem.head_dim ? src[d] * problem.scale : 0.0f;
-                }
-            }
+            write_tile_queries(problem, ws, first_row, tile_rows, [&](std::size_t i, std::size_t d) {
+                return d / lanes * tile_rows * lanes + i * lanes + d % lanes;
+            });
         }
     }
 }
@@ -142,15 +152,9 @@ void write_dot_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) 
 // arithmetic an impossible range of n_rows and flagged attend_group's fills
 // (-Wstringop-overflow).
 [[gnu::noinline]] void write_transposed_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) {
-    const std::size_t padded_dim = ws.padded_dim();
     for_each_tile(problem.n_rows, Simd::score_rows, [&](std::size_t first_row, std::size_t tile_rows) {
-        float* tile = ws.queries() + first_row * padded_dim;
-        for (std::size_t i = 0; i < tile_rows; ++i) {
-            const float* src = problem.q + (first_row + i) * problem.q_stride;
-            for (std::size_t d = 0; d < padded_dim; ++d) {
-                tile[d * tile_rows + i] = d < problem.head_dim ? src[d] * problem.scale : 0.0f;
-            }
-        }
+        write_tile_queries(problem, ws, first_row, tile_rows,
+                           [&](std::size_t i, std::size_t d) { return d * tile_rows + i; });
     });
 }
 
