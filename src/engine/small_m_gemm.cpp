@@ -8,7 +8,7 @@
 // loaded once per vector and multiplied into n_rows · tile_rows register accumulators, so W is
 // read exactly once.
 // The columns are taken in chunks of x (kept in L1 where it holds 48 KiB, in L2 where it holds
-// 32, or where far-apart rows want whole weight rows as runs), and tiles of adjacent rows
+// 32, or where a kernel wants whole weight rows as runs), and tiles of adjacent rows
 // prefetch the weights of a later tile: the next one into L1, or, with the chunks in L2, the one
 // about 256 KiB ahead into L2; far-apart rows prefetch each run 2 KiB ahead. Chunks and vector
 // lanes follow column numbers, so the rounding, like the answer, is the same wherever the
@@ -130,24 +130,25 @@ inline void prefetch(std::uintptr_t address) {
 #endif
 }
 
-// Columns of a chunk before rounding. Kernels that read far-apart weight rows at 3 rows of x or
-// more (Avx2Isa::lines) want each weight row as one long run more than x in L1: their chunk of x
-// may fill l2_chunk_bytes (bench/README.md, "Far-apart whole lines for 3 to 8 rows of x").
-// With chunks in L1 and prefetching tiles, the chunk of x,
+// Columns of a chunk before rounding. Kernels that want each weight row as one long run more
+// than x in L1 (whole_runs: Avx2Isa's far-apart lines from 3 rows of x, and its passes) take a
+// chunk of x that may fill l2_chunk_bytes (bench/README.md, "Far-apart whole lines for 3 to 8
+// rows of x" and "Whole weight rows for the passes"). With chunks in L1 and prefetching tiles, the chunk of x,
 // the tile of weights being read and the next one being prefetched share the L1: at 4 rows of
 // x and 3 weight rows on AVX2, a 32 KiB chunk (2048 columns) made that 80 KiB, and 1024 columns
 // took 1.5-1.8 ms at D=4096 against 1.9-2.2 (bench/README.md, "Prefetches spread over the
 // passes"). So the columns are cut until the three fit in l1_fits_chunk_bytes.
-std::size_t chunk_cols_at_most(std::size_t n_rows, std::size_t tile_rows, bool spread, PrefetchTo to) {
-    if (spread && n_rows >= min_rows_for_lines) return l2_chunk_bytes / (n_rows * sizeof(float));
+std::size_t chunk_cols_at_most(std::size_t n_rows, std::size_t tile_rows, bool whole_runs, PrefetchTo to) {
+    if (whole_runs) return l2_chunk_bytes / (n_rows * sizeof(float));
     const std::size_t cols = x_chunk_bytes(to) / (n_rows * sizeof(float));
     if (to != PrefetchTo::l1 || n_rows < min_rows_to_prefetch) return cols;
     return std::min(cols, l1_fits_chunk_bytes / ((n_rows + 2 * tile_rows) * sizeof(float)));
 }
 
 // Columns per chunk under a page, a multiple of 64: as even as that allows, since a short last
-// chunk costs its horizontal sums and a pass over y for little work (D=1024 at 8 rows on AVX2
-// would be 832 columns and then 192).
+// chunk costs its horizontal sums and a pass over y for little work (a cap of 877 columns, 8
+// rows of x beside two tiles of 3 weight rows in 48 KiB, would cut D=1024 into 832 and 192).
+// Today's kernels all allow a page or more; this keeps any cap below one correct.
 std::size_t even_chunk_cols(std::size_t in_dim, std::size_t max_cols) {
     const std::size_t widest = std::max<std::size_t>(64, max_cols / 64 * 64);
     const std::size_t n_chunks = (in_dim + widest - 1) / widest;
@@ -162,7 +163,8 @@ struct SlabKernel {
     TileFn tile;
     TileFn row;
     std::size_t tile_rows;
-    bool spread;  // the tile's rows are one from each of tile_rows equal runs of the slab
+    bool spread;       // the tile's rows are one from each of tile_rows equal runs of the slab
+    bool whole_runs;   // each weight row is best read as one long run: x's chunk may fill the L2
 };
 
 // Portable path: eight partial sums per output keep the rounding error near the vector
@@ -176,6 +178,7 @@ struct SlabKernel {
 struct ScalarIsa {
     static constexpr std::size_t tile_rows(std::size_t m, PrefetchTo) { return m == 1 ? spread_streams : 1; }
     static constexpr bool spread(std::size_t m, PrefetchTo) { return m == 1; }
+    static constexpr bool whole_runs(std::size_t, PrefetchTo) { return false; }
 
     static constexpr std::size_t quad = 4;
     static constexpr std::size_t lanes = 2 * quad;  // partial sums per output; lane l is [l / quad][l % quad]
@@ -235,7 +238,7 @@ inline float reduce_add(__m256 v) {
 // it (bench/README.md, issue 13). There the rows of x are taken in passes of at most
 // pass_rows over the same tile of weights, each pass with 3 weight rows (12 accumulators, 3
 // weight vectors and one x vector fill the 16 registers): 7 loads per 12 FMAs. The passes
-// after the first read the tile's weights from L1. Every output's sum runs over the same
+// after the first read the tile's weights from L1 or L2. Every output's sum runs over the same
 // lanes in the same order as in one pass, so the bits of y do not change.
 struct Avx2Isa {
 #ifdef __AVX512VL__
@@ -284,6 +287,15 @@ struct Avx2Isa {
     // measured on Zen 4, until lines() is measured on such a core.
     static constexpr bool spread(std::size_t m, PrefetchTo to) {
         return m < min_rows_for_lines || (to == PrefetchTo::l1 && line_streams(m) != 0);
+    }
+    // lines() reads each weight row as one run through its part of the slab, and so do the
+    // passes (7 and 8 rows in 16 registers). For the passes, x read from L2 costs less than
+    // chunks of x cut to fit the L1 beside two weight tiles (832 columns at 8 rows, so a 1024-wide
+    // W in two runs per row, a 4096-wide one in five): on a Zen 5 guest 8 rows of a cold
+    // 1024 x 1024 W took 0.72-0.90 times as long, and at D=4096 the ratio stayed within the
+    // host's noise (bench/README.md, "Whole weight rows for the passes").
+    static constexpr bool whole_runs(std::size_t m, PrefetchTo to) {
+        return (m >= min_rows_for_lines && spread(m, to)) || pass_rows(m) < m;
     }
 
     template <std::size_t M, std::size_t R, PrefetchTo to>
@@ -506,6 +518,7 @@ struct Avx512Isa {
     // four streams with 16 accumulators read slower there (medians 1.59 against 1.45 ms).
     static constexpr std::size_t tile_rows(std::size_t m, PrefetchTo to) { return spread(m, to) ? spread_streams : 8; }
     static constexpr bool spread(std::size_t m, PrefetchTo) { return m == 1; }
+    static constexpr bool whole_runs(std::size_t, PrefetchTo) { return false; }
 
     // y[r · spread] for the R weight rows at t.w + r · spread · ldw, one row of x; rows computed
     // alone (R = 1) sum in the same order.
@@ -606,7 +619,8 @@ struct Avx512Isa {
 template <class Isa, std::size_t M, PrefetchTo to>
 constexpr SlabKernel slab_kernel() {
     constexpr std::size_t tile_rows = Isa::tile_rows(M, to);
-    return {&Isa::template tile<M, tile_rows, to>, &Isa::template tile<M, 1, to>, tile_rows, Isa::spread(M, to)};
+    return {&Isa::template tile<M, tile_rows, to>, &Isa::template tile<M, 1, to>, tile_rows, Isa::spread(M, to),
+            Isa::whole_runs(M, to)};
 }
 
 // A kernel table: Table::kernel<M, to>() runs M rows of x.
@@ -710,7 +724,7 @@ void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const 
     // multiple of 64 floats when not), so that the chunks of page-aligned weight rows start at
     // page boundaries. Chunks and vector lanes follow column numbers, never addresses: the
     // sums, and so the bits of y, must not depend on where W happens to be allocated.
-    const std::size_t max_cols = chunk_cols_at_most(n_rows, tile_rows, kernel.spread, to);
+    const std::size_t max_cols = chunk_cols_at_most(n_rows, tile_rows, kernel.whole_runs, to);
     const std::size_t chunk_cols = max_cols >= page_floats ? max_cols / page_floats * page_floats
                                                            : even_chunk_cols(in_dim, max_cols);
 #pragma omp parallel if (out_dim * in_dim >= min_parallel_weights)
