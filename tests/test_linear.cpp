@@ -117,10 +117,9 @@ TEST_CASE("small_m_gemm gives the same bits wherever x and W are allocated") {
 TEST_CASE("small_m_gemm gives a row of x the same bits however many rows share the call") {
     // Within one chunk of columns each output is summed over the same lanes in the same order
     // whatever the tile, so splitting the rows of x into passes (the AVX2 kernel at 7 and 8
-    // rows) must not change a bit. in_dim is one chunk for every row count (the narrowest
-    // chunk, the portable path's at 8 rows, is 1024 columns: x and two weight rows in a 48 KiB
-    // L1). From 3
-    // rows on every ISA's table runs one vector width, so 3 copies of a row are the comparison.
+    // rows) must not change a bit. in_dim is one chunk for every row count (no chunk is
+    // narrower than a page, 1024 columns). From 3 rows on every ISA's table runs one vector
+    // width, so 3 copies of a row are the comparison.
     const std::size_t in_dim = 800 + 3, out_dim = 37;
     const auto w = random_vector(out_dim * in_dim, 62);
     for (const SmallMPath& path : every_small_m_path()) {

@@ -133,11 +133,11 @@ inline void prefetch(std::uintptr_t address) {
 // Columns of a chunk before rounding. Kernels that want each weight row as one long run more
 // than x in L1 (whole_runs: Avx2Isa's far-apart lines from 3 rows of x, and its passes) take a
 // chunk of x that may fill l2_chunk_bytes (bench/README.md, "Far-apart whole lines for 3 to 8
-// rows of x" and "Whole weight rows for the passes"). With chunks in L1 and prefetching tiles, the chunk of x,
-// the tile of weights being read and the next one being prefetched share the L1: at 4 rows of
-// x and 3 weight rows on AVX2, a 32 KiB chunk (2048 columns) made that 80 KiB, and 1024 columns
-// took 1.5-1.8 ms at D=4096 against 1.9-2.2 (bench/README.md, "Prefetches spread over the
-// passes"). So the columns are cut until the three fit in l1_fits_chunk_bytes.
+// rows of x" and "Whole weight rows for the passes"). With chunks in L1 and prefetching tiles,
+// the chunk of x, the tile of weights being read and the next one being prefetched share the
+// L1: at 4 rows of x and 3 weight rows on AVX2, a 32 KiB chunk (2048 columns) made that 80 KiB,
+// and 1024 columns took 1.5-1.8 ms at D=4096 against 1.9-2.2 (bench/README.md, "Prefetches
+// spread over the passes"). So the columns are cut until the three fit in l1_fits_chunk_bytes.
 std::size_t chunk_cols_at_most(std::size_t n_rows, std::size_t tile_rows, bool whole_runs, PrefetchTo to) {
     if (whole_runs) return l2_chunk_bytes / (n_rows * sizeof(float));
     const std::size_t cols = x_chunk_bytes(to) / (n_rows * sizeof(float));
