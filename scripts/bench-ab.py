@@ -55,9 +55,9 @@ def parse_args(argv):
     parser.add_argument("--seed", type=int, default=1, help="seed of the order within rounds (default 1)")
     parser.add_argument("--kvbench", help="kvbench binary for `kvbench compare` (default: build/kvbench, if built)")
     parser.error = usage_error  # one line naming the argument, not argparse's usage block
-    own, _, passed = _split_at_dashes(argv)
-    args = parser.parse_args(own)
-    args.passed = passed
+    dashes = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:dashes])
+    args.passed = argv[dashes + 1:]
     if len(args.binaries) < 2:
         usage_error("NAME=BINARY: give at least two binaries to compare")
     names = [name for name, _ in args.binaries]
@@ -69,13 +69,6 @@ def parse_args(argv):
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
             usage_error(f"{name}={path}: no executable file there")
     return args
-
-
-def _split_at_dashes(argv):
-    if "--" in argv:
-        at = argv.index("--")
-        return argv[:at], "--", argv[at + 1:]
-    return argv, "", []
 
 
 def run_once(path, bench_filter, passed):
@@ -132,12 +125,16 @@ def export(out_dir, contexts, rounds):
 
 
 def times_by_benchmark(by_round):
-    """{benchmark name: [real_time of each round]}, with the time unit of each."""
+    """{benchmark name: [its time in each round]}, and {name: time unit}. A round that ran a
+    benchmark several times (--benchmark_repetitions after --) counts its median."""
     times, units = {}, {}
     for runs in by_round:
+        this_round = {}
         for run in runs:
-            times.setdefault(run["name"], []).append(run["real_time"])
+            this_round.setdefault(run["name"], []).append(run["real_time"])
             units[run["name"]] = run.get("time_unit", "ns")
+        for name, values in this_round.items():
+            times.setdefault(name, []).append(statistics.median(values))
     return times, units
 
 
