@@ -36,6 +36,23 @@ grep -q -- "--benchmark_filter=BM_ --benchmark_format=json --extra=1" "$dir/base
 [[ $(grep -c '"run_type": "iteration"' "$dir/json/new.json") -eq 6 ]] || fail "new.json should hold 3 rounds of 2"
 grep -q "BM_x" <(sed -n '/kvbench compare/,$p' "$dir/out.txt") || fail "kvbench compare did not list BM_x"
 
+# A binary that repeats each benchmark in a run (--benchmark_repetitions) counts the run's median.
+cat >"$dir/repeats" <<'FAKE'
+#!/usr/bin/env bash
+printf '{"context": {}, "benchmarks": [
+ {"name": "BM_x", "run_type": "iteration", "real_time": 50, "time_unit": "us"},
+ {"name": "BM_x", "run_type": "iteration", "real_time": 70, "time_unit": "us"},
+ {"name": "BM_x", "run_type": "iteration", "real_time": 1000, "time_unit": "us"},
+ {"name": "BM_x_mean", "run_type": "aggregate", "real_time": 373, "time_unit": "us"}]}\n'
+FAKE
+chmod +x "$dir/repeats"
+rm -f "$dir/new.count"
+ab --rounds 2 --out "$dir/json2" --kvbench "$dir/no-kvbench" new="$dir/new" repeats="$dir/repeats" \
+  || fail "the comparison with repetitions exited with $?"
+# new's BM_x: 90 and 99; repeats' round medians 70 and 70 -> ratios 0.78 and 0.71.
+grep -q "^BM_x  new 94.5  repeats 70 (0.74, 0.71-0.78)" "$dir/out.txt" || fail "a round's median of repetitions"
+grep -q "BM_x_mean" "$dir/json2/repeats.json" && fail "aggregates should not be kept as samples"
+
 # Bad input: a one-line error naming the argument, exit 2; a failing binary, exit 1.
 expect() {  # status, message, arguments...
   local status=$1 message=$2; shift 2
