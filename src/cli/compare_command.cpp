@@ -1,6 +1,7 @@
 // The `kvbench compare` subcommand: options, reading both files, the comparison, its exit status.
 #include "cli/compare_command.hpp"
 
+#include "cli/exit_status.hpp"
 #include "kvbench/compare/compare_report.hpp"
 #include "kvbench/compare/comparison.hpp"
 #include "kvbench/compare/result_file.hpp"
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
 #include <iostream>
 #include <map>
 
@@ -17,9 +19,11 @@ namespace kvbench {
 namespace {
 
 constexpr const char* footer = R"(Verdicts: a Mann-Whitney U test on every repetition (JSON reports, Google
-Benchmark JSON), alpha 0.05; CSV reports keep no samples, so a change counts
-there only when the [min, max] ranges do not overlap. SLOWER = significantly
-worse by more than --threshold; COUNTS DIFFER = flops, bytes or kv_bytes differ
+Benchmark JSON), alpha 0.05, and the shift of NEW against BASE
+with its 95 % interval (Hodges-Lehmann); CSV reports keep no samples, so a
+change counts there only when the [min, max] ranges do not overlap. SLOWER =
+significantly worse by more than --threshold (with --require-interval: the
+whole interval worse by more); COUNTS DIFFER = flops, bytes or kv_bytes differ
 (the rows did different work).
 
 Examples:
@@ -27,34 +31,47 @@ Examples:
   kvbench compare old.json new.json --metric speedup --threshold 25% -f md
   scripts/bench-gate.sh    the CI gate: a short sweep against results/gate/
 
-Exit status: 0 no failing row; 1 a SLOWER or COUNTS DIFFER row; 2 bad usage.)";
+Exit status: 0 no failing row; 1 a SLOWER or COUNTS DIFFER row; 2 bad usage;
+3 NEW does not cover BASE: no row in common, or BASE rows missing from NEW
+(--allow-missing lists them instead).)";
 
-// "5%" or "5": a percentage from 0 to 1000.
+}  // namespace
+
 double parse_threshold(const std::string& text) {
     std::string digits = text;
-    if (!digits.empty() && digits.back() == '%') digits.pop_back();
+    const bool percent = !digits.empty() && digits.back() == '%';
+    if (percent) digits.pop_back();
     double value = -1;
     const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-    if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0 || value > 1000) {
+    // !(0 <= value <= 1000) also refuses nan and inf, which from_chars reads.
+    if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || !(value >= 0 && value <= 1000)) {
         throw ConfigError(fmt::format("--threshold '{}': must be a percentage from 0 to 1000 (e.g. 5%)", text));
+    }
+    if (!percent && value > 0 && value < 1) {
+        throw ConfigError(fmt::format("--threshold {0}: a bare number is a percentage, so this is {0} %, not {1:g} %; "
+                                      "write {1:g}% for {1:g} percent, or {0}% if you mean {0} %",
+                                      text, 100 * value));
     }
     return value;
 }
 
-}  // namespace
-
 CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options) {
     CLI::App* command = app.add_subcommand(
-        "compare", "Compare two result files (sweep/generate CSV or JSON, Google Benchmark JSON) row by row");
+        "compare", "Compare two result files (sweep/generate CSV or JSON, Google Benchmark JSON) row by row: "
+                   "faster, slower or the same, and by how much");
     command->add_option("BASE", options.base_path, "The reference result file")->type_name("FILE")->required()->check(CLI::ExistingFile);
     command->add_option("NEW", options.new_path, "The result file to judge against BASE")
         ->type_name("FILE")
         ->required()
         ->check(CLI::ExistingFile);
     command->add_option("--threshold", options.threshold,
-                        "A row fails when significantly worse by more than this percentage")
+                        "A row fails when significantly worse by more than this percentage (5% or 5; 0.05 is "
+                        "refused as ambiguous)")
         ->type_name("PCT")
         ->capture_default_str();
+    command->add_flag("--require-interval", options.require_interval,
+                      "A row fails only when its whole 95 % interval is worse by more than --threshold: the "
+                      "slowdown exceeds it with 95 % confidence (1 - --alpha); rows without samples never fail");
     command->add_option("--metric", options.metric,
                         "What to compare: latency (the row's own time), or the ratios speedup (uncached / cached), "
                         "mha_ratio (MHA's time / this grouping's), roofline_pct, gflops")
@@ -71,7 +88,9 @@ CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options) {
         ->type_name("slower|counts")
         ->check(CLI::IsMember({"slower", "counts"}))
         ->capture_default_str();
-    command->add_option("--alpha", options.alpha, "Significance level of the U test")
+    command->add_flag("--allow-missing", options.allow_missing,
+                      "Rows of BASE that NEW lacks are listed, not a failure (exit 3 without it)");
+    command->add_option("--alpha", options.alpha, "Significance level of the U test; the interval is at 1 - alpha")
         ->check(CLI::Range(0.0001, 0.5))
         ->capture_default_str();
     command->footer(footer);
@@ -90,6 +109,7 @@ int run_compare_command(const CompareCliOptions& options) {
     compare_options.metric = metrics.at(options.metric);
     compare_options.threshold_pct = parse_threshold(options.threshold);
     compare_options.alpha = options.alpha;
+    compare_options.require_interval = options.require_interval;
 
     const ResultFile base = read_result_file(options.base_path);
     const ResultFile other = read_result_file(options.new_path);
@@ -98,8 +118,11 @@ int run_compare_command(const CompareCliOptions& options) {
     std::cout.flush();  // the table first, then any failure line on stderr, in a log that merges both
 
     if (comparison.rows.empty() && comparison.n_without_metric == 0) {
-        fmt::print(stderr, "kvbench: error: {} and {} have no row in common\n", options.base_path, options.new_path);
-        return 1;
+        fmt::print(stderr,
+                   "kvbench: compare: {} and {} have no row in common: nothing was compared (they measured "
+                   "different grids, or one is empty); exit {}\n",
+                   options.base_path, options.new_path, exit_incomplete);
+        return exit_incomplete;
     }
     const std::size_t n_counts = count_verdicts(comparison, Verdict::counts_differ);
     const std::size_t n_slower = count_verdicts(comparison, Verdict::regression);
@@ -111,10 +134,18 @@ int run_compare_command(const CompareCliOptions& options) {
                 failed.push_back(fmt::format("{} ({})", row.label, verdict_name(row.verdict)));
             }
         }
-        fmt::print(stderr, "kvbench: compare: {} failed on {} (threshold {}): {}\n", options.new_path,
-                   metric_name(compare_options.metric), options.threshold, fmt::join(failed, "; "));
+        fmt::print(stderr, "kvbench: compare: {} failed on {} (threshold {}{}): {}\n", options.new_path,
+                   metric_name(compare_options.metric), options.threshold,
+                   options.require_interval ? ", whole interval" : "", fmt::join(failed, "; "));
     }
-    return fail ? 1 : 0;
+    const bool incomplete = !comparison.only_in_base.empty() && !options.allow_missing;
+    if (incomplete) {
+        fmt::print(stderr,
+                   "kvbench: compare: {} lacks {} of the {} rows of {} (listed under \"only in BASE\"): a run that "
+                   "stopped early, or another grid? --allow-missing compares the rows there are\n",
+                   options.new_path, comparison.only_in_base.size(), comparison.n_base_rows, options.base_path);
+    }
+    return fail ? exit_failure : incomplete ? exit_incomplete : exit_ok;
 }
 
 }  // namespace kvbench

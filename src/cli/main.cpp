@@ -41,7 +41,8 @@ constexpr const char* overview = R"(Quick start:
   kvbench memory --model llama-3-8b --seq 8192 --budget 24GiB
                             a real model's KV-cache bill, and what fits
   kvbench compare BASE NEW  two result files row by row: faster, slower or
-                            the same within noise (exit 1 on a slowdown)
+                            the same within noise, and by how much (a 95 %
+                            interval); exit 1 on a slowdown
   kvbench sweep --help      every axis, output format and option
 
 Exit status: 0 success; 1 a point or the --verify check failed, or a report
