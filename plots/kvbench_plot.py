@@ -9,6 +9,11 @@ Figures, one file each, named <csv stem>-<figure>.<format>:
   roofline    arithmetic intensity vs achieved GFLOP/s, under the machine's two roofs
   generation  latency of every step through a generation (a `kvbench generate` CSV only)
 
+A CSV that `kvbench history -f csv` wrote gets one figure instead, named <csv stem>-history:
+  history     each chosen point's metric run after run (commits in the order they ran), one
+              line per point and machine, the bars spanning each run's fastest to slowest
+              repetition
+
 One colour per grouping (MHA, GQA-g, MQA) and one line style per path (cached solid,
 uncached dashed), the same in every figure. Series are also keyed on every other column
 that varies in the file (threads, batch, dim, layers, ...), told apart by their marker.
@@ -16,6 +21,8 @@ A figure the data cannot fill is skipped with a message. Needs only Python 3 and
 python3-matplotlib; run it with /usr/bin/python3. Exit status: 0 done, 2 bad input.
 
 Example: /usr/bin/python3 plots/kvbench_plot.py results/*.csv -o plots/
+         kvbench history --db results.sqlite -n 1024 -f csv -o hist.csv
+         /usr/bin/python3 plots/kvbench_plot.py hist.csv
 """
 import argparse
 import collections
@@ -385,7 +392,8 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="kvbench_plot.py", description=__doc__.split("\n\n")[0],
         epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("csv", nargs="+", type=pathlib.Path, help="kvbench CSV files (sweep or generate)")
+    parser.add_argument("csv", nargs="+", type=pathlib.Path,
+                        help="kvbench CSV files (sweep, generate, or history -f csv)")
     parser.add_argument("-o", "--output-dir", type=pathlib.Path,
                         help="directory for the figures (default: beside each CSV); created if missing")
     parser.add_argument("-f", "--figures", default="all",
@@ -406,7 +414,74 @@ def parse_args(argv):
     return args
 
 
+HISTORY_COLUMNS = ["run_id", "started_at", "git_commit", "machine_id", "point", "metric", "unit", "median", "min",
+                   "max"]
+
+
+def history_header(path):
+    """Whether the CSV at path is one that `kvbench history -f csv` wrote."""
+    try:
+        with open(path, newline="") as f:
+            header = next(csv.reader(f), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return False  # read_rows says what is wrong with it
+    return all(c in header for c in HISTORY_COLUMNS)
+
+
+def figure_history(path):
+    """One line per (point, machine) over the runs, ordered by when they ran."""
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, csv.Error) as error:
+        raise BadInput(f"cannot read {path}: {error}") from error
+    if not rows:
+        raise BadInput(f"{path} has a header but no rows: kvbench history found no matching point")
+    try:
+        runs = sorted({(r["started_at"], int(r["run_id"]), r["git_commit"]) for r in rows})
+        x_of = {run_id: x for x, (_, run_id, _) in enumerate(runs)}
+        lines = collections.defaultdict(list)
+        for r in rows:
+            lines[(r["point"], r["machine_id"])].append(
+                (x_of[int(r["run_id"])], float(r["median"]), float(r["min"]), float(r["max"])))
+    except (KeyError, ValueError) as error:
+        raise BadInput(f"{path}: a row of this history CSV is malformed ({error})") from error
+    fig, ax = plt.subplots(figsize=(max(6.4, 1.1 * len(runs) + 3), 4.8))
+    for n, ((point, machine), points) in enumerate(sorted(lines.items())):
+        points.sort()
+        xs = [p[0] for p in points]
+        ys = [p[1] for p in points]
+        below = [p[1] - min(p[2], p[3]) for p in points]
+        above = [max(p[2], p[3]) - p[1] for p in points]
+        ax.errorbar(xs, ys, yerr=[below, above], marker=MARKERS[n % len(MARKERS)], capsize=3,
+                    label=f"{point} (m{machine})")
+    ax.set_xticks(range(len(runs)))
+    ax.set_xticklabels([f"run {run_id}\n{commit[:12]}" for _, run_id, commit in runs], fontsize=8)
+    metric, unit = rows[0]["metric"], rows[0]["unit"]
+    ys = [float(r["median"]) for r in rows]
+    if min(ys) > 0 and max(ys) / min(ys) > 20:
+        ax.set_yscale("log")
+    finish(ax, f"History of {metric}: each run's median, bars from its min to its max",
+           "run (oldest first) and its commit", f"{metric} ({unit})")
+    machines = sorted({(r["machine_id"], r["cpu_model"], r.get("machine_class", "")) for r in rows})
+    fig.text(0.01, 0.01, "; ".join(f"m{m}: {cpu} ({cls})" for m, cpu, cls in machines), fontsize=7, color="0.4")
+    return fig, list(lines)
+
+
+def plot_history(path, args):
+    fig, lines = figure_history(path)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    out_dir = args.output_dir or path.parent
+    target = out_dir / f"{path.stem}-history.{args.format}"
+    fig.savefig(target, dpi=args.dpi)
+    plt.close(fig)
+    print(f"wrote {target}: {len(lines)} series: {'; '.join(f'{p} (m{m})' for p, m in sorted(lines))}")
+    return [target]
+
+
 def plot_file(path, args):
+    if history_header(path):
+        return plot_history(path, args)
     rows = read_rows(path)
     style = Style(rows)
     out_dir = args.output_dir or path.parent

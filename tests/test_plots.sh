@@ -50,6 +50,23 @@ code=$?
 grep -q "kvbench_plot: error: .*cut.csv lacks the columns flops, bytes, kv_bytes" <<<"$out" || fail "unclear message: $out"
 ls "$dir" | grep -q "^cut-" && fail "images written for a refused CSV"
 
+# A history (kvbench history -f csv) of two runs in a results database: one figure, a line per
+# point and machine over the runs.
+rm -f "$dir/history.sqlite"
+for run in 1 2; do
+  "$kvbench" sweep -n 16,32 "${tiny[@]}" -t 1 -r 2 -w 1 --no-roofline -q --db "$dir/history.sqlite" >/dev/null 2>&1 \
+    || fail "kvbench sweep --db (run $run) failed"
+done
+"$kvbench" history --db "$dir/history.sqlite" -g 1 -f csv -o "$dir/hist.csv" 2>/dev/null || fail "kvbench history failed"
+out=$("${plot[@]}" "$dir/hist.csv" 2>&1) || fail "plotting a history failed: $out"
+check_png "$dir/hist-history.png"
+grep -q "hist-history.png: 4 series: cached B=1 N=16 D=64 H=4 G=1 (m1); cached B=1 N=32 D=64 H=4 G=1 (m1)" <<<"$out" \
+  || fail "history series: $out"
+[ ! -e "$dir/hist-latency.png" ] || fail "a sweep figure drawn from a history CSV"
+head -1 "$dir/hist.csv" >"$dir/empty-hist.csv"
+out=$("${plot[@]}" "$dir/empty-hist.csv" 2>&1)
+[ $? -eq 2 ] && grep -q "no matching point" <<<"$out" || fail "an empty history: $out"
+
 # Bad options are usage errors.
 "${plot[@]}" "$dir/threads.csv" --figures nonsense >/dev/null 2>&1 && fail "an unknown figure was accepted"
 "${plot[@]}" --help | grep -q "roofline" || fail "--help does not list the figures"

@@ -1,16 +1,21 @@
-// The `kvbench compare` subcommand: options, reading both files, the comparison, its exit status.
+// The `kvbench compare` subcommand: options, reading both sides (files or runs of a results database), the comparison, its exit status.
 #include "cli/compare_command.hpp"
 
 #include "cli/exit_status.hpp"
+#include "cli/output_options.hpp"
 #include "kvbench/compare/compare_report.hpp"
 #include "kvbench/compare/comparison.hpp"
 #include "kvbench/compare/result_file.hpp"
+#include "kvbench/compare/run_selection.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/report/database.hpp"
 
 #include <fmt/format.h>
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -18,8 +23,13 @@ namespace kvbench {
 
 namespace {
 
-constexpr const char* footer = R"(Verdicts: a Mann-Whitney U test on every repetition (JSON reports, Google
-Benchmark JSON), alpha 0.05, and the shift of NEW against BASE
+constexpr const char* footer = R"(BASE and NEW: result files (sweep/generate CSV, JSON or JSON Lines; Google
+Benchmark JSON), or runs of the results database --db names: run:12,
+commit:abc1234, machine:epyc, or terms joined by commas (commit:abc1234,
+machine:epyc); runs that share a configuration give the latest run's row.
+
+Verdicts: a Mann-Whitney U test on every repetition (JSON reports, Google
+Benchmark JSON, the database), alpha 0.05, and the shift of NEW against BASE
 with its 95 % interval (Hodges-Lehmann); CSV reports keep no samples, so a
 change counts there only when the [min, max] ranges do not overlap. SLOWER =
 significantly worse by more than --threshold (with --require-interval: the
@@ -29,11 +39,43 @@ whole interval worse by more); COUNTS DIFFER = flops, bytes or kv_bytes differ
 Examples:
   kvbench compare results/reference-sweep-2026-12-01.csv new.csv
   kvbench compare old.json new.json --metric speedup --threshold 25% -f md
+  kvbench compare --db results.sqlite --base commit:abc1234 --new commit:def5678
   scripts/bench-gate.sh    the CI gate: a short sweep against results/gate/
 
 Exit status: 0 no failing row; 1 a SLOWER or COUNTS DIFFER row; 2 bad usage;
 3 NEW does not cover BASE: no row in common, or BASE rows missing from NEW
 (--allow-missing lists them instead).)";
+
+// The results database selectors read from: --db, else $KVBENCH_DB.
+std::string database_for(const CompareCliOptions& options, const std::string& side, const std::string& selector) {
+    if (options.db) return *options.db;
+    const char* configured = std::getenv(database_variable);
+    if (configured != nullptr && *configured != '\0') return configured;
+    throw ConfigError(fmt::format("{} {}: names runs of a results database: give --db FILE (or set ${})", side,
+                                  selector, database_variable));
+}
+
+ResultFile read_side(const CompareCliOptions& options, const std::string& text, const std::string& side) {
+    if (is_run_selector(text)) {
+        const RunSelector selector = parse_run_selector(text, side);
+        const std::string path = database_for(options, side, text);
+        try {
+            return read_selected_runs(ResultsDatabase::open_for_reading(path), selector);
+        } catch (const std::runtime_error& error) {
+            throw ConfigError(fmt::format("--db {}: {}", path, error.what()));
+        }
+    }
+    if (!std::filesystem::exists(text)) {
+        throw ConfigError(fmt::format("{} {}: no such file (or name runs of --db: run:12, commit:abc1234, machine:epyc)",
+                                      side, text));
+    }
+    if (is_sqlite_file(text)) {
+        throw ConfigError(fmt::format("{} {}: a results database: name its runs, e.g. kvbench compare --db {} run:1 "
+                                      "run:2 (kvbench history --db {} lists them)",
+                                      side, text, text, text));
+    }
+    return read_result_file(text);
+}
 
 }  // namespace
 
@@ -57,13 +99,17 @@ double parse_threshold(const std::string& text) {
 
 CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options) {
     CLI::App* command = app.add_subcommand(
-        "compare", "Compare two result files (sweep/generate CSV or JSON, Google Benchmark JSON) row by row: "
-                   "faster, slower or the same, and by how much");
-    command->add_option("BASE", options.base_path, "The reference result file")->type_name("FILE")->required()->check(CLI::ExistingFile);
-    command->add_option("NEW", options.new_path, "The result file to judge against BASE")
-        ->type_name("FILE")
-        ->required()
-        ->check(CLI::ExistingFile);
+        "compare", "Compare two result files, or two runs of the results database, row by row: faster, slower or "
+                   "the same, and by how much");
+    command->add_option("BASE,--base", options.base_path, "The reference: a result file, or runs of --db (run:12, commit:abc1234)")
+        ->type_name("FILE|RUNS")
+        ->required();
+    command->add_option("NEW,--new", options.new_path, "What to judge against BASE: a result file, or runs of --db")
+        ->type_name("FILE|RUNS")
+        ->required();
+    command->add_option("--db", options.db,
+                        fmt::format("The results database BASE and NEW name runs of (default: ${})", database_variable))
+        ->type_name("FILE");
     command->add_option("--threshold", options.threshold,
                         "A row fails when significantly worse by more than this percentage (5% or 5; 0.05 is "
                         "refused as ambiguous)")
@@ -111,8 +157,8 @@ int run_compare_command(const CompareCliOptions& options) {
     compare_options.alpha = options.alpha;
     compare_options.require_interval = options.require_interval;
 
-    const ResultFile base = read_result_file(options.base_path);
-    const ResultFile other = read_result_file(options.new_path);
+    const ResultFile base = read_side(options, options.base_path, "BASE");
+    const ResultFile other = read_side(options, options.new_path, "NEW");
     const Comparison comparison = compare_results(base, other, compare_options);
     write_comparison(std::cout, comparison, formats.at(options.format));
     std::cout.flush();  // the table first, then any failure line on stderr, in a log that merges both

@@ -9,13 +9,14 @@
 namespace kvbench {
 
 struct CompareCliOptions {
-    std::string base_path;          // BASE
-    std::string new_path;           // NEW
+    std::string base_path;          // BASE: a result file, or runs of --db (run:12, commit:abc123, machine:epyc)
+    std::string new_path;           // NEW: the same
     std::string threshold = "5%";   // --threshold
     std::string metric = "latency"; // --metric
     std::string format = "table";   // --format
     std::string fail_on = "slower"; // --fail-on
     double alpha = 0.05;            // --alpha
+    std::optional<std::string> db;  // --db: the results database BASE and NEW may name runs of; unset: $KVBENCH_DB
     bool allow_missing = false;     // --allow-missing: rows of BASE missing from NEW are listed, not a failure
     bool require_interval = false;  // --require-interval: SLOWER only when the whole interval is beyond the threshold
 };

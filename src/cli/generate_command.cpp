@@ -196,10 +196,12 @@ int run_generate_command(const GenerateCliOptions& options) {
     const RunContext context = prepare_generation(plan, messages);
     warn_if_long(context, messages);
     confirm_grid_size(context.points.size(), context.estimate.total_seconds, plan.likely_intent, plan.yes, "");
-    ExportManager exporter(to_export_plan(plan.out, plan.table, "generation", "the summary"), context.env, messages,
-                           std::cout);
+    ExportPlan export_plan = to_export_plan(plan.out, plan.table, "generation", "the summary");
+    export_plan.command = "generate";
+    ExportManager exporter(std::move(export_plan), context.env, messages, std::cout);
     const GenerationOutcome outcome = measure_generations(plan, context, exporter, streams);
-    const ExportResult exported = exporter.finish(outcome.rows);
+    const ExportResult exported =
+        exporter.finish(outcome.rows, outcome.interrupted ? RunStatus::stopped : RunStatus::finished);
     print_generation_tables(plan, outcome, context, exported, streams);
     if (const std::optional<std::string> slow = slow_rows_warning(outcome.rows.rows, context.rooflines)) {
         messages.warning(*slow);

@@ -31,9 +31,11 @@ Step 0 is the prefill (context P): its time is the time to first token. Steps
 
 Exit status: 0 ok; 1 a step or a write failed; 2 bad usage; 130 Ctrl-C.)";
 
-// One row per step in csv, json and jsonl; the table is the terminal's summary only.
+// One row per step in csv, json, jsonl and the results database (sql, sqlite); the table is the
+// terminal's summary only.
 const OutputFormats& generate_formats() {
-    static const OutputFormats formats{OutputFormat::table, OutputFormat::csv, OutputFormat::json, OutputFormat::jsonl};
+    static const OutputFormats formats{OutputFormat::table, OutputFormat::csv, OutputFormat::json,
+                                       OutputFormat::jsonl, OutputFormat::sql, OutputFormat::sqlite};
     return formats;
 }
 

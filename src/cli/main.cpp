@@ -3,6 +3,7 @@
 #include "cli/compare_command.hpp"
 #include "cli/exit_status.hpp"
 #include "cli/generate_command.hpp"
+#include "cli/history_command.hpp"
 #include "cli/memory_command.hpp"
 #include "cli/models_command.hpp"
 #include "cli/roofline_command.hpp"
@@ -43,6 +44,9 @@ constexpr const char* overview = R"(Quick start:
   kvbench compare BASE NEW  two result files row by row: faster, slower or
                             the same within noise, and by how much (a 95 %
                             interval); exit 1 on a slowdown
+  kvbench sweep --db results.sqlite    add the run to a results database
+  kvbench history --db results.sqlite -n 1024 -g 4
+                            a point's latency across commits and machines
   kvbench sweep --help      every axis, output format and option
 
 Exit status: 0 success; 1 a point or the --verify check failed, or a report
@@ -83,6 +87,8 @@ int main(int argc, char** argv) {
     CLI::App* models = kvbench::add_models_command(app, models_options);
     kvbench::CompareCliOptions compare_options;
     CLI::App* compare = kvbench::add_compare_command(app, compare_options);
+    kvbench::HistoryCliOptions history_options;
+    CLI::App* history = kvbench::add_history_command(app, history_options);
 
     kvbench::record_command_line(argc, argv);  // for the reports' command_line column
     try {
@@ -103,6 +109,7 @@ int main(int argc, char** argv) {
         if (memory->parsed()) return finish_stdout(kvbench::run_memory_command(memory_options));
         if (models->parsed()) return finish_stdout(kvbench::run_models_command(models_options));
         if (compare->parsed()) return finish_stdout(kvbench::run_compare_command(compare_options));
+        if (history->parsed()) return finish_stdout(kvbench::run_history_command(history_options));
         fmt::print("{}", app.help());
         return finish_stdout(0);
     } catch (const kvbench::ConfigError& error) {

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 #include <string_view>
 
 namespace kvbench {
@@ -127,7 +128,10 @@ void write_sheet(std::ostream& out, OutputFormat format, const Sheet& all_column
         }
         return;
     }
+    case OutputFormat::sql:
+    case OutputFormat::sqlite: break;  // measured runs only: sheet_formats() never offers them
     }
+    throw std::invalid_argument("write_sheet: a planner's sheet is not a run for the results database");
 }
 
 void emit_sheet(const Sheet& sheet, const OutputPlan& plan) {

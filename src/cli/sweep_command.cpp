@@ -179,7 +179,8 @@ int run_sweep_command(const SweepCliOptions& options) {
     const SweepOutcome outcome =
         measure_sweep(plan, context, resumed_rows(plan, context, messages), exporter, streams, messages);
     warn_about_results(plan, outcome, context, messages);
-    const ExportResult exported = exporter.finish({outcome.rows.all(), {}});
+    const ExportResult exported =
+        exporter.finish({outcome.rows.all(), {}}, outcome.stop_signal != 0 ? RunStatus::stopped : RunStatus::finished);
     print_sweep_tables(plan, outcome, context, exported, streams);
     exporter.check_report_stream();
     return report_sweep_outcome(plan, outcome, exported, exporter, streams, messages);

@@ -325,6 +325,22 @@ Comparison compare_results(const ResultFile& base, const ResultFile& other, cons
     return comparison;
 }
 
+std::vector<std::string> row_labels(const std::vector<std::string>& key_columns, const std::vector<Key>& keys) {
+    std::vector<std::string> labels;
+    if (keys.empty()) return labels;
+    const std::vector<bool> shown = shown_columns(key_columns, keys);
+    for (const Key& key : keys) labels.push_back(label_of(key_columns, shown, key));
+    return labels;
+}
+
+std::vector<std::optional<MetricValues>> metric_of_rows(const ResultFile& file, Metric metric) {
+    std::map<Key, const ResultEntry*> index;
+    for (const ResultEntry& entry : file.rows) index[entry.key] = &entry;
+    std::vector<std::optional<MetricValues>> values;
+    for (const ResultEntry& entry : file.rows) values.push_back(metric_values(file, entry, index, metric));
+    return values;
+}
+
 std::size_t count_verdicts(const Comparison& comparison, Verdict verdict) {
     return static_cast<std::size_t>(std::count_if(comparison.rows.begin(), comparison.rows.end(),
                                                   [&](const ComparedRow& row) { return row.verdict == verdict; }));

@@ -85,6 +85,7 @@ const std::vector<EnvironmentColumn>& environment_columns() {
         {"openblas_l2_size", [](const Environment& e) { return e.openblas_l2_size; }},
         {"transparent_hugepage", [](const Environment& e) { return e.transparent_hugepage; }},
         {"schema_version", [](const Environment&) { return std::to_string(report_schema_version); }},
+        {"shard", [](const Environment& e) { return e.shard; }},
         {"command_line", [](const Environment& e) { return e.command_line; }},
         {"timestamp", [](const Environment& e) { return e.timestamp; }},
     };

@@ -33,6 +33,7 @@ Json environment_json(const Environment& env) {
     j["transparent_hugepage"] = string_or_null(env.transparent_hugepage);
     j["timestamp"] = env.timestamp;
     j["command_line"] = string_or_null(env.command_line);
+    j["shard"] = string_or_null(env.shard);
     return j;
 }
 

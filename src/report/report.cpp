@@ -97,8 +97,10 @@ void write_report(std::ostream& out, OutputFormat format, const std::vector<Resu
     case OutputFormat::json: write_json(out, rows, env); return;
     case OutputFormat::jsonl: write_jsonl(out, rows, env); return;
     case OutputFormat::md: write_markdown(out, rows, env); return;
+    case OutputFormat::sql:
+    case OutputFormat::sqlite: break;  // a run's record: the export manager writes them (export_manager.hpp)
     }
-    throw std::invalid_argument("write_report: unknown output format");
+    throw std::invalid_argument("write_report: sql and sqlite are written by the export manager");
 }
 
 void write_report_file(const std::filesystem::path& path, OutputFormat format,

@@ -89,4 +89,12 @@ Comparison compare_results(const ResultFile& base, const ResultFile& other, cons
 
 std::size_t count_verdicts(const Comparison& comparison, Verdict verdict);
 
+// The label of each key, as the comparison names rows: path, B, N, D, H, G always, the other key
+// columns where they vary among `keys` ("cached B=1 N=1024 D=1024 H=16 G=4").
+std::vector<std::string> row_labels(const std::vector<std::string>& key_columns,
+                                    const std::vector<std::vector<std::string>>& keys);
+
+// The metric of each row of `file` (std::nullopt where it does not apply, docs/compare.md#metrics).
+std::vector<std::optional<MetricValues>> metric_of_rows(const ResultFile& file, Metric metric);
+
 }  // namespace kvbench

@@ -76,7 +76,9 @@ void fill_speedups_across_kv_dtypes(std::vector<ResultRow>& rows);
 const std::vector<std::string>& csv_columns();
 
 // jsonl: one JSON object per row and line, each line complete in itself (docs/csv.md#jsonl).
-enum class OutputFormat { table, csv, json, jsonl, md };
+// sql: a script of SQL statements that adds the run to a results database; sqlite: the database
+// file itself, to which the run is added (docs/database.md).
+enum class OutputFormat { table, csv, json, jsonl, md, sql, sqlite };
 
 void write_table(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
 void write_csv(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
