@@ -5,6 +5,7 @@
 #include "cli/generate_command.hpp"
 #include "cli/history_command.hpp"
 #include "cli/memory_command.hpp"
+#include "cli/merge_command.hpp"
 #include "cli/models_command.hpp"
 #include "cli/roofline_command.hpp"
 #include "cli/sweep_command.hpp"
@@ -47,6 +48,8 @@ constexpr const char* overview = R"(Quick start:
   kvbench sweep --db results.sqlite    add the run to a results database
   kvbench history --db results.sqlite -n 1024 -g 4
                             a point's latency across commits and machines
+  kvbench sweep --shard 2/4 -o s2.json, then kvbench merge s*.json -o all.json
+                            one grid over four machines
   kvbench sweep --help      every axis, output format and option
 
 Exit status: 0 success; 1 a point or the --verify check failed, or a report
@@ -89,6 +92,8 @@ int main(int argc, char** argv) {
     CLI::App* compare = kvbench::add_compare_command(app, compare_options);
     kvbench::HistoryCliOptions history_options;
     CLI::App* history = kvbench::add_history_command(app, history_options);
+    kvbench::MergeCliOptions merge_options;
+    CLI::App* merge = kvbench::add_merge_command(app, merge_options);
 
     kvbench::record_command_line(argc, argv);  // for the reports' command_line column
     try {
@@ -110,6 +115,7 @@ int main(int argc, char** argv) {
         if (models->parsed()) return finish_stdout(kvbench::run_models_command(models_options));
         if (compare->parsed()) return finish_stdout(kvbench::run_compare_command(compare_options));
         if (history->parsed()) return finish_stdout(kvbench::run_history_command(history_options));
+        if (merge->parsed()) return finish_stdout(kvbench::run_merge_command(merge_options));
         fmt::print("{}", app.help());
         return finish_stdout(0);
     } catch (const kvbench::ConfigError& error) {

@@ -51,8 +51,15 @@ RooflinePolicy roofline_policy(const SweepPlan& plan) {
 }
 
 RunContext prepare_sweep(const SweepPlan& plan, const RunMessages& messages) {
+    if (plan.shard) {
+        messages.notice(fmt::format("shard {}: {} of the grid's {} points, {:.0f} % of its estimated time (the split "
+                                    "every shard computes alike, docs/sharding.md)",
+                                    shard_label(*plan.shard), plan.grid.points.size(), plan.n_grid_points,
+                                    100 * plan.shard_weight_seconds / plan.grid_weight_seconds));
+    }
     RunRequest request;
     request.command_line = command_line();
+    if (plan.shard) request.shard = shard_label(*plan.shard);
     request.rooflines = roofline_policy(plan);
     request.max_memory_bytes = plan.max_memory_bytes;
     request.memory_of = [&plan](const GridPoint& point, const Environment& env) {

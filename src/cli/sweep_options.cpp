@@ -62,7 +62,51 @@ constexpr bool check_by_default = true;  // a Debug build is for finding bugs, n
 // Most repetitions (timed or warm-up) one point may ask for: a guard against typos.
 constexpr std::uint64_t max_repetitions = 1000000;
 
+// Most shards of one grid: far beyond any fleet, a guard against typos.
+constexpr std::size_t max_shards = 10000;
+
+// Keeps the points of plan.shard, and the weights the split used, for the shard's message.
+void keep_shard_points(SweepPlan& plan) {
+    plan.n_grid_points = plan.grid.points.size();
+    if (!plan.shard) return;
+    const Shard& shard = *plan.shard;
+    if (shard.count > plan.n_grid_points) {
+        throw ConfigError(fmt::format("--shard {}: the grid has {} points, so {} of the {} shards would be empty: use "
+                                      "at most {} shards (--shard K/{})",
+                                      shard_label(shard), plan.n_grid_points, shard.count - plan.n_grid_points,
+                                      shard.count, plan.n_grid_points, plan.n_grid_points));
+    }
+    const std::vector<double> weights = shard_weights(plan.grid.points, plan.run);
+    std::vector<GridPoint> kept;
+    for (const std::size_t i : shard_point_indices(weights, shard)) {
+        kept.push_back(plan.grid.points[i]);
+        plan.shard_weight_seconds += weights[i];
+    }
+    for (const double weight : weights) plan.grid_weight_seconds += weight;
+    plan.grid.points = std::move(kept);
+}
+
 }  // namespace
+
+Shard parse_shard(const std::string& text) {
+    const std::size_t slash = text.find('/');
+    const auto number = [&](std::string_view digits, std::size_t& value) {
+        const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+        return !digits.empty() && error == std::errc() && end == digits.data() + digits.size();
+    };
+    Shard shard;
+    const std::string_view view(text);
+    if (slash == std::string::npos || !number(view.substr(0, slash), shard.index) ||
+        !number(view.substr(slash + 1), shard.count)) {
+        throw ConfigError(fmt::format("--shard {}: write K/N, shard K of N counted from 1 (e.g. --shard 2/4)", text));
+    }
+    if (shard.count < 1 || shard.count > max_shards || shard.index < 1 || shard.index > shard.count) {
+        throw ConfigError(fmt::format("--shard {}: K must be from 1 to N, and N from 1 to {} (the shards of four "
+                                      "are 1/4, 2/4, 3/4 and 4/4)",
+                                      text, max_shards));
+    }
+    return shard;
+}
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
     CLI::App* sweep = app.add_subcommand("sweep", "Measure the cached and uncached decode step over a grid");
@@ -144,6 +188,11 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "Run without a roofline: no roofline %, no first-run measurement, no bandwidth drift check")
         ->excludes("--roofline")
         ->excludes("--measure-roofline");
+    sweep->add_option("--shard", options.shard,
+                      "Run shard K of N: a share of the grid balanced by estimated time, the same on every "
+                      "machine, so N machines run the whole grid; `kvbench merge` joins their reports "
+                      "(docs/sharding.md)")
+        ->type_name("K/N");
     sweep->add_option("--time-unit", options.time_unit,
                       "Unit of the tables' times: auto (per column, from its values), ns, us, ms or s")
         ->type_name("UNIT")
@@ -203,6 +252,8 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     plan.interleave = options.interleave;
     plan.resume = options.resume;
     plan.table.time_unit = parse_time_unit(parse_choice(options.time_unit, "--time-unit", {"auto", "ns", "us", "ms", "s"}));
+    if (options.shard) plan.shard = parse_shard(*options.shard);
+    keep_shard_points(plan);
     // The files last: every check before them is free, and the output checks create (and remove) a file.
     if (options.roofline) plan.roofline = load_given_roofline(*options.roofline);
     plan.out = to_output_plan(options.out, all_output_formats());

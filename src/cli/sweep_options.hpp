@@ -8,6 +8,7 @@
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/summary_tables.hpp"
 #include "kvbench/measure/runner.hpp"
+#include "kvbench/measure/shard.hpp"
 #include "kvbench/measure/sweep.hpp"
 
 #include <CLI/CLI.hpp>
@@ -51,6 +52,7 @@ struct SweepCliOptions {
     std::string progress = "auto";  // auto, bar, jsonl or none
     bool no_roofline = false;       // --no-roofline: no roofline %, no measurement, no drift check
     std::string time_unit = "auto";  // --time-unit of the human tables: auto, ns, us, ms or s
+    std::optional<std::string> shard;  // --shard K/N: this machine's share of the grid
 };
 
 struct SweepPlan {
@@ -69,7 +71,15 @@ struct SweepPlan {
     bool interleave = false;  // rounds over the whole grid (run_interleaved) instead of point after point
     bool resume = false;      // keep the rows of -o measured by this build with these settings
     TableOptions table;       // how the human tables render (--time-unit)
+    // --shard K/N: grid.points holds only this shard's points (docs/sharding.md).
+    std::optional<Shard> shard;
+    std::size_t n_grid_points = 0;      // of the whole grid, every shard's
+    double grid_weight_seconds = 0;     // the whole grid's shard weights (shard.hpp), and this shard's
+    double shard_weight_seconds = 0;
 };
+
+// "K/N": shard K of N, 1 <= K <= N <= 10000. Throws ConfigError naming --shard.
+Shard parse_shard(const std::string& text);
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options);
 

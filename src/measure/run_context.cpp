@@ -212,6 +212,7 @@ Environment collect_run_environment(const std::string& command_line, const std::
 RunContext prepare_run(const Grid& grid, const RunRequest& request, const RunMessages& messages) {
     RunContext context;
     context.env = collect_run_environment(request.command_line, request.unoptimized_consequence, messages);
+    context.env.shard = request.shard;
     warn_about_threads(grid, context.env, messages);
     context.memory_limit = memory_limit(request.max_memory_bytes);
     context.points = keep_points_that_fit(grid, request, context.memory_limit, context.env, messages);

@@ -28,7 +28,7 @@ struct Environment {
     std::string transparent_hugepage;  // the kernel's THP mode: "always", "madvise", "never"; empty when unknown
     std::string timestamp;         // UTC, ISO 8601, when the run started
     std::string command_line;      // the command as typed, shell-quoted; set by the command line, not collected
-    std::string shard;             // "K/N" of a run that measured shard K of a grid split N ways, else empty; set, not collected
+    std::string shard;             // "K/N" of a sweep run with --shard (docs/sharding.md), else empty; set, not collected
 };
 
 Environment collect_environment();

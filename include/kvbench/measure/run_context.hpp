@@ -96,6 +96,7 @@ struct RunEstimate {
 // What a command tells the context about itself.
 struct RunRequest {
     std::string command_line;  // Environment::command_line: the command as typed
+    std::string shard;         // Environment::shard: "K/N" of a sweep with --shard, else empty
     // What a build that is not optimised makes of this command's results ("its timings mean nothing").
     std::string unoptimized_consequence = "its timings mean nothing";
     RooflinePolicy rooflines;

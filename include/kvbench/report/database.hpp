@@ -49,7 +49,7 @@ struct RunRecord {
     std::string command = "sweep";    // the subcommand that measured it: sweep or generate
     RunStatus status = RunStatus::running;
     std::string finished_at;          // UTC, ISO 8601; empty while running
-    std::string source;               // empty when measured into the database; else the file it was copied from
+    std::string source;               // empty when measured into the database; else the file kvbench merge read it from
     Environment env;                  // its machine, build, start time, command line and shard
 };
 
@@ -92,7 +92,7 @@ public:
     ResultsDatabase& operator=(ResultsDatabase&&) noexcept;
     ~ResultsDatabase();
 
-    // Adds `run` with its machine and build, and `rows` (a run copied whole from elsewhere),
+    // Adds `run` with its machine and build, and `rows` (a run copied whole, by kvbench merge),
     // in one transaction. Throws std::runtime_error when its key is taken.
     void add_run(const RunRecord& run, std::span<const StoredRow> rows = {});
     // Adds `rows` to the run of `key` as rows first_index, first_index + 1, ..., with their
