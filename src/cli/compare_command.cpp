@@ -14,7 +14,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -49,8 +48,7 @@ Exit status: 0 no failing row; 1 a SLOWER or COUNTS DIFFER row; 2 bad usage;
 // The results database selectors read from: --db, else $KVBENCH_DB.
 std::string database_for(const CompareCliOptions& options, const std::string& side, const std::string& selector) {
     if (options.db) return *options.db;
-    const char* configured = std::getenv(database_variable);
-    if (configured != nullptr && *configured != '\0') return configured;
+    if (const std::optional<std::string> configured = default_database()) return *configured;
     throw ConfigError(fmt::format("{} {}: names runs of a results database: give --db FILE (or set ${})", side,
                                   selector, database_variable));
 }

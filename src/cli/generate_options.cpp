@@ -76,6 +76,7 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
     generate->add_flag("-y,--yes", options.yes,
                        "Run a grid of more than 200 configurations or an estimated hour (refused without it)");
     add_output_options(generate, options.out, generate_formats(), false);
+    add_database_options(generate, options.out);
     generate->add_option("--fit-from", options.fit_from,
                          "Fit the growth law a*N^k only over steps with N >= this (default: every decode step)")
         ->type_name("N");

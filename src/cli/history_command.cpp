@@ -12,7 +12,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <iostream>
 
 namespace kvbench {
@@ -91,8 +90,7 @@ HistoryQuery to_query(const HistoryCliOptions& options) {
 
 std::string database_path(const HistoryCliOptions& options) {
     if (options.db) return *options.db;
-    const char* configured = std::getenv(database_variable);
-    if (configured != nullptr && *configured != '\0') return configured;
+    if (const std::optional<std::string> configured = default_database()) return *configured;
     throw ConfigError(fmt::format("history reads a results database: give --db FILE (or set ${})", database_variable));
 }
 
@@ -122,14 +120,14 @@ CLI::App* add_history_command(CLI::App& app, HistoryCliOptions& options) {
     command->add_option("--machine", options.machines,
                         "Only runs on these machines: m3 (an id), or a part of the CPU model or class (epyc, avx512)")
         ->type_name("TEXT");
-    add_output_options(command, options.out, history_formats());
+    add_output_options(command, options.out, history_formats(), false);
     command->footer(footer);
     return command;
 }
 
 int run_history_command(const HistoryCliOptions& options) {
     const HistoryQuery query = to_query(options);
-    const OutputPlan plan = to_output_plan(options.out, history_formats());
+    const OutputPlan plan = to_output_plan(options.out, history_formats(), false);
     const std::string path = database_path(options);
     History history;
     try {

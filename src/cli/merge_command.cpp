@@ -30,7 +30,7 @@ Examples:
 Exit status: 0 ok; 1 a file could not be written; 2 the inputs do not belong
 together, or bad usage.)";
 
-// A merge writes what its inputs measured, never $KVBENCH_DB: their runs may be there already.
+// A merge writes to a database only when -o or --export names one (never $KVBENCH_DB).
 const OutputFormats& merge_formats() {
     static const OutputFormats formats{OutputFormat::csv, OutputFormat::json, OutputFormat::jsonl, OutputFormat::sql,
                                        OutputFormat::sqlite};
@@ -44,14 +44,14 @@ CLI::App* add_merge_command(CLI::App& app, MergeCliOptions& options) {
     command->add_option("INPUT", options.inputs, "Shard reports (csv, json, jsonl) or results databases")
         ->type_name("FILE")
         ->required();
-    add_output_options(command, options.out, merge_formats());
+    add_output_options(command, options.out, merge_formats(), false);
     command->footer(footer);
     return command;
 }
 
 int run_merge_command(const MergeCliOptions& options) {
     OutputCliOptions out = options.out;
-    out.no_db = !out.db.has_value();  // --db only when given: $KVBENCH_DB may hold the shards' runs already
+    out.no_db = true;  // never $KVBENCH_DB: it may hold the shards' runs already
     const OutputPlan plan = to_output_plan(out, merge_formats());
     const OutputStreams streams(plan);
     const RunMessages messages = cli_messages();

@@ -106,9 +106,9 @@ std::optional<std::pair<std::string, std::string>> database_option(const OutputC
         }
         return std::pair{*options.db, std::string("--db")};
     }
-    const char* configured = std::getenv(database_variable);
-    if (configured == nullptr || *configured == '\0') return std::nullopt;
-    return std::pair{std::string(configured), fmt::format("${} (--no-db ignores it)", database_variable)};
+    const std::optional<std::string> configured = default_database();
+    if (!configured) return std::nullopt;
+    return std::pair{*configured, fmt::format("${} (--no-db ignores it)", database_variable)};
 }
 
 std::string absolute_normal(const std::string& path) {
@@ -147,6 +147,12 @@ OutputTarget parse_export(const std::string& spec, const OutputFormats& formats)
 }
 
 }  // namespace
+
+std::optional<std::string> default_database() {
+    const char* configured = std::getenv(database_variable);
+    if (configured == nullptr || *configured == '\0') return std::nullopt;
+    return std::string(configured);
+}
 
 std::vector<OutputTarget> OutputPlan::files() const {
     std::vector<OutputTarget> targets;
@@ -213,7 +219,9 @@ void add_output_options(CLI::App* command, OutputCliOptions& options, const Outp
     CLI::Option* quiet = command->add_flag("-q,--quiet", options.quiet,
                                            "Print only the report and errors: no\ntables, warnings or messages");
     command->add_flag("-v,--verbose", options.verbose, "One line per finished point on stderr")->excludes(quiet);
-    if (!writes(formats, OutputFormat::sqlite)) return;
+}
+
+void add_database_options(CLI::App* command, OutputCliOptions& options) {
     CLI::Option* db = command->add_option("--db", options.db,
                                           fmt::format("Add the run to the results database FILE\n(SQLite, created if "
                                                       "missing), point by\npoint (default: ${})",

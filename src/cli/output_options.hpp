@@ -28,6 +28,9 @@ struct OutputCliOptions {
 // when --db is not given (docs/database.md#the-default-database).
 inline constexpr const char* database_variable = "KVBENCH_DB";
 
+// $KVBENCH_DB, when it is set and not empty.
+std::optional<std::string> default_database();
+
 struct OutputPlan {
     OutputFormat format = OutputFormat::table;  // of -o FILE, or of stdout without one
     std::optional<std::string> file;            // -o FILE; unset: the report goes to stdout
@@ -61,12 +64,14 @@ std::optional<OutputFormat> parse_format_name(const std::string& name);
 // .sqlite, .sqlite3 or .db for a results database; std::nullopt for any other extension or none.
 std::optional<OutputFormat> format_of_extension(const std::string& path);
 
-// Registers -o/--output, -f/--format, --export, -q/--quiet and -v/--verbose on `command`, and
-// --db and --no-db when `formats` holds sqlite (the measuring commands).
+// Registers -o/--output, -f/--format, --export, -q/--quiet and -v/--verbose on `command`.
 // `formats`: what the command can write (the help lists them). `table_to_file`: whether the
 // table format may go to a file (-o x.txt) rather than only to the terminal.
 void add_output_options(CLI::App* command, OutputCliOptions& options, const OutputFormats& formats,
                         bool table_to_file = true);
+// Registers --db and --no-db on a measuring command: the results database its run is added to,
+// $KVBENCH_DB when --db is not given (docs/database.md#the-default-database).
+void add_database_options(CLI::App* command, OutputCliOptions& options);
 
 // Checks every rule and every target, in this order: the format names, -o's extension against
 // --format, each --export, the database (--db, else $KVBENCH_DB unless --no-db), then each file

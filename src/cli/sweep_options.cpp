@@ -168,6 +168,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
     sweep->add_flag("-y,--yes", options.yes,
                     "Run a grid of more than 200 points or an estimated hour (refused without it)");
     add_output_options(sweep, options.out, all_output_formats());
+    add_database_options(sweep, options.out);
     sweep->add_option("--max-memory", options.max_memory,
                       "Refuse points needing more than this (e.g. 8G, 512MiB; K = 1024; default: available memory)")
         ->type_name("SIZE");
