@@ -2,6 +2,8 @@
 // words and the naive twins' own counts, never from the kernels: what their counts are tested against.
 #pragma once
 
+#include "kernels/attention_kernel.hpp"
+
 #include "kvbench/engine/attention.hpp"
 #include "kvbench/engine/reference.hpp"
 

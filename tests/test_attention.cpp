@@ -1,8 +1,10 @@
-#include "engine/prefetch_plan.hpp"
+#include "kernels/attention_kernel.hpp"
+#include "kernels/prefetch_plan.hpp"
+#include "kernels/vector_math.hpp"
+
 #include "kvbench/engine/attention.hpp"
 #include "kvbench/engine/causal_attention.hpp"
 #include "kvbench/engine/reference.hpp"
-#include "kvbench/engine/vector_math.hpp"
 #include "kvbench/engine/rng.hpp"
 #include "kvbench/engine/weights.hpp"
 

@@ -1,6 +1,7 @@
 // Reduced-precision KV caches: the roundings, the vector decoders against the scalar definition,
 // the cache that stores them, the attention kernels against their naive twin, and the step's error.
-#include "engine/kv_decode.hpp"
+#include "kernels/kv_decode.hpp"
+
 #include "kvbench/engine/attention.hpp"
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/kernel_check.hpp"

@@ -13,7 +13,7 @@
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/growth_fit.hpp"
 #include "kvbench/measure/memory.hpp"
-#include "kvbench/report/atomic_file.hpp"
+#include "kvbench/files/atomic_file.hpp"
 #include "kvbench/report/columns.hpp"
 #include "kvbench/report/summary_tables.hpp"
 #include "kvbench/report/units.hpp"

@@ -18,7 +18,7 @@
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/memory.hpp"
 #include "kvbench/measure/roofline.hpp"
-#include "kvbench/report/atomic_file.hpp"
+#include "kvbench/files/atomic_file.hpp"
 #include "kvbench/report/columns.hpp"
 #include "kvbench/report/read_report.hpp"
 #include "kvbench/report/summary_tables.hpp"

@@ -2,6 +2,9 @@
 // each running the kernel attend_group over its split, then the splits merged in a fixed order.
 #include "kvbench/engine/attention.hpp"
 
+#include "kernels/attention_kernel.hpp"
+#include "kernels/task_ranges.hpp"
+
 #include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/kv_convert.hpp"
 
@@ -14,6 +17,11 @@
 #include <optional>
 
 namespace kvbench {
+
+struct DecodeAttentionScratch::Threads {
+    std::vector<AttendWorkspace> workspaces;  // (n_threads), each for group_size rows
+    TaskRanges tasks;                         // (n_threads) ranges of the tasks, dealt out by each call
+};
 
 namespace {
 
@@ -73,13 +81,13 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
     // Each thread takes its own contiguous range of tasks, then helps with the others' tails
     // (task_ranges.hpp: why not an OpenMP schedule). A task writes only its own partial rows,
     // merged below in a fixed order, so the bits of out do not depend on which thread ran what.
-    TaskRanges& tasks = scratch.tasks;
+    TaskRanges& tasks = scratch.threads->tasks;
     tasks.reset(n_tasks);
 #pragma omp parallel reduction(+ : executed) num_threads(static_cast<int>(scratch.n_threads))
     {
         const auto thread = static_cast<std::size_t>(omp_get_thread_num());
         while (const std::optional<std::size_t> task = tasks.next(thread)) {
-            executed += run_task(*task, scratch.workspaces[thread]);
+            executed += run_task(*task, scratch.threads->workspaces[thread]);
         }
     }
 
@@ -128,14 +136,19 @@ DecodeAttentionScratch::DecodeAttentionScratch(const ModelConfig& config, std::s
       partial_out(checked_product({max_splits, config.n_batch, config.q_dim()})),
       partial_max(checked_product({max_splits, config.n_batch, config.n_heads})),
       partial_sum(partial_max.size()),
-      tasks(n_threads_) {
-    workspaces.reserve(n_threads);
-    for (std::size_t i = 0; i < n_threads; ++i) workspaces.emplace_back(config.group_size(), config.head_dim());
+      threads(std::make_unique<Threads>(Threads{{}, TaskRanges(n_threads_)})) {
+    threads->workspaces.reserve(n_threads);
+    for (std::size_t i = 0; i < n_threads; ++i) threads->workspaces.emplace_back(config.group_size(), config.head_dim());
 }
 
+DecodeAttentionScratch::~DecodeAttentionScratch() = default;
+DecodeAttentionScratch::DecodeAttentionScratch(DecodeAttentionScratch&&) noexcept = default;
+DecodeAttentionScratch& DecodeAttentionScratch::operator=(DecodeAttentionScratch&&) noexcept = default;
+
 std::size_t DecodeAttentionScratch::bytes() const {
-    std::size_t total = (partial_out.size() + partial_max.size() + partial_sum.size()) * sizeof(float) + tasks.bytes();
-    for (const AttendWorkspace& ws : workspaces) total += ws.bytes();
+    std::size_t total =
+        (partial_out.size() + partial_max.size() + partial_sum.size()) * sizeof(float) + threads->tasks.bytes();
+    for (const AttendWorkspace& ws : threads->workspaces) total += ws.bytes();
     return total;
 }
 

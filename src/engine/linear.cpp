@@ -4,8 +4,9 @@
 // OpenBLAS sgemm for more. The measurements behind the choice are in bench/README.md (BM_Linear).
 #include "kvbench/engine/linear.hpp"
 
+#include "kernels/small_m_gemm.hpp"
+
 #include "kvbench/engine/blas.hpp"
-#include "kvbench/engine/small_m_gemm.hpp"
 
 namespace kvbench {
 

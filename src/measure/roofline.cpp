@@ -1,7 +1,7 @@
 // Measures the machine's peak read bandwidth and sgemm rate, stores them as JSON, and computes roofline bounds.
 #include "kvbench/measure/roofline.hpp"
 
-#include "kvbench/report/atomic_file.hpp"
+#include "kvbench/files/atomic_file.hpp"
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/measure/environment.hpp"

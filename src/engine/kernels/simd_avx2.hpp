@@ -1,5 +1,5 @@
 // The AVX2+FMA back-end of the attention kernel: 8-lane vector primitives, exp and transposes.
-// Private to src/engine; included through simd.hpp only, which picks one back-end per build.
+// Private to src/engine/kernels; included through simd.hpp only, which picks one back-end per build.
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // attend_group(): the online-softmax kernel over blocks of keys, and its register tiles. Written once
 // against the vector primitives of simd.hpp; the back-end (AVX-512, AVX2, scalar) is chosen there.
-#include "kvbench/engine/attention_kernel.hpp"
+#include "attention_kernel.hpp"
 
 #include "attention_grouped.hpp"
 #include "block_prefetcher.hpp"

@@ -1,6 +1,6 @@
 // block_prefetch_plan(): how far ahead, into which cache and how spread out the attention
 // kernels request a later block of keys and values; prefetch_line() makes one such request.
-// Private to src/engine (attention_kernel.cpp, attention_grouped.cpp).
+// Private to src/engine/kernels (attention_kernel.cpp, attention_grouped.cpp).
 #pragma once
 
 #include "l1_data_cache.hpp"

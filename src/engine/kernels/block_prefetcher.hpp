@@ -1,11 +1,11 @@
 // BlockPrefetcher: software prefetch of a later key block, spread between the current block's loads.
-// Private to src/engine (attention_kernel.cpp).
+// Private to src/engine/kernels (attention_kernel.cpp).
 #pragma once
 
 #include "prefetch_plan.hpp"
 #include "simd.hpp"
 
-#include "kvbench/engine/attention_kernel.hpp"
+#include "attention_kernel.hpp"
 #include "kvbench/engine/kv_convert.hpp"
 
 #include <algorithm>

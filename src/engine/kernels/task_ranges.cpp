@@ -1,4 +1,4 @@
-#include "kvbench/engine/task_ranges.hpp"
+#include "task_ranges.hpp"
 
 #include <cassert>
 

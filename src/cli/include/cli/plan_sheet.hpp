@@ -38,7 +38,7 @@ struct Sheet {
 // RFC 4180 record per row; json: an array of objects.
 void write_sheet(std::ostream& out, OutputFormat format, const Sheet& sheet);
 
-// Every file of the plan (-o, --export) whole or not at all (report/atomic_file.hpp), then the
+// Every file of the plan (-o, --export) whole or not at all (files/atomic_file.hpp), then the
 // sheet on stdout when stdout is the report, then the table on the terminal (cli/output_streams.hpp).
 void emit_sheet(const Sheet& sheet, const OutputPlan& plan);
 

@@ -1,5 +1,5 @@
 // Complete-or-absent file writes: render in memory, write a temporary, fsync, rename, fsync the directory.
-#include "kvbench/report/atomic_file.hpp"
+#include "kvbench/files/atomic_file.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // The vectorised exp and softmax, on the back-end of simd.hpp.
-#include "kvbench/engine/vector_math.hpp"
+#include "vector_math.hpp"
 
 #include "simd.hpp"
 

@@ -1,5 +1,5 @@
 // l1_data_cache_bytes(): the L1 data cache's size, for the kernels whose blocking or prefetching
-// depends on it. Private to src/engine (small_m_gemm.cpp, prefetch_plan.hpp).
+// depends on it. Private to src/engine/kernels (small_m_gemm.cpp, prefetch_plan.hpp).
 #pragma once
 
 #include <unistd.h>

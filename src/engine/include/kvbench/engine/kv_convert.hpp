@@ -1,6 +1,6 @@
 // Converting cached K/V vectors between f32 and the reduced types the engine stores
 // (docs/model.md, "KV-cache element types"): one scalar definition of every rounding, which the
-// kernels' vector decoders (src/engine/kv_decode.cpp) must reproduce bit for bit.
+// kernels' vector decoders (src/engine/kernels/kv_decode.cpp) must reproduce bit for bit.
 #pragma once
 
 #include "kvbench/engine/kv_dtype.hpp"

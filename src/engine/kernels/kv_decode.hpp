@@ -1,8 +1,8 @@
 // decode_kv_block(): a block of cached vectors of a reduced type as f32 rows, with the widest
-// conversion instructions the build has. Private to src/engine (the attention kernels).
+// conversion instructions the build has. Private to src/engine/kernels (the attention kernels).
 #pragma once
 
-#include "kvbench/engine/attention_kernel.hpp"
+#include "attention_kernel.hpp"
 #include "kvbench/engine/kv_dtype.hpp"
 
 #include <cstddef>

@@ -13,7 +13,7 @@
 // about 256 KiB ahead into L2; far-apart rows prefetch each run 2 KiB ahead. Chunks and vector
 // lanes follow column numbers, so the rounding, like the answer, is the same wherever the
 // buffers are allocated.
-#include "kvbench/engine/small_m_gemm.hpp"
+#include "small_m_gemm.hpp"
 
 #include "keep_in_register.hpp"
 #include "l1_data_cache.hpp"

@@ -1,5 +1,5 @@
 // The AVX-512 back-end of the attention kernel: 16-lane vector primitives, exp and transposes.
-// Private to src/engine; included through simd.hpp only, which picks one back-end per build.
+// Private to src/engine/kernels; included through simd.hpp only, which picks one back-end per build.
 #pragma once
 
 #include <cstddef>

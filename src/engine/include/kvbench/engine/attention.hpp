@@ -13,18 +13,17 @@
 //   path, block_rows query rows whose scores one sgemm computes.
 // - tile: a register tile, rows × vectors of accumulators held in registers across a loop
 //   (score tiles, output tiles), in the kernel's back-end code.
-// The kernel (attention_kernel.hpp, src/engine/attention_kernel.cpp) is written once against
-// the vector primitives of src/engine/simd.hpp; each instruction set is one back-end file there.
+// The kernel (src/engine/kernels/attention_kernel.hpp) is written once against the vector
+// primitives of src/engine/kernels/simd.hpp; each instruction set is one back-end file there.
 #pragma once
 
-#include "kvbench/engine/attention_kernel.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/engine/flop_count.hpp"
 #include "kvbench/engine/kv_cache.hpp"
-#include "kvbench/engine/task_ranges.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace kvbench {
@@ -53,6 +52,9 @@ FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::si
 // thread; the context itself is streamed by attend_group in blocks.
 struct DecodeAttentionScratch {
     DecodeAttentionScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
+    ~DecodeAttentionScratch();
+    DecodeAttentionScratch(DecodeAttentionScratch&&) noexcept;
+    DecodeAttentionScratch& operator=(DecodeAttentionScratch&&) noexcept;
     std::size_t bytes() const;
     // What the constructor allocates, without allocating it. Throws SizeOverflow.
     static std::size_t bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
@@ -65,8 +67,10 @@ struct DecodeAttentionScratch {
     std::vector<float> partial_out;          // (max_splits, n_batch, n_heads, head_dim) floats
     std::vector<float> partial_max;          // (max_splits, n_batch, n_heads) floats
     std::vector<float> partial_sum;          // (max_splits, n_batch, n_heads) floats
-    std::vector<AttendWorkspace> workspaces; // (n_threads), each for group_size rows
-    TaskRanges tasks;                        // (n_threads) ranges of the tasks, dealt out by each call
+    // The kernels' per-thread workspaces, each for group_size rows, and the (n_threads) ranges of
+    // the tasks dealt out by each call: types of src/engine/kernels, defined in attention.cpp.
+    struct Threads;
+    std::unique_ptr<Threads> threads;
 };
 
 // How many splits attend_decode cuts each context into: enough (batch row, KV head, split)

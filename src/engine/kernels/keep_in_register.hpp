@@ -1,5 +1,5 @@
 // keep_in_register(): holds a loaded vector in a register across the FMAs that use it.
-// Private to src/engine (small_m_gemm.cpp, attention_kernel.cpp).
+// Private to src/engine/kernels (small_m_gemm.cpp, attention_kernel.cpp).
 #pragma once
 
 namespace kvbench {

@@ -1,14 +1,14 @@
 // attend_group_by_lanes(): attend_group for large query groups with 16 vector registers (AVX2, SSE, NEON).
 #pragma once
 
-#include "kvbench/engine/attention_kernel.hpp"
+#include "attention_kernel.hpp"
 
 #include <cstdint>
 #include <optional>
 
 namespace kvbench {
 
-// attend_group's contract (kvbench/engine/attention_kernel.hpp), computed with the query rows as
+// attend_group's contract (attention_kernel.hpp), computed with the query rows as
 // vector lanes, when this build has the kernel and the problem suits it: returns false, having
 // touched nothing, otherwise. Taken on builds without AVX-512 (whose own kernel is tuned for
 // 32 registers) for n_rows a multiple of 8 (AVX2) or 4 (other builds), at least 8, and

@@ -1,5 +1,5 @@
 // AttendWorkspace: the per-thread buffers of attend_group, laid out in 64-byte lines.
-#include "kvbench/engine/attention_kernel.hpp"
+#include "attention_kernel.hpp"
 
 #include "simd.hpp"
 

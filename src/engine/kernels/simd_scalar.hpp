@@ -1,5 +1,5 @@
 // The portable back-end of the attention kernel: one lane, the same algorithm and polynomial.
-// Private to src/engine; included through simd.hpp only, which picks one back-end per build.
+// Private to src/engine/kernels; included through simd.hpp only, which picks one back-end per build.
 #pragma once
 
 #include <algorithm>
