@@ -1,9 +1,12 @@
+#include "attend_group.hpp"
+#include "kernels/attention_grouped.hpp"
 #include "kernels/attention_kernel.hpp"
 #include "kernels/prefetch_plan.hpp"
 #include "kernels/vector_math.hpp"
 
 #include "kvbench/engine/attention.hpp"
 #include "kvbench/engine/causal_attention.hpp"
+#include "kvbench/engine/kernel_isa.hpp"
 #include "kvbench/engine/reference.hpp"
 #include "kvbench/engine/rng.hpp"
 #include "kvbench/engine/weights.hpp"
@@ -17,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 using namespace kvbench;
@@ -155,9 +159,10 @@ TEST_CASE("attend_causal matches per-row reference attention and skips the upper
 
 namespace {
 
-// attend_group on random data, normalised, against the reference. q and K/V rows are
-// strided wider than head_dim when `padded`, as in the uncached qkv rows.
-double group_error(std::size_t group_size, std::size_t head_dim, std::size_t n_ctx, bool padded) {
+// attend_group (or `kernel`) on random data, normalised, against the reference. q and K/V rows
+// are strided wider than head_dim when `padded`, as in the uncached qkv rows.
+double group_error(std::size_t group_size, std::size_t head_dim, std::size_t n_ctx, bool padded,
+                   GroupKernel kernel = &attend_group) {
     const std::size_t q_stride = padded ? head_dim + 5 : head_dim;
     const std::size_t kv_stride = padded ? head_dim + 3 : head_dim;
     const auto q = random_vector(group_size * q_stride, 40 + group_size);
@@ -175,9 +180,12 @@ double group_error(std::size_t group_size, std::size_t head_dim, std::size_t n_c
     problem.head_dim = head_dim;
     problem.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     AttendWorkspace workspace(group_size, head_dim);
-    const std::uint64_t flops =
-        attend_group(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
-    CHECK(flops == documented_group_flops(group_size, head_dim, n_ctx));
+    const std::uint64_t flops = kernel(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
+    if (kernel == &attend_group_by_lanes) {
+        CHECK(flops == 4 * group_size * n_ctx * head_dim);  // the lanes kernel pads nothing
+    } else {
+        CHECK(flops == documented_group_flops(group_size, head_dim, n_ctx));
+    }
     for (std::size_t i = 0; i < group_size; ++i) {
         for (std::size_t d = 0; d < head_dim; ++d) out[i * head_dim + d] /= row_sum[i];
     }
@@ -285,6 +293,39 @@ TEST_CASE("attend_group matches the reference for large groups, as the grouped k
         INFO("strided group_size=" << group_size);
         CHECK(group_error(group_size, 64, 100, true) < 1e-5);
     }
+}
+
+TEST_CASE("attend_group_by_lanes matches the reference on every build, where it is chosen or not") {
+    // AVX-512 builds compile the lanes kernel (8 lanes) but choose their own tiles: held to the
+    // reference here all the same. Groups and head dims are whole vectors of its lanes.
+    const std::size_t width = lanes_kernel_width();
+    for (std::size_t group_size : {width, 2 * width, 3 * width, 8 * width}) {
+        for (std::size_t head_dim : {width, 5 * width, 64 / width * width}) {
+            for (std::size_t n_ctx : {1u, 23u, 25u, 300u}) {
+                INFO("group_size=" << group_size << " head_dim=" << head_dim << " n_ctx=" << n_ctx);
+                CHECK(group_error(group_size, head_dim, n_ctx, false, &attend_group_by_lanes) < 1e-5);
+            }
+        }
+    }
+    INFO("strided");
+    CHECK(group_error(2 * width, 8 * width, 100, true, &attend_group_by_lanes) < 1e-5);
+}
+
+TEST_CASE("attend_decode's kernel is chosen in one place, by the group's shape and the build") {
+    // The lanes kernel takes groups of 8 rows or more, whole vectors of its lanes, with head_dim
+    // whole vectors too, on builds without AVX-512 (src/engine/attend_group.hpp); every other group the tiles.
+    const auto chosen = [](std::size_t n_rows, std::size_t head_dim) -> std::string {
+        const GroupKernel kernel = group_kernel_for(n_rows, head_dim);
+        return kernel == &attend_group_tiled ? "tiled" : kernel == &attend_group_by_lanes ? "lanes" : "neither";
+    };
+    const std::string large_groups = std::string(kernel_isa()) == "avx512" ? "tiled" : "lanes";
+    const std::size_t width = lanes_kernel_width();
+    CHECK(chosen(1, 64) == "tiled");
+    CHECK(chosen(4, 64) == "tiled");
+    CHECK(chosen(9, 64) == "tiled");
+    CHECK(chosen(16, 64) == large_groups);
+    CHECK(chosen(8 * width, 64) == large_groups);
+    CHECK(chosen(16, 63) == "tiled");
 }
 
 TEST_CASE("attend_decode matches the reference for head dims 8 to 128 and group sizes up to 24") {

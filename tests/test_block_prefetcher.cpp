@@ -1,7 +1,7 @@
 // How the attention kernels' prefetcher spreads a later block's lines over the calls of the
 // block being computed (src/engine/kernels/block_prefetcher.hpp). Where it sends the lines does
 // not change a result, only when they arrive, so this checks the schedule itself.
-#include "kernels/attention_kernel.hpp"
+#include "kernels/attention_types.hpp"
 #include "kernels/block_prefetcher.hpp"
 #include "kernels/prefetch_plan.hpp"
 

@@ -2,7 +2,8 @@
 // each running the kernel attend_group over its split, then the splits merged in a fixed order.
 #include "kvbench/engine/attention.hpp"
 
-#include "kernels/attention_kernel.hpp"
+#include "attend_group.hpp"
+#include "kernels/attention_types.hpp"
 #include "kernels/task_ranges.hpp"
 
 #include "kvbench/engine/checked_size.hpp"
@@ -45,6 +46,7 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
         decode_split_count(n_batch * n_kv_heads, n_ctx, scratch.n_threads, scratch.max_splits);
     const std::size_t n_tasks = n_batch * n_kv_heads * n_splits;
     const std::size_t vector_bytes = head_dim * kv_element_bytes(cache.dtype());  // one cached K or V, scale apart
+    const GroupKernel kernel = group_kernel_for(group_size, head_dim);  // every task's group has this shape
 
     // One (batch row, KV head, split) task: attend_group over that split of the context, into the
     // task's own partial rows.
@@ -74,7 +76,7 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
         result.out_stride = head_dim;
         result.row_max = scratch.partial_max.data() + partial_row;
         result.row_sum = scratch.partial_sum.data() + partial_row;
-        return attend_group(problem, result, workspace);
+        return kernel(problem, result, workspace);
     };
 
     std::uint64_t executed = 0;

@@ -1,5 +1,5 @@
-// AttendWorkspace: the per-thread buffers of attend_group, laid out in 64-byte lines.
-#include "attention_kernel.hpp"
+// AttendWorkspace: the per-thread buffers of the attention kernels, laid out in 64-byte lines.
+#include "attention_types.hpp"
 
 #include "simd.hpp"
 

@@ -2,7 +2,7 @@
 // vector lanes, written once in GCC vector extensions for 16 registers of 8 (AVX2) or 4 lanes
 // (SSE, NEON).
 //
-// Why it exists: attend_group's own tiles are laid out for AVX-512's 32 registers; cut down to
+// Why it exists: attend_group_tiled's tiles are laid out for AVX-512's 32 registers; cut down to
 // 16 they leave per-row scalar work in every block (a horizontal max, a libm exp) and small
 // register tiles, so on AVX2 the grouped attention (MQA, and GQA with large groups) ran at a
 // third of the sgemm peak. Here a block's scores are computed transposed, S^T = K · (scale · Q)^T:
@@ -21,26 +21,17 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <utility>
 
-#if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
+#if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #endif
 
 namespace kvbench {
-
-#if defined(__AVX512F__)
-
-// AVX-512 builds keep attend_group's own kernel, tuned for their 32 registers.
-std::optional<std::uint64_t> attend_group_by_lanes(const GroupAttention&, const PartialSoftmax&, AttendWorkspace&) {
-    return std::nullopt;
-}
-std::size_t lanes_kernel_rows() { return 0; }
-
-#else
 
 namespace {
 
@@ -51,10 +42,6 @@ constexpr std::size_t lanes = 4;
 #endif
 typedef float Vec __attribute__((vector_size(lanes * sizeof(float))));
 typedef std::int32_t IntVec __attribute__((vector_size(lanes * sizeof(float))));
-
-// Fewer rows than this are left to attend_group's dot-product tiles: one vector of rows
-// would leave the score tiles a single accumulator column.
-constexpr std::size_t min_rows = 8;
 
 // Keys per block: the block's keys and values (2 · 24 · dh floats, 24 KiB at dh = 128) stay
 // in L1 beside the transposed queries while the block is scored and accumulated; a longer
@@ -298,13 +285,12 @@ void accumulate_block(const LaneGroup& c, const float* values, std::size_t n_key
 
 }  // namespace
 
-std::size_t lanes_kernel_rows() { return lanes; }
+std::size_t lanes_kernel_width() { return lanes; }
 
-std::optional<std::uint64_t> attend_group_by_lanes(const GroupAttention& problem, const PartialSoftmax& result,
-                                                   AttendWorkspace& ws) {
+std::uint64_t attend_group_by_lanes(const GroupAttention& problem, const PartialSoftmax& result, AttendWorkspace& ws) {
     const std::size_t n_rows = problem.n_rows;
     const std::size_t dim = problem.head_dim;
-    if (n_rows < min_rows || n_rows % lanes != 0 || dim % lanes != 0) return std::nullopt;
+    assert(n_rows % lanes == 0 && dim % lanes == 0 && n_rows <= ws.max_rows() && dim == ws.head_dim());
 
     // Scratch regions of the workspace, each at least as large as used here: queries
     // (max_rows, padded_dim) >= (dim, n_rows); probs (max_rows, max_key_block) >=
@@ -374,7 +360,5 @@ std::optional<std::uint64_t> attend_group_by_lanes(const GroupAttention& problem
     // Scores and outputs: one multiply-add per (row, key, dim) each, nothing padded.
     return std::uint64_t{4} * n_rows * problem.n_ctx * dim;
 }
-
-#endif
 
 }  // namespace kvbench

@@ -1,8 +1,7 @@
-// attend_group(): the online-softmax kernel over blocks of keys, and its register tiles. Written once
-// against the vector primitives of simd.hpp; the back-end (AVX-512, AVX2, scalar) is chosen there.
+// attend_group_tiled(): the online-softmax kernel over blocks of keys, and its register tiles. Written
+// once against the vector primitives of simd.hpp; the back-end (AVX-512, AVX2, scalar) is chosen there.
 #include "attention_kernel.hpp"
 
-#include "attention_grouped.hpp"
 #include "block_prefetcher.hpp"
 #include "even_tiles.hpp"
 #include "keep_in_register.hpp"
@@ -560,10 +559,8 @@ void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
 
 }  // namespace
 
-std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& result, AttendWorkspace& ws) {
+std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSoftmax& result, AttendWorkspace& ws) {
     assert(problem.n_rows <= ws.max_rows() && problem.head_dim == ws.head_dim() && problem.n_ctx >= 1);
-    // Large groups on builds without AVX-512 take the kernel written for 16 registers.
-    if (const std::optional<std::uint64_t> executed = attend_group_by_lanes(problem, result, ws)) return *executed;
     const std::size_t n_rows = problem.n_rows;
     const std::size_t dim = problem.head_dim;
     const std::size_t padded_dim = ws.padded_dim();
@@ -666,6 +663,6 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
     return flops;
 }
 
-AttendKernelShape attend_group_shape() { return {lanes, key_block, Simd::dot_rows_max, lanes_kernel_rows()}; }
+TiledKernelShape attend_group_tiled_shape() { return {lanes, key_block, Simd::dot_rows_max}; }
 
 }  // namespace kvbench

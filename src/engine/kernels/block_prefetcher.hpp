@@ -2,10 +2,10 @@
 // Private to src/engine/kernels (attention_kernel.cpp).
 #pragma once
 
+#include "attention_types.hpp"
 #include "prefetch_plan.hpp"
 #include "simd.hpp"
 
-#include "attention_kernel.hpp"
 #include "kvbench/engine/kv_convert.hpp"
 
 #include <algorithm>

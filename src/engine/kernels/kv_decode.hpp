@@ -2,7 +2,8 @@
 // conversion instructions the build has. Private to src/engine/kernels (the attention kernels).
 #pragma once
 
-#include "attention_kernel.hpp"
+#include "attention_types.hpp"
+
 #include "kvbench/engine/kv_dtype.hpp"
 
 #include <cstddef>

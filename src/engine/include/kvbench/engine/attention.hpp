@@ -13,8 +13,9 @@
 //   path, block_rows query rows whose scores one sgemm computes.
 // - tile: a register tile, rows × vectors of accumulators held in registers across a loop
 //   (score tiles, output tiles), in the kernel's back-end code.
-// The kernel (src/engine/kernels/attention_kernel.hpp) is written once against the vector
-// primitives of src/engine/kernels/simd.hpp; each instruction set is one back-end file there.
+// The kernels are src/engine/kernels/: attend_group (src/engine/attend_group.hpp) picks one for
+// the group's shape; the tiled one is written once against the vector primitives of
+// kernels/simd.hpp, each instruction set one back-end file there.
 #pragma once
 
 #include "kvbench/engine/config.hpp"
