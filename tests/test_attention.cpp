@@ -313,7 +313,7 @@ TEST_CASE("attend_group_by_lanes matches the reference on every build, where it 
 
 TEST_CASE("attend_decode's kernel is chosen in one place, by the group's shape and the build") {
     // The lanes kernel takes groups of 8 rows or more, whole vectors of its lanes, with head_dim
-    // whole vectors too, on builds without AVX-512 (src/engine/attend_group.hpp); every other group the tiles.
+    // whole vectors too, on builds without AVX-512 (kernels/tuning.hpp); every other group the tiles.
     const auto chosen = [](std::size_t n_rows, std::size_t head_dim) -> std::string {
         const GroupKernel kernel = group_kernel_for(n_rows, head_dim);
         return kernel == &attend_group_tiled ? "tiled" : kernel == &attend_group_by_lanes ? "lanes" : "neither";

@@ -3,23 +3,12 @@
 
 #include "kernels/attention_grouped.hpp"
 #include "kernels/attention_kernel.hpp"
+#include "kernels/tuning.hpp"
 
 namespace kvbench {
 
-namespace {
-
-// Groups with fewer rows keep the tiles: one vector of rows would leave the lanes kernel's
-// score tiles a single accumulator column. AVX-512 builds keep their tiles for every group.
-#if defined(__AVX512F__)
-constexpr std::size_t lanes_kernel_min_rows = 0;
-#else
-constexpr std::size_t lanes_kernel_min_rows = 8;
-#endif
-
-}  // namespace
-
 GroupKernel group_kernel_for(std::size_t n_rows, std::size_t head_dim) {
-    const std::size_t min_rows = lanes_kernel_min_rows;
+    const std::size_t min_rows = tuning.lanes.min_rows;
     const std::size_t width = lanes_kernel_width();
     if (min_rows != 0 && n_rows >= min_rows && n_rows % width == 0 && head_dim % width == 0) {
         return &attend_group_by_lanes;
@@ -33,7 +22,7 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
 
 AttendKernelShape attend_group_shape() {
     const TiledKernelShape tiled = attend_group_tiled_shape();
-    const std::size_t min_rows = lanes_kernel_min_rows;
+    const std::size_t min_rows = tuning.lanes.min_rows;
     return {tiled.lanes, tiled.key_block, tiled.dot_rows_max, min_rows != 0 ? lanes_kernel_width() : 0, min_rows};
 }
 

@@ -15,9 +15,8 @@ using GroupKernel = std::uint64_t (*)(const GroupAttention& problem, const Parti
                                       AttendWorkspace& workspace);
 
 // The kernel for groups of n_rows query rows of head_dim: the one place the choice is made.
-// attend_group_by_lanes for groups of at least 8 rows on builds without AVX-512 (whose tiles are
-// tuned for their 32 registers), when the shape is whole vectors of its lanes; attend_group_tiled
-// otherwise.
+// attend_group_by_lanes where tuning.hpp's `lanes` row takes it (builds without AVX-512, at least
+// min_rows rows) and the shape is whole vectors of its lanes; attend_group_tiled otherwise.
 GroupKernel group_kernel_for(std::size_t n_rows, std::size_t head_dim);
 
 // group_kernel_for(problem.n_rows, problem.head_dim) run on the problem. Returns the FLOPs it

@@ -5,6 +5,7 @@
 #include "attend_group.hpp"
 #include "kernels/attention_types.hpp"
 #include "kernels/task_ranges.hpp"
+#include "kernels/tuning.hpp"
 
 #include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/kv_convert.hpp"
@@ -172,7 +173,7 @@ std::size_t DecodeAttentionScratch::bytes_for(const ModelConfig& config, std::si
 
 std::size_t decode_split_count(std::size_t n_tasks, std::size_t n_ctx, std::size_t n_threads,
                                std::size_t max_splits) {
-    constexpr std::size_t min_split_positions = 64;
+    constexpr std::size_t min_split_positions = tuning.decode.min_split_positions;
     if (n_tasks >= n_threads) return 1;
     const std::size_t wanted = (n_threads + n_tasks - 1) / n_tasks;
     const std::size_t affordable = std::max<std::size_t>(1, n_ctx / min_split_positions);

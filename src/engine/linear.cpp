@@ -5,6 +5,7 @@
 #include "kvbench/engine/linear.hpp"
 
 #include "kernels/small_m_gemm.hpp"
+#include "kernels/tuning.hpp"
 
 #include "kvbench/engine/blas.hpp"
 
@@ -13,7 +14,7 @@ namespace kvbench {
 namespace {
 
 // Most groups of rows worth a pass of the small-m kernel each over W.
-constexpr std::size_t max_small_m_groups = 3;
+constexpr std::size_t max_small_m_groups = tuning.projection.max_small_m_groups;
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include "even_tiles.hpp"
 #include "kv_decode.hpp"
 #include "prefetch_plan.hpp"
+#include "tuning.hpp"
 
 #include "kvbench/engine/kv_convert.hpp"
 
@@ -43,23 +44,17 @@ constexpr std::size_t lanes = 4;
 typedef float Vec __attribute__((vector_size(lanes * sizeof(float))));
 typedef std::int32_t IntVec __attribute__((vector_size(lanes * sizeof(float))));
 
-// Keys per block: the block's keys and values (2 · 24 · dh floats, 24 KiB at dh = 128) stay
-// in L1 beside the transposed queries while the block is scored and accumulated; a longer
-// block would amortise the reload of the output tiles (2 / key_block loads per FMA) better
-// but spill the 32 KiB L1 of Zen 2/3. 24 is a whole number of score tiles of 6 and 12 keys.
-constexpr std::size_t key_block = 24;
-static_assert(key_block <= max_key_block, "probs_t lives in the workspace's probs region");
-
-// Register tiles, for 16 vector registers: a score tile is n_keys × n_vecs accumulators plus
-// n_vecs query vectors and one broadcast key (6 × 2 + 2 + 1 = 15, or 12 × 1 + 1 + 1 = 14); an
+// Keys per block and register tiles (tuning.hpp): a score tile is n_keys × n_vecs accumulators
+// plus n_vecs query vectors and one broadcast key (6 × 2 + 2 + 1 = 15, or 12 × 1 + 1 + 1 = 14); an
 // output tile is n_rows × n_vecs accumulators plus n_vecs value vectors and one broadcast
-// probability (6 × 2 + 2 + 1 = 15). Each keeps at least 10 FMAs in flight, enough for two FMA
-// pipes of 4 (Intel) or 5 (Zen) cycles latency, at under 0.7 loads per FMA.
-constexpr std::size_t score_vecs_max = 2;
-constexpr std::size_t score_keys_max_2 = 6;   // with 2 vectors of query rows
-constexpr std::size_t score_keys_max_1 = 12;  // with 1
-constexpr std::size_t out_rows_max = 6;
-constexpr std::size_t out_vecs_max = 2;
+// probability (6 × 2 + 2 + 1 = 15).
+constexpr std::size_t key_block = tuning.lanes.key_block;
+static_assert(key_block <= max_key_block, "probs_t lives in the workspace's probs region");
+constexpr std::size_t score_vecs_max = tuning.lanes.score_vecs_max;
+constexpr std::size_t score_keys_max_2 = tuning.lanes.score_keys_max_2;  // with 2 vectors of query rows
+constexpr std::size_t score_keys_max_1 = tuning.lanes.score_keys_max_1;  // with 1
+constexpr std::size_t out_rows_max = tuning.lanes.out_rows_max;
+constexpr std::size_t out_vecs_max = tuning.lanes.out_vecs_max;
 
 // Cephes' expf, as attention.cpp's: e^x = 2^k · e^r, k = round(x · log2 e).
 constexpr float exp_log2e = 1.44269504088896341f;

@@ -11,8 +11,8 @@ namespace kvbench {
 
 // attend_group_tiled's contract (attention_kernel.hpp), computed with the query rows as vector
 // lanes. Written for 16 registers; compiled on every build, so that its tests run everywhere,
-// and chosen by src/engine/attend_group.cpp. Deterministic: the order of every sum depends on
-// the shape only.
+// and chosen where tuning.hpp's `lanes` row says (src/engine/attend_group.cpp). Deterministic:
+// the order of every sum depends on the shape only.
 // Returns the FLOPs it executed, 4·n_rows·n_ctx·head_dim: no padding, as rows and head_dim are
 // whole vectors and every key block is scored for its own keys only.
 // Requires: n_rows and head_dim multiples of lanes_kernel_width(), the rest of

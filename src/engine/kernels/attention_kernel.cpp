@@ -8,6 +8,7 @@
 #include "kv_decode.hpp"
 #include "kv_load.hpp"
 #include "simd.hpp"
+#include "tuning.hpp"
 
 #include "kvbench/engine/kv_convert.hpp"
 
@@ -26,17 +27,14 @@ namespace {
 
 using namespace simd;
 
-// Keys per block in this build's back-end.
-constexpr std::size_t key_block = Simd::key_block;
+// This build's blocks and tiles (tuning.hpp).
+constexpr KernelTuning::Tiled tiles = tuning.tiled;
+constexpr std::size_t key_block = tiles.key_block;
 constexpr std::size_t block_vecs = key_block / lanes;  // vectors per score row of a block
 static_assert(key_block % lanes == 0 && key_block <= max_key_block);
-// Keys per block of the fused tiles (a reduced type converted in their loads): twice as many
-// where that fits the workspace, since a block of f16 or int8 takes half or a quarter of f32's
-// L1 and the per-block work (softmax, reductions, set-up) is then spread over more keys.
-// Measured on the AVX2 Zen 3 host (BM_AttendDecodeKv, B=8 N=4096 D=1024 H=16 MHA, binaries
-// alternated): int8 5.67 and 5.68 ms with 16 keys, 4.77 and 4.92 ms with 32; f16 and bf16 moved
-// within the host's noise.
-constexpr std::size_t fused_key_block = std::min(2 * key_block, max_key_block);
+// Keys per block of the fused tiles (a reduced type converted in their loads).
+constexpr std::size_t fused_key_block = tiles.fused_key_block;
+static_assert(fused_key_block <= max_key_block);
 static_assert(fused_key_block % lanes == 0);
 
 // Everything the tiles of one key block need.
@@ -151,7 +149,7 @@ void write_dot_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) 
 // arithmetic an impossible range of n_rows and flagged attend_group's fills
 // (-Wstringop-overflow).
 [[gnu::noinline]] void write_transposed_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) {
-    for_each_tile(problem.n_rows, Simd::score_rows, [&](std::size_t first_row, std::size_t tile_rows) {
+    for_each_tile(problem.n_rows, tiles.score_rows, [&](std::size_t first_row, std::size_t tile_rows) {
         write_tile_queries(problem, ws, first_row, tile_rows,
                            [&](std::size_t i, std::size_t d) { return d * tile_rows + i; });
     });
@@ -328,7 +326,7 @@ void transposed_score_tile(BlockState& st, std::size_t first_row) {
     // the accumulators back to the stack after every dim (22 stores per 22 FMAs at 11 rows on
     // AVX-512), and MQA's attention took 1.4-1.5 times as long (bench/README.md, "The
     // transposed tiles' accumulators in registers"). Runs of 8 still spread them over the tile.
-    constexpr std::size_t dims_per_prefetch_run = 8;
+    constexpr std::size_t dims_per_prefetch_run = tiles.dims_per_prefetch_run;
     BlockPrefetcher prefetcher = st.prefetcher;
     const std::size_t dim = st.problem.head_dim;
     for (std::size_t d0 = 0; d0 < dim; d0 += dims_per_prefetch_run) {
@@ -460,8 +458,8 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
 // fit in the register file. A single row uses each value vector once, as soon as it is
 // loaded, so its tile needs only the accumulators, a broadcast and one value in flight.
 constexpr std::size_t output_vecs_for(std::size_t n_rows) {
-    if (n_rows == 1) return std::min(Simd::out_vecs, Simd::registers - 2);
-    return std::min(Simd::out_vecs, (Simd::registers - 1) / (n_rows + 1));
+    if (n_rows == 1) return std::min(tiles.out_vecs, Simd::registers - 2);
+    return std::min(tiles.out_vecs, (Simd::registers - 1) / (n_rows + 1));
 }
 
 // Tables of the tile functions by size, so a runtime tile shape picks a compiled one.
@@ -472,7 +470,7 @@ template <std::size_t... i>
 constexpr std::array<TransposedTileFn, sizeof...(i)> make_transposed_tiles(std::index_sequence<i...>) {
     return {&transposed_score_tile<i + 1>...};
 }
-constexpr auto transposed_tiles = make_transposed_tiles(std::make_index_sequence<Simd::score_rows>{});
+constexpr auto transposed_tiles = make_transposed_tiles(std::make_index_sequence<tiles.score_rows>{});
 
 // Shapes that would spill are left out (null): output_vecs_for never picks them.
 template <KvDtype dtype, std::size_t n_rows, std::size_t n_vecs>
@@ -488,13 +486,13 @@ constexpr std::array<OutputTileFn, sizeof...(c)> make_output_tile_row(std::index
     return {output_tile_if_it_fits<dtype, n_rows, c + 1>()...};
 }
 template <KvDtype dtype, std::size_t... r>
-constexpr std::array<std::array<OutputTileFn, Simd::out_vecs>, sizeof...(r)> make_output_tiles(
+constexpr std::array<std::array<OutputTileFn, tiles.out_vecs>, sizeof...(r)> make_output_tiles(
     std::index_sequence<r...>) {
-    return {make_output_tile_row<dtype, r + 1>(std::make_index_sequence<Simd::out_vecs>{})...};
+    return {make_output_tile_row<dtype, r + 1>(std::make_index_sequence<tiles.out_vecs>{})...};
 }
 // One table per element type the tiles read: f32 in place, packed or decoded, and the fused ones.
 template <KvDtype dtype>
-constexpr auto output_tiles = make_output_tiles<dtype>(std::make_index_sequence<Simd::out_rows>{});
+constexpr auto output_tiles = make_output_tiles<dtype>(std::make_index_sequence<tiles.out_rows>{});
 
 // Dot tiles of tile_rows rows from first_row on, while whole tiles fit in n_rows; returns
 // the first row left over.
@@ -531,9 +529,9 @@ std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_
 // than f32 only with dot tiles (n_rows <= dot_rows_max), fused.
 template <KvDtype dtype = KvDtype::f32>
 void score_block(BlockState& st, std::size_t n_rows) {
-    if (n_rows > Simd::dot_rows_max) {
+    if (n_rows > tiles.dot_rows_max) {
         pack_key_block(st);
-        for_each_tile(n_rows, Simd::score_rows,
+        for_each_tile(n_rows, tiles.score_rows,
                        [&](std::size_t first, std::size_t size) { transposed_tiles[size - 1](st, first); });
         return;
     }
@@ -550,7 +548,7 @@ void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
     constexpr std::size_t n_block_vecs = (dtype == KvDtype::f32 ? key_block : fused_key_block) / lanes;
     score_block<dtype>(st, n_rows);
     for (std::size_t r = 0; r < n_rows; ++r) update_softmax_row<dtype == KvDtype::int8, n_block_vecs>(st, r);
-    for_each_tile(n_rows, Simd::out_rows, [&](std::size_t first_row, std::size_t rows) {
+    for_each_tile(n_rows, tiles.out_rows, [&](std::size_t first_row, std::size_t rows) {
         for_each_tile(n_vecs, output_vecs_for(rows), [&](std::size_t first_vec, std::size_t vecs) {
             output_tiles<dtype>[rows - 1][vecs - 1](st, first_row, first_vec);
         });
@@ -568,7 +566,7 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
 
     // Queries are scaled once here, so block scores come out of the FMAs final, each in the
     // layout of the tiles that read them.
-    if (n_rows <= Simd::dot_rows_max) {
+    if (n_rows <= tiles.dot_rows_max) {
         write_dot_tile_queries(problem, ws);
     } else {
         write_transposed_tile_queries(problem, ws);
@@ -585,7 +583,7 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     // through the workspace would cost more than the conversion); otherwise it is decoded a
     // block at a time into the workspace, once for all rows of the group, and the tiles read
     // f32 from L1 as they do for an f32 cache (docs/model.md, "KV-cache element types").
-    const bool fused = problem.kv_dtype != KvDtype::f32 && dim % lanes == 0 && n_rows <= Simd::dot_rows_max;
+    const bool fused = problem.kv_dtype != KvDtype::f32 && dim % lanes == 0 && n_rows <= tiles.dot_rows_max;
     const bool decoded = problem.kv_dtype != KvDtype::f32 && !fused;
     const bool values_in_place = problem.kv_dtype == KvDtype::f32 && dim % lanes == 0 && problem.kv_stride == dim;
     const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
@@ -600,8 +598,7 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
         query_i16_unscale = round_query_to_i16(ws.queries(), dim, query_i16.data());
     }
 #endif
-    // Measured on the vector builds only; the portable one keeps the rule it had.
-    const bool group_dot_tiles = lanes > 1 && n_rows > 1 && n_rows <= Simd::dot_rows_max;
+    const bool group_dot_tiles = tiles.group_dot_tiles_plan && n_rows > 1 && n_rows <= tiles.dot_rows_max;
     BlockPrefetcher prefetcher(block_prefetch_plan(problem.kv_dtype, group_dot_tiles));
     std::size_t calls_per_block = 64;  // a guess for the first block; later ones count
     std::uint64_t flops = 0;
@@ -663,6 +660,6 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     return flops;
 }
 
-TiledKernelShape attend_group_tiled_shape() { return {lanes, key_block, Simd::dot_rows_max}; }
+TiledKernelShape attend_group_tiled_shape() { return {lanes, key_block, tiles.dot_rows_max}; }
 
 }  // namespace kvbench

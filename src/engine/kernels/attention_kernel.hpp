@@ -11,7 +11,7 @@ namespace kvbench {
 // Softmax attention of problem.n_rows queries over keys and values: one pass over blocks of
 // keys with an online softmax (running max and sum per row), a block's scores never leaving
 // L1; each key and value row is loaded from memory once for all rows. Written once against
-// simd.hpp's back-end, whose blocks and tiles it takes.
+// simd.hpp's back-end; its blocks and tiles are tuning.hpp's `tiled` row.
 // Returns the FLOPs executed (2 per multiply-add, vector lanes that hold padding included),
 // counted from the loop bounds used, with R = n_rows, dh = head_dim and the build's shape
 // (attend_group_tiled_shape(): `lanes` per vector, `key_block` keys per block):

@@ -10,8 +10,8 @@
 
 namespace kvbench {
 
-// Keys per block of the attention kernels at most (32 with AVX-512, 16 with AVX2): the workspace
-// holds a block's scores, a few vectors per query row, which stay in L1.
+// Keys per block of the attention kernels at most (their key blocks are in tuning.hpp): the
+// workspace holds a block's scores, a few vectors per query row, which stay in L1.
 inline constexpr std::size_t max_key_block = 32;
 
 // One attend_group problem: n_rows query rows against n_ctx keys and values of one KV head.

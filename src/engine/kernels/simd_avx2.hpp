@@ -8,17 +8,12 @@
 
 namespace kvbench::simd {
 
-// Register tiles sized for the 16 ymm registers.
+// 8 lanes in 16 ymm registers; the tiles sized for them are tuning.hpp's avx2+fma row.
 struct Avx2 {
     using Vec = __m256;
     using Mask = __m256i;
     static constexpr std::size_t width = 8;
     static constexpr std::size_t registers = 16;
-    static constexpr std::size_t key_block = 16;
-    static constexpr std::size_t score_rows = 5;  // 5 × 2 score accumulators
-    static constexpr std::size_t dot_rows_max = 8;
-    static constexpr std::size_t out_rows = 6;
-    static constexpr std::size_t out_vecs = 8;
 
     static Vec zero() { return _mm256_setzero_ps(); }
     static Vec set1(float x) { return _mm256_set1_ps(x); }

@@ -6,18 +6,12 @@
 
 namespace kvbench::simd {
 
-// Register tiles: score rows × key vectors and output rows × output vectors stay within the
-// register file (32 zmm) with room for the operands being broadcast and loaded.
+// 16 lanes in 32 zmm registers; the tiles sized for them are tuning.hpp's avx512 row.
 struct Avx512 {
     using Vec = __m512;
     using Mask = __mmask16;
     static constexpr std::size_t width = 16;
     static constexpr std::size_t registers = 32;
-    static constexpr std::size_t key_block = 32;   // keys per block: 2 vectors per score row
-    static constexpr std::size_t score_rows = 12;  // 12 × 2 score accumulators
-    static constexpr std::size_t dot_rows_max = 8; // up to here, dot tiles beat transposing K
-    static constexpr std::size_t out_rows = 12;    // output tiles: up to 12 rows (all of a block's
-    static constexpr std::size_t out_vecs = 8;     // values read once) and 8 vectors, as registers allow
 
     static Vec zero() { return _mm512_setzero_ps(); }
     static Vec set1(float x) { return _mm512_set1_ps(x); }

@@ -10,17 +10,13 @@
 
 namespace kvbench::simd {
 
-// Built where neither AVX-512 nor AVX2+FMA is available.
+// Built where neither AVX-512 nor AVX2+FMA is available: one lane, tiles sized for 16 registers
+// (tuning.hpp's portable row).
 struct Scalar {
     using Vec = float;
     using Mask = bool;
     static constexpr std::size_t width = 1;
     static constexpr std::size_t registers = 16;
-    static constexpr std::size_t key_block = 8;
-    static constexpr std::size_t score_rows = 4;
-    static constexpr std::size_t dot_rows_max = 8;
-    static constexpr std::size_t out_rows = 4;
-    static constexpr std::size_t out_vecs = 4;
 
     static Vec zero() { return 0.0f; }
     static Vec set1(float x) { return x; }

@@ -17,6 +17,7 @@
 
 #include "keep_in_register.hpp"
 #include "l1_data_cache.hpp"
+#include "tuning.hpp"
 
 #include <omp.h>
 
@@ -33,34 +34,24 @@
 namespace kvbench {
 namespace {
 
-// Below this many weights a slab is too little work to wake the second thread for.
-constexpr std::size_t min_parallel_weights = std::size_t{1} << 16;
+// This build's choices (tuning.hpp's `small_m` row).
+constexpr KernelTuning::SmallM choices = tuning.small_m;
+constexpr std::size_t min_parallel_weights = choices.min_parallel_weights;
 
 // Columns of x are taken in chunks of at most x_chunk_bytes(to) over all n_rows rows; each chunk
-// costs one horizontal sum per output, and each weight row is streamed as chunk-long runs.
-// Which size is faster depends on the L1 (bench/README.md, "The small-M projection" and
-// "x chunks by L1 size"):
-// - with a 48 KiB L1 (Zen 5, Intel since Ice Lake) a 32 KiB chunk stays in L1 beside the
-//   weight tile: 41.8 GB/s at 8 rows, against 32.7 at 40 KiB and 29.6 unchunked;
-// - with a 32 KiB L1 (Zen 2 to 4) no chunk worth having stays in L1 (16 KiB was slower than
-//   32 on Zen 3), and chunks of 128 KiB, in L2, make each weight row one long run: 6-13 %
-//   faster than 32 KiB at 4 to 8 rows on Zen 4.
-constexpr std::size_t l1_chunk_bytes = 32 * 1024;
-constexpr std::size_t l2_chunk_bytes = 128 * 1024;
+// costs one horizontal sum per output, and each weight row is streamed as chunk-long runs. With a
+// 48 KiB L1 a chunk stays in L1 beside the weight tile; with a 32 KiB L1 none worth having does,
+// and chunks in L2 make each weight row one long run.
+constexpr std::size_t l1_chunk_bytes = choices.l1_chunk_bytes;
+constexpr std::size_t l2_chunk_bytes = choices.l2_chunk_bytes;
 constexpr std::size_t l1_fits_chunk_bytes = large_l1_bytes;
 
-// How the tiles prefetch W, chosen with the chunk size, since both follow the L1:
-// - with chunks in L1, the next tile's weights into L1 (measured on Zen 5: 26.4 GB/s at 8 rows
-//   without, 41.8 with);
-// - with chunks in L2, each weight row is one long run, and with the next tile's weights asked
-//   for into L1 the time at 8 rows was 1 row's plus the FMAs' (Zen 4, one core, D=4096: 6.6-7.3
-//   ms, against about 3.5 for 1 row and 2.7 of FMAs): the requests came too late for memory to
-//   overlap the arithmetic. Asked for about 256 KiB ahead, into L2 (1 MiB or more on these
-//   cores), they do: 5.3-6.0 ms on one core, and on two a median of 3.5 ms against 4.0
-//   (bench/README.md, "Prefetching W into L2"). Into L1 at that distance gained nothing, into
-//   L2 one tile ahead about half as much.
+// How the tiles prefetch W, chosen with the chunk size, since both follow the L1: with chunks in
+// L1, the next tile's weights into L1; with chunks in L2, the weights about
+// l2_prefetch_bytes_ahead ahead into L2, as next-tile requests into L1 came too late for memory
+// to overlap the arithmetic.
 enum class PrefetchTo { l1, l2 };
-constexpr std::size_t l2_prefetch_bytes_ahead = 256 * 1024;
+constexpr std::size_t l2_prefetch_bytes_ahead = choices.l2_prefetch_bytes_ahead;
 
 PrefetchTo prefetch_to(SmallML1 l1) { return l1 == SmallML1::kib32 ? PrefetchTo::l2 : PrefetchTo::l1; }
 std::size_t x_chunk_bytes(PrefetchTo to) { return to == PrefetchTo::l2 ? l2_chunk_bytes : l1_chunk_bytes; }
@@ -78,9 +69,8 @@ constexpr std::size_t page_floats = 4096 / sizeof(float);
 constexpr std::size_t line_floats = 64 / sizeof(float);
 
 // Weight rows far apart that a spread tile reads at once (one row of x, and two on AVX2): one
-// from each of as many equal runs of a thread's slab, as the roofline's probe reads memory
-// (bench/README.md, "One row of x as four streams").
-constexpr std::size_t spread_streams = 4;
+// from each of as many equal runs of a thread's slab.
+constexpr std::size_t spread_streams = choices.spread_streams;
 
 // Beta is 0 or 1 (the Requires of small_m_gemm); 0 must not read y, which may be garbage.
 inline void store(float sum, float beta, float* dst) { *dst = beta == 0.0f ? sum : sum + *dst; }
@@ -106,17 +96,14 @@ inline std::uintptr_t address_of(const float* p) { return reinterpret_cast<std::
 // At 8 rows of x a core is busy with FMAs, so its out-of-order window spans few weight
 // lines and the stream from memory stalls between them; asking for a later tile's weights
 // while this one computes overlaps the two. At 1 or 2 rows the core issues loads fast enough
-// for the hardware prefetcher alone, and the prefetches only cost issue slots (figures in
-// bench/README.md).
-constexpr std::size_t min_rows_to_prefetch = 3;
+// for the hardware prefetcher alone, and the prefetches only cost issue slots.
+constexpr std::size_t min_rows_to_prefetch = choices.min_rows_to_prefetch;
 
 // From this many rows of x, Avx2Isa reads far-apart weight rows with lines() where it can.
-constexpr std::size_t min_rows_for_lines = 3;
+constexpr std::size_t min_rows_for_lines = choices.min_rows_for_lines;
 
-// How far ahead in its own run each far-apart weight row of Avx2Isa::lines is prefetched: 2 KiB
-// (32 lines). On one Zen 5 core at 3 and 4 rows of x, 0.5 KiB ahead took 1.17-1.33 times as
-// long, 1 KiB 1.02-1.20 times, 4 KiB 1.08-1.12 times (bench/README.md).
-constexpr std::size_t line_prefetch_bytes = 2048;
+// How far ahead in its own run each far-apart weight row of Avx2Isa::lines is prefetched.
+constexpr std::size_t line_prefetch_bytes = choices.line_prefetch_bytes;
 template <PrefetchTo to>
 inline void prefetch(std::uintptr_t address) {
 #if defined(__AVX512F__) || defined(__AVX2__)
@@ -250,7 +237,7 @@ struct Avx2Isa {
     // little per FMA as passes of 3 rows would, without reading the weights twice (passes
     // measured slower there, bench/README.md).
     static constexpr std::size_t pass_rows(std::size_t m) {
-        return registers == 16 && m >= 7 ? 4 : m;
+        return registers == 16 && m >= choices.passes_from_rows ? choices.pass_rows : m;
     }
     // Adjacent tiles (spread false) fill the registers with 3 weight rows up to 4 rows of x, 2 above.
     static constexpr std::size_t tile_rows(std::size_t m, PrefetchTo to) {
@@ -263,7 +250,7 @@ struct Avx2Isa {
     // Far-apart weight rows a lines() tile can hold in registers at m rows of x: m · r
     // accumulators, r weight vectors and one x vector; 0 where fewer than min_line_streams fit
     // (2 streams read slower than the adjacent tiles at 6 rows, bench/README.md).
-    static constexpr std::size_t min_line_streams = 3;
+    static constexpr std::size_t min_line_streams = choices.min_line_streams;
     static constexpr std::size_t line_streams(std::size_t m) {
         for (std::size_t r = spread_streams; r >= min_line_streams; --r) {
             if (m * r + r + 1 <= registers) return r;
@@ -516,7 +503,9 @@ struct Avx512Isa {
     // 78-97 µs against 93-121 for 8 adjacent rows, and 4096 × 4096 tied within the host's noise
     // (bench/README.md, "One row of x as four streams"). Two rows of x keep the adjacent tile:
     // four streams with 16 accumulators read slower there (medians 1.59 against 1.45 ms).
-    static constexpr std::size_t tile_rows(std::size_t m, PrefetchTo to) { return spread(m, to) ? spread_streams : 8; }
+    static constexpr std::size_t tile_rows(std::size_t m, PrefetchTo to) {
+        return spread(m, to) ? spread_streams : choices.zmm_tile_rows;
+    }
     static constexpr bool spread(std::size_t m, PrefetchTo) { return m == 1; }
     static constexpr bool whole_runs(std::size_t, PrefetchTo) { return false; }
 
@@ -636,7 +625,7 @@ struct OneIsaTable {
 // Where AVX-512 is there, zmm tiles for 1 and 2 rows of x and ymm tiles (in 32 registers)
 // above: streaming a cold W the ymm kernel is the faster one from 3 or 4 rows on, although
 // it is the slower one on a W in cache (figures in bench/README.md).
-constexpr std::size_t zmm_max_rows = 2;
+constexpr std::size_t zmm_max_rows = choices.zmm_max_rows;
 struct Avx512Table {
     template <std::size_t M, PrefetchTo to>
     static constexpr SlabKernel kernel() {

@@ -1,14 +1,15 @@
 // small_m_gemm(): y = x · W^T (+ y) for a few rows of x, streaming each weight once for all rows.
 #pragma once
 
+#include "tuning.hpp"
+
 #include <cstddef>
 #include <vector>
 
 namespace kvbench {
 
-// Most rows of x one call takes: at 8, the accumulators of two weight rows for every row of x
-// fill most of the register file. linear() covers more rows with a call per group of rows.
-inline constexpr std::size_t small_m_max_rows = 8;
+// Most rows of x one call takes (tuning.hpp); linear() covers more rows with a call per group.
+inline constexpr std::size_t small_m_max_rows = tuning.small_m.max_rows;
 
 // Instruction sets a kernel can be built for, slowest first.
 enum class SmallMIsa { scalar, avx2, avx512 };
