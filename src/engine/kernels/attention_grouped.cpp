@@ -15,6 +15,7 @@
 #include "even_tiles.hpp"
 #include "kv_decode.hpp"
 #include "prefetch_plan.hpp"
+#include "simd.hpp"
 #include "tuning.hpp"
 
 #include "kvbench/engine/kv_convert.hpp"
@@ -25,7 +26,6 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <utility>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -56,23 +56,22 @@ constexpr std::size_t score_keys_max_1 = tuning.lanes.score_keys_max_1;  // with
 constexpr std::size_t out_rows_max = tuning.lanes.out_rows_max;
 constexpr std::size_t out_vecs_max = tuning.lanes.out_vecs_max;
 
-// Cephes' expf, as attention.cpp's: e^x = 2^k · e^r, k = round(x · log2 e).
-constexpr float exp_log2e = 1.44269504088896341f;
-constexpr float exp_ln2_hi = 0.693359375f;
-constexpr float exp_ln2_lo = -2.12194440e-4f;
-constexpr float exp_p0 = 1.9875691500e-4f;
-constexpr float exp_p1 = 1.3981999507e-3f;
-constexpr float exp_p2 = 8.3334519073e-3f;
-constexpr float exp_p3 = 4.1665795894e-2f;
-constexpr float exp_p4 = 1.6666665459e-1f;
-constexpr float exp_p5 = 5.0000001201e-1f;
-constexpr float exp_lowest = -87.33654475f;  // below: e^x is subnormal, flushed to 0 (and -inf gives 0)
-constexpr float exp_highest = 88.3762626647949f;
+// Cephes' expf, as simd.hpp's back-ends compute it: e^x = 2^k · e^r, k = round(x · log2 e).
+using simd::exp_highest;
+using simd::exp_ln2_hi;
+using simd::exp_ln2_lo;
+using simd::exp_log2e;
+using simd::exp_lowest;
+using simd::exp_p0;
+using simd::exp_p1;
+using simd::exp_p2;
+using simd::exp_p3;
+using simd::exp_p4;
+using simd::exp_p5;
+using simd::minus_infinity;
 // 1.5 · 2^23: adding and subtracting it rounds a float below 2^22 to the nearest integer (ties
 // to even, as the default rounding mode does) without a rounding instruction SSE2 lacks.
 constexpr float round_shifter = 12582912.0f;
-
-constexpr float minus_infinity = -std::numeric_limits<float>::infinity();
 
 // x - 0 is x for every x (x + 0 is not, for -0), so the subtraction folds away into a broadcast.
 inline Vec splat(float x) { return x - Vec{}; }

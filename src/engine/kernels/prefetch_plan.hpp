@@ -1,9 +1,10 @@
 // block_prefetch_plan(): how far ahead, into which cache and how spread out the attention
-// kernels request a later block of keys and values; prefetch_line() makes one such request.
+// kernels request a later block of keys and values (prefetch_line.hpp makes each request).
 // The plans themselves are tuning.hpp's `prefetch` row.
 #pragma once
 
 #include "l1_data_cache.hpp"
+#include "prefetch_line.hpp"
 #include "tuning.hpp"
 
 #include "kvbench/engine/kv_dtype.hpp"
@@ -41,15 +42,6 @@ inline PrefetchPlan block_prefetch_plan(KvDtype stored, bool group_dot_tiles = f
         return tuning.prefetch.f32_group_dot_tiles;
     }
     return stored_type_plan(stored);
-}
-
-// Requests the cache line holding p, into L2 (prefetcht1) or into L1 (prefetcht0).
-inline void prefetch_line(const void* p, bool into_l2) {
-    if (into_l2) {
-        __builtin_prefetch(p, 0, 2);
-    } else {
-        __builtin_prefetch(p, 0, 3);
-    }
 }
 
 }  // namespace kvbench

@@ -1,6 +1,28 @@
-// Vector primitives for the attention kernels: the exp polynomial's constants, one back-end per
-// instruction set (simd_avx512.hpp, simd_avx2.hpp, simd_scalar.hpp) and the helpers written on top.
-// Private to src/engine. A kernel is written once against `Simd`; the build picks the back-end.
+// Vector primitives for the kernels: the exp polynomial's constants, one back-end per instruction
+// set (simd_avx512.hpp, simd_avx2.hpp, simd_scalar.hpp) and the helpers written on top. Private to
+// src/engine/kernels. A kernel is written once against `Simd`; the build picks the back-end.
+//
+// The rule for vector code in src/engine/kernels. Three idioms, each in its own place:
+// 1. `Simd`, this header: the default. A kernel written once for the build's widest vectors and
+//    its masks (the tiled attention kernel, vector_math.cpp, the block decoder in kv_decode.cpp).
+//    New kernel code starts here; a primitive it lacks is added to every back-end.
+// 2. Raw intrinsics, only inside code compiled for one instruction set and named for it:
+//    - the back-ends themselves, and kv_load.hpp's converting loads, which are back-end code
+//      kept apart because only the attention tiles and the block decoder use them;
+//    - a tile that needs an instruction Simd has no word for, beside its portable twin
+//      (attention_kernel.cpp's int8_dot_score_tile: vpmaddwd on AVX2);
+//    - the exception, small_m_gemm.cpp's ScalarIsa, Avx2Isa and Avx512Isa: one build compiles
+//      several of them side by side (AVX-512 builds run the ymm tiles from 3 rows of x on, and
+//      tests hold every compiled path to the reference), which one back-end per build cannot
+//      express; and their register budgets were measured instruction by instruction, so they
+//      are not rewritten onto Simd without measuring again.
+// 3. GCC vector extensions (vector_size), for portable code that must be vector code where no
+//    back-end here is (SSE-only x86, NEON) and whose width is the algorithm's, not the build's
+//    widest: small_m_gemm.cpp's ScalarIsa and attention_grouped.cpp's lanes kernel (8 or 4
+//    floats); scripts/test-arm64.sh checks their disassembly. An intrinsic may stand in for what
+//    the extensions cannot say (the lanes kernel's one-rounding fma).
+// Every idiom shares this header's constants (the exp polynomial); the sizes and distances they
+// were tuned to are tuning.hpp's table, whichever idiom reads them.
 #pragma once
 
 #include <algorithm>

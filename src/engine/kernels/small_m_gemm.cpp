@@ -17,6 +17,7 @@
 
 #include "keep_in_register.hpp"
 #include "l1_data_cache.hpp"
+#include "prefetch_line.hpp"
 #include "tuning.hpp"
 
 #include <omp.h>
@@ -106,15 +107,7 @@ constexpr std::size_t min_rows_for_lines = choices.min_rows_for_lines;
 constexpr std::size_t line_prefetch_bytes = choices.line_prefetch_bytes;
 template <PrefetchTo to>
 inline void prefetch(std::uintptr_t address) {
-#if defined(__AVX512F__) || defined(__AVX2__)
-    if constexpr (to == PrefetchTo::l1) {
-        _mm_prefetch(reinterpret_cast<const char*>(address), _MM_HINT_T0);
-    } else {
-        _mm_prefetch(reinterpret_cast<const char*>(address), _MM_HINT_T1);
-    }
-#else
-    static_cast<void>(address);
-#endif
+    prefetch_line(reinterpret_cast<const void*>(address), to == PrefetchTo::l2);
 }
 
 // Columns of a chunk before rounding. Kernels that want each weight row as one long run more
