@@ -5,7 +5,7 @@
 // a kernel may not change without a new measurement. Facts of an instruction set (its vector
 // width, its register count) stay with the code that uses them (simd_<isa>.hpp, small_m_gemm.cpp's
 // ISA structs); so do the rules that derive a tile from a register budget. Each field says why in
-// one line and names the bench/README.md section that measured it. Values equal in every class
+// one line and links the bench/journal/ entry that measured it. Values equal in every class
 // are repeated, so that each column of the table reads whole.
 #pragma once
 
@@ -31,7 +31,7 @@ struct KernelTuning {
         std::size_t key_block;
         // Keys per block of the fused tiles (a reduced type converted as it is loaded): twice
         // key_block where the workspace holds it, the per-block work spread over more keys
-        // ("Reduced-precision caches (issue 11)").
+        // (bench/journal/2026-12-01-reduced-precision-attention-alone.md).
         std::size_t fused_key_block;
         // Rows of a transposed score tile: rows × key-block vectors of accumulators and the
         // operands fill the register file.
@@ -43,8 +43,9 @@ struct KernelTuning {
         // vectors of head_dim, as the registers allow.
         std::size_t out_rows;
         std::size_t out_vecs;
-        // Dims between two runs of prefetch calls in a transposed tile: calls interleaved dim by
-        // dim made GCC spill the accumulators ("The transposed tiles' accumulators in registers").
+        // Dims between two runs of prefetch calls in a transposed tile: calls interleaved dim by dim
+        // made GCC spill the accumulators
+        // (bench/journal/2026-12-03-transposed-tiles-in-registers.md).
         std::size_t dims_per_prefetch_run;
         // Whether a group's dot tiles over f32 take the next-block-into-L1 plan
         // (Prefetch::f32_group_dot_tiles); measured on the vector builds only.
@@ -53,9 +54,9 @@ struct KernelTuning {
 
     // attend_group_by_lanes (attention_grouped.cpp): query rows as vector lanes, for 16 registers.
     struct Lanes {
-        // Groups of at least this many rows (and a whole number of its vectors) take it; 0: none
-        // do, the class's own tiles being faster ("Issue 13's points after the lanes kernel's
-        // prefetch calls and the streams").
+        // Groups of at least this many rows (and a whole number of its vectors) take it; 0: none do,
+        // the class's own tiles being faster
+        // (bench/journal/2026-12-01-avx2-paths-on-an-avx512-host.md).
         std::size_t min_rows;
         // Keys per block: its keys and values stay in L1 beside the transposed queries on a 32 KiB
         // L1, and it is a whole number of score tiles of 6 and 12 keys.
@@ -75,14 +76,14 @@ struct KernelTuning {
         // Far enough ahead to cover DRAM's latency and into L2, where it neither evicts the block
         // being computed nor is evicted before use; the kernels with the most arithmetic per byte
         // keep the next block, into L1, as the L2-to-L1 latency would show
-        // ("Prefetching attention's blocks into L2"). Spread over the block's calls where that
-        // was faster ("The next block's lines spread over the whole block").
+        // (bench/journal/2026-12-02-attention-blocks-into-l2.md). Spread over the block's calls where
+        // that was faster (bench/journal/2026-12-02-next-block-lines-spread.md).
         PrefetchPlan f32;
         PrefetchPlan f16_bf16;  // and the types the engine plans but does not store
         PrefetchPlan int8;
-        // A GQA group's dot tiles over f32, with an L1 of large_l1_bytes or more: the next block
-        // into L1, whose keys in L2 reached the FMAs a load latency late ("The next block into L1
-        // for GQA's dot tiles"). Spreads as the f32 plan does.
+        // A GQA group's dot tiles over f32, with an L1 of large_l1_bytes or more: the next block into
+        // L1, whose keys in L2 reached the FMAs a load latency late
+        // (bench/journal/2026-12-02-next-block-into-l1-for-gqa.md). Spreads as the f32 plan does.
         PrefetchPlan f32_group_dot_tiles;
     } prefetch;
 
@@ -93,38 +94,39 @@ struct KernelTuning {
         std::size_t max_rows;
         // Fewer weights than this are too little work to wake the second thread for.
         std::size_t min_parallel_weights;
-        // x's chunk where the L1 holds 48 KiB: it stays in L1 beside the weight tile ("The
-        // small-M projection: measurements behind small_m_gemm.cpp").
+        // x's chunk where the L1 holds 48 KiB: it stays in L1 beside the weight tile
+        // (bench/journal/2026-11-30-small-m-projection-choices.md).
         std::size_t l1_chunk_bytes;
-        // x's chunk with a 32 KiB L1, and for kernels that want whole weight rows: in L2, each
-        // weight row one long run ("x chunks by L1 size").
+        // x's chunk with a 32 KiB L1, and for kernels that want whole weight rows: in L2, each weight
+        // row one long run (bench/journal/2026-12-01-x-chunks-by-l1-size.md).
         std::size_t l2_chunk_bytes;
         // With chunks in L2, tiles prefetch the weights this far ahead, into L2, so that memory
-        // overlaps the arithmetic ("Prefetching W into L2").
+        // overlaps the arithmetic (bench/journal/2026-12-02-prefetching-w-into-l2.md).
         std::size_t l2_prefetch_bytes_ahead;
-        // From this many rows of x the tiles prefetch a later tile's weights: the FMAs then keep
-        // the out-of-order window too short for the hardware prefetcher ("The small-M
-        // projection: measurements behind small_m_gemm.cpp").
+        // From this many rows of x the tiles prefetch a later tile's weights: the FMAs then keep the
+        // out-of-order window too short for the hardware prefetcher
+        // (bench/journal/2026-11-30-small-m-projection-choices.md).
         std::size_t min_rows_to_prefetch;
-        // Weight rows far apart that a spread tile reads at once, one from each of as many runs
-        // of the slab, as the roofline's probe reads memory ("One row of x as four streams").
+        // Weight rows far apart that a spread tile reads at once, one from each of as many runs of
+        // the slab, as the roofline's probe reads memory
+        // (bench/journal/2026-12-02-one-row-of-x-as-four-streams.md).
         std::size_t spread_streams;
         // From this many rows of x the AVX2 tiles read far-apart whole lines where the L1 holds
-        // 48 KiB ("Far-apart whole lines for 3 to 8 rows of x") ...
+        // 48 KiB (bench/journal/2026-12-03-far-apart-whole-lines.md) ...
         std::size_t min_rows_for_lines;
         // ... when the registers hold at least this many of those streams (fewer read slower
         // than adjacent tiles).
         std::size_t min_line_streams;
-        // How far ahead in its own run each far-apart weight row is prefetched ("Far-apart whole
-        // lines for 3 to 8 rows of x").
+        // How far ahead in its own run each far-apart weight row is prefetched
+        // (bench/journal/2026-12-03-far-apart-whole-lines.md).
         std::size_t line_prefetch_bytes;
         // In 16 registers, from passes_from_rows rows of x on, the rows go in passes of pass_rows
-        // over one tile of weights, which loads less per FMA (issue 13; "Issue 13, second attempt").
+        // over one tile of weights, which loads less per FMA
+        // (bench/journal/2026-12-01-avx2-tile-at-4-7-8-rows.md).
         std::size_t pass_rows;
         std::size_t passes_from_rows;
-        // AVX-512 builds: zmm tiles up to this many rows of x, the ymm tiles (in 32 registers)
-        // above, faster on a cold W from 3 rows on ("The small-M projection: measurements behind
-        // small_m_gemm.cpp").
+        // AVX-512 builds: zmm tiles up to this many rows of x, the ymm tiles (in 32 registers) above,
+        // faster on a cold W from 3 rows on (bench/journal/2026-11-30-small-m-projection-choices.md).
         std::size_t zmm_max_rows;
         // Adjacent weight rows of a zmm tile: each x vector loaded feeds this many FMAs.
         std::size_t zmm_tile_rows;
@@ -133,7 +135,8 @@ struct KernelTuning {
     // linear() (linear.cpp): the projections' kernel by row count.
     struct Projection {
         // Up to this many groups of small_m.max_rows rows, small_m_gemm reads W once per group;
-        // above, OpenBLAS's sgemm is faster ("Why linear() picks sgemv, small_m_gemm or sgemm").
+        // above, OpenBLAS's sgemm is faster
+        // (bench/journal/2026-11-30-linear-sgemv-small-m-or-sgemm.md).
         std::size_t max_small_m_groups;
     } projection;
 
