@@ -279,7 +279,7 @@ TEST_CASE("attend_group matches the reference for group sizes 1-20, odd head dim
 TEST_CASE("attend_group matches the reference for large groups, as the grouped kernel takes them") {
     // Builds without AVX-512 run attention_grouped.cpp's kernel for groups that are a multiple of
     // its vector (8 rows on AVX2, 4 otherwise; 8 at least) with whole-vector head dims; the rest,
-    // and every group on AVX-512, keep attend_group's own tiles. Contexts straddle its 24-key
+    // and every group on AVX-512, take attend_group_tiled. Contexts straddle the lanes kernel's 24-key
     // blocks and the 6- and 12-key score tiles; 40 and 56 rows leave partial output tiles.
     for (std::size_t group_size : {8u, 12u, 16u, 24u, 32u, 40u, 56u, 64u}) {
         for (std::size_t head_dim : {8u, 16u, 40u, 64u, 128u}) {

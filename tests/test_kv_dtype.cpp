@@ -250,7 +250,7 @@ TEST_CASE("a converted cache holds the same elements as one filled vector by vec
 }
 
 TEST_CASE("attend_decode over a reduced cache matches its naive twin on every kernel of the build") {
-    // MHA and small groups (2, 3, 4 rows) take attend_group's tiles, fused where dh is whole
+    // MHA and small groups (2, 3, 4 rows) take attend_group_tiled's tiles, fused where dh is whole
     // vectors; groups of 8 and 16 rows the lanes kernel (on builds without AVX-512) over decoded
     // blocks; dh 20 leaves partial vectors (decoded), 128 the usual width.
     struct Shape {
