@@ -445,7 +445,7 @@ GenerationOutcome measure_generations(const std::vector<GridPoint>& points, cons
         outcome.interrupted = run.interrupted;
         // A reduced cache is held to its type's tolerance (docs/model.md), and reported apart.
         const double tolerance =
-            kv_equivalence_tolerance(point.config.kv_dtype, point.config.head_dim(), point.config.n_layers);
+            kv_equivalence_tolerance(point.config.kv_dtype, point.config.head_dim());
         for (std::size_t i = 0; i < run.verify_rel_error.size(); ++i) {
             const double error = run.verify_rel_error[i];
             if (point.config.kv_dtype == KvDtype::f32) outcome.worst_verify_error = std::max(outcome.worst_verify_error, error);

@@ -523,7 +523,7 @@ SweepOutcome measure_points(const std::vector<GridPoint>& points, const SweepPla
                 // A reduced cache is held to its type's tolerance (docs/model.md), and reported apart.
                 // Written so that a NaN error fails too.
                 const ModelConfig& config = points[i].config;
-                const double tolerance = kv_equivalence_tolerance(config.kv_dtype, config.head_dim(), config.n_layers);
+                const double tolerance = kv_equivalence_tolerance(config.kv_dtype, config.head_dim());
                 if (config.kv_dtype == KvDtype::f32) {
                     ++outcome.n_verified;
                     outcome.worst_verify_error = std::max(outcome.worst_verify_error, *measured->verify_rel_error);

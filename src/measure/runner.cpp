@@ -3,6 +3,7 @@
 #include "kvbench/measure/runner.hpp"
 
 #include "kvbench/measure/budget.hpp"
+#include "kvbench/measure/equivalence.hpp"
 
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/cost_model.hpp"
@@ -79,7 +80,9 @@ public:
     // leaves the state unusable (stopped() true for the caller) when it is set.
     PointState(const GridPoint& point, const RunOptions& options, std::shared_ptr<const ModelWeights> weights,
                const std::atomic<bool>* stop)
-        : config_(point.config), weights_(std::move(weights)), stop_(stop) {
+        : config_(point.config), weights_(std::move(weights)), stop_(stop), kernels_(options.kernels),
+          reference_kernels_(verify_reference_kernels(options.kernels)), verify_(options.verify), seed_(options.seed),
+          n_threads_(point.n_threads) {
         const std::size_t n = config_.seq_len;
         const bool prefill = needs_prefill(point, options);
         if (prefill) {
@@ -93,6 +96,10 @@ public:
             decode_scratch_.emplace(config_, n, point.n_threads);
             step_in_ = make_input_positions(config_, options.seed, n - 1, 1);
             step_out_.resize(step_in_.size());
+            if (options.verify) {
+                reference_trace_.resize(attention_trace_size(config_));
+                step_trace_.resize(reference_trace_.size());
+            }
             if (config_.kv_dtype == KvDtype::f32) {
                 fill(config_, *cache_, prefill, options.seed);
             } else {
@@ -105,10 +112,14 @@ public:
                 if (reference.length() != n - 1) return;  // stopped
                 cache_->assign_converted(reference);
                 std::vector<float> reference_out(step_out_.size());
-                decode_step(f32_config, *weights_, reference, step_in_.data(), reference_out.data(), *decode_scratch_);
-                decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_);
+                std::vector<float> reference_trace(attention_trace_size(config_));  // (L, B, H·dh) floats
+                std::vector<float> reduced_trace(reference_trace.size());           // (L, B, H·dh) floats
+                decode_step(f32_config, *weights_, reference, step_in_.data(), reference_out.data(), *decode_scratch_,
+                            {&kernels_, reference_trace});
+                decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_,
+                            {&kernels_, reduced_trace});
                 cache_->roll_back(n - 1);
-                kv_rel_error_ = relative_error(step_out_, reference_out);
+                kv_rel_error_ = step_equivalence_error(config_, {step_out_, reduced_trace}, {reference_out, reference_trace});
             }
         }
     }
@@ -119,12 +130,12 @@ public:
     // One step of `path`, untimed; the cache is back at N-1 before a cached step.
     void run(DecodePath path) {
         if (path == DecodePath::uncached) {
-            uncached_flops_ =
-                forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, nullptr, stop_);
+            uncached_flops_ = forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_,
+                                           nullptr, stop_, {&kernels_, {}});
         } else {
             cache_->roll_back(config_.seq_len - 1);
             cached_flops_ = decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(),
-                                        *decode_scratch_);
+                                        *decode_scratch_, {&kernels_, {}});
         }
     }
 
@@ -135,11 +146,19 @@ public:
         return time_once_ns([&] { run(path); });
     }
 
-    // docs/model.md's equivalence: the cached step against the last row of the prefill.
+    // docs/model.md's equivalence: the cached step against the last row of the prefill, the
+    // uncached forward on verify's reference kernels, output and every layer's attention output;
+    // then the same at a short context, where one key is not averaged away.
     double verify() {
-        run(DecodePath::cached);
         const std::size_t n = config_.seq_len;
-        return relative_error(step_out_, gather_positions(full_out_, config_.n_batch, n, config_.model_dim, n - 1, 1));
+        cache_->roll_back(n - 1);
+        decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_,
+                    {&kernels_, step_trace_});
+        const std::vector<float> last_row = gather_positions(full_out_, config_.n_batch, n, config_.model_dim, n - 1, 1);
+        const double at_n = step_equivalence_error(config_, {step_out_, step_trace_}, {last_row, reference_trace_});
+        if (n <= verify_short_context) return at_n;
+        return std::max(at_n, verify_at_context(config_, *weights_, seed_, verify_short_context, kernels_,
+                                                reference_kernels_, n_threads_));
     }
 
     // Every kernel of the point against its naive twin, on the point's own data (docs/measuring.md).
@@ -184,7 +203,10 @@ private:
     void fill(const ModelConfig& config, KvCache& cache, bool prefill, std::uint64_t seed) {
         const std::size_t n = config.seq_len;
         if (prefill) {
-            forward_full(config, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, &cache, stop_);
+            // With --verify this forward is the reference the cached step is compared with.
+            const PathOptions options = verify_ ? PathOptions{&reference_kernels_, reference_trace_}
+                                                : PathOptions{&kernels_, {}};
+            forward_full(config, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, &cache, stop_, options);
             if (cache.length() == n) cache.roll_back(n - 1);
         } else {
             fill_cache_seeded(config, cache, n - 1, seed, stop_);
@@ -194,6 +216,13 @@ private:
     ModelConfig config_;
     std::shared_ptr<const ModelWeights> weights_;
     const std::atomic<bool>* stop_;                  // checked inside the prefill, the fill and each forward
+    StepKernels kernels_;                            // what both paths run (options.kernels)
+    StepKernels reference_kernels_;                  // what the prefill runs with --verify
+    bool verify_;
+    std::uint64_t seed_;
+    std::size_t n_threads_;
+    std::vector<float> reference_trace_;             // (n_layers, n_batch, q_dim) floats: the prefill's, with --verify
+    std::vector<float> step_trace_;                  // (n_layers, n_batch, q_dim) floats: verify's cached step's
     std::vector<float> inputs_;                      // (n_batch, seq_len, model_dim) floats
     std::vector<float> full_out_;                    // (n_batch, seq_len, model_dim) floats, with a prefill
     std::optional<ForwardScratch> forward_scratch_;

@@ -4,6 +4,7 @@
 
 #include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/engine/flop_count.hpp"
+#include "kvbench/engine/step_kernels.hpp"
 #include "kvbench/measure/roofline.hpp"
 #include "kvbench/measure/sweep.hpp"
 #include "kvbench/engine/weights.hpp"
@@ -38,6 +39,9 @@ struct RunOptions {
     bool verify = false;     // check the cached step against the uncached forward (docs/model.md)
     bool check = false;      // compare each fast kernel with its naive twin before timing (kernel_check.hpp)
     std::uint64_t seed = 1;
+    // What both paths run; --check holds these to their naive twins, and --verify's uncached
+    // forward projects with sgemm instead (step_kernels.hpp). Tests plant faults here.
+    StepKernels kernels = fast_kernels;
 };
 
 // "reps=20 warmup=3" or "min-time=0.1s reps=5..1000 warmup<=3": recorded in every row, and
