@@ -1,4 +1,5 @@
-// --verify against planted faults: it must catch the faults it exists for.
+// --verify and --check against planted faults: each check must catch the fault it exists for.
+#include "kvbench/engine/kernel_check.hpp"
 #include "kvbench/engine/kv_convert.hpp"
 #include "kvbench/engine/reference.hpp"
 #include "kvbench/engine/rng.hpp"
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 using namespace kvbench;
@@ -69,6 +71,26 @@ std::uint64_t linear_small_m_dropping_last_input(const float* x, std::size_t n_r
     if (n_rows <= 3 * small_m_max_rows) {
         for (std::size_t r = 0; r < n_rows; ++r) {
             for (std::size_t o = 0; o < out_dim; ++o) y[r * out_dim + o] -= x[r * in_dim + in_dim - 1] * w[o * in_dim + in_dim - 1];
+        }
+    }
+    return flops;
+}
+
+// An output projection that overwrites instead of adding: beta = 1 read as 0, the residual lost.
+std::uint64_t linear_ignoring_beta(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
+                                   std::size_t out_dim, float, float* y) {
+    return linear(x, n_rows, in_dim, w, out_dim, 0.0f, y);
+}
+
+// A causal attention that gets the block of query rows [192, 256) wrong by 1 %: past the first
+// 128 positions, where --check used to stop looking.
+FlopCount attend_causal_wrong_fourth_block(const ModelConfig& config, const float* qkv, float* out,
+                                           CausalAttentionScratch& scratch, const std::atomic<bool>* stop) {
+    const FlopCount flops = attend_causal(config, qkv, out, scratch, stop);
+    const std::size_t q_dim = config.q_dim();
+    for (std::size_t b = 0; b < config.n_batch; ++b) {
+        for (std::size_t i = 192; i < std::min<std::size_t>(256, config.seq_len); ++i) {
+            for (std::size_t c = 0; c < q_dim; ++c) out[(b * config.seq_len + i) * q_dim + c] *= 1.01f;
         }
     }
     return flops;
@@ -179,4 +201,34 @@ TEST_CASE("real reduced caches pass --verify at shapes from one position to 4096
             CHECK(error < kv_equivalence_tolerance(dtype, point.config.head_dim()));
         }
     }
+}
+
+TEST_CASE("--check fails a wrong output projection, which it used to skip") {
+    const StepKernels wrong_wo{&linear_ignoring_beta, &attend_decode, &attend_causal};
+    const GridPoint point{make_config(2, 40, 64, 4, 2, 1), 2};
+    for (const bool uncached : {false, true}) {
+        CAPTURE(uncached);
+        RunOptions options = one_rep(fast_kernels);
+        options.check = true;
+        options.run_uncached = uncached;
+        const PointMeasurement measured = measure(point, options);
+        REQUIRE(measured.check_rel_error);
+        CHECK(*measured.check_rel_error < kernel_check_tolerance);
+        options.kernels = wrong_wo;
+        CHECK_THROWS_WITH_AS(measure(point, options), doctest::Contains("linear (2 rows, output projection)"),
+                             std::runtime_error);
+    }
+}
+
+TEST_CASE("--check fails a causal attention wrong in a block past the first 128 positions") {
+    const StepKernels wrong_block{&linear, &attend_decode, &attend_causal_wrong_fourth_block};
+    const GridPoint point{make_config(1, 300, 64, 4, 2, 1), 2};
+    RunOptions options = one_rep(fast_kernels);
+    options.check = true;
+    options.run_uncached = true;
+    const PointMeasurement measured = measure(point, options);
+    REQUIRE(measured.check_rel_error);
+    CHECK(*measured.check_rel_error < kernel_check_tolerance);
+    options.kernels = wrong_block;
+    CHECK_THROWS_WITH_AS(measure(point, options), doctest::Contains("attend_causal (300 positions"), std::runtime_error);
 }

@@ -59,9 +59,10 @@ std::vector<ByteRegion> cache_regions(const KvCache& cache) {
 
 // Every kernel of the point against its naive twin; throws, failing the point, when one disagrees.
 // Returns the worst relative error.
-double check_point_kernels(const GridPoint& point, const ModelWeights& weights, const KernelCheckInputs& inputs) {
+double check_point_kernels(const GridPoint& point, const ModelWeights& weights, const KernelCheckInputs& inputs,
+                           const StepKernels& kernels) {
     double worst = 0;
-    for (const KernelCheck& check : check_kernels(point.config, weights, inputs)) {
+    for (const KernelCheck& check : check_kernels(point.config, weights, inputs, kernels)) {
         if (!(check.rel_error < kernel_check_tolerance)) {
             throw std::runtime_error(fmt::format(
                 "--check: {} differs from its naive twin by {:.3g} (relative error; tolerance {:.0e}) at {} T={}",
@@ -167,7 +168,8 @@ public:
         return check_point_kernels(point, *weights_,
                                    {step_in_.empty() ? nullptr : step_in_.data(),
                                     full_out_.empty() ? nullptr : inputs_.data(), cache_ ? &*cache_ : nullptr,
-                                    point.n_threads});
+                                    point.n_threads, forward_scratch_ ? &*forward_scratch_ : nullptr},
+                                   kernels_);
     }
 
     // What a cold repetition of `path` evicts: every buffer the step touches (docs/measuring.md).
