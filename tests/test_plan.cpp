@@ -228,6 +228,7 @@ TEST_CASE("config.json in each family's spelling reads as the preset's shape") {
         CHECK(read.n_kv_heads == expected.n_kv_heads);
         CHECK(read.head_dim == expected.head_dim);
         CHECK(read.sliding_window == expected.sliding_window);
+        CHECK(read.max_position_embeddings == expected.max_position_embeddings);
         CHECK(read.n_params == 0);
     }
 }
@@ -240,7 +241,8 @@ TEST_CASE("falcon's multi_query means one kv head, whatever num_kv_heads says") 
                           "f", "f")
               .n_kv_heads == 1);
     // Elsewhere an absent KV head count means MHA.
-    CHECK(parse_hf_config(R"({"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 1})", "f", "f")
+    CHECK(parse_hf_config(R"({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 1})",
+                          "f", "f")
               .n_kv_heads == 4);
 }
 
@@ -251,14 +253,77 @@ TEST_CASE("a broken config.json names the file and the field") {
     } catch (const ConfigError& error) {
         CHECK(std::string(error.what()).find("broken-heads.json: field 'num_key_value_heads'") != std::string::npos);
     }
-    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"hidden_size": 64, "num_attention_heads": 4})", "c.json", "x"),
+    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4})",
+                                         "c.json", "x"),
                          doctest::Contains("c.json: field 'num_hidden_layers': missing"), ConfigError);
-    CHECK_THROWS_WITH_AS(
-        parse_hf_config(R"({"hidden_size": 64.5, "num_attention_heads": 4, "num_hidden_layers": 1})", "c.json", "x"),
-        doctest::Contains("'hidden_size': must be a whole number"), ConfigError);
-    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"hidden_size": 66, "num_attention_heads": 4, "num_hidden_layers": 1})",
+    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"model_type": "llama", "hidden_size": 64.5, "num_attention_heads": 4,
+                                             "num_hidden_layers": 1})",
+                                         "c.json", "x"),
+                         doctest::Contains("'hidden_size': must be a whole number"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"model_type": "llama", "hidden_size": 66, "num_attention_heads": 4,
+                                             "num_hidden_layers": 1})",
                                          "c.json", "x"),
                          doctest::Contains("no head_dim"), ConfigError);
+}
+
+// The ConfigError message of reading tests/data/hf/<file>.
+std::string config_error(const std::string& file) {
+    try {
+        static_cast<void>(parse_hf_config(fixture(file), file, "x"));
+    } catch (const ConfigError& error) {
+        return error.what();
+    }
+    return "no ConfigError";
+}
+
+TEST_CASE("a config whose layers differ, or that caches a latent, is refused naming the field") {
+    const std::string not_modelled = "kvbench does not model it yet and would bill every layer alike";
+    CHECK(config_error("gpt-oss-20b.json") ==
+          "gpt-oss-20b.json: field 'layer_types': layers of different attention (\"sliding_attention\" and "
+          "\"full_attention\"); " + not_modelled);
+    CHECK(config_error("gemma-3-1b.json") ==
+          "gemma-3-1b.json: field 'sliding_window_pattern': one global layer in every 6, the others through a "
+          "sliding window; " + not_modelled);
+    CHECK(config_error("gemma-2-9b.json") ==
+          "gemma-2-9b.json: field 'model_type': 'gemma2' alternates sliding-window and global layers; " + not_modelled);
+    CHECK(config_error("deepseek-v3.json") ==
+          "deepseek-v3.json: field 'kv_lora_rank': multi-head latent attention (DeepSeek) caches a latent vector, not "
+          "K and V per head; " + not_modelled);
+    CHECK(config_error("gemma-3-27b.json") ==
+          "gemma-3-27b.json: field 'text_config': a multimodal config: its language model is nested in text_config, "
+          "which kvbench does not read yet (save that object as a config.json of its own)");
+    CHECK(config_error("qwen2-half-window.json") ==
+          "qwen2-half-window.json: field 'max_window_layers': 14 of 28 layers attend to everything and the others "
+          "through a window of 4096; " + not_modelled);
+    CHECK(config_error("mamba-2.8b.json").find("mamba-2.8b.json: field 'model_type': 'mamba' is not a type kvbench "
+                                               "knows to attend alike on every layer (it reads gpt2, ") == 0);
+    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 1})",
+                                         "c.json", "x"),
+                         doctest::Contains("c.json: field 'model_type': missing (it reads gpt2, "), ConfigError);
+}
+
+TEST_CASE("layers that agree are one model: uniform layer_types, a window on every layer or on none") {
+    const ModelPreset qwen3 = parse_hf_config(fixture("qwen3-8b.json"), "qwen3-8b.json", "qwen3-8b");
+    CHECK(qwen3.n_kv_heads == 8);
+    CHECK(qwen3.head_dim == 128);
+    CHECK_FALSE(qwen3.sliding_window);
+    CHECK(qwen3.max_position_embeddings == std::optional<std::uint64_t>(40960));
+    const auto replaced = [](std::string text, const std::string& from, const std::string& to) {
+        REQUIRE(text.find(from) != std::string::npos);
+        return text.replace(text.find(from), from.size(), to);
+    };
+    // Qwen2 with the window switched on but max_window_layers at the layer count: no layer uses
+    // it; at 0, every layer does.
+    const std::string qwen2 = fixture("qwen2-half-window.json");
+    const std::string layers_14 = "\"max_window_layers\": 14";
+    CHECK_FALSE(parse_hf_config(replaced(qwen2, layers_14, "\"max_window_layers\": 28"), "q", "q").sliding_window);
+    CHECK(parse_hf_config(replaced(qwen2, layers_14, "\"max_window_layers\": 0"), "q", "q").sliding_window ==
+          std::optional<std::uint64_t>(4096));
+    // A Gemma-3 pattern of 1 is a window on every layer.
+    const std::string gemma3 =
+        replaced(replaced(fixture("gemma-3-1b.json"), "\"gemma3_text\"", "\"gemma\""), "\"sliding_window_pattern\": 6",
+                 "\"sliding_window_pattern\": 1");
+    CHECK(parse_hf_config(gemma3, "g.json", "g").sliding_window == std::optional<std::uint64_t>(512));
 }
 
 TEST_CASE("a sheet in csv keeps exact bytes and every column; table and md only the table's") {

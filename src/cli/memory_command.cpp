@@ -292,6 +292,9 @@ int run_memory_command(const MemoryCliOptions& options) {
     } catch (const SizeOverflow&) {
         throw ConfigError("--seq, --batch: the cache would pass 2^64 bytes; lower them");
     }
+    for (const std::string& warning : context_warnings(request)) {
+        if (!output.quiet) fmt::print(stderr, "kvbench: warning: {}\n", warning);
+    }
     emit_sheet(memory_sheet(request, rows), output);
     return 0;
 }

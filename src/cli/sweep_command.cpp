@@ -134,6 +134,9 @@ struct SweepOutcome {
 SweepPlan plan_sweep(const SweepCliOptions& options) {
     SweepPlan plan = to_sweep_plan(options);
     for (const std::string& skipped : plan.grid.skipped) warn("skipping " + skipped);
+    for (const std::string& message : plan.notes) {
+        if (!plan.out.quiet) note(message);
+    }
     return plan;
 }
 

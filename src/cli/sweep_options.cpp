@@ -95,7 +95,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                 "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
     list_option(*sweep, "-l,--layers", options.layers, "Stacked attention layers L");
     list_option(*sweep, "--kv-dtype", options.kv_dtype, kv_dtype_help);
-    add_model_options(*sweep, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim);
+    add_model_options(*sweep, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim,
+                      options.model_note);
     list_option(*sweep, "-t,--threads", options.threads,
                 "Compute threads T (default: $OMP_NUM_THREADS if set, else all cores)");
     list_option(*sweep, "--paths", options.paths, "Decode paths to time: cached, uncached or both");
@@ -210,6 +211,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
         throw ConfigError("--flush clflush needs an x86-64 CPU; use --flush stream");
     }
     plan.flush = flush == "stream" || !clflush_supported() ? FlushMethod::stream : FlushMethod::clflush;
+    if (options.model_note) plan.notes.push_back(*options.model_note);
     plan.run.verify = options.verify;
     plan.run.check = options.check || check_by_default;
     plan.run.seed = seed;
