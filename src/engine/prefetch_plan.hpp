@@ -56,10 +56,12 @@ constexpr bool tile_may_spread(KvDtype stored, std::size_t tile_rows) { return p
 // into L1, on both builds, once those tiles held their accumulators in registers; in L2 its
 // keys reached the FMAs a load latency late. With Zen 4's 32 KiB L1 the next block into L1 had
 // been the slower (GQA-8 B=8 on AVX2, 6612 / 6403 against 5801 / 5108 µs in "Prefetching
-// attention's blocks into L2"), so the exception needs an L1 of large_l1_bytes.
-inline PrefetchPlan block_prefetch_plan(KvDtype stored, bool group_dot_tiles = false) {
+// attention's blocks into L2"), so the exception needs an L1 of large_l1_bytes. l1_bytes is
+// this machine's unless a test asks about another.
+inline PrefetchPlan block_prefetch_plan(KvDtype stored, bool group_dot_tiles = false,
+                                        std::size_t l1_bytes = l1_data_cache_bytes()) {
     const bool spread = plan_may_spread(stored);
-    if (stored == KvDtype::f32 && group_dot_tiles && l1_data_cache_bytes() >= large_l1_bytes) return {1, false, spread};
+    if (stored == KvDtype::f32 && group_dot_tiles && l1_bytes >= large_l1_bytes) return {1, false, spread};
 #if defined(__AVX512F__)
     if (stored == KvDtype::f32) return {1, true, spread};  // a block of 32 f32 keys is 8 KiB at dh = 64
 #else

@@ -25,20 +25,17 @@ namespace kvbench {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 bool adaptive(const RunOptions& options) { return options.min_time_s > 0; }
 
-double seconds_since(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
+double seconds_since(const RunOptions& options, std::int64_t start_ns) {
+    return static_cast<double>(options.now_ns() - start_ns) * 1e-9;
 }
 
 template <typename Step>
-std::int64_t time_once_ns(Step&& step) {
-    const auto start = Clock::now();
+std::int64_t time_once_ns(NowNs now_ns, Step&& step) {
+    const std::int64_t start = now_ns();
     step();
-    const auto stop = Clock::now();
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count();
+    return now_ns() - start;
 }
 
 std::vector<ByteRegion> weight_regions(const ModelWeights& weights) {
@@ -83,7 +80,7 @@ public:
                const std::atomic<bool>* stop)
         : config_(point.config), weights_(std::move(weights)), stop_(stop), kernels_(options.kernels),
           reference_kernels_(verify_reference_kernels(options.kernels)), verify_(options.verify), seed_(options.seed),
-          n_threads_(point.n_threads) {
+          n_threads_(point.n_threads), now_ns_(options.now_ns) {
         const std::size_t n = config_.seq_len;
         const bool prefill = needs_prefill(point, options);
         if (prefill) {
@@ -144,7 +141,7 @@ public:
     std::int64_t time(DecodePath path, const Evict* evict) {
         if (path == DecodePath::cached) cache_->roll_back(config_.seq_len - 1);
         if (evict != nullptr && *evict) (*evict)(cold_regions(path));
-        return time_once_ns([&] { run(path); });
+        return time_once_ns(now_ns_, [&] { run(path); });
     }
 
     // docs/model.md's equivalence: the cached step against the last row of the prefill, the
@@ -223,6 +220,7 @@ private:
     bool verify_;
     std::uint64_t seed_;
     std::size_t n_threads_;
+    NowNs now_ns_;                                   // what a repetition is timed with (options.now_ns)
     std::vector<float> reference_trace_;             // (n_layers, n_batch, q_dim) floats: the prefill's, with --verify
     std::vector<float> step_trace_;                  // (n_layers, n_batch, q_dim) floats: verify's cached step's
     std::vector<float> inputs_;                      // (n_batch, seq_len, model_dim) floats
@@ -249,10 +247,10 @@ std::vector<DecodePath> timed_paths(const GridPoint& point, const RunOptions& op
 // Warm-up of one path: up to n_warmup steps, fewer for a slow step under a time budget.
 template <typename Stopped>
 void warm_up(PointState& state, DecodePath path, const RunOptions& options, Stopped&& stopped) {
-    const auto start = Clock::now();
+    const std::int64_t start = options.now_ns();
     for (std::size_t rep = 0; rep < options.n_warmup && !stopped(); ++rep) {
         state.run(path);
-        if (adaptive(options) && seconds_since(start) >= options.min_time_s / 2) break;
+        if (adaptive(options) && seconds_since(options, start) >= options.min_time_s / 2) break;
     }
 }
 
@@ -361,8 +359,9 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
     for (const DecodePath path : timed_paths(point, options)) {
         PathMeasurement measured;
         warm_up(state, path, options, stopped);
-        const auto start = Clock::now();
-        while (!stopped() && !enough_repetitions(options, measured.samples_ns.size(), seconds_since(start))) {
+        const std::int64_t start = options.now_ns();
+        while (!stopped() &&
+               !enough_repetitions(options, measured.samples_ns.size(), seconds_since(options, start))) {
             measured.samples_ns.push_back(state.time(path, evict));
         }
         measured.flops = state.flops(path);
@@ -450,9 +449,9 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
                 if (!options.cold_cache) state.run(task.path);
                 std::optional<PathMeasurement>& path = slot(measured[i], task.path);
                 if (!path) path.emplace();
-                const auto start = Clock::now();
+                const std::int64_t start = options.now_ns();
                 path->samples_ns.push_back(state.time(task.path, cold_evict));
-                task.elapsed_s += seconds_since(start);
+                task.elapsed_s += seconds_since(options, start);
                 path->flops = state.flops(task.path);
                 task.done = enough_repetitions(options, path->samples_ns.size(), task.elapsed_s);
             } catch (...) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kvbench/measure/cache_flush.hpp"
+#include "kvbench/measure/clock.hpp"
 #include "kvbench/engine/flop_count.hpp"
 #include "kvbench/engine/step_kernels.hpp"
 #include "kvbench/measure/roofline.hpp"
@@ -42,6 +43,9 @@ struct RunOptions {
     // What both paths run; --check holds these to their naive twins, and --verify's uncached
     // forward projects with sgemm instead (step_kernels.hpp). Tests plant faults here.
     StepKernels kernels = fast_kernels;
+    // What every sample and the time budget read (evictions included in the budget, never in a
+    // sample). Tests give a fake clock.
+    NowNs now_ns = steady_now_ns;
 };
 
 // "reps=20 warmup=3" or "min-time=0.1s reps=5..1000 warmup<=3": recorded in every row, and
