@@ -28,10 +28,10 @@ inline constexpr StepKernels fast_kernels{&linear, &attend_decode, &attend_causa
 // The plain-loop twins that --check holds the fast kernels to.
 inline constexpr StepKernels naive_kernels{&linear_naive, &attend_decode_naive, &attend_causal_naive};
 
-// The kernels --verify's uncached forward runs: `timed`'s attention (the uncached path's own,
-// apart from the cached step's already) and sgemm projections, because both paths would
-// otherwise project with the same small-m kernel when B·N <= 24 rows, and a fault there would
-// show in both and pass (docs/model.md, "Equivalence").
+// The kernels --verify's uncached forward runs: `timed`'s attention, which is attend_causal,
+// another kernel than the cached step's, and sgemm projections, because with linear() both
+// paths would project with the same small-m kernel when B·N <= 24 rows, and a fault there
+// would show in both and pass (docs/model.md, "Equivalence").
 constexpr StepKernels verify_reference_kernels(const StepKernels& timed) {
     return {&linear_sgemm, timed.attend_decode, timed.attend_causal};
 }
