@@ -31,14 +31,10 @@ matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker as ticker  # noqa: E402
 
-# docs/csv.md: the columns every kvbench CSV starts with.
-CONTRACT_COLUMNS = [
-    "path", "batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads", "kv_dtype",
-    "flops", "bytes", "kv_bytes", "reps", "latency_us_median", "latency_us_min", "latency_us_max",
-    "gflops", "gb_per_s", "roofline_pct", "speedup",
-]
-# Schema 1 (docs/csv.md#schema-version) spelled gb_per_s as gbps.
-OLD_NAMES = {"gbps": "gb_per_s"}
+# The report schema kvbench compiles in (docs/csv.md#schema-version): the columns every kvbench
+# CSV starts with, and the columns older schemas named otherwise, so an old file plots as
+# kvbench itself reads it.
+SCHEMA_FILE = pathlib.Path(__file__).resolve().parent.parent / "data" / "report_schema.json"
 FIGURES = ["latency", "speedup", "flops", "kv", "roofline", "generation"]
 # Columns that may vary within a file and then distinguish series (with their legend labels).
 SERIES_AXES = [("batch", "B"), ("dim", "D"), ("heads", "H"), ("head_dim", "dh"), ("layers", "L"),
@@ -60,17 +56,45 @@ def grouping_of(row):
     return "MHA" if heads == kv_heads else "MQA" if kv_heads == 1 else f"GQA-{kv_heads}"
 
 
+def load_schema():
+    """(contract columns, {old name: its rename}) from kvbench's schema file."""
+    try:
+        with open(SCHEMA_FILE) as f:
+            schema = json.load(f)
+        return schema["contract_columns"], {r["old"]: r for r in schema["renamed_columns"]}
+    except (OSError, ValueError, KeyError) as error:
+        raise BadInput(f"cannot read the report schema {SCHEMA_FILE} ({error}): run the script from the kvbench "
+                       "source tree") from error
+
+
+def current_schema(row, renames):
+    """The row with its columns under their current names and units (a schema 1 fraction as a percentage)."""
+    current = {}
+    for column, value in row.items():
+        rename = renames.get(column)
+        if rename is None:
+            current[column] = value
+            continue
+        if rename["scale"] != 1 and value not in ("", None):
+            try:
+                value = f"{float(value) * rename['scale']:g}"
+            except ValueError:
+                pass
+        current[rename["new"]] = value
+    return current
+
+
 def read_rows(path):
+    contract_columns, renames = load_schema()
     try:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
-            reader.fieldnames = [OLD_NAMES.get(c, c) for c in (reader.fieldnames or [])]
-            header = reader.fieldnames
-            missing = [c for c in CONTRACT_COLUMNS if c not in header]
+            header = [renames[c]["new"] if c in renames else c for c in (reader.fieldnames or [])]
+            missing = [c for c in contract_columns if c not in header]
             if missing:
                 raise BadInput(f"{path} lacks the columns {', '.join(missing)}: is it a kvbench CSV "
                                "(kvbench sweep/generate --format csv)?")
-            rows = list(reader)
+            rows = [current_schema(row, renames) for row in reader]
     except OSError as error:
         raise BadInput(f"cannot read {path}: {error.strerror}") from error
     except (csv.Error, UnicodeDecodeError) as error:

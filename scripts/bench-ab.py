@@ -5,7 +5,7 @@ On a shared or virtualised host the machine's speed drifts by tens of percent wi
 so two binaries timed one after the other measure the drift as much as the change. Here every
 round runs each binary once, in a shuffled order, so a drift hits all of them alike; each
 benchmark's time in a binary is then set against the first binary's time in the same round,
-and the median of those per-round ratios is the figure to quote (bench/README.md does so).
+and the median of those per-round ratios is the figure to quote (bench/journal/ does so).
 
     scripts/bench-ab.py --rounds 5 --filter 'BM_Linear/rows:8/.*/cold:1' \\
         before=old/bench/kvbench_bench after=build/bench/kvbench_bench

@@ -19,7 +19,7 @@ if ! declare -p KVBENCH_EXTRA_PACKAGES >/dev/null 2>&1; then KVBENCH_EXTRA_PACKA
 source "$KVBENCH_ROOT/scripts/common.sh"
 
 # libopenblas-openmp-dev, not libopenblas-dev: kvbench's threads and OpenBLAS's must be one
-# OpenMP pool (see cmake/OpenBLASTarget.cmake and the README's "Threads" section).
+# OpenMP pool (see cmake/OpenBLASTarget.cmake and docs/measuring.md#threads).
 # python3-matplotlib: plots/kvbench_plot.py, which the test suite runs.
 # libboost-math-dev: the normal distribution behind kvbench compare's U test (header-only).
 # libhwy-dev: bench/bench_highway.cpp, the Highway port measured against the hand-written kernels.

@@ -215,6 +215,27 @@ TEST_CASE("a report with the old column name gbps reads like one with gb_per_s")
     CHECK(compare_results(old_name, new_name, {}).rows.size() == 1);
 }
 
+TEST_CASE("a json lines report compares as the json report of the same rows") {
+    const std::vector<FakeRow> rows{{.kv_heads = 4, .samples_ns = tight(1000)}, {.kv_heads = 1, .samples_ns = tight(500)}};
+    const nlohmann::json report = nlohmann::json::parse(fake_json(rows));
+    std::string lines;
+    for (nlohmann::json row : report.at("rows")) {
+        row["schema_version"] = report.at("schema_version");
+        for (const auto& [column, value] : report.at("environment").items()) row[column] = value;
+        lines += row.dump() + "\n";
+    }
+    const ResultFile jsonl = parse_result_file(lines, "run.jsonl");
+    CHECK(jsonl.kind == "kvbench JSON Lines");
+    REQUIRE(jsonl.rows.size() == 2);
+    CHECK(jsonl.rows[0].samples_ns == rows[0].samples_ns);
+    CHECK(jsonl.rows[0].cell("gb_per_s") == "1");  // schema 1's gbps, read in the current schema
+    CHECK(jsonl.provenance.at("cpu_model") == "Test CPU");
+    const Comparison comparison = compare_results(parse_result_file(fake_json(rows), "run.json"), jsonl, {});
+    REQUIRE(comparison.rows.size() == 2);
+    for (const ComparedRow& row : comparison.rows) CHECK(row.verdict == Verdict::same);
+    CHECK(parse_result_file(lines.substr(0, lines.find('\n') + 1), "one.jsonl").rows.size() == 1);
+}
+
 TEST_CASE("a CSV without samples falls back to the overlap of min-max ranges") {
     const std::string header = "path,batch,seq,dim,heads,kv_heads,head_dim,layers,threads,kv_dtype,flops,bytes,kv_bytes,"
                                "reps,latency_us_median,latency_us_min,latency_us_max,gflops,gbps,roofline_pct,speedup\n";

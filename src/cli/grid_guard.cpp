@@ -42,4 +42,14 @@ void confirm_grid_size(std::size_t n_points, double estimated_s, const std::opti
                                                                              dry_run_command)));
 }
 
+std::string memory_skip_warning(const std::string& label, const PointMemory& needed, const MemoryLimit& limit) {
+    std::string warning = fmt::format("skipping {}: it needs {}, more than {} ({})", label,
+                                      format_bytes(needed.total_bytes), limit.name, format_bytes(limit.bytes.value_or(0)));
+    if (needed.largest) {
+        warning += fmt::format("; most of it {} ({}): {}", needed.largest->name, format_bytes(needed.largest->bytes),
+                               needed.largest->hint);
+    }
+    return warning;
+}
+
 }  // namespace kvbench

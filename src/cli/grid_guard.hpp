@@ -1,5 +1,7 @@
-// The safety prompt before a long run: a grid of hundreds of points, or hours, needs --yes.
+// The guards before a run: a grid of hundreds of points, or hours, needs --yes; a point over the memory limit is skipped.
 #pragma once
+
+#include "kvbench/measure/run_context.hpp"
 
 #include <cstddef>
 #include <optional>
@@ -23,5 +25,10 @@ std::optional<std::string> likely_grid_intent(const std::vector<std::pair<std::s
 // ("kvbench sweep") is the command whose --dry-run lists the grid; "" when it has none.
 void confirm_grid_size(std::size_t n_points, double estimated_s, const std::optional<std::string>& likely_intent,
                        bool confirmed, std::string_view dry_run_command);
+
+// "skipping <label>: it needs 9.00 GiB, more than --max-memory (8.00 GiB); most of it the KV cache
+// (8.00 GiB): lower --seq or --batch, ...": the pre-flight's warning for a point over the limit
+// (docs/measuring.md#memory-pre-flight); the last part only when `needed` knows its largest term.
+std::string memory_skip_warning(const std::string& label, const PointMemory& needed, const MemoryLimit& limit);
 
 }  // namespace kvbench

@@ -1,6 +1,7 @@
 // kvbench's entry point: parse, dispatch to a subcommand, map exceptions to exit codes.
 #include "cli/command_line.hpp"
 #include "cli/compare_command.hpp"
+#include "cli/exit_status.hpp"
 #include "cli/generate_command.hpp"
 #include "cli/memory_command.hpp"
 #include "cli/models_command.hpp"
@@ -26,8 +27,8 @@
 
 namespace {
 
-constexpr int exit_usage = 2;
-constexpr int exit_failure = 1;
+using kvbench::exit_failure;
+using kvbench::exit_usage;
 
 constexpr const char* overview = R"(Quick start:
   kvbench sweep             MHA vs GQA vs MQA, cached vs uncached decode,

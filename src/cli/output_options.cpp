@@ -171,6 +171,17 @@ void add_output_options(CLI::App* command, OutputCliOptions& options, const Outp
     command->add_flag("-v,--verbose", options.verbose, "One line per finished point on stderr")->excludes(quiet);
 }
 
+ExportPlan to_export_plan(const OutputPlan& out, const TableOptions& table, const std::string& run_name,
+                          const std::string& tables_hold) {
+    ExportPlan plan;
+    plan.files = out.files();
+    if (out.stdout_is_report()) plan.stdout_format = out.format;
+    plan.table = table;
+    plan.run_name = run_name;
+    plan.tables_hold = tables_hold;
+    return plan;
+}
+
 OutputPlan to_output_plan(const OutputCliOptions& options, const OutputFormats& formats, bool table_to_file) {
     OutputPlan plan;
     plan.quiet = options.quiet;

@@ -2,6 +2,7 @@
 // that turn them into an OutputPlan before anything is measured.
 #pragma once
 
+#include "kvbench/report/export_manager.hpp"
 #include "kvbench/report/report.hpp"
 
 #include <CLI/CLI.hpp>
@@ -21,11 +22,6 @@ struct OutputCliOptions {
     bool verbose = false;               // -v: one line per finished point on stderr
 };
 
-struct OutputTarget {
-    OutputFormat format = OutputFormat::csv;
-    std::string path;
-};
-
 struct OutputPlan {
     OutputFormat format = OutputFormat::table;  // of -o FILE, or of stdout without one
     std::optional<std::string> file;            // -o FILE; unset: the report goes to stdout
@@ -39,6 +35,12 @@ struct OutputPlan {
     // human tables and messages go to stderr and a pipe sees nothing but the report.
     bool stdout_is_report() const { return !file && format != OutputFormat::table; }
 };
+
+// The export manager's plan for these outputs: the files, and the report's format on stdout
+// when stdout carries it. `run_name` and `tables_hold` word its messages ("the sweep goes on",
+// "the results are in the tables below").
+ExportPlan to_export_plan(const OutputPlan& out, const TableOptions& table, const std::string& run_name,
+                          const std::string& tables_hold);
 
 // The formats a command can write, the first being where its help starts.
 // Requires: not empty.

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <iostream>
+#include <string>
 
 namespace kvbench {
 
@@ -33,6 +34,11 @@ std::ostream& OutputStreams::tables() const {
     return stdout_is_report_ ? std::cerr : std::cout;
 }
 
+std::ostream& OutputStreams::tables_after(const ExportResult& exported) const {
+    if (exported.failed.empty()) return tables();
+    return stdout_is_report_ ? std::cerr : std::cout;
+}
+
 void OutputStreams::message(const std::string& line) const {
     if (!quiet_) fmt::print(stderr, "{}\n", line);
 }
@@ -42,6 +48,27 @@ void OutputStreams::detail(const std::string& line) const {
 }
 
 bool messages_silenced() { return silenced; }
+
+RunMessages cli_messages() {
+    RunMessages messages;
+    messages.warn = [](const std::string& message) {
+        if (!messages_silenced()) fmt::print(stderr, "kvbench: warning: {}\n", message);
+    };
+    messages.note = [](const std::string& message) {
+        if (!messages_silenced()) fmt::print(stderr, "kvbench: {}\n", message);
+    };
+    messages.error = [](const std::string& message) { fmt::print(stderr, "kvbench: error: {}\n", message); };
+    return messages;
+}
+
+void announce_written(const OutputStreams& streams, const ExportResult& exported, std::size_t n_rows) {
+    if (!exported.written.empty()) {
+        streams.message(fmt::format("wrote {} to {}", count_rows(n_rows), fmt::join(exported.written_paths(), ", ")));
+    }
+    if (const std::string csv = exported.csv_to_plot(); !csv.empty()) {
+        streams.message(fmt::format("plot it: /usr/bin/python3 plots/kvbench_plot.py {} (from the kvbench source tree)", csv));
+    }
+}
 
 std::string count_rows(std::size_t n_rows) { return fmt::format("{} row{}", n_rows, n_rows == 1 ? "" : "s"); }
 

@@ -2,6 +2,8 @@
 #pragma once
 
 #include "cli/output_options.hpp"
+#include "kvbench/measure/run_context.hpp"
+#include "kvbench/report/export_manager.hpp"
 
 #include <ostream>
 #include <string>
@@ -19,6 +21,9 @@ public:
     std::ostream& report() const;
     // The human tables and closing notes: stdout, stderr when stdout is the report, nowhere under -q.
     std::ostream& tables() const;
+    // Where the tables go after the final write: tables(), but when a file could not be written
+    // they are printed even under -q, so that no result is lost.
+    std::ostream& tables_after(const ExportResult& exported) const;
     // One line on stderr, unless -q: "wrote 8 rows to a.csv".
     void message(const std::string& line) const;
     // One line on stderr under -v only.
@@ -34,6 +39,14 @@ private:
 
 // True under -q: warnings and notes are not printed (errors always are).
 bool messages_silenced();
+
+// The command line's RunMessages: "kvbench: warning: ...", "kvbench: ..." (both silenced by -q)
+// and "kvbench: error: ..." on stderr.
+RunMessages cli_messages();
+
+// The closing messages of a run that wrote files: "wrote 8 rows to a.csv, b.json", and the
+// command that plots the first CSV.
+void announce_written(const OutputStreams& streams, const ExportResult& exported, std::size_t n_rows);
 
 // "1 row", "8 rows".
 std::string count_rows(std::size_t n_rows);

@@ -76,7 +76,7 @@ std::optional<std::string> slow_rows_warning(const std::vector<ResultRow>& rows,
         "throttling; try {}",
         n_slow, format_count(rows.size(), "row"), slow_factor, row_label(*worst),
         format_duration_ns(worst->stats.median_ns), worst_factor, format_duration_ns(worst_estimate_s * 1e9),
-        worst_assumed ? "an assumed 100 GFLOP/s and 20 GB/s" : "the roofline", fmt::join(fixes, ", or "));
+        worst_assumed ? "an assumed " + describe_assumed_roofline() : "the roofline", fmt::join(fixes, ", or "));
 }
 
 }  // namespace kvbench

@@ -1,12 +1,15 @@
-// The `kvbench roofline` subcommand: options, measurement, summary and saved JSON.
+// `kvbench roofline` as named steps: plan, environment (run context), measure and save each thread count, summary.
 #include "cli/roofline_command.hpp"
 
+#include "cli/command_line.hpp"
 #include "cli/option_conventions.hpp"
+#include "cli/output_streams.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/roofline.hpp"
+#include "kvbench/measure/run_context.hpp"
 
 #include <fmt/format.h>
 
@@ -54,11 +57,9 @@ RooflinePlan to_roofline_plan(const RooflineCliOptions& options) {
 
 void measure_one(std::size_t n_threads, const std::filesystem::path& path, const RooflineOptions& measure_options,
                  const Environment& env) {
-    // Only the default location is ours to create; a mistyped --output directory is an error.
-    if (!path.parent_path().empty()) std::filesystem::create_directories(path.parent_path());
     fmt::print(stderr, "kvbench: measuring read bandwidth and sgemm peak on {}...\n", plural(n_threads, "thread"));
-    const Roofline roofline = measure_roofline(n_threads, measure_options);
-    save_roofline(path, roofline);
+    // Creates the default location; a mistyped --output directory was refused by to_roofline_plan.
+    const Roofline roofline = measure_and_save_roofline(n_threads, measure_options, path);
 
     const double buffer_mib = static_cast<double>(roofline.bandwidth_buffer_bytes) / static_cast<double>(1 << 20);
     const std::string coretype = env.openblas_coretype.empty() ? "unset" : env.openblas_coretype;
@@ -118,13 +119,7 @@ int run_roofline_command(const RooflineCliOptions& options) {
         }
         return 0;
     }
-    const Environment env = collect_environment();
-    if (!env.optimized_build) {
-        fmt::print(stderr,
-                   "kvbench: warning: this is a {} build without full optimization; its roofline is not the "
-                   "machine's (rebuild with -DCMAKE_BUILD_TYPE=Release)\n",
-                   env.build_type);
-    }
+    const Environment env = collect_run_environment(command_line(), "its roofline is not the machine's", cli_messages());
     for (std::size_t i = 0; i < plan.threads.size(); ++i) measure_one(plan.threads[i], plan.paths[i], plan.measure, env);
     return 0;
 }

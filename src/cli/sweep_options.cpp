@@ -2,7 +2,6 @@
 #include "cli/sweep_options.hpp"
 
 #include "kvbench/engine/blas.hpp"
-#include "kvbench/measure/roofline.hpp"
 #include "cli/model_options.hpp"
 #include "cli/grid_guard.hpp"
 #include "cli/kv_dtype_option.hpp"
@@ -12,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <filesystem>
 #include <stdexcept>
 #include <string_view>
 
@@ -64,20 +62,6 @@ constexpr bool check_by_default = true;  // a Debug build is for finding bugs, n
 
 // Most repetitions (timed or warm-up) one point may ask for: a guard against typos.
 constexpr std::uint64_t max_repetitions = 1000000;
-
-// Reads the --roofline file now, so that a missing, corrupt or foreign file is a usage error
-// before the first point rather than a failure after the sweep.
-void check_roofline_file(const std::string& path) {
-    if (path.empty()) throw ConfigError("--roofline: the file name is empty (give a file saved by `kvbench roofline`)");
-    if (std::error_code ignored; std::filesystem::is_directory(path, ignored)) {
-        throw ConfigError(fmt::format("--roofline {}: is a directory (give a file saved by `kvbench roofline`)", path));
-    }
-    try {
-        static_cast<void>(load_roofline(path));
-    } catch (const std::runtime_error& error) {
-        throw ConfigError(fmt::format("--roofline: {}", error.what()));
-    }
-}
 
 }  // namespace
 
@@ -216,7 +200,6 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     plan.run.check = options.check || check_by_default;
     plan.run.seed = seed;
     plan.max_memory_bytes = max_memory;
-    plan.roofline = options.roofline;
     plan.measure_roofline = options.measure_roofline;
     plan.no_roofline = options.no_roofline;
     plan.dry_run = options.dry_run;
@@ -225,7 +208,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     plan.resume = options.resume;
     plan.table.time_unit = parse_time_unit(parse_choice(options.time_unit, "--time-unit", {"auto", "ns", "us", "ms", "s"}));
     // The files last: every check before them is free, and the output checks create (and remove) a file.
-    if (options.roofline) check_roofline_file(*options.roofline);
+    if (options.roofline) plan.roofline = load_given_roofline(*options.roofline);
     plan.out = to_output_plan(options.out, all_output_formats());
     if (plan.resume && (!plan.out.file || (plan.out.format != OutputFormat::csv && plan.out.format != OutputFormat::json &&
                                            plan.out.format != OutputFormat::jsonl))) {

@@ -4,6 +4,7 @@
 #include "cli/output_options.hpp"
 #include "cli/progress.hpp"
 #include "kvbench/measure/cache_flush.hpp"
+#include "kvbench/measure/run_context.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/summary_tables.hpp"
 #include "kvbench/measure/runner.hpp"
@@ -59,7 +60,7 @@ struct SweepPlan {
     OutputPlan out;
     std::optional<std::uint64_t> max_memory_bytes;  // --max-memory; unset: the memory available now
     FlushMethod flush = FlushMethod::clflush;  // how a cold repetition is made cold
-    std::optional<std::string> roofline;
+    std::optional<GivenRoofline> roofline;  // --roofline FILE, read once when the options are checked
     bool measure_roofline = false;
     bool no_roofline = false;
     bool dry_run = false;

@@ -1,8 +1,8 @@
-// Reads kvbench CSV/JSON reports and Google Benchmark JSON into rows keyed by configuration, for compare.
+// Reads kvbench CSV/JSON/JSON Lines reports (through the report schema) and Google Benchmark JSON into rows keyed by configuration, for compare.
 #include "kvbench/compare/result_file.hpp"
 
 #include "kvbench/engine/config.hpp"
-#include "kvbench/report/read_report.hpp"
+#include "kvbench/report/schema.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -22,12 +22,6 @@ const std::vector<std::string> known_key_columns = {
     "path", "batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads",
     "kv_dtype", "cache_state", "step", "phase", "prompt", "new_tokens"};
 
-// SPEC §4: the columns every kvbench CSV has; a file without them is another tool's.
-const std::vector<std::string> contract_columns = {
-    "path", "batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads", "kv_dtype",
-    "flops", "bytes", "kv_bytes", "reps", "latency_us_median", "latency_us_min", "latency_us_max",
-    "gflops", "gb_per_s", "roofline_pct", "speedup"};
-
 [[noreturn]] void bad_file(const std::string& name, const std::string& why) {
     throw ConfigError(fmt::format("{} cannot be compared: {}", name, why));
 }
@@ -46,7 +40,7 @@ std::string json_text(const nlohmann::json& value) {
 
 void require_contract_columns(const std::set<std::string>& present, const std::string& name) {
     std::vector<std::string> missing;
-    for (const std::string& column : contract_columns) {
+    for (const std::string& column : contract_columns()) {
         if (!present.contains(column)) missing.push_back(column);
     }
     if (missing.empty()) return;
@@ -64,13 +58,14 @@ void fill_key(ResultEntry& entry, const std::vector<std::string>& key_columns) {
     for (const std::string& column : key_columns) entry.key.push_back(entry.cell(column).value_or(""));
 }
 
-void check_unique(const ResultFile& file, const std::string& name) {
+ResultFile checked_unique(ResultFile file, const std::string& name) {
     std::set<std::vector<std::string>> seen;
     for (const ResultEntry& entry : file.rows) {
         if (!seen.insert(entry.key).second) {
             bad_file(name, fmt::format("two rows share the configuration {} (one run per file)", join(entry.key)));
         }
     }
+    return file;
 }
 
 void take_provenance(ResultFile& file, const std::map<std::string, std::string>& cells) {
@@ -84,70 +79,38 @@ void take_provenance(ResultFile& file, const std::map<std::string, std::string>&
     if (commit != cells.end()) file.provenance["git_commit"] = commit->second;
 }
 
-ResultFile parse_csv(const std::string& text, const std::string& name) {
-    std::vector<std::vector<std::string>> records;
+// A kvbench report of any schema, read through the report schema's reader: its cells are in
+// the current schema whatever wrote them. A JSON report's provenance is its environment block;
+// a CSV's or JSON Lines', the first row's columns.
+ResultFile parse_kvbench_report(const std::string& text, OutputFormat format, const std::string& name) {
+    static const std::map<OutputFormat, std::string> kinds = {
+        {OutputFormat::csv, "kvbench CSV"}, {OutputFormat::json, "kvbench JSON"}, {OutputFormat::jsonl, "kvbench JSON Lines"}};
+    ReportCells report;
     try {
-        records = parse_csv_records(text);
-    } catch (const std::exception& error) {
+        report = read_report_cells(text, format);
+    } catch (const std::runtime_error& error) {
         bad_file(name, error.what());
     }
-    if (records.empty()) bad_file(name, "the file is empty (no CSV header)");
-    std::vector<std::string> header;
-    for (const std::string& column : records.front()) header.push_back(canonical_column(column));
-    const std::set<std::string> present(header.begin(), header.end());
+    std::set<std::string> present(report.columns.begin(), report.columns.end());
+    if (report.rows.empty() && format != OutputFormat::csv) {
+        for (const std::string& column : contract_columns()) present.insert(column);  // nothing to refuse
+    }
     require_contract_columns(present, name);
     ResultFile file;
-    file.kind = "kvbench CSV";
+    file.kind = kinds.at(format);
     set_key(file, present);
-    for (std::size_t r = 1; r < records.size(); ++r) {
-        if (records[r].size() == 1 && records[r].front().empty()) continue;  // a blank line
-        if (records[r].size() != header.size()) {
-            bad_file(name, fmt::format("row {} has {} fields, the header {}", r, records[r].size(), header.size()));
-        }
+    for (const ReportCellRow& row : report.rows) {
         ResultEntry entry;
-        for (std::size_t c = 0; c < header.size(); ++c) {
-            if (!records[r][c].empty()) entry.cells[header[c]] = records[r][c];
-        }
+        entry.cells = row.cells;
+        entry.samples_ns = row.samples_ns;
         fill_key(entry, file.key_columns);
-        if (file.rows.empty()) take_provenance(file, entry.cells);
         file.rows.push_back(std::move(entry));
     }
-    return file;
-}
-
-ResultFile parse_kvbench_json(const nlohmann::json& report, const std::string& name) {
-    if (!report.at("rows").is_array()) bad_file(name, "\"rows\" is not an array");
-    ResultFile file;
-    file.kind = "kvbench JSON";
-    std::map<std::string, std::string> environment;
-    if (const auto env = report.find("environment"); env != report.end() && env->is_object()) {
-        for (const auto& [column, value] : env->items()) environment[canonical_column(column)] = json_text(value);
+    if (format == OutputFormat::json) {
+        take_provenance(file, report.environment);
+    } else if (!file.rows.empty()) {
+        take_provenance(file, file.rows.front().cells);
     }
-    std::set<std::string> present;
-    for (const nlohmann::json& row : report.at("rows")) {
-        if (!row.is_object()) bad_file(name, "a row is not an object");
-        ResultEntry entry;
-        for (const auto& [column, value] : row.items()) {
-            if (column == "samples_ns") continue;
-            const std::string text = json_text(value);
-            if (!text.empty()) entry.cells[canonical_column(column)] = text;
-            present.insert(canonical_column(column));
-        }
-        if (const auto samples = row.find("samples_ns"); samples != row.end() && samples->is_array()) {
-            for (const nlohmann::json& sample : *samples) {
-                if (!sample.is_number()) bad_file(name, "samples_ns holds something other than numbers");
-                entry.samples_ns.push_back(sample.get<double>());
-            }
-        }
-        file.rows.push_back(std::move(entry));
-    }
-    if (file.rows.empty()) {
-        for (const std::string& column : contract_columns) present.insert(column);  // nothing to refuse
-    }
-    require_contract_columns(present, name);
-    set_key(file, present);
-    for (ResultEntry& entry : file.rows) fill_key(entry, file.key_columns);
-    take_provenance(file, environment);
     return file;
 }
 
@@ -208,15 +171,6 @@ std::optional<std::string> ResultEntry::cell(const std::string& column) const {
     return found->second;
 }
 
-std::string canonical_column(const std::string& name) {
-    // old name -> current name; one line per rename.
-    static const std::map<std::string, std::string> renamed = {
-        {"gbps", "gb_per_s"},  // renamed with the JSON schema_version 2
-    };
-    const auto found = renamed.find(name);
-    return found == renamed.end() ? name : found->second;
-}
-
 const std::vector<std::string>& machine_columns() {
     static const std::vector<std::string> columns = {"cpu_model", "kernel_isa", "n_cores", "host_name", "cache_sizes",
                                                             "transparent_hugepage"};
@@ -235,30 +189,26 @@ const std::vector<std::string>& build_columns() {
 
 ResultFile parse_result_file(const std::string& text, const std::string& name) {
     const std::size_t first = text.find_first_not_of(" \t\r\n");
-    ResultFile file;
-    if (first != std::string::npos && text[first] == '{') {
-        nlohmann::json report;
-        try {
-            report = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::exception& error) {
-            bad_file(name, fmt::format("not valid JSON ({})", error.what()));
-        }
-        try {
-            if (report.contains("rows")) {
-                file = parse_kvbench_json(report, name);
-            } else if (report.contains("benchmarks")) {
-                file = parse_gbench_json(report, name);
-            } else {
-                bad_file(name, "a JSON object with neither \"rows\" (kvbench) nor \"benchmarks\" (Google Benchmark)");
-            }
-        } catch (const nlohmann::json::exception& error) {
-            bad_file(name, fmt::format("unexpected JSON layout ({})", error.what()));
-        }
-    } else {
-        file = parse_csv(text, name);
+    if (first == std::string::npos || text[first] != '{') return checked_unique(parse_kvbench_report(text, OutputFormat::csv, name), name);
+    nlohmann::json report;
+    try {
+        report = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& error) {
+        // More than one JSON value: JSON Lines, when its first line is an object.
+        if (!starts_as_json_lines(text)) bad_file(name, fmt::format("not valid JSON ({})", error.what()));
+        return checked_unique(parse_kvbench_report(text, OutputFormat::jsonl, name), name);
     }
-    check_unique(file, name);
-    return file;
+    try {
+        if (report.contains("rows")) return checked_unique(parse_kvbench_report(text, OutputFormat::json, name), name);
+        if (report.contains("benchmarks")) return checked_unique(parse_gbench_json(report, name), name);
+        if (report.contains("path")) {  // a JSON Lines report of one row
+            const std::string line = text.ends_with('\n') ? text : text + '\n';
+            return checked_unique(parse_kvbench_report(line, OutputFormat::jsonl, name), name);
+        }
+    } catch (const nlohmann::json::exception& error) {
+        bad_file(name, fmt::format("unexpected JSON layout ({})", error.what()));
+    }
+    bad_file(name, "a JSON object with neither \"rows\" (kvbench) nor \"benchmarks\" (Google Benchmark)");
 }
 
 ResultFile read_result_file(const std::filesystem::path& path) {

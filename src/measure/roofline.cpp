@@ -347,9 +347,13 @@ double roofline_time_s(std::uint64_t flops, std::uint64_t bytes, const Roofline&
 Roofline roofline_or_assumed(const Roofline* roofline) {
     if (roofline != nullptr) return *roofline;
     Roofline assumed;
-    assumed.peak_gflops = 100;
-    assumed.peak_gbps = 20;
+    assumed.peak_gflops = assumed_peak_gflops;
+    assumed.peak_gbps = assumed_peak_gbps;
     return assumed;
+}
+
+std::string describe_assumed_roofline() {
+    return fmt::format("{:g} GFLOP/s and {:g} GB/s", assumed_peak_gflops, assumed_peak_gbps);
 }
 
 double roofline_pct(double roofline_time_s, double measured_median_s) {

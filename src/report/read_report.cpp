@@ -1,15 +1,13 @@
-// Parses kvbench's own CSV (RFC 4180) and JSON (nlohmann-json) reports back into rows, column by column.
+// Turns the cells of a report read back (schema.hpp) into ResultRows, column by column, for --resume.
 #include "kvbench/report/read_report.hpp"
 
-#include "kvbench/report/columns.hpp"
-
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <functional>
-#include <map>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -97,13 +95,12 @@ SavedRow read_row(const CellReader& cell) {
     row.stats.max_ns = 1000 * real_of(cell, "latency_us_max");
     row.stats.p90_ns = 1000 * real_of(cell, "latency_us_p90");
     row.stats.mean_ns = 1000 * real_of(cell, "latency_us_mean");
-    // Schema 1 wrote these as fractions under other names (docs/csv.md#schema-version).
-    row.stats.cv = cell("latency_cv_pct") ? real_of(cell, "latency_cv_pct") / 100 : real_of(cell, "latency_cv");
-    row.stats.mdape =
-        cell("latency_mdape_pct") ? real_of(cell, "latency_mdape_pct") / 100 : real_of(cell, "latency_mdape");
+    // Schema 1's names and fractions read as the current columns (schema.hpp's renames).
+    row.stats.cv = real_of(cell, "latency_cv_pct") / 100;
+    row.stats.mdape = real_of(cell, "latency_mdape_pct") / 100;
     row.stats.stddev_ns = row.stats.cv * row.stats.mean_ns;
     row.gflops = real_of(cell, "gflops");
-    row.gbps = real_of(cell, cell("gb_per_s") ? "gb_per_s" : "gbps");
+    row.gbps = real_of(cell, "gb_per_s");
     row.roofline_pct = optional_real(cell, "roofline_pct");
     row.speedup = optional_real(cell, "speedup");
     row.verify_rel_error = optional_real(cell, "verify_rel_error");
@@ -123,177 +120,73 @@ SavedRow read_row(const CellReader& cell) {
     return saved;
 }
 
-template <typename Read>
-SavedRow read_numbered_row(std::size_t number, Read&& read) {
-    try {
-        return read();
-    } catch (const std::exception& error) {
-        throw std::runtime_error(fmt::format("row {}: {}", number, error.what()));
-    }
+// A row's samples give its statistics exactly as they were computed, without the rounding of a
+// trip through microseconds.
+void take_samples(const ReportCellRow& cells, ResultRow& row) {
+    for (const double sample : cells.samples_ns) row.samples_ns.push_back(std::llround(sample));
+    if (!row.samples_ns.empty()) row.stats = summarize(row.samples_ns);
 }
 
-}  // namespace
-
-std::vector<std::vector<std::string>> parse_csv_records(const std::string& text) {
-    std::vector<std::vector<std::string>> records;
-    std::vector<std::string> record;
-    std::string field;
-    bool quoted = false;
-    bool record_open = false;  // something of the current record was read
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (quoted) {
-            if (c != '"') {
-                field += c;
-            } else if (i + 1 < text.size() && text[i + 1] == '"') {
-                field += '"';
-                ++i;
-            } else {
-                quoted = false;
-            }
-            continue;
-        }
-        if (c == '"') {
-            quoted = true;
-            record_open = true;
-        } else if (c == ',') {
-            record.push_back(std::move(field));
-            field.clear();
-            record_open = true;
-        } else if (c == '\n' || (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
-            if (c == '\r') ++i;
-            record.push_back(std::move(field));
-            field.clear();
-            records.push_back(std::move(record));
-            record.clear();
-            record_open = false;
-        } else {
-            field += c;
-            record_open = true;
-        }
-    }
-    if (quoted) throw std::runtime_error("a quoted field is not closed");
-    if (record_open) {  // a last record without its line break
-        record.push_back(std::move(field));
-        records.push_back(std::move(record));
-    }
-    return records;
-}
-
-std::vector<SavedRow> read_csv_report(std::istream& in) {
-    std::ostringstream text;
-    text << in.rdbuf();
-    const std::vector<std::vector<std::string>> records = parse_csv_records(text.str());
-    if (records.empty()) throw std::runtime_error("no CSV header");
-    std::map<std::string, std::size_t> index;
-    for (std::size_t i = 0; i < records.front().size(); ++i) index[records.front()[i]] = i;
-    if (!index.contains("path") || !index.contains("git_commit")) {
+std::vector<SavedRow> read_rows(const ReportCells& report) {
+    if (report.format == OutputFormat::csv &&
+        (std::find(report.columns.begin(), report.columns.end(), "path") == report.columns.end() ||
+         std::find(report.columns.begin(), report.columns.end(), "git_commit") == report.columns.end())) {
         throw std::runtime_error("the header is not kvbench's (no path or git_commit column)");
     }
     std::vector<SavedRow> rows;
-    for (std::size_t r = 1; r < records.size(); ++r) {
-        const std::vector<std::string>& record = records[r];
-        if (record.size() != records.front().size()) {
-            throw std::runtime_error(fmt::format("row {}: {} fields, the header has {}", r, record.size(),
-                                                 records.front().size()));
+    for (const ReportCellRow& cells : report.rows) {
+        try {
+            const CellReader cell = [&](const std::string& name) { return cells.cell(name); };
+            SavedRow saved = read_row(cell);
+            if (report.format != OutputFormat::csv) {
+                if (!cells.has_samples) throw std::runtime_error("column samples_ns is missing");
+                take_samples(cells, saved.row);
+            }
+            // Every CSV and JSON Lines row names its build; a JSON report, once in its environment.
+            saved.tool_version = report.provenance(cells, "tool_version").value_or("");
+            saved.git_commit = report.provenance(cells, "git_commit").value_or("");
+            if (report.format != OutputFormat::csv && (saved.tool_version.empty() || saved.git_commit.empty())) {
+                throw std::runtime_error("no tool_version or git_commit");
+            }
+            rows.push_back(std::move(saved));
+        } catch (const std::exception& error) {
+            throw std::runtime_error(fmt::format("row {}: {}", cells.number, error.what()));
         }
-        const CellReader cell = [&](const std::string& name) -> std::optional<std::string> {
-            const auto found = index.find(name);
-            if (found == index.end() || record[found->second].empty()) return std::nullopt;
-            return record[found->second];
-        };
-        SavedRow saved = read_numbered_row(r, [&] { return read_row(cell); });
-        saved.tool_version = cell("tool_version").value_or("");
-        saved.git_commit = cell("git_commit").value_or("");
-        rows.push_back(std::move(saved));
     }
     return rows;
 }
 
-namespace {
-
-// A JSON or JSON Lines report this build can read: schema 1 or 2 (docs/csv.md#schema-version).
-void check_schema_version(const nlohmann::json& object) {
-    const auto found = object.find("schema_version");
-    if (found == object.end()) throw std::runtime_error("no schema_version");
-    const int version = found->get<int>();
-    if (version < 1 || version > report_schema_version) {
-        throw std::runtime_error(fmt::format("schema_version {} is not one this kvbench reads (1 to {})", version,
-                                             report_schema_version));
-    }
-}
-
-// A row of a JSON or JSON Lines report: its cells back to the CSV's text, so every format
-// shares one row parser; the samples give the statistics exactly as they were computed,
-// without the rounding of a trip through microseconds.
-SavedRow read_json_row(const nlohmann::json& json_row) {
-    const CellReader cell = [&](const std::string& name) -> std::optional<std::string> {
-        const auto found = json_row.find(name);
-        if (found == json_row.end() || found->is_null()) return std::nullopt;
-        if (found->is_string()) return found->get<std::string>();
-        if (found->is_number_float()) return fmt::format("{}", found->get<double>());
-        return found->dump();
-    };
-    SavedRow saved = read_row(cell);
-    saved.row.samples_ns = json_row.at("samples_ns").get<std::vector<std::int64_t>>();
-    if (!saved.row.samples_ns.empty()) saved.row.stats = summarize(saved.row.samples_ns);
-    return saved;
+std::string read_all(std::istream& in) {
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
 }
 
 }  // namespace
 
+std::vector<SavedRow> read_csv_report(std::istream& in) {
+    return read_rows(read_report_cells(read_all(in), OutputFormat::csv));
+}
+
 std::vector<SavedRow> read_json_report(std::istream& in) {
-    const nlohmann::json report = nlohmann::json::parse(in);  // throws nlohmann::json::parse_error
-    check_schema_version(report);
-    const nlohmann::json& environment = report.at("environment");
-    const std::string tool_version = environment.at("tool_version").get<std::string>();
-    const std::string git_commit = environment.at("git_commit").get<std::string>();
-    std::vector<SavedRow> rows;
-    std::size_t number = 0;
-    for (const nlohmann::json& json_row : report.at("rows")) {
-        ++number;
-        SavedRow saved = read_numbered_row(number, [&] { return read_json_row(json_row); });
-        saved.tool_version = tool_version;
-        saved.git_commit = git_commit;
-        rows.push_back(std::move(saved));
-    }
-    return rows;
+    return read_rows(read_report_cells(read_all(in), OutputFormat::json));
 }
 
 std::vector<SavedRow> read_jsonl_report(std::istream& in) {
-    std::vector<SavedRow> rows;
-    std::string line;
-    std::size_t number = 0;
-    while (std::getline(in, line)) {
-        // A last line without its line break was cut short (a crash, a full disk): the rows
-        // before it are whole, and it is dropped (docs/csv.md#jsonl).
-        if (in.eof()) break;
-        ++number;
-        if (line.empty()) continue;
-        SavedRow saved = read_numbered_row(number, [&] {
-            const nlohmann::json object = nlohmann::json::parse(line);
-            check_schema_version(object);
-            SavedRow read = read_json_row(object);
-            read.tool_version = object.at("tool_version").get<std::string>();
-            read.git_commit = object.at("git_commit").get<std::string>();
-            return read;
-        });
-        rows.push_back(std::move(saved));
-    }
-    return rows;
+    return read_rows(read_report_cells(read_all(in), OutputFormat::jsonl));
 }
 
 std::vector<SavedRow> read_report_file(const std::filesystem::path& path, OutputFormat format) {
+    if (format != OutputFormat::csv && format != OutputFormat::json && format != OutputFormat::jsonl) {
+        throw std::invalid_argument("read_report_file: only csv, json and jsonl reports can be read back");
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::runtime_error(fmt::format("cannot read {}", path.string()));
     try {
-        if (format == OutputFormat::csv) return read_csv_report(in);
-        if (format == OutputFormat::json) return read_json_report(in);
-        if (format == OutputFormat::jsonl) return read_jsonl_report(in);
+        return read_rows(read_report_cells(read_all(in), format));
     } catch (const std::exception& error) {
         throw std::runtime_error(fmt::format("{} is not a kvbench report: {}", path.string(), error.what()));
     }
-    throw std::invalid_argument("read_report_file: only csv, json and jsonl reports can be read back");
 }
 
 }  // namespace kvbench

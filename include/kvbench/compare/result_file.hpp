@@ -1,4 +1,4 @@
-// A result file read for comparison: kvbench's CSV or JSON (sweep, generate), or Google Benchmark's JSON.
+// A result file read for comparison: kvbench's CSV, JSON or JSON Lines (sweep, generate), or Google Benchmark's JSON.
 #pragma once
 
 #include <filesystem>
@@ -13,29 +13,26 @@ namespace kvbench {
 // One measured row: its configuration, every other cell as text, and its samples when the file keeps them.
 struct ResultEntry {
     std::vector<std::string> key;           // one value per ResultFile::key_columns
-    std::map<std::string, std::string> cells;  // by canonical column name; absent or empty cells are missing
+    std::map<std::string, std::string> cells;  // by current column name (report/schema.hpp); absent or empty cells are missing
     std::vector<double> samples_ns;         // every repetition's time; empty in a CSV
 
     std::optional<std::string> cell(const std::string& column) const;
 };
 
 struct ResultFile {
-    std::string kind;                      // "kvbench CSV", "kvbench JSON" or "Google Benchmark JSON"
+    std::string kind;                      // "kvbench CSV", "kvbench JSON", "kvbench JSON Lines" or "Google Benchmark JSON"
     std::vector<std::string> key_columns;  // the columns that identify a row (configuration and path)
     std::vector<ResultEntry> rows;
     std::map<std::string, std::string> provenance;  // machine, BLAS and build, by column name (the first row's)
 };
-
-// The column's current name: reports written before a rename are read through this one map
-// (docs/compare.md#inputs lists the renames).
-std::string canonical_column(const std::string& name);
 
 // The provenance columns compare looks at, grouped as docs/compare.md#provenance explains.
 const std::vector<std::string>& machine_columns();
 const std::vector<std::string>& blas_columns();
 const std::vector<std::string>& build_columns();
 
-// Reads `text` as the format its first character says ('{' JSON, else CSV). Throws
+// Reads `text` as the format it is written in: CSV unless it starts with '{'; then JSON when it is
+// one JSON value, else JSON Lines when its first line is an object. Throws
 // ConfigError naming `name` and the rule broken: not a result file kvbench can compare
 // (SPEC's contract columns missing), a malformed cell, or two rows with one configuration.
 ResultFile parse_result_file(const std::string& text, const std::string& name);

@@ -56,7 +56,7 @@ std::uint64_t generation_memory_bytes(const GridPoint& point, const GenerationOp
 
 // Estimated wall time of each step of each requested path, in seconds: the step's roofline
 // time at half speed (what decode kernels reach), plus the cache flush. Without a measured
-// roofline, assumes 100 GFLOP/s and 20 GB/s, as the sweep's estimate does.
+// roofline, assumes roofline_or_assumed's peaks, as the sweep's estimate does.
 // Result: cached steps then uncached steps, in the order run_generation runs them.
 std::vector<double> estimate_generation_seconds(const GridPoint& point, const GenerationOptions& options,
                                                 const Roofline* roofline, std::uint64_t flush_bytes);

@@ -99,10 +99,14 @@ std::filesystem::path default_roofline_path(std::size_t n_threads);
 double roofline_time_s(std::uint64_t flops, std::uint64_t bytes, const Roofline& roofline);
 
 // What a time estimate (--dry-run, progress, generate's warning) assumes: the machine's roofline,
-// or 100 GFLOP/s and 20 GB/s without one, each step at estimate_achieved_fraction of its bound
+// or the assumed peaks below without one, each step at estimate_achieved_fraction of its bound
 // (decode kernels rarely do better).
 inline constexpr double estimate_achieved_fraction = 0.5;
+inline constexpr double assumed_peak_gflops = 100;
+inline constexpr double assumed_peak_gbps = 20;
 Roofline roofline_or_assumed(const Roofline* roofline);
+// "100 GFLOP/s and 20 GB/s": the assumed peaks, as messages state them.
+std::string describe_assumed_roofline();
 
 // 100 · roofline_time_s / measured_median_s: how close a measurement came to the bound.
 // Requires: measured_median_s > 0.

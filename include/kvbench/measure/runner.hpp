@@ -85,7 +85,7 @@ inline bool needs_cache(const RunOptions& options) { return options.run_cached |
 // Rough wall time of measuring the point in seconds, for --dry-run and the progress line:
 // each repetition at half its roofline time (decode kernels rarely do better), plus the
 // prefill and the evictions, under the repetition policy. Without a measured roofline,
-// assumes 100 GFLOP/s and 20 GB/s.
+// assumes roofline_or_assumed's peaks.
 double estimate_point_seconds(const GridPoint& point, const RunOptions& options,
                               const Roofline* roofline, std::uint64_t flush_bytes);
 
@@ -93,9 +93,18 @@ double estimate_point_seconds(const GridPoint& point, const RunOptions& options,
 // It gets the buffers the coming step touches (the clflush method evicts exactly those).
 using Evict = std::function<void(std::span<const ByteRegion> regions)>;
 
+// What a sweep asks of a runner: one point measured. PointRunner measures it on this machine;
+// a test gives the sweep's scheduler a fake one (a point that fails, say) instead.
+class PointMeasurer {
+public:
+    virtual ~PointMeasurer() = default;
+    // Measures the requested paths of `point`; returns early, marked interrupted, once `stop` is set.
+    virtual PointMeasurement run(const GridPoint& point, const RunOptions& options, const std::atomic<bool>& stop) = 0;
+};
+
 // Owns what outlives one point: the eviction, and the weights of the last model shape
 // (points of one shape are adjacent in a grid, so weights are drawn once per shape).
-class PointRunner {
+class PointRunner final : public PointMeasurer {
 public:
     // Requires: flusher outlives the runner when options ask for a cold cache.
     explicit PointRunner(CacheFlusher* flusher);
@@ -109,7 +118,7 @@ public:
     // depend on them, and a prefill at long contexts would cost O(N²) for nothing. Verify
     // runs before timing. Checks `stop` between repetitions and returns early, marked
     // interrupted, once it is set.
-    PointMeasurement run(const GridPoint& point, const RunOptions& options, const std::atomic<bool>& stop);
+    PointMeasurement run(const GridPoint& point, const RunOptions& options, const std::atomic<bool>& stop) override;
 
 private:
     std::shared_ptr<const ModelWeights> weights_for(const ModelConfig& config, std::uint64_t seed);

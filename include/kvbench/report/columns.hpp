@@ -3,6 +3,7 @@
 
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/report/report.hpp"
+#include "kvbench/report/schema.hpp"
 
 #include <cstdint>
 #include <string>
@@ -10,11 +11,6 @@
 #include <vector>
 
 namespace kvbench {
-
-// The layout of the CSV, JSON and JSON Lines reports (docs/csv.md#schema-version). 2: gbps became
-// gb_per_s, latency_cv and latency_mdape became the percentages latency_cv_pct and
-// latency_mdape_pct. read_report still reads version 1.
-constexpr int report_schema_version = 2;
 
 // A latency in microseconds: the CSV prints it with fixed decimals (ns resolution),
 // other reals with six significant figures.
@@ -44,7 +40,7 @@ struct ExtraColumn {
     std::vector<CellValue> values;
 };
 
-// The contract columns first (docs/csv.md#contract-columns), in their order, then the extras.
+// The contract columns first (contract_columns(), in their order), then the extras.
 const std::vector<RowColumn>& row_columns();
 // Follow the row columns in the CSV; the JSON writer puts the whole Environment once instead.
 const std::vector<EnvironmentColumn>& environment_columns();

@@ -1,0 +1,82 @@
+// The report schema in one place: its version, the contract columns, the columns older schemas named
+// otherwise, and the reader of kvbench's csv, json and jsonl reports into cells of the current schema.
+#pragma once
+
+#include "kvbench/report/report.hpp"
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+// The layout of the CSV, JSON and JSON Lines reports (docs/csv.md#schema-version). 2: gbps became
+// gb_per_s, latency_cv and latency_mdape became the percentages latency_cv_pct and
+// latency_mdape_pct. Files of every version from 1 to this one are read back.
+constexpr int report_schema_version = 2;
+
+// SPEC §4's columns, in their order: every kvbench report's rows start with them
+// (docs/csv.md#contract-columns). From data/report_schema.json, which the plots read too.
+const std::vector<std::string>& contract_columns();
+
+// A column an older schema wrote under another name: the current value is the old one times `scale`
+// (schema 1's fractions became percentages).
+struct RenamedColumn {
+    std::string old_name;
+    std::string name;
+    double scale = 1;
+    int until_schema_version = 1;  // the last schema that wrote old_name
+};
+// From data/report_schema.json; docs/csv.md#schema-version lists them.
+const std::vector<RenamedColumn>& renamed_columns();
+
+// The current name of a column: a renamed column's new name, any other name as it is.
+std::string current_column_name(const std::string& name);
+// The cell `text` of column `old_name` in the current column's unit: scaled when its rename
+// scales it and it is a number, as it is otherwise.
+std::string current_cell_text(const std::string& old_name, const std::string& text);
+
+// The schema file as compiled in (src/report/CMakeLists.txt embeds data/report_schema.json).
+const char* report_schema_json();
+
+// One row of a report read back: its cells by current column name, as text (a JSON number as
+// its shortest decimal), and its samples when the file keeps them.
+struct ReportCellRow {
+    std::size_t number = 0;                  // 1-based: the CSV record after the header, the JSON row, the JSONL line
+    std::map<std::string, std::string> cells;  // absent, null and empty cells are left out
+    bool has_samples = false;                // the row holds a samples_ns array (JSON and JSON Lines do)
+    std::vector<double> samples_ns;
+
+    std::optional<std::string> cell(const std::string& column) const;
+};
+
+// A report read back, in the current schema whatever schema wrote it.
+struct ReportCells {
+    OutputFormat format = OutputFormat::csv;
+    std::vector<std::string> columns;  // every column of the rows, by current name, in the file's order
+    std::vector<ReportCellRow> rows;
+    // A JSON report's environment block, by current name; empty for CSV and JSON Lines, whose
+    // rows carry their provenance as columns.
+    std::map<std::string, std::string> environment;
+
+    // The row's `column`, else the environment's.
+    std::optional<std::string> provenance(const ReportCellRow& row, const std::string& column) const;
+};
+
+// RFC 4180 records, as write_csv produces them: quoted fields, doubled quotes, LF or CRLF.
+// Throws std::runtime_error on an unterminated quote.
+std::vector<std::vector<std::string>> parse_csv_records(const std::string& text);
+
+// Reads `text` as a kvbench report in `format` (csv, json or jsonl): a JSON or JSON Lines row of a
+// schema version this build does not know is refused, a blank CSV record or line is skipped, and
+// a last JSON Lines line without its line break, cut short by a crash or a full disk, is dropped
+// (docs/csv.md#jsonl). Throws std::runtime_error saying what is wrong ("row 3: ...").
+ReportCells read_report_cells(const std::string& text, OutputFormat format);
+
+// Whether `text` starts with a line that is a JSON object: a JSON Lines report rather than a
+// pretty-printed JSON one, which opens with a lone '{'.
+bool starts_as_json_lines(const std::string& text);
+
+}  // namespace kvbench

@@ -1,0 +1,223 @@
+// Reads kvbench's CSV (RFC 4180), JSON and JSON Lines reports (nlohmann-json) into cells of the current schema.
+#include "kvbench/report/schema.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+namespace kvbench {
+
+namespace {
+
+[[noreturn]] void bad_row(std::size_t number, const std::string& why) {
+    throw std::runtime_error(fmt::format("row {}: {}", number, why));
+}
+
+void add_column(ReportCells& report, const std::string& name) {
+    if (std::find(report.columns.begin(), report.columns.end(), name) == report.columns.end()) {
+        report.columns.push_back(name);
+    }
+}
+
+// A cell under its name as the file spells it, stored under the current name and unit.
+void set_cell(ReportCellRow& row, const std::string& name, const std::string& text) {
+    if (!text.empty()) row.cells[current_column_name(name)] = current_cell_text(name, text);
+}
+
+ReportCells read_csv_cells(const std::string& text) {
+    const std::vector<std::vector<std::string>> records = parse_csv_records(text);
+    if (records.empty()) throw std::runtime_error("the file is empty (no CSV header)");
+    const std::vector<std::string>& header = records.front();
+    ReportCells report;
+    report.format = OutputFormat::csv;
+    for (const std::string& name : header) add_column(report, current_column_name(name));
+    for (std::size_t r = 1; r < records.size(); ++r) {
+        const std::vector<std::string>& record = records[r];
+        if (record.size() == 1 && record.front().empty() && header.size() > 1) continue;  // a blank line
+        if (record.size() != header.size()) {
+            bad_row(r, fmt::format("{} fields, the header has {}", record.size(), header.size()));
+        }
+        ReportCellRow row;
+        row.number = r;
+        for (std::size_t c = 0; c < header.size(); ++c) set_cell(row, header[c], record[c]);
+        report.rows.push_back(std::move(row));
+    }
+    return report;
+}
+
+// A JSON scalar as the text the CSV would hold; null is an empty cell.
+std::string json_text(const nlohmann::json& value) {
+    if (value.is_null()) return "";
+    if (value.is_string()) return value.get<std::string>();
+    if (value.is_number_float()) return fmt::format("{}", value.get<double>());
+    return value.dump();
+}
+
+// A JSON or JSON Lines report this build can read: schema 1 to the current one (docs/csv.md#schema-version).
+void check_schema_version(const nlohmann::json& object) {
+    const auto found = object.find("schema_version");
+    if (found == object.end()) throw std::runtime_error("no schema_version");
+    const int version = found->get<int>();
+    if (version < 1 || version > report_schema_version) {
+        throw std::runtime_error(fmt::format("schema_version {} is not one this kvbench reads (1 to {})", version,
+                                             report_schema_version));
+    }
+}
+
+ReportCellRow read_json_row(const nlohmann::json& object, std::size_t number, ReportCells& report) {
+    if (!object.is_object()) bad_row(number, "not a JSON object");
+    ReportCellRow row;
+    row.number = number;
+    for (const auto& [name, value] : object.items()) {
+        if (name == "samples_ns") continue;
+        add_column(report, current_column_name(name));
+        set_cell(row, name, json_text(value));
+    }
+    if (const auto samples = object.find("samples_ns"); samples != object.end()) {
+        if (!samples->is_array()) bad_row(number, "samples_ns is not an array");
+        row.has_samples = true;
+        for (const nlohmann::json& sample : *samples) {
+            if (!sample.is_number()) bad_row(number, "samples_ns holds something other than numbers");
+            row.samples_ns.push_back(sample.get<double>());
+        }
+    }
+    return row;
+}
+
+ReportCells read_json_cells(const std::string& text) {
+    nlohmann::json document;
+    try {
+        document = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& error) {
+        throw std::runtime_error(fmt::format("not valid JSON ({})", error.what()));
+    }
+    if (!document.is_object()) throw std::runtime_error("not a JSON object");
+    check_schema_version(document);
+    const auto rows = document.find("rows");
+    if (rows == document.end() || !rows->is_array()) throw std::runtime_error("\"rows\" is missing or not an array");
+    ReportCells report;
+    report.format = OutputFormat::json;
+    if (const auto environment = document.find("environment"); environment != document.end() && environment->is_object()) {
+        for (const auto& [name, value] : environment->items()) {
+            report.environment[current_column_name(name)] = current_cell_text(name, json_text(value));
+        }
+    }
+    std::size_t number = 0;
+    for (const nlohmann::json& object : *rows) report.rows.push_back(read_json_row(object, ++number, report));
+    return report;
+}
+
+ReportCells read_jsonl_cells(const std::string& text) {
+    ReportCells report;
+    report.format = OutputFormat::jsonl;
+    std::istringstream in(text);
+    std::string line;
+    std::size_t number = 0;
+    while (std::getline(in, line)) {
+        // A last line without its line break was cut short (a crash, a full disk): the rows
+        // before it are whole, and it is dropped (docs/csv.md#jsonl).
+        if (in.eof()) break;
+        ++number;
+        if (line.empty()) continue;
+        nlohmann::json object;
+        try {
+            object = nlohmann::json::parse(line);
+            check_schema_version(object);
+        } catch (const nlohmann::json::exception& error) {
+            bad_row(number, fmt::format("not valid JSON ({})", error.what()));
+        } catch (const std::runtime_error& error) {
+            bad_row(number, error.what());
+        }
+        report.rows.push_back(read_json_row(object, number, report));
+    }
+    return report;
+}
+
+}  // namespace
+
+std::optional<std::string> ReportCellRow::cell(const std::string& column) const {
+    const auto found = cells.find(column);
+    if (found == cells.end() || found->second.empty()) return std::nullopt;
+    return found->second;
+}
+
+std::optional<std::string> ReportCells::provenance(const ReportCellRow& row, const std::string& column) const {
+    if (std::optional<std::string> own = row.cell(column)) return own;
+    const auto found = environment.find(column);
+    if (found == environment.end() || found->second.empty()) return std::nullopt;
+    return found->second;
+}
+
+std::vector<std::vector<std::string>> parse_csv_records(const std::string& text) {
+    std::vector<std::vector<std::string>> records;
+    std::vector<std::string> record;
+    std::string field;
+    bool quoted = false;
+    bool record_open = false;  // something of the current record was read
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quoted) {
+            if (c != '"') {
+                field += c;
+            } else if (i + 1 < text.size() && text[i + 1] == '"') {
+                field += '"';
+                ++i;
+            } else {
+                quoted = false;
+            }
+            continue;
+        }
+        if (c == '"') {
+            quoted = true;
+            record_open = true;
+        } else if (c == ',') {
+            record.push_back(std::move(field));
+            field.clear();
+            record_open = true;
+        } else if (c == '\n' || (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
+            if (c == '\r') ++i;
+            record.push_back(std::move(field));
+            field.clear();
+            records.push_back(std::move(record));
+            record.clear();
+            record_open = false;
+        } else {
+            field += c;
+            record_open = true;
+        }
+    }
+    if (quoted) throw std::runtime_error("a quoted field is not closed");
+    if (record_open) {  // a last record without its line break
+        record.push_back(std::move(field));
+        records.push_back(std::move(record));
+    }
+    return records;
+}
+
+ReportCells read_report_cells(const std::string& text, OutputFormat format) {
+    try {
+        switch (format) {
+        case OutputFormat::csv: return read_csv_cells(text);
+        case OutputFormat::json: return read_json_cells(text);
+        case OutputFormat::jsonl: return read_jsonl_cells(text);
+        case OutputFormat::table:
+        case OutputFormat::md: break;
+        }
+    } catch (const nlohmann::json::exception& error) {
+        throw std::runtime_error(fmt::format("unexpected JSON layout ({})", error.what()));
+    }
+    throw std::invalid_argument("read_report_cells: only csv, json and jsonl reports can be read back");
+}
+
+bool starts_as_json_lines(const std::string& text) {
+    const std::size_t start = text.find_first_not_of(" \t\r\n");
+    if (start == std::string::npos || text[start] != '{') return false;
+    const std::size_t end = text.find('\n', start);
+    const std::string first_line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    return nlohmann::json::accept(first_line);
+}
+
+}  // namespace kvbench

@@ -1,0 +1,105 @@
+// --resume: reading a sweep's report back and matching its rows to the grid, by build and settings.
+#include "kvbench/report/resume.hpp"
+
+#include "kvbench/engine/config.hpp"
+#include "kvbench/report/units.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace kvbench {
+
+namespace {
+
+std::vector<DecodePath> planned_paths(const GridPoint& point, const RunOptions& options) {
+    std::vector<DecodePath> paths;
+    if (options.run_cached) paths.push_back(DecodePath::cached);
+    if (times_uncached(point, options)) paths.push_back(DecodePath::uncached);
+    return paths;
+}
+
+}  // namespace
+
+bool row_matches(const ResultRow& row, const GridPoint& point, DecodePath path, const RunOptions& options) {
+    ModelConfig config = point.config;
+    if (path == DecodePath::uncached) config.kv_dtype = KvDtype::f32;  // an uncached row is f32 (report.hpp)
+    return row.path == path && row.config == config && row.n_threads == point.n_threads &&
+           row.cache_state == (options.cold_cache ? "cold" : "warm") &&
+           row.reps_policy == describe_reps_policy(options) && (!options.verify || row.verify_rel_error);
+}
+
+GridRows match_saved_rows(const std::vector<SavedRow>& saved, const std::vector<GridPoint>& points,
+                          const RunOptions& options, const Environment& env, const RunMessages& messages,
+                          const std::string& file) {
+    GridRows rows;
+    rows.by_point.resize(points.size());
+    std::size_t n_other_build = 0;
+    std::string other_build;
+    std::vector<bool> used(saved.size(), false);
+    for (std::size_t s = 0; s < saved.size(); ++s) {
+        if (saved[s].git_commit != env.git_commit || saved[s].tool_version != env.tool_version) {
+            used[s] = true;  // never reused, never kept
+            ++n_other_build;
+            other_build = fmt::format("kvbench {} ({})", saved[s].tool_version, saved[s].git_commit);
+        }
+    }
+    std::size_t n_resumed = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const std::vector<DecodePath> paths = planned_paths(points[i], options);
+        std::vector<std::size_t> found;
+        for (const DecodePath path : paths) {
+            for (std::size_t s = 0; s < saved.size(); ++s) {
+                if (!used[s] && row_matches(saved[s].row, points[i], path, options)) {
+                    found.push_back(s);
+                    break;
+                }
+            }
+        }
+        if (found.size() != paths.size()) continue;
+        for (const std::size_t s : found) {
+            used[s] = true;
+            rows.by_point[i].push_back(saved[s].row);
+        }
+        ++n_resumed;
+    }
+    for (std::size_t s = 0; s < saved.size(); ++s) {
+        if (used[s]) continue;
+        const bool in_grid = std::any_of(points.begin(), points.end(), [&](const GridPoint& point) {
+            return saved[s].row.config == point.config && saved[s].row.n_threads == point.n_threads;
+        });
+        if (!in_grid) rows.other_rows.push_back(saved[s].row);
+    }
+    if (n_other_build > 0) {
+        messages.warning(fmt::format("--resume: {} of {} were measured by {}, not by this build (kvbench {} ({})): "
+                                     "they are not reused, and the file is rewritten without them",
+                                     format_count(n_other_build, "row"), file, other_build, env.tool_version,
+                                     env.git_commit));
+    }
+    messages.notice(fmt::format("--resume: {} of {} already in {} (same build and settings){}", n_resumed,
+                                format_count(points.size(), "point"), file,
+                                n_resumed == points.size()
+                                    ? "; nothing left to measure"
+                                    : fmt::format("; measuring the other {}", points.size() - n_resumed)));
+    return rows;
+}
+
+GridRows resume_rows(const std::string& file, OutputFormat format, const std::vector<GridPoint>& points,
+                     const RunOptions& options, const Environment& env, const RunMessages& messages) {
+    if (!std::filesystem::exists(file)) {
+        messages.notice(fmt::format("--resume: {} does not exist yet; measuring every point", file));
+        GridRows rows;
+        rows.by_point.resize(points.size());
+        return rows;
+    }
+    std::vector<SavedRow> saved;
+    try {
+        saved = read_report_file(file, format);
+    } catch (const std::exception& error) {
+        throw ConfigError(fmt::format("--resume: {} (it was left as it is)", error.what()));
+    }
+    return match_saved_rows(saved, points, options, env, messages, file);
+}
+
+}  // namespace kvbench
