@@ -3,6 +3,8 @@
 
 #include "kvbench/engine/checked_size.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -15,6 +17,18 @@ std::size_t decode_rows(const ModelConfig& config) { return config.n_batch; }
 std::size_t forward_rows(const ModelConfig& config) { return checked_mul(config.n_batch, config.seq_len); }
 
 }  // namespace
+
+void require_measurable(const ModelConfig& config) {
+    auto refuse = [](const char* part) {
+        throw ConfigError(fmt::format("{}: kvbench memory plans it, but the decode step does not compute it yet", part));
+    };
+    if (config.block == BlockKind::full) refuse("--block full (norms, RoPE and the MLP)");
+    if (config.weight_dtype != WeightDtype::f32) refuse("--weight-dtype other than f32");
+    if (config.has_experts()) refuse("--experts (a mixture of experts)");
+    if (!config.layer_windows.empty()) refuse("--window (sliding-window layers)");
+    if (config.attention_sinks) refuse("--sinks");
+    if (config.is_latent()) refuse("--kv-lora-rank (latent attention)");
+}
 
 DecodeScratch::DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads)
     : qkv(checked_mul(decode_rows(config), config.qkv_dim())),

@@ -18,6 +18,10 @@
 
 namespace kvbench {
 
+// Throws ConfigError naming the first part of `config` that neither decode path computes yet
+// (docs/model.md says what each path computes); a validated config that passes runs on both.
+void require_measurable(const ModelConfig& config);
+
 struct DecodeScratch {
     // Requires: config validated, max_seq_len >= 1, n_threads >= 1.
     DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
