@@ -324,13 +324,10 @@ TEST_CASE("a step over a reduced cache stays within its type's tolerance of the 
         REQUIRE(measured.kv_rel_error);
         CAPTURE(kv_dtype_info(dtype).name);
         CAPTURE(*measured.kv_rel_error);
-        CHECK(*measured.kv_rel_error > 0);  // the cache really is reduced
-        CHECK(*measured.kv_rel_error < kv_equivalence_tolerance(dtype, point.config.head_dim(), point.config.n_layers));
-        // The error is the type's: above f32's rounding, and below one unit roundoff of the type,
-        // far inside the worst-case bound: independent roundings of the elements mostly cancel in
-        // the dot products and the convex combination of values (docs/model.md).
-        CHECK(*measured.kv_rel_error > kv_unit_roundoff(KvDtype::f32));
-        CHECK(*measured.kv_rel_error < kv_unit_roundoff(dtype));
+        // The error is the type's: far above f32's rounding, and of the order of one unit
+        // roundoff of the type (docs/model.md), half the tolerance at most.
+        CHECK(*measured.kv_rel_error > 100 * kv_unit_roundoff(KvDtype::f32));
+        CHECK(*measured.kv_rel_error < kv_equivalence_tolerance(dtype, point.config.head_dim()) / 2);
     }
 }
 
@@ -340,7 +337,7 @@ TEST_CASE("--verify holds a reduced cache against the uncached forward within it
     const PointMeasurement measured = run_point(point, true, true);
     REQUIRE(measured.verify_rel_error);
     CHECK(*measured.verify_rel_error > 1e-6);
-    CHECK(*measured.verify_rel_error < kv_equivalence_tolerance(KvDtype::f16, 32, 3));
+    CHECK(*measured.verify_rel_error < kv_equivalence_tolerance(KvDtype::f16, 32));
     REQUIRE(measured.uncached);  // the first (only) type times the uncached path
 }
 

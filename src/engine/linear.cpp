@@ -29,10 +29,14 @@ std::uint64_t linear(const float* x, std::size_t n_rows, std::size_t in_dim, con
             const std::size_t rows = n_rows - first < group_rows ? n_rows - first : group_rows;
             small_m_gemm(x + first * in_dim, rows, in_dim, w, out_dim, beta, y + first * out_dim);
         }
-    } else {
-        gemm(Transpose::no, Transpose::yes, n_rows, out_dim, in_dim, 1.0f, x, in_dim, w, in_dim,
-             beta, y, out_dim);
+        return 2ull * n_rows * out_dim * in_dim;
     }
+    return linear_sgemm(x, n_rows, in_dim, w, out_dim, beta, y);
+}
+
+std::uint64_t linear_sgemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
+                           std::size_t out_dim, float beta, float* y) {
+    gemm(Transpose::no, Transpose::yes, n_rows, out_dim, in_dim, 1.0f, x, in_dim, w, in_dim, beta, y, out_dim);
     return 2ull * n_rows * out_dim * in_dim;
 }
 

@@ -39,8 +39,10 @@ constexpr bool tile_may_spread(KvDtype stored, std::size_t tile_rows) { return p
 // The plan for a block of `stored` elements; group_dot_tiles: read by the dot tiles of a group of
 // two rows or more, which over f32 take their own plan where the L1 holds large_l1_bytes (it was
 // the slower one on a 32 KiB L1; bench/journal/2026-12-02-next-block-into-l1-for-gqa.md).
-inline PrefetchPlan block_prefetch_plan(KvDtype stored, bool group_dot_tiles = false) {
-    if (stored == KvDtype::f32 && group_dot_tiles && l1_data_cache_bytes() >= large_l1_bytes) {
+// l1_bytes is this machine's unless a test asks about another.
+inline PrefetchPlan block_prefetch_plan(KvDtype stored, bool group_dot_tiles = false,
+                                        std::size_t l1_bytes = l1_data_cache_bytes()) {
+    if (stored == KvDtype::f32 && group_dot_tiles && l1_bytes >= large_l1_bytes) {
         return tuning.prefetch.f32_group_dot_tiles;
     }
     return stored_type_plan(stored);

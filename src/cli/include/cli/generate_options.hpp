@@ -25,6 +25,7 @@ struct GenerateCliOptions {
     std::string dim = "1024";
     std::string heads = "16";
     std::optional<std::string> head_dim;  // --head-dim; unset: D/H
+    std::optional<std::string> model_note;  // what --model leaves out (its window), set by the parse
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
     std::string kv_dtype = "f32";  // --kv-dtype: the cached path's element types

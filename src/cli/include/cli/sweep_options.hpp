@@ -27,6 +27,7 @@ struct SweepCliOptions {
     std::string dim = "1024";
     std::string heads = "16";
     std::optional<std::string> head_dim;  // --head-dim; unset: D/H
+    std::optional<std::string> model_note;  // what --model leaves out (its window), set by the parse
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
     std::string kv_dtype = "f32";  // --kv-dtype: the cached path's element types
@@ -69,6 +70,7 @@ struct SweepPlan {
     bool interleave = false;  // rounds over the whole grid (run_interleaved) instead of point after point
     bool resume = false;      // keep the rows of -o measured by this build with these settings
     TableOptions table;       // how the human tables render (--time-unit)
+    std::vector<std::string> notes;  // said once on stderr before the run (what --model leaves out)
 };
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options);

@@ -47,10 +47,21 @@ std::string parse_choice(std::string_view text, std::string_view option, const s
 std::uint64_t parse_whole_number(std::string_view text, std::string_view option, std::uint64_t min_value,
                                  std::uint64_t max_value);
 
-// A byte count: digits, then optionally a space and a unit, read by CLI11's AsSizeValue with
-// k = 1024: B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T..., P..., E..., in any case ("8GiB", "512m").
+// A parameter count as models are named: digits, optionally a decimal fraction, and a
+// decimal suffix in any case: K = 10^3, M = 10^6, B = 10^9, T = 10^12 ("8B", "7.2B", "500M",
+// "1.5T", or "8030261248"), in [min_value, max_value]. Throws ConfigError naming `option` and
+// the text on: nothing, a non-number, an unknown suffix, a fraction without a suffix or one
+// that leaves a fraction of a parameter, zero, or a value outside the range.
+std::uint64_t parse_parameter_count(std::string_view text, std::string_view option, std::uint64_t min_value,
+                                    std::uint64_t max_value);
+
+// A byte count: digits, then optionally a space and a unit, in any case: B; SI KB, MB, GB, TB,
+// PB, EB = 10^3 ... 10^18 ("80GB" is 80·10^9 bytes, as a GPU's 80 GB is); IEC KiB, MiB, GiB,
+// TiB, PiB, EiB (or Ki, Mi, ...) = 2^10 ... 2^60; a bare K, M, G, T, P, E is IEC ("8G" is
+// 8 GiB, as dd and docker read it, and as -n 4K is 4096). A number without a unit is bytes,
+// and must be at least 1 MiB: "--budget 80" is a unit left out, not 80 bytes (80B says so).
 // Throws ConfigError naming `option` and the text on: nothing, a fraction (1.5GiB), a sign,
-// an unknown unit, 0, or a size that does not fit in 64 bits.
+// an unknown unit, 0, a unitless number below 1 MiB, or a size that does not fit in 64 bits.
 std::uint64_t parse_byte_size(std::string_view text, std::string_view option);
 
 }  // namespace kvbench

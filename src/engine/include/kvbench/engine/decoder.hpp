@@ -8,10 +8,12 @@
 #include "kvbench/engine/config.hpp"
 #include "kvbench/engine/flop_count.hpp"
 #include "kvbench/engine/kv_cache.hpp"
+#include "kvbench/engine/step_kernels.hpp"
 #include "kvbench/engine/weights.hpp"
 
 #include <atomic>
 #include <cstddef>
+#include <span>
 #include <vector>
 
 namespace kvbench {
@@ -43,14 +45,28 @@ struct ForwardScratch {
     CausalAttentionScratch attention_scratch;  // attend_causal's per-thread scores
 };
 
+// What a path is asked beyond its output: which kernels run (the fast ones, --verify's reference,
+// or a test's planted fault), and a record of what each layer's attention computed for the
+// newest position, which --verify compares because the residual stream hides it (docs/model.md).
+struct PathOptions {
+    const StepKernels* kernels = &fast_kernels;
+    // Empty, or (n_layers, n_batch, q_dim) floats: layer l's attention output (every head's,
+    // concatenated) for the newest position of each sequence, written as the path runs.
+    std::span<float> attention_trace;
+};
+
+// Floats of a PathOptions::attention_trace for config.
+std::size_t attention_trace_size(const ModelConfig& config);
+
 // Cached path: one step for the token at position pos = cache.length() of every sequence.
 // Computes q, k, v of that token only, writes k, v into the cache at pos, attends over
 // positions [0, pos], and leaves the cache at length pos + 1.
 // x_in, x_out: (n_batch, model_dim); x_out is the residual stream after the last layer.
 // Throws std::out_of_range (before touching anything) if the cache is full.
-// Requires: cache and scratch built for this config's n_batch, n_kv_heads, head_dim, n_layers.
+// Requires: cache and scratch built for this config's n_batch, n_kv_heads, head_dim, n_layers;
+// options.attention_trace empty or attention_trace_size(config) floats.
 FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, KvCache& cache,
-                      const float* x_in, float* x_out, DecodeScratch& scratch);
+                      const float* x_in, float* x_out, DecodeScratch& scratch, const PathOptions& options = {});
 
 // Uncached path: the full causal forward of config.seq_len tokens of every sequence,
 // recomputing Q, K, V of every position in every layer.
@@ -59,9 +75,11 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
 // `stop`, when given, is read before every layer and every attention task: once it is set the
 // forward returns within one layer's projections plus one attention block per thread, x_out
 // incomplete and a prefill cache left at length 0.
-// Requires: scratch built for this config; prefill (if any) has max_seq_len >= seq_len.
+// The attention trace holds row seq_len - 1 of each sequence.
+// Requires: scratch built for this config; prefill (if any) has max_seq_len >= seq_len;
+// options.attention_trace empty or attention_trace_size(config) floats.
 FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, const float* x_in,
                        float* x_out, ForwardScratch& scratch, KvCache* prefill = nullptr,
-                       const std::atomic<bool>* stop = nullptr);
+                       const std::atomic<bool>* stop = nullptr, const PathOptions& options = {});
 
 }  // namespace kvbench

@@ -2,7 +2,9 @@
 #pragma once
 
 #include "kvbench/engine/config.hpp"
+#include "kvbench/engine/decoder.hpp"
 #include "kvbench/engine/kv_cache.hpp"
+#include "kvbench/engine/step_kernels.hpp"
 #include "kvbench/engine/weights.hpp"
 
 #include <cstddef>
@@ -22,8 +24,8 @@ struct KernelCheck {
 };
 
 // What a point's kernels are checked on. The naive twins run on one thread in double, so the
-// expensive shapes are cut down: the many-row projection to its first 256 outputs, the causal
-// attention to the first 128 positions of every sequence.
+// expensive shapes are cut down: the many-row projections to their first 256 outputs, and the
+// causal attention, which runs on the whole prompt, to a sample of query rows (docs/measuring.md).
 struct KernelCheckInputs {
     const float* step_in = nullptr;  // (n_batch, model_dim) floats: the new token of every sequence
     // (n_batch, seq_len, model_dim) floats: every position's input, for the uncached path's
@@ -34,13 +36,29 @@ struct KernelCheckInputs {
     // not checked.
     KvCache* cache = nullptr;
     std::size_t n_threads = 1;
+    // Buffers the uncached path's checks may overwrite (the point's own, built for config):
+    // the causal attention of the whole prompt needs O(N·D) of them. Null: allocated here.
+    ForwardScratch* forward_scratch = nullptr;
 };
 
-// Runs linear (the step's rows, and the prompt's rows when given), attend_decode (with a cache)
-// and attend_causal (with a prompt) and their naive twins on layer 0's weights; returns each
-// kernel's relative error. Allocates its own scratch: a few MiB at most.
+// Runs `kernels` and their naive twins on layer 0's weights, and returns each kernel's
+// relative error:
+// - linear on the step's rows: the fused Wqkv projection, and the output projection Wo
+//   (in_dim H·dh, beta = 1 onto the residual);
+// - attend_decode, with a cache;
+// - with a prompt: linear on its rows (Wqkv, and Wo with beta = 1), and attend_causal on every
+//   position, compared at the first and last query row of every block of
+//   CausalAttentionScratch::default_block_rows (past a budget of about a second, of a spread of
+//   blocks: sampled_causal_rows), each row on one head, turn by turn.
+// Allocates its own small buffers (and the prompt's, without forward_scratch).
 // Requires: config validated; buffers shaped as above for config.
 std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWeights& weights,
-                                       const KernelCheckInputs& inputs);
+                                       const KernelCheckInputs& inputs, const StepKernels& kernels = fast_kernels);
+
+// The query rows of a prompt of seq_len positions whose causal attention check_kernels compares,
+// ascending: every block's first and last row when there are at most max_blocks blocks, else
+// those of blocks 1 and 2 and of max_blocks - 2 blocks spread evenly from the first to the last.
+// Requires: seq_len >= 1, block_rows >= 1, max_blocks >= 4.
+std::vector<std::size_t> sampled_causal_rows(std::size_t seq_len, std::size_t block_rows, std::size_t max_blocks);
 
 }  // namespace kvbench

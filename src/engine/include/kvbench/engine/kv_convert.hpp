@@ -48,9 +48,10 @@ void decode_kv_vector(KvDtype dtype, const void* src, std::size_t n, float scale
 // 2^-8 (bf16), half an int8 step of max|x| / 127 (1/254).
 double kv_unit_roundoff(KvDtype dtype);
 
-// The relative error (docs/model.md's measure) within which a step over a cache of `dtype`
-// must equal the same step in f32: 1e-4 for f32 (the equivalence), else 2·u·√dh per layer
-// (docs/model.md, "KV-cache element types", says why).
-double kv_equivalence_tolerance(KvDtype dtype, std::size_t head_dim, std::size_t n_layers);
+// The relative error (docs/model.md's measure, step_equivalence_error) within which a step over
+// a cache of `dtype` must equal the same step in f32: 1e-4 for f32 (the equivalence), 3u for
+// f16 and bf16, and 3u·sqrt(2 ln(2 dh)) for int8, whose u is relative to a vector's largest
+// element (docs/model.md, "KV-cache element types", says why). Requires: head_dim >= 1.
+double kv_equivalence_tolerance(KvDtype dtype, std::size_t head_dim);
 
 }  // namespace kvbench

@@ -12,6 +12,11 @@ namespace kvbench {
 std::uint64_t linear(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
                      std::size_t out_dim, float beta, float* y);
 
+// linear() on OpenBLAS's sgemm whatever the row count: --verify's uncached forward projects with
+// it (step_kernels.hpp says why). Same contract as linear().
+std::uint64_t linear_sgemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
+                           std::size_t out_dim, float beta, float* y);
+
 // linear()'s naive twin (src/engine/reference.cpp): plain loops, double accumulators, one
 // thread. Returns the FLOPs it executed, counted one multiply-add at a time.
 std::uint64_t linear_naive(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,

@@ -35,6 +35,18 @@ Environment collect_environment();
 // The variable's value, or "" when it is not set.
 std::string getenv_or_empty(const char* name);
 
+// Whether a build's timings describe the kernels: compiled with optimisation and without
+// sanitizers (compiled_optimized), and not a Debug build.
+bool is_optimized_build(bool compiled_optimized, const std::string& build_type);
+
+// OpenBLAS's variables as `lookup` gives them (std::getenv's contract: null when unset), ""
+// when unset; collect_environment looks them up in the process environment.
+struct OpenblasVariables {
+    std::string coretype;  // $OPENBLAS_CORETYPE
+    std::string l2_size;   // $OPENBLAS_L2_SIZE
+};
+OpenblasVariables read_openblas_variables(const char* (*lookup)(const char* name));
+
 // The selected mode of a /sys/kernel/mm/transparent_hugepage/enabled line such as
 // "always [madvise] never": the bracketed word, or "" when there is none. kvbench advises its
 // large buffers into huge pages, which the kernel honours under "always" and "madvise" only.

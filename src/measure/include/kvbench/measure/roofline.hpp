@@ -1,6 +1,7 @@
 // Roofline: the machine's measured peak read bandwidth and fp32 FLOP/s, their JSON file, and the bound they give (docs/counting.md#roofline).
 #pragma once
 
+#include "kvbench/measure/clock.hpp"
 #include "kvbench/measure/environment.hpp"
 
 #include <cstddef>
@@ -44,6 +45,7 @@ struct RooflineOptions {
     std::size_t sgemm_dim = 3072;
     std::size_t n_reps = 5;
     bool quick = false;  // recorded in Roofline::quick
+    NowNs now_ns = steady_now_ns;  // what each pass and call is timed with; tests fake it
 };
 
 // What a sweep measures when it finds no saved roofline: a smaller sgemm and fewer

@@ -3,7 +3,9 @@
 #pragma once
 
 #include "kvbench/measure/cache_flush.hpp"
+#include "kvbench/measure/clock.hpp"
 #include "kvbench/engine/flop_count.hpp"
+#include "kvbench/engine/step_kernels.hpp"
 #include "kvbench/measure/roofline.hpp"
 #include "kvbench/measure/sweep.hpp"
 #include "kvbench/engine/weights.hpp"
@@ -38,6 +40,12 @@ struct RunOptions {
     bool verify = false;     // check the cached step against the uncached forward (docs/model.md)
     bool check = false;      // compare each fast kernel with its naive twin before timing (kernel_check.hpp)
     std::uint64_t seed = 1;
+    // What both paths run; --check holds these to their naive twins, and --verify's uncached
+    // forward projects with sgemm instead (step_kernels.hpp). Tests plant faults here.
+    StepKernels kernels = fast_kernels;
+    // What every sample and the time budget read (evictions included in the budget, never in a
+    // sample). Tests give a fake clock.
+    NowNs now_ns = steady_now_ns;
 };
 
 // "reps=20 warmup=3" or "min-time=0.1s reps=5..1000 warmup<=3": recorded in every row, and

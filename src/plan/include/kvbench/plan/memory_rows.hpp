@@ -58,4 +58,9 @@ struct MemoryRow {
 // Requires: non-empty lists, block_size >= 1. Throws SizeOverflow past 2^64 bytes.
 std::vector<MemoryRow> plan_memory(const MemoryRequest& request);
 
+// One line per model whose longest requested context passes the positions it was trained for
+// (ModelPreset::max_position_embeddings): the bill stays exact, but is memory, not a context
+// the model handles. Empty when every context is within them, or they are unknown.
+std::vector<std::string> context_warnings(const MemoryRequest& request);
+
 }  // namespace kvbench

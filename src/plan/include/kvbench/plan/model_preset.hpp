@@ -20,7 +20,15 @@ struct ModelPreset {
     std::uint64_t head_dim = 0;      // dh; not always D / H (Gemma-7B: 3072 wide, 16 heads of 256)
     std::uint64_t n_params = 0;      // parameters, embeddings included; 0: unknown (a config.json)
     std::optional<std::uint64_t> sliding_window;  // tokens a layer attends to at most; unset: all
+    // The positions the model was trained for (its config's max_position_embeddings, GPT-2's
+    // n_positions); unset: unknown. The planner warns past it.
+    std::optional<std::uint64_t> max_position_embeddings;
 };
+
+// What a sweep or generate of `model` (named by `flag`, "--model mistral-7b") leaves out that
+// the planner applies: its sliding window, since every measured layer attends to all N
+// positions. Unset when the model has none.
+std::optional<std::string> unapplied_window_note(const ModelPreset& model, std::string_view flag);
 
 // Reads a preset file's text (data/models.json's schema: {"models": [{...}, ...]}) and checks
 // every record. Throws ConfigError "<file_name>: model '<name>': field '<field>': <rule>" on the
