@@ -1,7 +1,8 @@
 // Projections on the kernel measured fastest for the row count: the small-m kernel for 1 row to
-// 3 groups of 8 rows (it reads W once per group; sgemm streams W at a quarter of the bandwidth
-// at 4 to 8 rows, and OpenBLAS's sgemv read one row's W 15-40 % slower than its four streams),
-// OpenBLAS sgemm for more. The measurements behind the choice are in bench/README.md (BM_Linear).
+// 3 groups of 8 rows, OpenBLAS sgemm for more. The small-m kernel reads W once per group, where
+// sgemm streams W far below the memory bandwidth
+// (bench/journal/2026-11-30-linear-sgemv-small-m-or-sgemm.md), and one row's W as four far-apart
+// streams, faster than OpenBLAS's sgemv (bench/journal/2026-12-02-one-row-of-x-as-four-streams.md).
 #include "kvbench/engine/linear.hpp"
 
 #include "kernels/small_m_gemm.hpp"

@@ -4,11 +4,12 @@
 //
 // Why it exists: attend_group_tiled's tiles are laid out for AVX-512's 32 registers; cut down to
 // 16 they leave per-row scalar work in every block (a horizontal max, a libm exp) and small
-// register tiles, so on AVX2 the grouped attention (MQA, and GQA with large groups) ran at a
-// third of the sgemm peak. Here a block's scores are computed transposed, S^T = K · (scale · Q)^T:
-// a key element broadcast times a vector of query rows, so no key is ever transposed, and the
-// online softmax is vertical (one max, one exp, one sum per lane, no horizontal step). The
-// output is the usual O += P · V, a probability broadcast times a vector of values.
+// register tiles, so on AVX2 the grouped attention (MQA, and GQA with large groups) ran far
+// below the sgemm peak (bench/journal/2026-12-01-avx2-paths-on-an-avx512-host.md). Here a
+// block's scores are computed transposed, S^T = K · (scale · Q)^T: a key element broadcast
+// times a vector of query rows, so no key is ever transposed, and the online softmax is
+// vertical (one max, one exp, one sum per lane, no horizontal step). The output is the usual
+// O += P · V, a probability broadcast times a vector of values.
 // Every sum runs in an order fixed by the shape, so equal inputs give equal bits.
 #include "attention_grouped.hpp"
 
@@ -174,8 +175,8 @@ void score_tile(const LaneGroup& c, const float* keys, std::size_t first_vec, fl
         }
     };
     // Tiles of two vectors of rows ask for one line per two dims: at one per dim, the
-    // prefetcher's bookkeeping was a third of the loop's instructions, and MQA at B=4 (32 rows,
-    // dh = 128) took 4-6 % longer (bench/README.md, "Fewer prefetch calls in the lanes kernel").
+    // prefetcher's call (a test, two prefetches, three counter updates) was a large part of the
+    // loop's instructions (bench/journal/2026-12-02-lanes-kernel-fewer-prefetch-calls.md).
     // They still make more calls than a block has lines (see Prefetcher). head_dim is a multiple
     // of lanes, so of two.
     constexpr std::size_t dims_per_issue = n_vecs;

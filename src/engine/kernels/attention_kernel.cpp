@@ -125,10 +125,10 @@ void write_tile_queries(const GroupAttention& problem, AttendWorkspace& ws, std:
 // The scaled queries as the dot tiles read them: each tile's rows interleaved a vector at a
 // time (row i's elements [d0, d0 + lanes) at d0 · tile_rows + i · lanes from the tile's first
 // row), so a step's query vectors lie side by side behind one pointer. Laid out as rows, the
-// 4-row AVX2 tile needed a pointer per row besides the prefetcher's state: GCC ran out of the
-// 16 general registers, reloaded three pointers from the stack and spilled a query vector every
-// step (bench/README.md, "The dot tiles' queries side by side"). One row's layout is its row,
-// as the int8 tile expects.
+// 4-row AVX2 tile would need a pointer per row besides the prefetcher's state, more than the
+// 16 general registers hold, and GCC spilled every step
+// (bench/journal/2026-12-02-dot-tile-queries-side-by-side.md). One row's layout is its row, as
+// the int8 tile expects.
 void write_dot_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) {
     std::size_t first_row = 0;
     for (const std::size_t tile_rows : dot_tile_rows) {
@@ -143,11 +143,10 @@ void write_dot_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) 
 // The scaled queries as the transposed tiles read them: each tile's rows (as score_block cuts
 // them) element by element, row i's element d at d · tile_rows + i from the tile's first row,
 // so a step's broadcasts lie side by side behind one pointer. Laid out as rows, the 11-row
-// AVX-512 tile needed a pointer per row, which GCC kept in vector registers and on the stack
-// (MQA's attention 0.93-0.98 times as long this way, bench/README.md, "The transposed tiles'
-// accumulators in registers"). Not inlined: inlined, GCC 12 drew from for_each_tile's
-// arithmetic an impossible range of n_rows and flagged attend_group's fills
-// (-Wstringop-overflow).
+// AVX-512 tile would need a pointer per row, which GCC kept in vector registers and on the stack
+// (bench/journal/2026-12-03-transposed-tiles-in-registers.md). Not inlined: inlined, GCC 12
+// drew from for_each_tile's arithmetic an impossible range of n_rows and flagged
+// attend_group's fills (-Wstringop-overflow).
 [[gnu::noinline]] void write_transposed_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) {
     for_each_tile(problem.n_rows, tiles.score_rows, [&](std::size_t first_row, std::size_t tile_rows) {
         write_tile_queries(problem, ws, first_row, tile_rows,
@@ -163,7 +162,7 @@ void write_dot_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) 
 // f32: the stored keys are read and converted in registers (fused), whole vectors only.
 // Inlined, with the prefetcher a local copy: called as a function, with the prefetcher's state
 // behind BlockState's reference, GCC stored all the accumulators to the stack after every
-// step (a store per FMA) and the f32 4-row tile of GQA ran at a quarter of the FMA peak.
+// step, a store per FMA (bench/journal/2026-12-02-dot-tiles-in-registers.md).
 template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32>
 [[gnu::always_inline]] inline void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
     static_assert(lanes % n_rows == 0);
@@ -220,8 +219,8 @@ template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32>
 // accumulators would not fit the 16 registers of AVX2, and the prefetcher is a local copy,
 // kept in registers across the loop. Inlined into the loop over a block's tiles: at dh = 64 a
 // tile of int8 is 64 loads and FMAs, and a call's set-up (the accumulators zeroed through
-// memory, spills) measured 15-20 % of int8's one-row time from cache (bench/README.md, "The
-// fused tiles from cache").
+// memory, spills) weighs on so short a tile
+// (bench/journal/2026-12-02-fused-tiles-from-cache.md).
 template <std::size_t n_rows, KvDtype dtype>
 [[gnu::always_inline]] inline void stored_dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
     constexpr std::size_t n_cols = lanes / n_rows;
@@ -258,12 +257,12 @@ template <std::size_t n_rows, KvDtype dtype>
 // AVX2 has no instruction that converts and multiplies int8 in one: each vector of 8 int8 keys
 // costs a sign extension, a conversion and an FMA, two of them on the two FMA pipes, and for
 // MHA (each element used by one query row) that made int8 compute-bound where it should be
-// memory-bound (from cache 35 GB/s, against 43 on AVX-512). Here the keys stay integers: 16 of
-// them sign-extend to 16 bits and one vpmaddwd multiplies them by the query rounded to 16 bits
-// (query_i16, largest element ±32767) and adds pairs into 32-bit lanes, one pipe-slot per 16
-// keys. The rounding of the query is at most 2^-16 of its largest element, 1/256 of int8's own
-// rounding of the keys (docs/model.md, "KV-cache element types"); sums are exact integers
-// (|q|·|k|·head_dim ≤ 32767·128·256 < 2^31, so head_dim ≤ int8_dot_max_dim).
+// memory-bound (bench/journal/2026-12-02-int8-integer-keys-on-avx2.md). Here the keys stay
+// integers: 16 of them sign-extend to 16 bits and one vpmaddwd multiplies them by the query
+// rounded to 16 bits (query_i16, largest element ±32767) and adds pairs into 32-bit lanes, one
+// pipe-slot per 16 keys. The rounding of the query is at most 2^-16 of its largest element,
+// 1/256 of int8's own rounding of the keys (docs/model.md, "KV-cache element types"); sums are
+// exact integers (|q|·|k|·head_dim ≤ 32767·128·256 < 2^31, so head_dim ≤ int8_dot_max_dim).
 constexpr std::size_t int8_dot_lanes = 16;
 constexpr std::size_t int8_dot_max_dim = 256;
 
@@ -323,9 +322,9 @@ void transposed_score_tile(BlockState& st, std::size_t first_row) {
     const float* queries = st.ws.queries() + first_row * padded_dim;
     const float* keys_t = st.ws.keys_t();
     // The prefetches of a run of dims follow its FMAs: interleaved dim by dim, GCC 12 wrote all
-    // the accumulators back to the stack after every dim (22 stores per 22 FMAs at 11 rows on
-    // AVX-512), and MQA's attention took 1.4-1.5 times as long (bench/README.md, "The
-    // transposed tiles' accumulators in registers"). Runs of 8 still spread them over the tile.
+    // the accumulators back to the stack after every dim, a store per FMA
+    // (bench/journal/2026-12-03-transposed-tiles-in-registers.md). Runs of dims_per_prefetch_run
+    // dims still spread them over the tile.
     constexpr std::size_t dims_per_prefetch_run = tiles.dims_per_prefetch_run;
     BlockPrefetcher prefetcher = st.prefetcher;
     const std::size_t dim = st.problem.head_dim;
@@ -405,8 +404,8 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
     const float* values = st.values + first_vec * lanes;
     // A reduced stored type through a running pointer; else f32 rows, in place, packed or decoded.
     // Both with the prefetcher a local copy in registers (as in stored_dot_score_tile): through
-    // BlockState's reference its call count was a store and a reload every key, and f32 MHA took
-    // 3-6 % longer (bench/README.md, "The next block's lines spread over the whole block").
+    // BlockState's reference its call count was a store and a reload every key
+    // (bench/journal/2026-12-02-next-block-lines-spread.md).
     if (st.stored_values != nullptr) {
         BlockPrefetcher prefetcher = st.prefetcher;
         // The tile's columns of the first value; later values are row_bytes apart.
@@ -502,7 +501,8 @@ std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_
     for (; first_row + tile_rows <= n_rows; first_row += tile_rows) {
         for (std::size_t t = 0; t < st.n_keys; t += n_cols) {
             // One row (MHA): the running pointer's tile; with 2 and 4 rows it measured slower than the
-            // tile below (GQA-4, f16: 0.94x of f32 against 1.4x), which holds the pointers it needs.
+            // tile below, which holds the pointers it needs
+            // (bench/journal/2026-12-01-running-pointer-tile-for-one-row.md).
             if (dtype != KvDtype::f32 && tile_rows == 1 && st.stored_keys != nullptr && t + n_cols <= st.n_keys) {
 #if defined(__AVX2__) && !defined(__AVX512F__)
                 if (dtype == KvDtype::int8 && st.query_i16 != nullptr) {
@@ -514,8 +514,8 @@ std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_
             } else if constexpr (dtype != KvDtype::f32) {
                 dot_score_tile<tile_rows, false, dtype>(st, first_row, t);
             } else if (st.keys_padded || (tile_rows > 1 && st.problem.head_dim % lanes == 0)) {
-                // MHA's one-row tile keeps its masked loads: with plain ones MHA from DRAM took
-                // 1.1-1.3x as long on Zen 5 (bench/README.md, "The dot tiles in registers").
+                // MHA's one-row tile keeps its masked loads: plain ones measured slower from DRAM
+                // (bench/journal/2026-12-02-dot-tiles-in-registers.md).
                 dot_score_tile<tile_rows, true>(st, first_row, t);
             } else {
                 dot_score_tile<tile_rows, false>(st, first_row, t);

@@ -77,8 +77,8 @@ private:
     };
     static Layout layout(std::size_t max_rows, std::size_t head_dim);
     // The first 64-byte boundary inside storage_, recomputed so copies stay aligned. Inline:
-    // every tile asks for its regions, and a call per tile cost int8's one-row tiles measurably
-    // (bench/README.md, "The fused tiles from cache").
+    // every tile asks for its regions, and a call per tile slowed int8's one-row tiles
+    // (bench/journal/2026-12-02-fused-tiles-from-cache.md).
     float* base() {
         const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
         const std::uintptr_t aligned = (address + 63) & ~std::uintptr_t{63};

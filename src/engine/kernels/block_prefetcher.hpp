@@ -17,9 +17,9 @@ namespace kvbench::simd {
 // Keys and values of a later block, requested a few cache lines at a time between the
 // current block's loads. The kernel reads a block in bursts separated by arithmetic, so the
 // hardware prefetcher, which follows demand, falls behind; and a burst of software
-// prefetches overflows the miss buffers and is mostly dropped (measured on the Zen 5 host:
-// reading 32 KiB from DRAM took 4000 cycles, 2300 after a burst of prefetches, 670 after the
-// same prefetches issued 16 lines at a time). How far ahead, and into L1 or L2: prefetch_plan.hpp.
+// prefetches overflows the miss buffers and is mostly dropped
+// (bench/journal/2026-11-30-block-prefetch-a-few-lines-at-a-time.md). How far ahead, and into
+// L1 or L2: prefetch_plan.hpp.
 class BlockPrefetcher {
 public:
     explicit BlockPrefetcher(PrefetchPlan plan) : plan_(plan) {}
@@ -63,12 +63,10 @@ public:
         } else {
             // Fewer lines than calls, and a plan that spreads them (prefetch_plan.hpp): one line
             // on n_lines of the calls, evenly apart. Requested on the first calls, the lines of
-            // a GQA group's next block all went out in its score tiles, two lines per 8 FMAs on
-            // AVX2, faster than DRAM delivers; the miss buffers filled, the prefetches stalled
-            // the FMAs (a fifth of the 4-row tile's samples on one prefetcht0), and the output
-            // tiles then ran with nothing in flight. Spread over the block, GQA-8 from DRAM took
-            // 10-13 % less time on AVX2 on a Zen 5 (bench/README.md, "The next block's lines
-            // spread over the whole block").
+            // a GQA group's next block would all go out in its score tiles, faster than DRAM
+            // delivers: the miss buffers fill, the prefetches stall the FMAs, and the output
+            // tiles then run with nothing in flight
+            // (bench/journal/2026-12-02-next-block-lines-spread.md).
             per_call_ = 1;
             credit_per_call_ = n_lines;
         }
@@ -76,9 +74,9 @@ public:
 
     // Called between the kernel's loads, as often as every 8 FMAs on AVX2: the bookkeeping is a
     // credit, a pointer and its end, kept in registers, since a call costing more than its
-    // prefetches made it a third of the kernel's instructions (callgrind, bench/README.md).
+    // prefetches weighs on the whole kernel (bench/journal/2026-12-01-issue-13-on-zen-3.md).
     // may_spread false (tile_may_spread: a tile whose calls are never spread) leaves out the
-    // credit's test, which cost int8's fused GQA tiles on AVX2 4 % with nothing spread.
+    // credit's test, which costs time with nothing spread (prefetch_plan.hpp).
     template <bool may_spread = true>
     void issue() {
         ++calls_;

@@ -1,8 +1,8 @@
 // Small-M matrix product: every thread streams its own slab of W once, for all rows of x.
 //
-// Why it exists: OpenBLAS 0.3.21's sgemm reads W at under half the memory bandwidth for
-// 1 to 8 rows of x, and its sgemv one row's W slower than four streams do (see linear.cpp for
-// the numbers). Here each thread walks its slab of W in tiles of tile_rows weight rows (for
+// Why it exists: for 1 to 8 rows of x OpenBLAS 0.3.21's sgemm streams W far below the memory
+// bandwidth, and its sgemv one row's W slower than four streams do (linear.cpp links the
+// measurements). Here each thread walks its slab of W in tiles of tile_rows weight rows (for
 // one row of x on every path, for 2 on AVX2, and on AVX2 from 3 rows on where the L1 holds
 // 48 KiB, rows far apart: one from each of tile_rows runs of the slab); a tile's weights are
 // loaded once per vector and multiplied into n_rows · tile_rows register accumulators, so W is
@@ -10,9 +10,9 @@
 // The columns are taken in chunks of x (kept in L1 where it holds 48 KiB, in L2 where it holds
 // 32, or where a kernel wants whole weight rows as runs), and tiles of adjacent rows
 // prefetch the weights of a later tile: the next one into L1, or, with the chunks in L2, the one
-// about 256 KiB ahead into L2; far-apart rows prefetch each run 2 KiB ahead. Chunks and vector
-// lanes follow column numbers, so the rounding, like the answer, is the same wherever the
-// buffers are allocated.
+// l2_prefetch_bytes_ahead ahead into L2; far-apart rows prefetch each run line_prefetch_bytes
+// ahead. Chunks and vector lanes follow column numbers, so the rounding, like the answer, is the
+// same wherever the buffers are allocated.
 #include "small_m_gemm.hpp"
 
 #include "keep_in_register.hpp"
@@ -42,7 +42,8 @@ constexpr std::size_t min_parallel_weights = choices.min_parallel_weights;
 // Columns of x are taken in chunks of at most x_chunk_bytes(to) over all n_rows rows; each chunk
 // costs one horizontal sum per output, and each weight row is streamed as chunk-long runs. With a
 // 48 KiB L1 a chunk stays in L1 beside the weight tile; with a 32 KiB L1 none worth having does,
-// and chunks in L2 make each weight row one long run.
+// and chunks in L2 make each weight row one long run
+// (bench/journal/2026-12-01-x-chunks-by-l1-size.md).
 constexpr std::size_t l1_chunk_bytes = choices.l1_chunk_bytes;
 constexpr std::size_t l2_chunk_bytes = choices.l2_chunk_bytes;
 constexpr std::size_t l1_fits_chunk_bytes = large_l1_bytes;
@@ -50,7 +51,7 @@ constexpr std::size_t l1_fits_chunk_bytes = large_l1_bytes;
 // How the tiles prefetch W, chosen with the chunk size, since both follow the L1: with chunks in
 // L1, the next tile's weights into L1; with chunks in L2, the weights about
 // l2_prefetch_bytes_ahead ahead into L2, as next-tile requests into L1 came too late for memory
-// to overlap the arithmetic.
+// to overlap the arithmetic (bench/journal/2026-12-02-prefetching-w-into-l2.md).
 enum class PrefetchTo { l1, l2 };
 constexpr std::size_t l2_prefetch_bytes_ahead = choices.l2_prefetch_bytes_ahead;
 
@@ -70,7 +71,8 @@ constexpr std::size_t page_floats = 4096 / sizeof(float);
 constexpr std::size_t line_floats = 64 / sizeof(float);
 
 // Weight rows far apart that a spread tile reads at once (one row of x, and two on AVX2): one
-// from each of as many equal runs of a thread's slab.
+// from each of as many equal runs of a thread's slab, as the bandwidth probe reads memory
+// (bench/journal/2026-12-02-one-row-of-x-as-four-streams.md).
 constexpr std::size_t spread_streams = choices.spread_streams;
 
 // Beta is 0 or 1 (the Requires of small_m_gemm); 0 must not read y, which may be garbage.
@@ -97,7 +99,8 @@ inline std::uintptr_t address_of(const float* p) { return reinterpret_cast<std::
 // At 8 rows of x a core is busy with FMAs, so its out-of-order window spans few weight
 // lines and the stream from memory stalls between them; asking for a later tile's weights
 // while this one computes overlaps the two. At 1 or 2 rows the core issues loads fast enough
-// for the hardware prefetcher alone, and the prefetches only cost issue slots.
+// for the hardware prefetcher alone, and the prefetches only cost issue slots
+// (bench/journal/2026-11-30-small-m-projection-choices.md).
 constexpr std::size_t min_rows_to_prefetch = choices.min_rows_to_prefetch;
 
 // From this many rows of x, Avx2Isa reads far-apart weight rows with lines() where it can.
@@ -111,13 +114,11 @@ inline void prefetch(std::uintptr_t address) {
 }
 
 // Columns of a chunk before rounding. Kernels that want each weight row as one long run more
-// than x in L1 (whole_runs: Avx2Isa's far-apart lines from 3 rows of x, and its passes) take a
-// chunk of x that may fill l2_chunk_bytes (bench/README.md, "Far-apart whole lines for 3 to 8
-// rows of x" and "Whole weight rows for the passes"). With chunks in L1 and prefetching tiles,
-// the chunk of x, the tile of weights being read and the next one being prefetched share the
-// L1: at 4 rows of x and 3 weight rows on AVX2, a 32 KiB chunk (2048 columns) made that 80 KiB,
-// and 1024 columns took 1.5-1.8 ms at D=4096 against 1.9-2.2 (bench/README.md, "Prefetches
-// spread over the passes"). So the columns are cut until the three fit in l1_fits_chunk_bytes.
+// than x in L1 (whole_runs: Avx2Isa's far-apart lines from 3 rows of x, and its passes; see
+// Avx2Isa::whole_runs) take a chunk of x that may fill l2_chunk_bytes. With chunks in L1 and
+// prefetching tiles, the chunk of x, the tile of weights being read and the next one being
+// prefetched share the L1, so the columns are cut until the three fit in l1_fits_chunk_bytes
+// (bench/journal/2026-12-02-prefetches-spread-over-passes.md).
 std::size_t chunk_cols_at_most(std::size_t n_rows, std::size_t tile_rows, bool whole_runs, PrefetchTo to) {
     if (whole_runs) return l2_chunk_bytes / (n_rows * sizeof(float));
     const std::size_t cols = x_chunk_bytes(to) / (n_rows * sizeof(float));
@@ -149,12 +150,12 @@ struct SlabKernel {
 
 // Portable path: eight partial sums per output keep the rounding error near the vector
 // paths' and give the compiler an independent chain per lane. They are two GCC vectors of four
-// floats, one SSE or NEON register each, so every tile is vector code on any target: written as
-// eight scalar chains, GCC's cost model left the lone-row tile (tile<1, 1>) scalar on x86-64-v2
-// and aarch64 (scripts/test-arm64.sh checks the disassembly); as one vector of eight, wider than
-// those registers, GCC lowered it through memory, 1.3-4.6 times slower (bench/README.md, "The
-// portable tile on ARM"). One row of x reads four weight rows far apart at once, as Avx2Isa
-// does (see there); more rows, one weight row.
+// floats, one SSE or NEON register each, so every tile is vector code on any target: as eight
+// scalar chains GCC's cost model left the lone-row tile (tile<1, 1>) scalar, and one vector of
+// eight, wider than those registers, it lowers through memory
+// (bench/journal/2026-12-03-portable-tile-on-arm.md; scripts/test-arm64.sh checks the
+// disassembly). One row of x reads four weight rows far apart at once, as Avx2Isa does (see
+// there); more rows, one weight row.
 struct ScalarIsa {
     static constexpr std::size_t tile_rows(std::size_t m, PrefetchTo) { return m == 1 ? spread_streams : 1; }
     static constexpr bool spread(std::size_t m, PrefetchTo) { return m == 1; }
@@ -211,15 +212,16 @@ inline float reduce_add(__m256 v) {
 // one x vector (one weight row alone, at n_rows = 1, is an FMA memory operand); at least
 // 8 accumulators keep both FMA pipes busy through the 4-cycle latency. AVX2 has 16 ymm
 // registers; with AVX-512VL the compiler may use 32, room for 2 weight rows at 7 and 8 rows
-// of x (53 GB/s against 37 with 1 weight row at 8 rows, bench/README.md).
+// of x (bench/journal/2026-11-30-small-m-projection-choices.md).
 //
 // In 16 registers a tile covering all 8 rows of x has room for one weight row only, so each
-// x vector loaded fed a single FMA: 9 loads per 8 FMAs, and the loads, not memory, bounded
-// it (bench/README.md, issue 13). There the rows of x are taken in passes of at most
-// pass_rows over the same tile of weights, each pass with 3 weight rows (12 accumulators, 3
-// weight vectors and one x vector fill the 16 registers): 7 loads per 12 FMAs. The passes
-// after the first read the tile's weights from L1 or L2. Every output's sum runs over the same
-// lanes in the same order as in one pass, so the bits of y do not change.
+// x vector loaded would feed a single FMA: 9 loads per 8 FMAs, and the loads, not memory, bound
+// it. There the rows of x are taken in passes of at most pass_rows over the same tile of
+// weights, each pass with 3 weight rows (12 accumulators, 3 weight vectors and one x vector
+// fill the 16 registers): 7 loads per 12 FMAs
+// (bench/journal/2026-12-01-avx2-tile-at-4-7-8-rows.md). The passes after the first read the
+// tile's weights from L1 or L2. Every output's sum runs over the same lanes in the same order as
+// in one pass, so the bits of y do not change.
 struct Avx2Isa {
 #ifdef __AVX512VL__
     static constexpr std::size_t registers = 32;
@@ -227,8 +229,8 @@ struct Avx2Isa {
     static constexpr std::size_t registers = 16;
 #endif
     // Rows of x per pass. At 5 and 6 rows one pass with 2 weight rows already loads as
-    // little per FMA as passes of 3 rows would, without reading the weights twice (passes
-    // measured slower there, bench/README.md).
+    // little per FMA as passes of 3 rows would, without reading the weights twice, and is
+    // faster (bench/journal/2026-12-01-avx2-tile-at-4-7-8-rows.md).
     static constexpr std::size_t pass_rows(std::size_t m) {
         return registers == 16 && m >= choices.passes_from_rows ? choices.pass_rows : m;
     }
@@ -241,8 +243,9 @@ struct Avx2Isa {
     }
 
     // Far-apart weight rows a lines() tile can hold in registers at m rows of x: m · r
-    // accumulators, r weight vectors and one x vector; 0 where fewer than min_line_streams fit
-    // (2 streams read slower than the adjacent tiles at 6 rows, bench/README.md).
+    // accumulators, r weight vectors and one x vector; 0 where fewer than min_line_streams fit,
+    // as two streams read slower than the adjacent tiles
+    // (bench/journal/2026-12-03-far-apart-whole-lines.md).
     static constexpr std::size_t min_line_streams = choices.min_line_streams;
     static constexpr std::size_t line_streams(std::size_t m) {
         for (std::size_t r = spread_streams; r >= min_line_streams; --r) {
@@ -250,30 +253,25 @@ struct Avx2Isa {
         }
         return 0;
     }
-    // Whether lines() holds its weight vectors in registers. Where they take the last registers
-    // (4 rows of x in 16: 12 accumulators, 3 weights, x), GCC spilled two accumulators in the
-    // loop, and 4 rows from cache took 1.25 times as long as the adjacent tiles; left to GCC,
-    // the weights become FMA memory operands, read again from L1, and no accumulator spills
-    // (1.08 times the adjacent tiles from cache, 0.85 from DRAM; bench/README.md).
+    // Whether lines() holds its weight vectors in registers. Where they would take the last
+    // registers (4 rows of x in 16: 12 accumulators, 3 weights, x), GCC spills accumulators in
+    // the loop; left to GCC, the weights become FMA memory operands, read again from L1, and no
+    // accumulator spills (bench/journal/2026-12-03-far-apart-whole-lines.md).
     static constexpr bool weights_in_registers(std::size_t m, std::size_t r) { return m * r + r + 1 < registers; }
 
-    // One or two rows of x read W as spread_streams streams far apart; at one row a whole
-    // cache line (two vectors, two accumulators) of each per step. On a Zen 5 guest
-    // tiles of 8 adjacent rows, half a line each per step, read at 50-55 GB/s where these read
-    // 55-65, and at two rows 5 adjacent rows read 44-47 against 49-52 (bench/README.md, "One
-    // row of x as four streams"). From 3 rows on, far-apart streams too (lines()) where the
-    // registers hold at least min_line_streams of them and the L1 holds 48 KiB, where they were
-    // measured (Zen 5); with a 32 KiB L1 the adjacent tiles and their L2 prefetch stay, as
-    // measured on Zen 4, until lines() is measured on such a core.
+    // One or two rows of x read W as spread_streams streams far apart, faster than adjacent
+    // tiles; at one row a whole cache line (two vectors, two accumulators) of each per step
+    // (bench/journal/2026-12-02-one-row-of-x-as-four-streams.md). From 3 rows on, far-apart
+    // streams too (lines()) where the registers hold at least min_line_streams of them and the
+    // L1 holds 48 KiB, where they were measured (Zen 5); with a 32 KiB L1 the adjacent tiles and
+    // their L2 prefetch stay, as measured on Zen 4, until lines() is measured on such a core.
     static constexpr bool spread(std::size_t m, PrefetchTo to) {
         return m < min_rows_for_lines || (to == PrefetchTo::l1 && line_streams(m) != 0);
     }
     // lines() reads each weight row as one run through its part of the slab, and so do the
-    // passes (7 and 8 rows in 16 registers). For the passes, x read from L2 costs less than
-    // chunks of x cut to fit the L1 beside two weight tiles (832 columns at 8 rows, so a 1024-wide
-    // W in two runs per row, a 4096-wide one in five): on a Zen 5 guest 8 rows of a cold
-    // 1024 x 1024 W took 0.72-0.90 times as long, and at D=4096 the ratio stayed within the
-    // host's noise (bench/README.md, "Whole weight rows for the passes").
+    // passes (7 and 8 rows in 16 registers): for them x read from L2 costs less than chunks of x
+    // cut to fit the L1 beside two weight tiles, which split every weight row into several runs
+    // (bench/journal/2026-12-03-whole-weight-rows-for-passes.md).
     static constexpr bool whole_runs(std::size_t m, PrefetchTo to) {
         return (m >= min_rows_for_lines && spread(m, to)) || pass_rows(m) < m;
     }
@@ -351,13 +349,12 @@ struct Avx2Isa {
     // y[m · ldy + r · spread] for the M rows of x and the R far-apart weight rows at
     // t.w + r · spread · ldw, from 3 rows of x on. Tiles of adjacent rows read W in short runs
     // (a chunk of x each) and need the next tile prefetched; with so many FMAs per weight line
-    // the core's window holds too few lines to keep memory busy, and at 3 and 4 rows W came in at
-    // about 24 GB/s per core with no FMAs at all, against 40-43 for four long streams. So each of
-    // the R rows is one long run through its part of the slab, a whole line of it per step
-    // (each load instruction then strides a line; half a line per step read at 32 GB/s against
-    // 43), and each run asks for its line line_prefetch_bytes ahead (bench/README.md, "Far-apart
-    // whole lines for 3 to 8 rows of x"). Both halves of a line go into the same accumulator, so
-    // every lane sums its columns in order, as in the other tiles.
+    // the core's window holds too few lines to keep memory busy, and their read order, not their
+    // FMAs, sets their pace. So each of the R rows is one long run through its part of the slab,
+    // a whole line of it per step (each load instruction then strides a line, which reads faster
+    // than half a line), and each run asks for its line line_prefetch_bytes ahead
+    // (bench/journal/2026-12-03-far-apart-whole-lines.md). Both halves of a line go into the same
+    // accumulator, so every lane sums its columns in order, as in the other tiles.
     template <std::size_t M, std::size_t R>
     static void lines(const Tile& t) {
         constexpr std::size_t width = 8;
@@ -407,9 +404,8 @@ struct Avx2Isa {
 
     // Rows [0, M) of x in passes of at most P rows. Each pass prefetches its share of the
     // later tile's lines (pass k of n the lines k, k + n, ...): asked for by the first pass
-    // alone, they had half the time to arrive, at twice the rate memory gives two cores on
-    // Zen 5, and 8 rows took 2.2-2.6 ms at D=4096 against 1.7-1.8 spread over both passes
-    // (bench/README.md, "Prefetches spread over the passes").
+    // alone, they would have to arrive within that pass, faster than memory delivers to two
+    // cores (bench/journal/2026-12-02-prefetches-spread-over-passes.md).
     template <std::size_t M, std::size_t P, std::size_t R, bool Prefetch, PrefetchTo to, std::size_t Pass = 0,
               std::size_t Passes = (M + P - 1) / P>
     static void passes(const Tile& t) {
@@ -492,10 +488,9 @@ inline float reduce_add(__m512 v) {
 // of x only (see Avx512Table).
 struct Avx512Isa {
     // One row of x reads four weight rows far apart, as Avx2Isa::streams, two lines of each
-    // per step (two zmm accumulators per output). On a Zen 5 guest a cold 1024 × 1024 W took
-    // 78-97 µs against 93-121 for 8 adjacent rows, and 4096 × 4096 tied within the host's noise
-    // (bench/README.md, "One row of x as four streams"). Two rows of x keep the adjacent tile:
-    // four streams with 16 accumulators read slower there (medians 1.59 against 1.45 ms).
+    // per step (two zmm accumulators per output): faster than 8 adjacent rows on a 1024-wide W,
+    // no slower on a 4096-wide one. Two rows of x keep the adjacent tile, where four streams with
+    // 16 accumulators read slower (bench/journal/2026-12-02-one-row-of-x-as-four-streams.md).
     static constexpr std::size_t tile_rows(std::size_t m, PrefetchTo to) {
         return spread(m, to) ? spread_streams : choices.zmm_tile_rows;
     }
@@ -615,9 +610,10 @@ struct OneIsaTable {
 };
 
 #ifdef __AVX512F__
-// Where AVX-512 is there, zmm tiles for 1 and 2 rows of x and ymm tiles (in 32 registers)
-// above: streaming a cold W the ymm kernel is the faster one from 3 or 4 rows on, although
-// it is the slower one on a W in cache (figures in bench/README.md).
+// Where AVX-512 is there, zmm tiles up to zmm_max_rows rows of x and ymm tiles (in 32
+// registers) above: streaming a cold W the ymm kernel is the faster one from 3 or 4 rows on,
+// although it is the slower one on a W in cache
+// (bench/journal/2026-11-30-small-m-projection-choices.md).
 constexpr std::size_t zmm_max_rows = choices.zmm_max_rows;
 struct Avx512Table {
     template <std::size_t M, PrefetchTo to>

@@ -33,8 +33,8 @@ SmallML1 small_m_l1();
 // Each OpenMP thread streams one contiguous slab of W's rows once, for all n_rows rows of x.
 // y is not read when beta is 0, so it may hold garbage then. The order of the sums depends
 // on the shape, the isa and l1 only, never on addresses or the thread count: equal inputs give
-// equal bits on one machine. A page-aligned W streams fastest (W 16 bytes into a page: about
-// 15 % slower at 8 rows).
+// equal bits on one machine. A page-aligned W streams fastest
+// (bench/journal/2026-11-30-linear-sgemv-small-m-or-sgemm.md).
 // Requires: 1 <= n_rows <= small_m_max_rows; in_dim >= 1; beta is 0 or 1;
 // y overlaps neither x nor w; isa is in small_m_isas().
 void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,

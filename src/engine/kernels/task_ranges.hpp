@@ -12,11 +12,10 @@
 namespace kvbench {
 
 // Why not OpenMP's schedules: schedule(static) makes the step wait for the slower thread, and
-// on a shared host one core often runs slower than the other for a while (17 % of a GQA profile
-// was a thread spinning at the end of the loop); schedule(dynamic, 1) balances, but alternates
-// the tasks between threads, so each thread's reads of the KV cache restart at every task, and
-// the AVX2 B=8 MQA step at D=1024 took 3-5 % longer (bench/README.md, "Attention's tasks:
-// contiguous ranges, and the rest taken from the back"). Here each thread walks its own range
+// on a shared host one core often runs slower than the other for a while; schedule(dynamic, 1)
+// balances, but alternates the tasks between threads, so each thread's reads of the KV cache
+// restart at every task, which cost time where the cores ran even
+// (bench/journal/2026-12-02-attention-task-ranges.md). Here each thread walks its own range
 // front to back, one stream, and only the tail of the work moves.
 class TaskRanges {
 public:
