@@ -8,7 +8,7 @@
 #include "cli/value_list.hpp"
 #include "kvbench/compare/history.hpp"
 #include "kvbench/engine/config.hpp"
-#include "kvbench/report/atomic_file.hpp"
+#include "kvbench/files/atomic_file.hpp"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 
 #include "cli/exit_status.hpp"
 #include "cli/output_streams.hpp"
-#include "kvbench/report/atomic_file.hpp"
+#include "kvbench/files/atomic_file.hpp"
 #include "kvbench/report/merge.hpp"
 
 #include <fmt/format.h>
