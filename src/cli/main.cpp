@@ -3,6 +3,7 @@
 #include "cli/compare_command.hpp"
 #include "cli/exit_status.hpp"
 #include "cli/generate_command.hpp"
+#include "cli/help_command.hpp"
 #include "cli/memory_command.hpp"
 #include "cli/models_command.hpp"
 #include "cli/roofline_command.hpp"
@@ -42,7 +43,8 @@ constexpr const char* overview = R"(Quick start:
                             a real model's KV-cache bill, and what fits
   kvbench compare BASE NEW  two result files row by row: faster, slower or
                             the same within noise (exit 1 on a slowdown)
-  kvbench sweep --help      every axis, output format and option
+  kvbench sweep --help      every axis, output format and option (or
+                            kvbench help sweep)
 
 Exit status: 0 success; 1 a point or the --verify check failed, or a report
 could not be written; 2 bad usage (nothing is run); 128 + the signal when
@@ -82,6 +84,8 @@ int main(int argc, char** argv) {
     CLI::App* models = kvbench::add_models_command(app, models_options);
     kvbench::CompareCliOptions compare_options;
     CLI::App* compare = kvbench::add_compare_command(app, compare_options);
+    std::string help_topic;
+    CLI::App* help = kvbench::add_help_command(app, help_topic);
 
     kvbench::record_command_line(argc, argv);  // for the reports' command_line column
     try {
@@ -90,7 +94,7 @@ int main(int argc, char** argv) {
         // Help and version are "errors" that exit 0 and print to stdout.
         if (error.get_exit_code() == 0) return finish_stdout(app.exit(error));
         const CLI::App* command = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
-        fmt::print(stderr, "kvbench: error: {}; see kvbench{} --help\n", kvbench::describe_parse_error(app, error),
+        fmt::print(stderr, "kvbench: error: {}; see kvbench{} --help\n", kvbench::without_library_tags(kvbench::describe_parse_error(app, error)),
                    command ? " " + command->get_name() : "");
         return exit_usage;
     }
@@ -102,16 +106,17 @@ int main(int argc, char** argv) {
         if (memory->parsed()) return finish_stdout(kvbench::run_memory_command(memory_options));
         if (models->parsed()) return finish_stdout(kvbench::run_models_command(models_options));
         if (compare->parsed()) return finish_stdout(kvbench::run_compare_command(compare_options));
+        if (help->parsed()) return finish_stdout(kvbench::run_help_command(app, help_topic));
         fmt::print("{}", app.help());
         return finish_stdout(0);
     } catch (const kvbench::ConfigError& error) {
-        fmt::print(stderr, "kvbench: error: {}\n", error.what());
+        fmt::print(stderr, "kvbench: error: {}\n", kvbench::without_library_tags(error.what()));
         return exit_usage;
     } catch (const std::bad_alloc&) {
         fmt::print(stderr, "kvbench: error: out of memory; lower --seq, --batch or --dim, or set --max-memory\n");
         return exit_failure;
     } catch (const std::exception& error) {
-        fmt::print(stderr, "kvbench: error: {}\n", error.what());
+        fmt::print(stderr, "kvbench: error: {}\n", kvbench::without_library_tags(error.what()));
         return exit_failure;
     }
 }

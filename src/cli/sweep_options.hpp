@@ -71,6 +71,9 @@ struct SweepPlan {
     TableOptions table;       // how the human tables render (--time-unit)
 };
 
+// Whether --resume can read this run's -o back: a csv, json or jsonl file.
+bool resumable_output(const OutputPlan& out);
+
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options);
 
 // Parses every value and applies the cross-flag rules; checks, before anything is measured,
