@@ -105,8 +105,8 @@ BENCHMARK(BM_AttendDecode)
 
 // The same shapes warm: the kernel's own speed, without the wait for memory. Then MHA with its
 // cache in L2 (2 MiB, over two cores' L2) and in L3 (16 MiB): the one-row tiles' own speed,
-// which a cache streamed from DRAM hides (bench/README.md, "Tried on the same Zen 4 and left
-// out"); N=1024 is left to the CI gate's filter.
+// which a cache streamed from DRAM hides (bench/journal/2026-12-02-zen-4-tried-and-left-out.md);
+// N=1024 is left to the CI gate's filter.
 BENCHMARK(BM_AttendDecode)
     ->ArgNames({"B", "N", "D", "H", "G", "cold"})
     ->Args({8, 4096, 1024, 16, 1, 0})
@@ -131,7 +131,7 @@ BENCHMARK(BM_AttendDecodeKv)
 
 // MHA in each stored type with its cache in L3 or L2 (B=1 N=1024 D=1024: 8 MiB in f32, 2 MiB in
 // int8 over two cores' L2), warm: the fused tiles' own speed, conversions included, which the
-// stream from DRAM hides (bench/README.md, "The fused tiles from cache").
+// stream from DRAM hides (bench/journal/2026-12-02-fused-tiles-from-cache.md).
 BENCHMARK(BM_AttendDecodeKv)
     ->ArgNames({"B", "N", "D", "H", "G", "kv", "cold"})
     ->ArgsProduct({{1}, {1024}, {1024}, {16}, {16}, {0, 1, 2, 4}, {0}})

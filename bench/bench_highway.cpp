@@ -1,7 +1,7 @@
 // BM_HighwayLinear: the small-M projection of small_m_gemm.cpp written once with Google Highway
 // (runtime dispatch over SSE4, AVX2, AVX-512, NEON, SVE), timed beside linear() on the same
-// shapes: the measurement behind the choice of hand-written back-ends (bench/README.md,
-// "Highway or hand-written back-ends").
+// shapes: the measurement behind the choice of hand-written back-ends
+// (bench/journal/2026-12-01-highway-or-hand-written.md).
 //
 // The port keeps small_m_gemm's algorithm, so that only the way it is written differs: the
 // chunk of x staged in L1, tiles of weight rows each loaded once per vector for every row of

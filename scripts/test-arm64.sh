@@ -36,7 +36,7 @@ kvbench_locked cmake --build "$build" -j "$(nproc)" --target kvbench_kernel_test
 # tile must multiply-add four lanes at a time (fmla on .4s), and the grouped attention kernel
 # must be mostly vector code.
 objects="$build/src/engine/CMakeFiles/kvbench_engine.dir"
-tiles=$(aarch64-linux-gnu-objdump -d --no-show-raw-insn -C "$objects/small_m_gemm.cpp.o" |
+tiles=$(aarch64-linux-gnu-objdump -d --no-show-raw-insn -C "$objects/kernels/small_m_gemm.cpp.o" |
   awk '/^[0-9a-f]+ <.*ScalarIsa::tile</ { name = $0; n_tiles++; next }
        /^[0-9a-f]+ </ { name = "" }
        name != "" && /fmla[ \t]+v[0-9]+\.4s/ { vector[name] = 1 }
@@ -46,8 +46,8 @@ if ((n_tiles == 0 || n_vector_tiles < n_tiles)); then
   echo "kvbench: error: test-arm64.sh: $n_vector_tiles of the $n_tiles portable small-M tiles use vector fmla" >&2
   exit 1
 fi
-grouped_vector=$(aarch64-linux-gnu-objdump -d --no-show-raw-insn "$objects/attention_grouped.cpp.o" | grep -cE '\bv[0-9]+\.4s' || true)
-grouped_scalar=$(aarch64-linux-gnu-objdump -d --no-show-raw-insn "$objects/attention_grouped.cpp.o" |
+grouped_vector=$(aarch64-linux-gnu-objdump -d --no-show-raw-insn "$objects/kernels/attention_grouped.cpp.o" | grep -cE '\bv[0-9]+\.4s' || true)
+grouped_scalar=$(aarch64-linux-gnu-objdump -d --no-show-raw-insn "$objects/kernels/attention_grouped.cpp.o" |
   grep -cE '\bf(add|mul|mla|madd|sub|max)[ \t]+s[0-9]+,' || true)
 if ((grouped_vector <= grouped_scalar)); then
   echo "kvbench: error: test-arm64.sh: attention_grouped.cpp has $grouped_vector vector and $grouped_scalar scalar float instructions" >&2

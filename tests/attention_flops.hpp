@@ -2,6 +2,8 @@
 // words and the naive twins' own counts, never from the kernels: what their counts are tested against.
 #pragma once
 
+#include "attend_group.hpp"
+
 #include "kvbench/engine/attention.hpp"
 #include "kvbench/engine/reference.hpp"
 
@@ -18,7 +20,7 @@ inline std::uint64_t round_up(std::uint64_t n, std::uint64_t multiple) { return 
 inline std::uint64_t documented_group_flops(std::uint64_t n_rows, std::uint64_t head_dim, std::uint64_t n_ctx) {
     const AttendKernelShape shape = attend_group_shape();
     const std::uint64_t by_lanes = shape.lanes_kernel_rows;
-    if (by_lanes > 0 && n_rows >= 8 && n_rows % by_lanes == 0 && head_dim % by_lanes == 0) {
+    if (by_lanes > 0 && n_rows >= shape.lanes_kernel_min_rows && n_rows % by_lanes == 0 && head_dim % by_lanes == 0) {
         return 4 * n_rows * n_ctx * head_dim;  // the lanes kernel pads nothing
     }
     const std::uint64_t lanes = shape.lanes, key_block = shape.key_block;

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Every relative link of the documents leads somewhere: a file that exists, and for a
 #anchor a heading of that file (GitHub's anchor rules). Checks README.md, docs/, bench/ and
-results/README.md, the docs/<page>.md#<anchor> citations in code comments, and that every
-bench/journal entry is listed in the journal's index.
+results/README.md, the docs/<page>.md#<anchor> citations in code comments, that every
+bench/journal/<date>-<topic>.md named in code (the kernels' comments link their tuned choices
+so) exists, and that every bench/journal entry is listed in the journal's index.
 
 Usage: check_doc_links.py <source root>. Prints one line per broken link; exit 1 if any."""
 
@@ -13,6 +14,9 @@ import unicodedata
 
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 CODE_CITATION = re.compile(r"\bdocs/([a-z_]+\.md)#([A-Za-z0-9_-]+)")
+# A journal entry named in code: the name runs to the first character a file name here does not
+# use, less a sentence's closing period, so a misspelt or wrapped name is caught, not skipped.
+JOURNAL_CITATION = re.compile(r"\bbench/journal/([A-Za-z0-9_.-]*[A-Za-z0-9_-])")
 FENCE = re.compile(r"^\s*(```|~~~)")
 INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 
@@ -83,6 +87,7 @@ def check_documents(root):
 
 
 def check_code_citations(root):
+    journal = root / "bench" / "journal"
     errors = []
     for folder in ("src", "include", "tests", "bench", "scripts", "plots", "fuzz", "cmake", ".ci"):
         for path in sorted((root / folder).rglob("*")):
@@ -93,13 +98,16 @@ def check_code_citations(root):
             except UnicodeDecodeError:
                 continue
             for number, line in enumerate(text.split("\n"), 1):
+                where = f"{path.relative_to(root)}:{number}"
                 for page, anchor in CODE_CITATION.findall(line):
                     doc = root / "docs" / page
-                    where = f"{path.relative_to(root)}:{number}"
                     if not doc.exists():
                         errors.append(f"{where}: docs/{page}: no such file")
                     elif anchor not in anchors(doc):
                         errors.append(f"{where}: docs/{page}#{anchor}: no heading with that anchor")
+                for entry in JOURNAL_CITATION.findall(line):
+                    if not (entry.endswith(".md") and (journal / entry).is_file()):
+                        errors.append(f"{where}: bench/journal/{entry}: no such journal entry")
     return errors
 
 

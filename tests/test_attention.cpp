@@ -1,8 +1,13 @@
-#include "engine/prefetch_plan.hpp"
+#include "attend_group.hpp"
+#include "kernels/attention_grouped.hpp"
+#include "kernels/attention_kernel.hpp"
+#include "kernels/prefetch_plan.hpp"
+#include "kernels/vector_math.hpp"
+
 #include "kvbench/engine/attention.hpp"
 #include "kvbench/engine/causal_attention.hpp"
+#include "kvbench/engine/kernel_isa.hpp"
 #include "kvbench/engine/reference.hpp"
-#include "kvbench/engine/vector_math.hpp"
 #include "kvbench/engine/rng.hpp"
 #include "kvbench/engine/weights.hpp"
 
@@ -15,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 using namespace kvbench;
@@ -153,9 +159,10 @@ TEST_CASE("attend_causal matches per-row reference attention and skips the upper
 
 namespace {
 
-// attend_group on random data, normalised, against the reference. q and K/V rows are
-// strided wider than head_dim when `padded`, as in the uncached qkv rows.
-double group_error(std::size_t group_size, std::size_t head_dim, std::size_t n_ctx, bool padded) {
+// attend_group (or `kernel`) on random data, normalised, against the reference. q and K/V rows
+// are strided wider than head_dim when `padded`, as in the uncached qkv rows.
+double group_error(std::size_t group_size, std::size_t head_dim, std::size_t n_ctx, bool padded,
+                   GroupKernel kernel = &attend_group) {
     const std::size_t q_stride = padded ? head_dim + 5 : head_dim;
     const std::size_t kv_stride = padded ? head_dim + 3 : head_dim;
     const auto q = random_vector(group_size * q_stride, 40 + group_size);
@@ -173,9 +180,12 @@ double group_error(std::size_t group_size, std::size_t head_dim, std::size_t n_c
     problem.head_dim = head_dim;
     problem.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     AttendWorkspace workspace(group_size, head_dim);
-    const std::uint64_t flops =
-        attend_group(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
-    CHECK(flops == documented_group_flops(group_size, head_dim, n_ctx));
+    const std::uint64_t flops = kernel(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
+    if (kernel == &attend_group_by_lanes) {
+        CHECK(flops == 4 * group_size * n_ctx * head_dim);  // the lanes kernel pads nothing
+    } else {
+        CHECK(flops == documented_group_flops(group_size, head_dim, n_ctx));
+    }
     for (std::size_t i = 0; i < group_size; ++i) {
         for (std::size_t d = 0; d < head_dim; ++d) out[i * head_dim + d] /= row_sum[i];
     }
@@ -269,7 +279,7 @@ TEST_CASE("attend_group matches the reference for group sizes 1-20, odd head dim
 TEST_CASE("attend_group matches the reference for large groups, as the grouped kernel takes them") {
     // Builds without AVX-512 run attention_grouped.cpp's kernel for groups that are a multiple of
     // its vector (8 rows on AVX2, 4 otherwise; 8 at least) with whole-vector head dims; the rest,
-    // and every group on AVX-512, keep attend_group's own tiles. Contexts straddle its 24-key
+    // and every group on AVX-512, take attend_group_tiled. Contexts straddle the lanes kernel's 24-key
     // blocks and the 6- and 12-key score tiles; 40 and 56 rows leave partial output tiles.
     for (std::size_t group_size : {8u, 12u, 16u, 24u, 32u, 40u, 56u, 64u}) {
         for (std::size_t head_dim : {8u, 16u, 40u, 64u, 128u}) {
@@ -283,6 +293,39 @@ TEST_CASE("attend_group matches the reference for large groups, as the grouped k
         INFO("strided group_size=" << group_size);
         CHECK(group_error(group_size, 64, 100, true) < 1e-5);
     }
+}
+
+TEST_CASE("attend_group_by_lanes matches the reference on every build, where it is chosen or not") {
+    // AVX-512 builds compile the lanes kernel (8 lanes) but choose their own tiles: held to the
+    // reference here all the same. Groups and head dims are whole vectors of its lanes.
+    const std::size_t width = lanes_kernel_width();
+    for (std::size_t group_size : {width, 2 * width, 3 * width, 8 * width}) {
+        for (std::size_t head_dim : {width, 5 * width, 64 / width * width}) {
+            for (std::size_t n_ctx : {1u, 23u, 25u, 300u}) {
+                INFO("group_size=" << group_size << " head_dim=" << head_dim << " n_ctx=" << n_ctx);
+                CHECK(group_error(group_size, head_dim, n_ctx, false, &attend_group_by_lanes) < 1e-5);
+            }
+        }
+    }
+    INFO("strided");
+    CHECK(group_error(2 * width, 8 * width, 100, true, &attend_group_by_lanes) < 1e-5);
+}
+
+TEST_CASE("attend_decode's kernel is chosen in one place, by the group's shape and the build") {
+    // The lanes kernel takes groups of 8 rows or more, whole vectors of its lanes, with head_dim
+    // whole vectors too, on builds without AVX-512 (kernels/tuning.hpp); every other group the tiles.
+    const auto chosen = [](std::size_t n_rows, std::size_t head_dim) -> std::string {
+        const GroupKernel kernel = group_kernel_for(n_rows, head_dim);
+        return kernel == &attend_group_tiled ? "tiled" : kernel == &attend_group_by_lanes ? "lanes" : "neither";
+    };
+    const std::string large_groups = std::string(kernel_isa()) == "avx512" ? "tiled" : "lanes";
+    const std::size_t width = lanes_kernel_width();
+    CHECK(chosen(1, 64) == "tiled");
+    CHECK(chosen(4, 64) == "tiled");
+    CHECK(chosen(9, 64) == "tiled");
+    CHECK(chosen(16, 64) == large_groups);
+    CHECK(chosen(8 * width, 64) == large_groups);
+    CHECK(chosen(16, 63) == "tiled");
 }
 
 TEST_CASE("attend_decode matches the reference for head dims 8 to 128 and group sizes up to 24") {
@@ -418,20 +461,31 @@ TEST_CASE("attend_decode_naive and attend_causal_naive compute what the fast ker
 }
 
 TEST_CASE("GQA's f32 dot tiles take the next block into L1 only where the L1 holds 48 KiB") {
-    // The exception in prefetch_plan.hpp, measured with a 48 KiB L1; elsewhere, and for every
-    // other cache type, the plan is the rule's.
-    const PrefetchPlan rule = block_prefetch_plan(KvDtype::f32);
-    const PrefetchPlan groups = block_prefetch_plan(KvDtype::f32, true);
-    if (l1_data_cache_bytes() >= large_l1_bytes) {
-        CHECK(groups.blocks_ahead == 1);
-        CHECK_FALSE(groups.into_l2);
-    } else {
-        CHECK(groups.blocks_ahead == rule.blocks_ahead);
-        CHECK(groups.into_l2 == rule.into_l2);
+    // prefetch_plan.hpp's measured choices, written out: (blocks ahead, into L2) per stored
+    // type on this build's instruction set, then the exception for GQA's f32 dot tiles.
+    struct Expected {
+        KvDtype stored;
+        std::size_t blocks_ahead;
+        bool into_l2;
+    };
+#if defined(__AVX512F__)
+    const Expected rule[] = {{KvDtype::f32, 1, true}, {KvDtype::f16, 1, false}, {KvDtype::bf16, 1, false},
+                             {KvDtype::int8, 1, false}};
+#else
+    const Expected rule[] = {{KvDtype::f32, 2, true}, {KvDtype::f16, 2, true}, {KvDtype::bf16, 2, true},
+                             {KvDtype::int8, 1, false}};
+#endif
+    constexpr std::size_t zen4_l1 = 32 * 1024, zen5_l1 = 48 * 1024;
+    for (const Expected& e : rule) {
+        INFO("stored=" << static_cast<int>(e.stored));
+        for (const bool groups : {false, true}) {
+            for (const std::size_t l1 : {zen4_l1, zen5_l1}) {
+                const PrefetchPlan plan = block_prefetch_plan(e.stored, groups, l1);
+                const bool exception = e.stored == KvDtype::f32 && groups && l1 == zen5_l1;
+                CHECK(plan.blocks_ahead == (exception ? 1 : e.blocks_ahead));
+                CHECK(plan.into_l2 == (exception ? false : e.into_l2));
+            }
+        }
     }
-    for (const KvDtype stored : {KvDtype::f16, KvDtype::bf16, KvDtype::int8}) {
-        INFO("stored=" << static_cast<int>(stored));
-        CHECK(block_prefetch_plan(stored, true).blocks_ahead == block_prefetch_plan(stored).blocks_ahead);
-        CHECK(block_prefetch_plan(stored, true).into_l2 == block_prefetch_plan(stored).into_l2);
-    }
+    CHECK(large_l1_bytes == zen5_l1);
 }

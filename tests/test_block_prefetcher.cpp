@@ -1,10 +1,9 @@
 // How the attention kernels' prefetcher spreads a later block's lines over the calls of the
-// block being computed (src/engine/block_prefetcher.hpp). Where it sends the lines does not
-// change a result, only when they arrive, so this checks the schedule itself.
-#include "engine/block_prefetcher.hpp"
-#include "engine/prefetch_plan.hpp"
-
-#include "kvbench/engine/attention_kernel.hpp"
+// block being computed (src/engine/kernels/block_prefetcher.hpp). Where it sends the lines does
+// not change a result, only when they arrive, so this checks the schedule itself.
+#include "kernels/attention_types.hpp"
+#include "kernels/block_prefetcher.hpp"
+#include "kernels/prefetch_plan.hpp"
 
 #include <doctest/doctest.h>
 

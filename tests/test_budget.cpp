@@ -4,6 +4,7 @@
 #include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
+#include "kvbench/measure/equivalence.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -51,6 +52,24 @@ TEST_CASE("the budget is the sum of what a point really allocates, by owner") {
         CHECK(point_memory_bytes(point, options) ==
               budget.weights_bytes + budget.kv_cache_bytes + budget.scratch_bytes + budget.inputs_bytes);
     }
+}
+
+TEST_CASE("--verify's budget adds its attention traces and the short context's own buffers") {
+    const GridPoint point{make_config(3, 100, 64, 8, 2, 2), 2};
+    const ModelConfig& c = point.config;
+    RunOptions options;
+    const MemoryBudget plain = point_memory(point, options);
+    options.verify = true;
+    const MemoryBudget verified = point_memory(point, options);
+    // Two traces of (L, B, H·dh) = (2, 3, 64) floats: the prefill's and the step's.
+    CHECK(verified.inputs_bytes == plain.inputs_bytes + 2 * 2 * 3 * 64 * sizeof(float));
+    ModelConfig context = c;
+    context.seq_len = verify_short_context;
+    const std::uint64_t context_bytes =
+        KvCache(context, context.seq_len).bytes() + ForwardScratch(context, point.n_threads).bytes() +
+        DecodeScratch(context, context.seq_len, point.n_threads).bytes() +
+        3 * make_inputs(context, 1).size() * sizeof(float) + 2 * 2 * 3 * 64 * sizeof(float);
+    CHECK(verified.scratch_bytes == plain.scratch_bytes + context_bytes);
 }
 
 TEST_CASE("the largest term of a long-context point is its kv cache, with the options that shrink it") {

@@ -1,5 +1,7 @@
 // Runs the real kvbench binary on a small grid and reads its CSV back.
 #include "kvbench/engine/cost_model.hpp"
+#include "kvbench/engine/kv_convert.hpp"
+#include "kvbench/measure/runner.hpp"
 
 #include "attention_flops.hpp"
 #include "csv_reader.hpp"
@@ -130,8 +132,22 @@ TEST_CASE("a sweep over cache types times the uncached path once and gives every
         } else {
             REQUIRE_FALSE(r[col["kv_rel_error"]].empty());
             const double error = std::stod(r[col["kv_rel_error"]]);
-            CHECK(error > 0);
-            CHECK(error < 0.05);
+            // The row carries the point's own error: the same point measured here, on the same
+            // seed, one thread, a seeded fill (the f32 point times the uncached path).
+            const KvDtype reduced = *find_kv_dtype(dtype);
+            GridPoint point{test::make_config(1, 40, 64, 4, g, 1), 1, false};
+            point.config.kv_dtype = reduced;
+            RunOptions options;
+            options.n_reps = 1;
+            options.n_warmup = 0;
+            options.cold_cache = false;
+            const std::atomic<bool> never_stop{false};
+            const PointMeasurement expected = PointRunner(nullptr).run(point, options, never_stop);
+            REQUIRE(expected.kv_rel_error);
+            CHECK(error == doctest::Approx(*expected.kv_rel_error).epsilon(1e-5));
+            // And it is the type's: far above f32's rounding, within the type's tolerance.
+            CHECK(error > 100 * kv_unit_roundoff(KvDtype::f32));
+            CHECK(error < kv_equivalence_tolerance(reduced, dh));
         }
     }
     CHECK(n_uncached == 2);

@@ -86,3 +86,67 @@ TEST_CASE("describe names an explicit head dimension only") {
     CHECK(kvbench::describe(make_config(1, 8, 64, 4, 4, 1)) == "B=1 N=8 D=64 H=4 G=4 L=1");
     CHECK(kvbench::describe(make_config(1, 8, 64, 4, 4, 1, 48)) == "B=1 N=8 D=64 H=4 dh=48 G=4 L=1");
 }
+
+TEST_CASE("an MLP and experts belong to a full block, whole") {
+    auto config = make_config(1, 8, 64, 4, 4, 2);
+    config.ffn_dim = 256;
+    CHECK_THROWS_WITH_AS(validate(config), "--ffn-dim 256 needs --block full", ConfigError);
+    config.block = kvbench::BlockKind::full;
+    CHECK_NOTHROW(validate(config));
+    config.ffn_dim = 0;
+    CHECK_THROWS_WITH_AS(validate(config), "--block full needs --ffn-dim, the width of its MLP", ConfigError);
+    config.moe = {.n_experts = 8, .n_active = 9, .n_shared = 0, .expert_dim = 32, .n_dense_layers = 0};
+    CHECK_THROWS_WITH_AS(validate(config), "--experts-active 9 must be between 1 and --experts 8", ConfigError);
+    config.moe.n_active = 2;
+    CHECK_NOTHROW(validate(config));  // every layer's MLP is experts: no dense width needed
+    config.moe.n_dense_layers = 1;
+    CHECK_THROWS_WITH_AS(validate(config), "--block full needs --ffn-dim, the width of its MLP", ConfigError);
+    config.moe.n_dense_layers = 3;
+    config.ffn_dim = 128;
+    CHECK_THROWS_WITH_AS(validate(config), "3 dense layers before the experts, more than --layers 2", ConfigError);
+}
+
+TEST_CASE("windows come one per layer and a latent attention with every width") {
+    auto config = make_config(1, 8, 64, 4, 4, 3);
+    config.layer_windows = {16, 0};
+    CHECK_THROWS_WITH_AS(validate(config), "2 layer windows for --layers 3: give one per layer", ConfigError);
+    config.layer_windows = {16, 0, 16};
+    CHECK_NOTHROW(validate(config));
+    CHECK(config.attended_positions(0, 8) == 8);
+    CHECK(config.attended_positions(0, 100) == 16);
+    CHECK(config.attended_positions(1, 100) == 100);
+    config.mla.kv_lora_rank = 32;
+    CHECK_THROWS_WITH_AS(validate(config), "--kv-lora-rank 32 needs --rope-dim, --nope-dim and --v-head-dim",
+                         ConfigError);
+}
+
+TEST_CASE("a window pattern is written as the shortest unit that repeats over the layers") {
+    auto config = make_config(1, 8, 64, 4, 4, 6);
+    CHECK(kvbench::window_pattern(config).empty());
+    config.layer_windows = {4096, 4096, 4096, 4096, 4096, 4096};
+    CHECK(kvbench::window_pattern(config) == "all");
+    config.layer_windows = {1024, 1024, 1024, 1024, 1024, 0};
+    CHECK(kvbench::window_pattern(config) == "LLLLLG");
+    config.layer_windows = {128, 0, 128, 0, 128, 0};
+    CHECK(kvbench::window_pattern(config) == "LG");
+    config.layer_windows = {128, 0, 0, 128, 128, 0};
+    CHECK(kvbench::window_pattern(config) == "LGGL");  // repeated, then cut at the sixth layer
+    config.layer_windows = {128, 128, 128, 128, 0, 0};
+    CHECK(kvbench::window_pattern(config) == "LLLLGG");
+    config.layer_windows = {0, 0, 0, 0, 0, 0};
+    CHECK(kvbench::window_pattern(config).empty());
+}
+
+TEST_CASE("describe names what differs from the f32 attention block") {
+    auto config = make_config(8, 4096, 4096, 32, 8, 2);
+    config.block = kvbench::BlockKind::full;
+    config.ffn_dim = 14336;
+    config.weight_dtype = kvbench::WeightDtype::bf16;
+    config.kv_dtype = kvbench::KvDtype::f16;
+    config.layer_windows = {4096, 0};
+    CHECK(kvbench::describe(config) == "B=8 N=4096 D=4096 H=32 G=8 L=2 full F=14336 W=4096:LG w=bf16 kv=f16");
+    config.moe = {.n_experts = 8, .n_active = 2, .n_shared = 1, .expert_dim = 1024, .n_dense_layers = 0};
+    config.attention_sinks = true;
+    CHECK(kvbench::describe(config) ==
+          "B=8 N=4096 D=4096 H=32 G=8 L=2 full F=14336 E=8/2 S=1 Fe=1024 W=4096:LG sinks w=bf16 kv=f16");
+}

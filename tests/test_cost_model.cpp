@@ -83,17 +83,30 @@ TEST_CASE("mqa kv bytes are mha kv bytes divided by the head count") {
 }
 
 TEST_CASE("large configurations count without overflow") {
+    // B=64 N=131072 D=8192 H=64 G=8 (dh 128) L=80: P = 2·8192² + 2·8192·1024 = 150994944.
     const auto config = make_config(64, 131072, 8192, 64, 8, 80);
     // 2·80·64·131072·1024·4 bytes = 5 TiB, well past 32 bits.
     CHECK(kv_cache_bytes(config) == 2ull * 80 * 64 * 131072 * 1024 * 4);
-    CHECK(step_flops(config, DecodePath::uncached) > step_flops(config, DecodePath::cached));
+    // L·B·(2·N·P + 2·H·dh·N·(N+1)) = 1.6e18, within 2^64 by a factor of 11.
+    CHECK(step_flops(config, DecodePath::uncached) == 1643824859106508800ull);
+    // L·B·(2·P + 4·H·dh·N)
+    CHECK(step_flops(config, DecodePath::cached) == 23536420782080ull);
+    // L·(4·P + 2·B·N·G·dh·4 + 2·B·D·4), and the uncached path's 2·B·N·D·4 activations
+    CHECK(step_bytes(config, DecodePath::cached) == 5546212065280ull);
+    CHECK(step_bytes(config, DecodePath::uncached) == 49526341632000ull);
 }
 
 TEST_CASE("step_cost bundles the three counts") {
+    // B=1 N=100 D=64 H=4 G=2 (dh 16) L=1: P = 2·64·64 + 2·64·32 = 12288 weights.
     const auto config = make_config(1, 100, 64, 4, 2, 1);
-    const StepCost cost = step_cost(config, DecodePath::cached);
-    CHECK(cost.flops == step_flops(config, DecodePath::cached));
-    CHECK(cost.bytes == step_bytes(config, DecodePath::cached));
-    CHECK(cost.kv_bytes == kv_cache_bytes(config));
+    const StepCost cached = step_cost(config, DecodePath::cached);
+    CHECK(cached.flops == 2 * 12288 + 4 * 64 * 100);                       // 2·P + 4·H·dh·N
+    CHECK(cached.bytes == 12288 * 4 + 2 * 100 * 32 * 4 + 2 * 64 * 4);     // weights, K and V, x in and out
+    CHECK(cached.kv_bytes == 2 * 100 * 32 * 4);                           // 2·N·G·dh·4
+    const StepCost uncached = step_cost(config, DecodePath::uncached);
+    CHECK(uncached.flops == 2 * 100 * 12288 + 2 * 64 * 100 * 101);        // 2·N·P + 2·H·dh·N·(N+1)
+    CHECK(uncached.bytes == 12288 * 4 + 2 * 100 * 32 * 4 + 2 * 100 * 64 * 4);
+    CHECK(uncached.kv_bytes == cached.kv_bytes);
+    CHECK(std::string(path_name(DecodePath::cached)) == "cached");
     CHECK(std::string(path_name(DecodePath::uncached)) == "uncached");
 }

@@ -311,19 +311,34 @@ TEST_CASE("check_kernels runs every kernel of a point against its naive twin and
     KvCache cache(config, config.seq_len);
     fill_cache_seeded(config, cache, config.seq_len - 1, 6);
     const auto checks = check_kernels(config, weights, {step_in.data(), inputs.data(), &cache, test_threads});
-    REQUIRE(checks.size() == 4);
+    REQUIRE(checks.size() == 6);
     CHECK(checks[0].kernel == "linear (2 rows)");
     CHECK(checks[1].kernel == "attend_decode");
-    CHECK(checks[2].kernel == "linear (256 rows)");
-    CHECK(checks[3].kernel == "attend_causal (128 positions)");
+    CHECK(checks[2].kernel == "linear (2 rows, output projection)");
+    CHECK(checks[3].kernel == "linear (256 rows)");
+    // Blocks of 64: rows 0, 63, 64, 127, 128 and 149, the whole prompt's last.
+    CHECK(checks[4].kernel == "attend_causal (150 positions, 6 rows sampled)");
+    CHECK(checks[5].kernel == "linear (256 rows, output projection)");
     for (const KernelCheck& check : checks) {
         INFO(check.kernel);
         CHECK(check.rel_error < kernel_check_tolerance);
         CHECK(check.rel_error > 0);  // double and float sums differ: the two sides really ran
     }
     CHECK(cache.length() == config.seq_len - 1);
-    // Without a cache or a prompt, only the step's projection is checked.
-    CHECK(check_kernels(config, weights, {step_in.data(), nullptr, nullptr, test_threads}).size() == 1);
+    // Without a cache or a prompt, the step's two projections are checked.
+    const auto step_only = check_kernels(config, weights, {step_in.data(), nullptr, nullptr, test_threads});
+    REQUIRE(step_only.size() == 2);
+    CHECK(step_only[1].kernel == "linear (2 rows, output projection)");
+    CHECK(step_only[1].rel_error < kernel_check_tolerance);
+}
+
+TEST_CASE("the causal check samples every block's edges, and spreads its blocks past a budget") {
+    CHECK(sampled_causal_rows(1, 64, 8) == std::vector<std::size_t>{0});
+    CHECK(sampled_causal_rows(65, 64, 8) == std::vector<std::size_t>{0, 63, 64});
+    CHECK(sampled_causal_rows(200, 64, 8) == std::vector<std::size_t>{0, 63, 64, 127, 128, 191, 192, 199});
+    // 100 blocks, 6 allowed: 1 and 2, and four spread from the first to the last (0, 33, 66, 99).
+    const std::vector<std::size_t> spread = sampled_causal_rows(6400, 64, 6);
+    CHECK(spread == std::vector<std::size_t>{0, 63, 64, 127, 128, 191, 2112, 2175, 4224, 4287, 6336, 6399});
 }
 
 TEST_CASE("check_kernels agrees with the naive twins with a head dimension apart from D/H") {
@@ -334,7 +349,7 @@ TEST_CASE("check_kernels agrees with the naive twins with a head dimension apart
     KvCache cache(config, config.seq_len);
     fill_cache_seeded(config, cache, config.seq_len - 1, 6);
     const auto checks = check_kernels(config, weights, {step_in.data(), inputs.data(), &cache, test_threads});
-    REQUIRE(checks.size() == 4);
+    REQUIRE(checks.size() == 6);
     for (const KernelCheck& check : checks) {
         INFO(check.kernel);
         CHECK(check.rel_error < kernel_check_tolerance);

@@ -1,6 +1,7 @@
 // Reduced-precision KV caches: the roundings, the vector decoders against the scalar definition,
 // the cache that stores them, the attention kernels against their naive twin, and the step's error.
-#include "engine/kv_decode.hpp"
+#include "kernels/kv_decode.hpp"
+
 #include "kvbench/engine/attention.hpp"
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/kernel_check.hpp"
@@ -249,7 +250,7 @@ TEST_CASE("a converted cache holds the same elements as one filled vector by vec
 }
 
 TEST_CASE("attend_decode over a reduced cache matches its naive twin on every kernel of the build") {
-    // MHA and small groups (2, 3, 4 rows) take attend_group's tiles, fused where dh is whole
+    // MHA and small groups (2, 3, 4 rows) take attend_group_tiled's tiles, fused where dh is whole
     // vectors; groups of 8 and 16 rows the lanes kernel (on builds without AVX-512) over decoded
     // blocks; dh 20 leaves partial vectors (decoded), 128 the usual width.
     struct Shape {
@@ -323,13 +324,10 @@ TEST_CASE("a step over a reduced cache stays within its type's tolerance of the 
         REQUIRE(measured.kv_rel_error);
         CAPTURE(kv_dtype_info(dtype).name);
         CAPTURE(*measured.kv_rel_error);
-        CHECK(*measured.kv_rel_error > 0);  // the cache really is reduced
-        CHECK(*measured.kv_rel_error < kv_equivalence_tolerance(dtype, point.config.head_dim(), point.config.n_layers));
-        // The error is the type's: above f32's rounding, and below one unit roundoff of the type,
-        // far inside the worst-case bound: independent roundings of the elements mostly cancel in
-        // the dot products and the convex combination of values (docs/model.md).
-        CHECK(*measured.kv_rel_error > kv_unit_roundoff(KvDtype::f32));
-        CHECK(*measured.kv_rel_error < kv_unit_roundoff(dtype));
+        // The error is the type's: far above f32's rounding, and of the order of one unit
+        // roundoff of the type (docs/model.md), half the tolerance at most.
+        CHECK(*measured.kv_rel_error > 100 * kv_unit_roundoff(KvDtype::f32));
+        CHECK(*measured.kv_rel_error < kv_equivalence_tolerance(dtype, point.config.head_dim()) / 2);
     }
 }
 
@@ -339,7 +337,7 @@ TEST_CASE("--verify holds a reduced cache against the uncached forward within it
     const PointMeasurement measured = run_point(point, true, true);
     REQUIRE(measured.verify_rel_error);
     CHECK(*measured.verify_rel_error > 1e-6);
-    CHECK(*measured.verify_rel_error < kv_equivalence_tolerance(KvDtype::f16, 32, 3));
+    CHECK(*measured.verify_rel_error < kv_equivalence_tolerance(KvDtype::f16, 32));
     REQUIRE(measured.uncached);  // the first (only) type times the uncached path
 }
 

@@ -1,9 +1,10 @@
+#include "kernels/small_m_gemm.hpp"
+
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/kernel_isa.hpp"
 #include "kvbench/engine/linear.hpp"
 #include "kvbench/engine/reference.hpp"
 #include "kvbench/engine/rng.hpp"
-#include "kvbench/engine/small_m_gemm.hpp"
 
 #include "test_support.hpp"
 

@@ -10,7 +10,9 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -52,19 +54,61 @@ const std::string good_fields =
 
 }  // namespace
 
-TEST_CASE("every built-in preset's kv bytes per token is 2 L G dh times the element size") {
-    REQUIRE(builtin_presets().size() >= 17);
+TEST_CASE("every built-in preset's kv bytes per token are its published config's, computed by hand") {
+    // f16 bytes per token = 2 (K and V) x layers x KV heads x head dim x 2 bytes, each figure
+    // read from the model's Hugging Face config.json (fields named per model; head dim is
+    // hidden_size / num_attention_heads unless the config gives head_dim).
+    struct Pinned {
+        const char* name;
+        std::uint64_t f16_bytes_per_token;
+    };
+    const Pinned pinned[] = {
+        // GPT-2 (MHA): n_layer, n_embd; heads x head dim = n_embd, so 2 x n_layer x n_embd x 2.
+        {"gpt2", 36864},          // n_layer 12, n_embd 768 (n_head 12)
+        {"gpt2-medium", 98304},   // n_layer 24, n_embd 1024 (n_head 16)
+        // gpt2-large's config.json was not found in a public repository; its figures are those
+        // of the GPT-2 paper (Radford et al. 2019, table 2: 36 layers, d_model 1280), which the
+        // transcriptions of the config agree with (n_head 20).
+        {"gpt2-large", 184320},   // n_layer 36, n_embd 1280
+        {"gpt2-xl", 307200},      // n_layer 48, n_embd 1600 (n_head 25)
+        {"opt-13b", 819200},      // num_hidden_layers 40, hidden_size 5120, num_attention_heads 40 (MHA)
+        {"llama-2-7b", 524288},   // num_hidden_layers 32, num_key_value_heads 32, 4096 / 32 heads = 128
+        {"llama-2-13b", 819200},  // num_hidden_layers 40, num_key_value_heads 40, 5120 / 40 = 128
+        {"llama-2-70b", 327680},  // num_hidden_layers 80, num_key_value_heads 8, 8192 / 64 = 128
+        {"llama-3-8b", 131072},   // num_hidden_layers 32, num_key_value_heads 8, 4096 / 32 = 128
+        {"llama-3-70b", 327680},  // num_hidden_layers 80, num_key_value_heads 8, 8192 / 64 = 128
+        {"mistral-7b", 131072},   // num_hidden_layers 32, num_key_value_heads 8, 4096 / 32 = 128
+        {"mixtral-8x7b", 131072}, // num_hidden_layers 32, num_key_value_heads 8, 4096 / 32 = 128
+        // Falcon-7B: n_layer 32, multi_query true without new_decoder_architecture: one KV head;
+        // hidden_size 4544 / n_head 71 = 64.
+        {"falcon-7b", 8192},
+        // Falcon-40B: n_layer 60, new_decoder_architecture true, so n_head_kv 8 KV heads;
+        // hidden_size 8192 / n_head 128 = 64.
+        {"falcon-40b", 122880},
+        {"qwen2-7b", 57344},      // num_hidden_layers 28, num_key_value_heads 4, 3584 / 28 = 128
+        {"gemma-7b", 458752},     // num_hidden_layers 28, num_key_value_heads 16, head_dim 256 (not 3072 / 16)
+        {"phi-3-mini", 393216},   // num_hidden_layers 32, num_key_value_heads 32, 3072 / 32 = 96
+    };
+    // Every preset is pinned: one added to data/models.json without a line here fails.
+    CHECK(builtin_presets().size() == std::size(pinned));
+    for (const Pinned& p : pinned) {
+        CAPTURE(p.name);
+        CHECK(kv_bytes_per_token(preset(p.name), KvDtype::f16) == p.f16_bytes_per_token);
+    }
     for (const ModelPreset& model : builtin_presets()) {
         CAPTURE(model.name);
-        const std::uint64_t elements = 2 * model.n_layers * model.n_kv_heads * model.head_dim;
-        CHECK(kv_bytes_per_token(model, KvDtype::f32) == elements * 4);
-        CHECK(kv_bytes_per_token(model, KvDtype::f16) == elements * 2);
-        CHECK(kv_bytes_per_token(model, KvDtype::bf16) == elements * 2);
-        CHECK(kv_bytes_per_token(model, KvDtype::fp8) == elements);
-        // One f32 scale per cached vector: 2 L G vectors per token.
-        CHECK(kv_bytes_per_token(model, KvDtype::int8) == elements + 2 * model.n_layers * model.n_kv_heads * 4);
-        CHECK(model.n_heads % model.n_kv_heads == 0);
+        CHECK(std::any_of(std::begin(pinned), std::end(pinned), [&](const Pinned& p) { return p.name == model.name; }));
     }
+}
+
+TEST_CASE("kv bytes per token scale with the element type; int8 and int4 add one f32 scale per vector") {
+    // llama-3-8b: 2 x 32 layers x 8 KV heads = 512 cached vectors of 128 elements per token.
+    const ModelPreset& model = preset("llama-3-8b");
+    CHECK(kv_bytes_per_token(model, KvDtype::f32) == 262144);
+    CHECK(kv_bytes_per_token(model, KvDtype::bf16) == 131072);
+    CHECK(kv_bytes_per_token(model, KvDtype::fp8) == 65536);
+    CHECK(kv_bytes_per_token(model, KvDtype::int8) == 65536 + 512 * 4);
+    CHECK(kv_bytes_per_token(model, KvDtype::int4) == 32768 + 512 * 4);
 }
 
 TEST_CASE("the issue's reference figures: llama-2-7b and llama-3-8b at f16") {
@@ -228,6 +272,7 @@ TEST_CASE("config.json in each family's spelling reads as the preset's shape") {
         CHECK(read.n_kv_heads == expected.n_kv_heads);
         CHECK(read.head_dim == expected.head_dim);
         CHECK(read.sliding_window == expected.sliding_window);
+        CHECK(read.max_position_embeddings == expected.max_position_embeddings);
         CHECK(read.n_params == 0);
     }
 }
@@ -240,7 +285,8 @@ TEST_CASE("falcon's multi_query means one kv head, whatever num_kv_heads says") 
                           "f", "f")
               .n_kv_heads == 1);
     // Elsewhere an absent KV head count means MHA.
-    CHECK(parse_hf_config(R"({"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 1})", "f", "f")
+    CHECK(parse_hf_config(R"({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 1})",
+                          "f", "f")
               .n_kv_heads == 4);
 }
 
@@ -251,14 +297,77 @@ TEST_CASE("a broken config.json names the file and the field") {
     } catch (const ConfigError& error) {
         CHECK(std::string(error.what()).find("broken-heads.json: field 'num_key_value_heads'") != std::string::npos);
     }
-    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"hidden_size": 64, "num_attention_heads": 4})", "c.json", "x"),
+    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4})",
+                                         "c.json", "x"),
                          doctest::Contains("c.json: field 'num_hidden_layers': missing"), ConfigError);
-    CHECK_THROWS_WITH_AS(
-        parse_hf_config(R"({"hidden_size": 64.5, "num_attention_heads": 4, "num_hidden_layers": 1})", "c.json", "x"),
-        doctest::Contains("'hidden_size': must be a whole number"), ConfigError);
-    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"hidden_size": 66, "num_attention_heads": 4, "num_hidden_layers": 1})",
+    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"model_type": "llama", "hidden_size": 64.5, "num_attention_heads": 4,
+                                             "num_hidden_layers": 1})",
+                                         "c.json", "x"),
+                         doctest::Contains("'hidden_size': must be a whole number"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"model_type": "llama", "hidden_size": 66, "num_attention_heads": 4,
+                                             "num_hidden_layers": 1})",
                                          "c.json", "x"),
                          doctest::Contains("no head_dim"), ConfigError);
+}
+
+// The ConfigError message of reading tests/data/hf/<file>.
+std::string config_error(const std::string& file) {
+    try {
+        static_cast<void>(parse_hf_config(fixture(file), file, "x"));
+    } catch (const ConfigError& error) {
+        return error.what();
+    }
+    return "no ConfigError";
+}
+
+TEST_CASE("a config whose layers differ, or that caches a latent, is refused naming the field") {
+    const std::string not_modelled = "kvbench does not model it yet and would bill every layer alike";
+    CHECK(config_error("gpt-oss-20b.json") ==
+          "gpt-oss-20b.json: field 'layer_types': layers of different attention (\"sliding_attention\" and "
+          "\"full_attention\"); " + not_modelled);
+    CHECK(config_error("gemma-3-1b.json") ==
+          "gemma-3-1b.json: field 'sliding_window_pattern': one global layer in every 6, the others through a "
+          "sliding window; " + not_modelled);
+    CHECK(config_error("gemma-2-9b.json") ==
+          "gemma-2-9b.json: field 'model_type': 'gemma2' alternates sliding-window and global layers; " + not_modelled);
+    CHECK(config_error("deepseek-v3.json") ==
+          "deepseek-v3.json: field 'kv_lora_rank': multi-head latent attention (DeepSeek) caches a latent vector, not "
+          "K and V per head; " + not_modelled);
+    CHECK(config_error("gemma-3-27b.json") ==
+          "gemma-3-27b.json: field 'text_config': a multimodal config: its language model is nested in text_config, "
+          "which kvbench does not read yet (save that object as a config.json of its own)");
+    CHECK(config_error("qwen2-half-window.json") ==
+          "qwen2-half-window.json: field 'max_window_layers': 14 of 28 layers attend to everything and the others "
+          "through a window of 4096; " + not_modelled);
+    CHECK(config_error("mamba-2.8b.json").find("mamba-2.8b.json: field 'model_type': 'mamba' is not a type kvbench "
+                                               "knows to attend alike on every layer (it reads gpt2, ") == 0);
+    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 1})",
+                                         "c.json", "x"),
+                         doctest::Contains("c.json: field 'model_type': missing (it reads gpt2, "), ConfigError);
+}
+
+TEST_CASE("layers that agree are one model: uniform layer_types, a window on every layer or on none") {
+    const ModelPreset qwen3 = parse_hf_config(fixture("qwen3-8b.json"), "qwen3-8b.json", "qwen3-8b");
+    CHECK(qwen3.n_kv_heads == 8);
+    CHECK(qwen3.head_dim == 128);
+    CHECK_FALSE(qwen3.sliding_window);
+    CHECK(qwen3.max_position_embeddings == std::optional<std::uint64_t>(40960));
+    const auto replaced = [](std::string text, const std::string& from, const std::string& to) {
+        REQUIRE(text.find(from) != std::string::npos);
+        return text.replace(text.find(from), from.size(), to);
+    };
+    // Qwen2 with the window switched on but max_window_layers at the layer count: no layer uses
+    // it; at 0, every layer does.
+    const std::string qwen2 = fixture("qwen2-half-window.json");
+    const std::string layers_14 = "\"max_window_layers\": 14";
+    CHECK_FALSE(parse_hf_config(replaced(qwen2, layers_14, "\"max_window_layers\": 28"), "q", "q").sliding_window);
+    CHECK(parse_hf_config(replaced(qwen2, layers_14, "\"max_window_layers\": 0"), "q", "q").sliding_window ==
+          std::optional<std::uint64_t>(4096));
+    // A Gemma-3 pattern of 1 is a window on every layer.
+    const std::string gemma3 =
+        replaced(replaced(fixture("gemma-3-1b.json"), "\"gemma3_text\"", "\"gemma\""), "\"sliding_window_pattern\": 6",
+                 "\"sliding_window_pattern\": 1");
+    CHECK(parse_hf_config(gemma3, "g.json", "g").sliding_window == std::optional<std::uint64_t>(512));
 }
 
 TEST_CASE("a sheet in csv keeps exact bytes and every column; table and md only the table's") {

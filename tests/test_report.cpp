@@ -1,5 +1,5 @@
 // Report writers on two fabricated rows: CSV columns and quoting, JSON shape, atomic files (tables: test_tables.cpp).
-#include "kvbench/report/atomic_file.hpp"
+#include "kvbench/files/atomic_file.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/columns.hpp"
 #include "kvbench/report/read_report.hpp"

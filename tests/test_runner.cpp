@@ -1,4 +1,5 @@
 #include "kvbench/measure/runner.hpp"
+#include "kvbench/measure/resident_points.hpp"
 
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
@@ -7,14 +8,19 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
+#include <memory>
 
 using namespace kvbench;
 using kvbench::test::make_config;
 
 namespace {
 const std::atomic<bool> never_stop{false};
+
+// A fake clock: 1 ns passes at every reading, and an eviction makes a whole second pass (it
+// reads the clock once, in a fake_eviction), so a sample holding one would hold 1e9 ns.
+std::int64_t fake_ns = 0;
+std::int64_t fake_now_ns() { return ++fake_ns; }
+void fake_eviction(std::span<const ByteRegion>) { fake_ns += 1'000'000'000; }
 }
 
 TEST_CASE("a measured point has one sample per rep and the spec's flops on both paths") {
@@ -82,11 +88,11 @@ TEST_CASE("an eviction is never inside the timer: a slow one shows in no sample"
     options.n_reps = 3;
     options.n_warmup = 1;
     options.cold_cache = true;
+    options.now_ns = fake_now_ns;
     std::size_t n_evictions = 0;
-    constexpr auto slow_eviction = std::chrono::milliseconds(200);
-    PointRunner runner([&](std::span<const ByteRegion>) {
+    PointRunner runner([&](std::span<const ByteRegion> regions) {
         ++n_evictions;
-        std::this_thread::sleep_for(slow_eviction);
+        fake_eviction(regions);
     });
     const PointMeasurement m = runner.run(point, options, never_stop);
     REQUIRE(m.cached);
@@ -94,9 +100,8 @@ TEST_CASE("an eviction is never inside the timer: a slow one shows in no sample"
     // Once before each timed repetition, never before a warm-up.
     CHECK(n_evictions == 6);
     for (const auto* path : {&*m.cached, &*m.uncached}) {
-        for (const std::int64_t ns : path->samples_ns) {
-            CHECK(ns < std::chrono::duration_cast<std::chrono::nanoseconds>(slow_eviction).count());
-        }
+        // Two readings around the step and nothing else: an eviction inside would add 1e9.
+        CHECK(path->samples_ns == std::vector<std::int64_t>{1, 1, 1});
     }
 }
 
@@ -125,9 +130,18 @@ TEST_CASE("adaptive repetitions: at least the floor, at most the cap, and stop o
     SUBCASE("a budget spent by the first repetition: the floor") {
         options.min_time_s = 1e-3;
         options.cold_cache = true;
-        // Each eviction alone outlasts the budget, and it counts: it is wall time the user waits.
-        PointRunner runner([](std::span<const ByteRegion>) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); });
+        options.now_ns = fake_now_ns;
+        // Each eviction alone outlasts the budget (a fake second), and it counts: it is wall
+        // time the user waits. Without it the fake clock would give the cap, 7.
+        PointRunner runner(fake_eviction);
         CHECK(runner.run(point, options, never_stop).cached->samples_ns.size() == 5);
+    }
+    SUBCASE("a budget the repetitions never reach on the clock: the cap") {
+        options.min_time_s = 1e-3;
+        options.cold_cache = false;
+        options.now_ns = fake_now_ns;  // 1 ns a reading: a few ns in all
+        PointRunner runner(nullptr);
+        CHECK(runner.run(point, options, never_stop).cached->samples_ns.size() == 7);
     }
     SUBCASE("a fixed count ignores the budget") {
         options.min_time_s = 0;
@@ -195,4 +209,21 @@ TEST_CASE("a raised stop flag ends interleaved rounds with no point finished") {
     run_interleaved({{make_config(1, 16, 64, 4, 4, 1), 1}}, RunOptions{}, {}, InterleaveOptions{}, stop,
                     [](std::size_t) {}, [&](std::size_t, const PointMeasurement*, std::exception_ptr) { ++n_finished; });
     CHECK(n_finished == 0);
+}
+
+TEST_CASE("resident points keep within their budget, releasing the least recently used first") {
+    kvbench::ResidentPoints<int> resident(100);
+    resident.insert(0, std::make_unique<int>(10), 40);
+    resident.insert(1, std::make_unique<int>(11), 40);
+    REQUIRE(resident.find(0) != nullptr);  // 0 is now more recent than 1
+    resident.make_room(40);                // 120 > 100: the least recent, 1, goes
+    CHECK(resident.find(1) == nullptr);
+    CHECK(*resident.find(0) == 10);
+    CHECK(resident.resident_bytes() == 40);
+    resident.insert(2, std::make_unique<int>(12), 40);
+    resident.make_room(500);  // larger than the budget: every point goes, and the new one will stay alone
+    CHECK(resident.size() == 0);
+    CHECK(resident.resident_bytes() == 0);
+    resident.release(7);  // not resident: nothing happens
+    CHECK(resident.size() == 0);
 }

@@ -72,3 +72,30 @@ TEST_CASE("--head-dim is an axis after --heads, and frees D from being a multipl
     CHECK(SweepSpec{}.head_dim == std::vector<std::size_t>{0});
     CHECK(expand(SweepSpec{}).points[0].config.head_dim() == 1024 / 16);
 }
+
+TEST_CASE("a window pattern is laid over each layer count, repeated and cut at the last layer") {
+    CHECK(layer_windows_for(0, "LG", 4).empty());
+    CHECK(layer_windows_for(128, "all", 3) == std::vector<std::uint32_t>{128, 128, 128});
+    CHECK(layer_windows_for(128, "LG", 5) == std::vector<std::uint32_t>{128, 0, 128, 0, 128});
+    CHECK(layer_windows_for(1024, "LLLLLG", 8) == std::vector<std::uint32_t>{1024, 1024, 1024, 1024, 1024, 0, 1024, 1024});
+    CHECK_THROWS_WITH_AS(layer_windows_for(128, "LX", 2),
+                         "--window-layers LX: give `all` or a unit of L (local) and G (global) layers that repeats "
+                         "over the layers, e.g. LG or LLLLLG",
+                         ConfigError);
+}
+
+TEST_CASE("the attention block is one point whatever --ffn-dim lists, and the full block one per width") {
+    SweepSpec spec;
+    spec.dim = {64};
+    spec.heads = {4};
+    spec.kv_heads = {4};
+    spec.blocks = {BlockKind::attention, BlockKind::full};
+    spec.ffn_dim = {128, 256};
+    spec.seq = {8};
+    // The full block is not measured yet: the whole run says so, naming the option.
+    CHECK_THROWS_AS(expand(spec), ConfigError);
+    spec.blocks = {BlockKind::attention};
+    const Grid grid = expand(spec);
+    REQUIRE(grid.points.size() == 1);
+    CHECK(grid.points[0].config.ffn_dim == 0);
+}

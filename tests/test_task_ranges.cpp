@@ -1,7 +1,7 @@
-// attend_decode's task schedule (include/kvbench/engine/task_ranges.hpp): each thread's own
+// attend_decode's task schedule (src/engine/kernels/task_ranges.hpp): each thread's own
 // contiguous range first, then single tasks from the back of the others'. Which thread runs a task never changes a
 // result, so this checks the schedule: every task handed out exactly once, in the promised order.
-#include "kvbench/engine/task_ranges.hpp"
+#include "kernels/task_ranges.hpp"
 
 #include <doctest/doctest.h>
 

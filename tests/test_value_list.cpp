@@ -200,6 +200,51 @@ TEST_CASE("anything but digits is not a whole number") {
     CHECK(number_error_of("") == "--reps: the value is empty (give a whole number)");
 }
 
+// ---- a parameter count (--params) ----
+
+namespace {
+
+std::string params_error_of(std::string_view text) {
+    try {
+        parse_parameter_count(text, "--params", 1, std::uint64_t{1} << 50);
+    } catch (const ConfigError& error) {
+        return error.what();
+    }
+    return "";
+}
+
+std::uint64_t params(std::string_view text) { return parse_parameter_count(text, "--params", 1, std::uint64_t{1} << 50); }
+
+}  // namespace
+
+TEST_CASE("a parameter count reads decimal suffixes, fractions included: 8B, 7.2B, 500M, 1.5T") {
+    CHECK(params("8B") == 8'000'000'000);
+    CHECK(params("8b") == 8'000'000'000);
+    CHECK(params("7.2B") == 7'200'000'000);
+    CHECK(params("500M") == 500'000'000);
+    CHECK(params("1.5T") == 1'500'000'000'000);
+    CHECK(params("124.439808M") == 124'439'808);
+    CHECK(params("70K") == 70'000);
+    CHECK(params("8030261248") == 8'030'261'248);
+    CHECK(params("8.000B") == 8'000'000'000);
+}
+
+TEST_CASE("a parameter count that is not a whole number of parameters, or not a count, says why") {
+    const std::string hint = "(K = 10^3, M = 10^6, B = 10^9, T = 10^12: 8B, 7.2B, 500M)";
+    CHECK(params_error_of("1.5") == "--params: \"1.5\" is not a whole number of parameters " + hint);
+    CHECK(params_error_of("1.0000000001B") == "--params: \"1.0000000001B\" is not a whole number of parameters " + hint);
+    CHECK(params_error_of("8G") == "--params: \"8G\" has an unknown suffix \"G\" " + hint);
+    CHECK(params_error_of("8BB") == "--params: \"8BB\" has an unknown suffix \"BB\" " + hint);
+    CHECK(params_error_of("0x10") == "--params: \"0x10\" has an unknown suffix \"x10\" " + hint);
+    for (const char* text : {".5B", "8.", "-8B", "eight", "8 B"}) {
+        CAPTURE(text);
+        CHECK(params_error_of(text) == fmt::format("--params: \"{}\" is not a parameter count {}", text, hint));
+    }
+    CHECK(params_error_of("") == "--params: the value is empty " + hint);
+    CHECK(params_error_of("0") == "--params: \"0\" must be between 1 and 1125899906842624");
+    CHECK(params_error_of("2000T") == "--params: \"2000T\" must be between 1 and 1125899906842624");
+}
+
 // ---- a byte size (--max-memory) ----
 
 namespace {
@@ -217,16 +262,47 @@ constexpr std::uint64_t gib = std::uint64_t{1} << 30;
 
 }  // namespace
 
-TEST_CASE("a byte size takes binary units in any case, with or without B and a space") {
+TEST_CASE("a byte size reads IEC units as powers of 1024, in any case, with or without a space") {
     CHECK(parse_byte_size("1073741824", "--max-memory") == gib);
     CHECK(parse_byte_size("8GiB", "--max-memory") == 8 * gib);
-    CHECK(parse_byte_size("8G", "--max-memory") == 8 * gib);
-    CHECK(parse_byte_size("8gb", "--max-memory") == 8 * gib);
+    CHECK(parse_byte_size("8gib", "--max-memory") == 8 * gib);
+    CHECK(parse_byte_size("8Gi", "--max-memory") == 8 * gib);
     CHECK(parse_byte_size("8 GiB", "--max-memory") == 8 * gib);
     CHECK(parse_byte_size("512MiB", "--max-memory") == gib / 2);
-    CHECK(parse_byte_size("64k", "--max-memory") == 64 * 1024);
+    CHECK(parse_byte_size("64KiB", "--max-memory") == 64 * 1024);
+    CHECK(parse_byte_size("2TiB", "--max-memory") == 2 * 1024 * gib);
     CHECK(parse_byte_size("100B", "--max-memory") == 100);
     CHECK(parse_byte_size("15EiB", "--max-memory") == 15 * (std::uint64_t{1} << 60));
+}
+
+TEST_CASE("a byte size reads SI units as powers of 1000: 80GB is 80e9 bytes, 7.4 % less than 80GiB") {
+    CHECK(parse_byte_size("80GB", "--budget") == 80'000'000'000);
+    CHECK(parse_byte_size("80gb", "--budget") == 80'000'000'000);
+    CHECK(parse_byte_size("80 GB", "--budget") == 80'000'000'000);
+    CHECK(parse_byte_size("512MB", "--budget") == 512'000'000);
+    CHECK(parse_byte_size("64kB", "--budget") == 64'000);
+    CHECK(parse_byte_size("2TB", "--budget") == 2'000'000'000'000);
+    CHECK(parse_byte_size("1PB", "--budget") == 1'000'000'000'000'000);
+    CHECK(parse_byte_size("18EB", "--budget") == 18'000'000'000'000'000'000u);
+}
+
+TEST_CASE("a byte size's bare K, M, G and T are binary, as the axes' suffixes and dd's are") {
+    CHECK(parse_byte_size("8G", "--max-memory") == 8 * gib);
+    CHECK(parse_byte_size("8g", "--max-memory") == 8 * gib);
+    CHECK(parse_byte_size("64k", "--max-memory") == 64 * 1024);
+    CHECK(parse_byte_size("3M", "--max-memory") == 3 * 1024 * 1024);
+    CHECK(parse_byte_size("1T", "--max-memory") == 1024 * gib);
+}
+
+TEST_CASE("a byte size without a unit below 1 MiB is refused, naming the units") {
+    CHECK(size_error_of("80") ==
+          "--max-memory: \"80\" would be 80 bytes: give the unit (80GB = 80·10^9 bytes, 80GiB = 80·2^30), or "
+          "write 80B for bytes");
+    CHECK(size_error_of("1048575") ==
+          "--max-memory: \"1048575\" would be 1048575 bytes: give the unit (1048575GB = 1048575·10^9 bytes, "
+          "1048575GiB = 1048575·2^30), or write 1048575B for bytes");
+    CHECK(parse_byte_size("1048576", "--max-memory") == 1024 * 1024);
+    CHECK(parse_byte_size("80B", "--max-memory") == 80);
 }
 
 TEST_CASE("a byte size that is zero, negative or fractional is refused with the rule") {
@@ -246,9 +322,15 @@ TEST_CASE("a byte size that is not one names the syntax") {
     CHECK(size_error_of("") == "--max-memory: the value is empty (use e.g. 8GiB, 512MiB or a number of bytes)");
 }
 
-TEST_CASE("a byte size with an unknown unit names the unit") {
-    CHECK(size_error_of("8XiB") == "--max-memory: \"8XiB\" has an unknown unit \"XiB\" (use B, KiB, MiB, GiB or TiB)");
-    CHECK(size_error_of("8 bytes") == "--max-memory: \"8 bytes\" has an unknown unit \"bytes\" (use B, KiB, MiB, GiB or TiB)");
+TEST_CASE("a byte size with an unknown unit names the unit and both families") {
+    for (const char* unit : {"XiB", "bytes", "GIBS", "iB"}) {
+        const std::string text = fmt::format("8{}", unit);
+        CAPTURE(text);
+        CHECK(size_error_of(text) == fmt::format("--max-memory: \"{}\" has an unknown unit \"{}\" (use B, KB, MB, GB, "
+                                                 "TB = 10^3, 10^6, 10^9, 10^12 bytes, or KiB, MiB, GiB, TiB = 2^10, "
+                                                 "2^20, 2^30, 2^40)",
+                                                 text, unit));
+    }
 }
 
 TEST_CASE("a byte size beyond 64 bits is refused, in digits or through its unit") {

@@ -59,7 +59,8 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
                 "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
     list_option(*generate, "-l,--layers", options.layers, "Stacked attention layers L");
     list_option(*generate, "--kv-dtype", options.kv_dtype, kv_dtype_help);
-    add_model_options(*generate, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim);
+    add_model_options(*generate, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim,
+                      options.model_note);
     list_option(*generate, "-t,--threads", options.threads,
                 "Compute threads T (default: $OMP_NUM_THREADS if set, else all cores)");
     list_option(*generate, "--paths", options.paths, "Decode paths to time: cached, uncached or both");

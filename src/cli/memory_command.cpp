@@ -70,7 +70,7 @@ std::vector<ModelPreset> resolve_models(const MemoryCliOptions& options) {
         if (options.model_configs.empty()) {
             throw ConfigError("--params sets the parameter count of --model-config models; presets carry their own");
         }
-        params = parse_whole_number(*options.params, "--params", 1, std::uint64_t{1} << 50);
+        params = parse_parameter_count(*options.params, "--params", 1, std::uint64_t{1} << 50);
     }
     for (const std::string& path : options.model_configs) {
         ModelPreset model = read_model_config(path);
@@ -264,11 +264,14 @@ CLI::App* add_memory_command(CLI::App& app, MemoryCliOptions& options) {
                        "Weights' element type, for their memory: f32, f16, bf16, fp8, int8 or int4 (default f16)")
         ->check(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}))
         ->type_name("TYPE");
-    memory->add_option("--params", options.params, "Parameter count of the --model-config models")
+    memory->add_option("--params", options.params,
+                       "Parameter count of the --model-config models: 8B, 7.2B, 500M or 8030261248 (K, M, B, T "
+                       "= 10^3, 10^6, 10^9, 10^12)")
         ->type_name("N");
     memory->add_option("--budget", options.budget,
-                       "Memory available (e.g. 80GiB, 24GB): adds whether each row fits, the largest batch at "
-                       "its context and the longest context at its batch, after the weights")
+                       "Memory available: 80GB = 80·10^9 bytes (SI), 80GiB or 80G = 80·2^30 (IEC); adds whether "
+                       "each row fits, the largest batch at its context and the longest context at its batch, "
+                       "after the weights")
         ->type_name("SIZE");
     memory->add_option("--window", options.window,
                        "Sliding window: cache at most N tokens per sequence; none: no window (default: each "
@@ -291,6 +294,9 @@ int run_memory_command(const MemoryCliOptions& options) {
         rows = plan_memory(request);
     } catch (const SizeOverflow&) {
         throw ConfigError("--seq, --batch: the cache would pass 2^64 bytes; lower them");
+    }
+    for (const std::string& warning : context_warnings(request)) {
+        if (!output.quiet) fmt::print(stderr, "kvbench: warning: {}\n", warning);
     }
     emit_sheet(memory_sheet(request, rows), output);
     return 0;

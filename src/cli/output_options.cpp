@@ -245,7 +245,7 @@ void check_output_file(const std::string& output, const std::string& flag, const
         throw ConfigError(fmt::format("{} {}: is a directory (name a file inside it, e.g. {}/{})", flag, output,
                                       (fs::path(output).lexically_normal() / "").parent_path().string(), example));
     }
-    // The report is written beside its file and renamed over it (report/atomic_file.hpp), so
+    // The report is written beside its file and renamed over it (files/atomic_file.hpp), so
     // a device such as /dev/full or /dev/null would be replaced by a regular file.
     if (fs::exists(status) && !fs::is_regular_file(status)) {
         throw ConfigError(fmt::format("{} {}: is not a regular file (the report replaces its file by a "

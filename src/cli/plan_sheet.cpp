@@ -4,7 +4,7 @@
 #include "cli/output_streams.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/report/summary_tables.hpp"
-#include "kvbench/report/atomic_file.hpp"
+#include "kvbench/files/atomic_file.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

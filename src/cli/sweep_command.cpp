@@ -34,6 +34,9 @@ namespace {
 SweepPlan plan_sweep(const SweepCliOptions& options, const RunMessages& messages) {
     SweepPlan plan = to_sweep_plan(options);
     for (const std::string& skipped : plan.grid.skipped) messages.warning("skipping " + skipped);
+    for (const std::string& message : plan.notes) {
+        if (!plan.out.quiet) messages.notice(message);  // -q silences messages once the streams exist
+    }
     return plan;
 }
 

@@ -20,10 +20,11 @@ namespace {
 
 constexpr const char* sweep_examples = R"(Axes: -n -b -d --heads -g -l -t each take a list, and repeat: -n 128 -n 256
 is -n 128,256. A list mixes values 1,4,16, geometric ranges 128-4096*2 and
-arithmetic ranges 64-256+64. Numbers take binary suffixes, as --max-memory:
-K, k or Ki = 1024, M = 1024^2, G = 1024^3, so -n 4K is 4096 (a "4K context")
-and -n 1K-32K*2 is 1024..32768. A grid above 200 points or an estimated hour
-needs --yes. -t defaults to $OMP_NUM_THREADS when it is set.
+arithmetic ranges 64-256+64. Numbers take binary suffixes, as a bare unit of
+--max-memory does: K = 1024, M = 1024^2, G = 1024^3 (also k, Ki, Mi, Gi), so
+-n 4K is 4096 (a "4K context") and -n 1K-32K*2 is 1024..32768. A grid above
+200 points or an estimated hour needs --yes. -t defaults to $OMP_NUM_THREADS
+when it is set.
 
 Examples:
   kvbench sweep                         MHA vs GQA-4 vs MQA, D=1024, H=16,
@@ -83,7 +84,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                 "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
     list_option(*sweep, "-l,--layers", options.layers, "Stacked attention layers L");
     list_option(*sweep, "--kv-dtype", options.kv_dtype, kv_dtype_help);
-    add_model_options(*sweep, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim);
+    add_model_options(*sweep, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim,
+                      options.model_note);
     list_option(*sweep, "-t,--threads", options.threads,
                 "Compute threads T (default: $OMP_NUM_THREADS if set, else all cores)");
     list_option(*sweep, "--paths", options.paths, "Decode paths to time: cached, uncached or both");
@@ -131,7 +133,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "Run a grid of more than 200 points or an estimated hour (refused without it)");
     add_output_options(sweep, options.out, all_output_formats());
     sweep->add_option("--max-memory", options.max_memory,
-                      "Refuse points needing more than this (e.g. 8G, 512MiB; K = 1024; default: available memory)")
+                      "Refuse points needing more than this: 8GiB or 8G = 8·2^30 bytes (IEC), 8GB = 8·10^9 "
+                      "(SI) (default: available memory)")
         ->type_name("SIZE");
     sweep->add_option("--roofline", options.roofline,
                       "Roofline JSON from `kvbench roofline` (default: the saved one for the thread count, "
@@ -198,6 +201,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
         throw ConfigError("--flush clflush needs an x86-64 CPU; use --flush stream");
     }
     plan.flush = flush == "stream" || !clflush_supported() ? FlushMethod::stream : FlushMethod::clflush;
+    if (options.model_note) plan.notes.push_back(*options.model_note);
     plan.run.verify = options.verify;
     plan.run.check = options.check || check_by_default;
     plan.run.seed = seed;

@@ -5,7 +5,6 @@
 #include "cli/suggest.hpp"
 #include "kvbench/engine/config.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -34,6 +33,31 @@ std::optional<std::uint64_t> to_uint64(std::string_view text) {
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
     return value;
+}
+
+// What a byte size's unit multiplies by, in any case: B = 1; KB, MB, GB, TB, PB, EB powers of
+// 1000 (SI); KiB, MiB, ... (or Ki, Mi, ...) powers of 1024 (IEC); a bare K, M, G, T, P or E
+// powers of 1024, as dd, sort -S and docker read them, and as the axes' suffixes are.
+// Nothing for an unknown unit. Requires: unit is not empty.
+std::optional<std::uint64_t> byte_unit(std::string_view unit) {
+    std::string lower(unit);
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
+    if (lower == "b") return 1;
+    constexpr std::string_view prefixes = "kmgtpe";
+    const std::size_t power = prefixes.find(lower.front());
+    if (power == std::string_view::npos) return std::nullopt;
+    const std::string_view rest = std::string_view(lower).substr(1);
+    std::uint64_t base = 0;
+    if (rest.empty() || rest == "i" || rest == "ib") {
+        base = 1024;
+    } else if (rest == "b") {
+        base = 1000;
+    } else {
+        return std::nullopt;
+    }
+    std::uint64_t multiplier = 1;
+    for (std::size_t i = 0; i <= power; ++i) multiplier *= base;
+    return multiplier;
 }
 
 // What a count's suffix multiplies by: none, K/k/Ki = 1024, M/m/Mi = 1024^2, G/g/Gi = 1024^3
@@ -251,6 +275,57 @@ std::uint64_t parse_whole_number(std::string_view text, std::string_view option,
     return *value;
 }
 
+std::uint64_t parse_parameter_count(std::string_view text, std::string_view option, std::uint64_t min_value,
+                                    std::uint64_t max_value) {
+    constexpr std::string_view count_hint = "(K = 10^3, M = 10^6, B = 10^9, T = 10^12: 8B, 7.2B, 500M)";
+    if (text.empty()) throw ConfigError(fmt::format("{}: the value is empty {}", option, count_hint));
+    const std::size_t point = text.find('.');
+    const std::size_t suffix_at = static_cast<std::size_t>(
+        std::find_if(text.begin(), text.end(), is_letter) - text.begin());
+    const std::string_view whole = text.substr(0, std::min(point, suffix_at));
+    const std::string_view fraction =
+        point < suffix_at ? text.substr(point + 1, suffix_at - point - 1) : std::string_view();
+    const std::string_view suffix = text.substr(std::min(suffix_at, text.size()));
+    const bool well_formed = all_digits(whole) && (point >= suffix_at || all_digits(fraction));
+    if (!well_formed) throw ConfigError(fmt::format("{}: \"{}\" is not a parameter count {}", option, text, count_hint));
+    std::uint64_t multiplier = 1;
+    if (!suffix.empty()) {
+        constexpr std::string_view suffixes = "kmbt";
+        const char lower = static_cast<char>(suffix.front() >= 'A' && suffix.front() <= 'Z' ? suffix.front() - 'A' + 'a'
+                                                                                           : suffix.front());
+        const std::size_t power = suffix.size() == 1 ? suffixes.find(lower) : std::string_view::npos;
+        if (power == std::string_view::npos) {
+            throw ConfigError(fmt::format("{}: \"{}\" has an unknown suffix \"{}\" {}", option, text, suffix, count_hint));
+        }
+        for (std::size_t i = 0; i <= power; ++i) multiplier *= 1000;
+    }
+    const auto out_of_range = [&] {
+        return ConfigError(fmt::format("{}: \"{}\" must be between {} and {}", option, text, min_value, max_value));
+    };
+    const std::optional<std::uint64_t> whole_value = to_uint64(whole);
+    if (!whole_value || *whole_value > max_value / multiplier) throw out_of_range();
+    // 7.2B is 7·10^9 + 2·10^8: the fraction's first digits count in units of the suffix, and
+    // any beyond its power of ten must be zeros, or the count is not a whole number.
+    std::size_t suffix_digits = 0;
+    for (std::uint64_t m = multiplier; m > 1; m /= 10) ++suffix_digits;
+    const std::string_view beyond = fraction.substr(std::min(fraction.size(), suffix_digits));
+    if (beyond.find_first_not_of('0') != std::string_view::npos) {
+        throw ConfigError(fmt::format("{}: \"{}\" is not a whole number of parameters {}", option, text, count_hint));
+    }
+    std::uint64_t significant = 0;
+    std::uint64_t scale = 1;
+    for (std::size_t i = 0; i < std::min(fraction.size(), suffix_digits); ++i) {
+        significant = significant * 10 + static_cast<std::uint64_t>(fraction[i] - '0');
+        scale *= 10;
+    }
+    const std::uint64_t whole_part = *whole_value * multiplier;
+    const std::uint64_t fraction_part = significant * (multiplier / scale);
+    if (fraction_part > max_value - whole_part) throw out_of_range();
+    const std::uint64_t value = whole_part + fraction_part;
+    if (value < min_value) throw out_of_range();
+    return value;
+}
+
 std::uint64_t parse_byte_size(std::string_view text, std::string_view option) {
     constexpr std::string_view size_hint = "(use e.g. 8GiB, 512MiB or a number of bytes)";
     if (text.empty()) throw ConfigError(fmt::format("{}: the value is empty {}", option, size_hint));
@@ -271,31 +346,26 @@ std::uint64_t parse_byte_size(std::string_view text, std::string_view option) {
     const auto too_big = [&] {
         return ConfigError(fmt::format("{}: \"{}\" is more than 64 bits can count (16 EiB)", option, text));
     };
-    if (!to_uint64(digits)) throw too_big();
-
-    // CLI11's table of units, with k = 1024 (AsSizeValue(false)). It leaves a unitless number as it
-    // is and fails on an unknown unit or an overflowing product; a unit that fails on "1" is unknown.
-    const CLI::AsSizeValue as_size(false);
-    const auto to_bytes = [&as_size](std::string value) -> std::optional<std::string> {
-        try {
-            if (!as_size(value).empty()) return std::nullopt;
-        } catch (const CLI::ValidationError&) {
-            return std::nullopt;
+    const std::optional<std::uint64_t> number = to_uint64(digits);
+    if (!number) throw too_big();
+    if (*number == 0) throw ConfigError(fmt::format("{}: \"{}\" must be at least 1 byte {}", option, text, size_hint));
+    if (unit.empty()) {
+        // "--budget 80" is 80 bytes: a unit left out, not a budget.
+        if (*number < (std::uint64_t{1} << 20)) {
+            throw ConfigError(fmt::format("{}: \"{}\" would be {} bytes: give the unit ({}GB = {}·10^9 bytes, "
+                                          "{}GiB = {}·2^30), or write {}B for bytes",
+                                          option, text, *number, text, text, text, text, text));
         }
-        return value;
-    };
-    const std::optional<std::string> bytes = to_bytes(std::string(digits) + std::string(unit));
-    if (!bytes) {
-        if (!to_bytes("1" + std::string(unit))) {
-            throw ConfigError(fmt::format("{}: \"{}\" has an unknown unit \"{}\" (use B, KiB, MiB, GiB or TiB)",
-                                          option, text, unit));
-        }
-        throw too_big();
+        return *number;
     }
-    const std::optional<std::uint64_t> value = all_digits(*bytes) ? to_uint64(*bytes) : std::nullopt;
-    if (!value) throw too_big();
-    if (*value == 0) throw ConfigError(fmt::format("{}: \"{}\" must be at least 1 byte {}", option, text, size_hint));
-    return *value;
+    const std::optional<std::uint64_t> multiplier = byte_unit(unit);
+    if (!multiplier) {
+        throw ConfigError(fmt::format("{}: \"{}\" has an unknown unit \"{}\" (use B, KB, MB, GB, TB = 10^3, "
+                                      "10^6, 10^9, 10^12 bytes, or KiB, MiB, GiB, TiB = 2^10, 2^20, 2^30, 2^40)",
+                                      option, text, unit));
+    }
+    if (*number > std::numeric_limits<std::uint64_t>::max() / *multiplier) throw too_big();
+    return *number * *multiplier;
 }
 
 }  // namespace kvbench

@@ -2,6 +2,11 @@
 // each running the kernel attend_group over its split, then the splits merged in a fixed order.
 #include "kvbench/engine/attention.hpp"
 
+#include "attend_group.hpp"
+#include "kernels/attention_types.hpp"
+#include "kernels/task_ranges.hpp"
+#include "kernels/tuning.hpp"
+
 #include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/kv_convert.hpp"
 
@@ -14,6 +19,11 @@
 #include <optional>
 
 namespace kvbench {
+
+struct DecodeAttentionScratch::Threads {
+    std::vector<AttendWorkspace> workspaces;  // (n_threads), each for group_size rows
+    TaskRanges tasks;                         // (n_threads) ranges of the tasks, dealt out by each call
+};
 
 namespace {
 
@@ -37,6 +47,7 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
         decode_split_count(n_batch * n_kv_heads, n_ctx, scratch.n_threads, scratch.max_splits);
     const std::size_t n_tasks = n_batch * n_kv_heads * n_splits;
     const std::size_t vector_bytes = head_dim * kv_element_bytes(cache.dtype());  // one cached K or V, scale apart
+    const GroupKernel kernel = group_kernel_for(group_size, head_dim);  // every task's group has this shape
 
     // One (batch row, KV head, split) task: attend_group over that split of the context, into the
     // task's own partial rows.
@@ -66,20 +77,20 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
         result.out_stride = head_dim;
         result.row_max = scratch.partial_max.data() + partial_row;
         result.row_sum = scratch.partial_sum.data() + partial_row;
-        return attend_group(problem, result, workspace);
+        return kernel(problem, result, workspace);
     };
 
     std::uint64_t executed = 0;
     // Each thread takes its own contiguous range of tasks, then helps with the others' tails
     // (task_ranges.hpp: why not an OpenMP schedule). A task writes only its own partial rows,
     // merged below in a fixed order, so the bits of out do not depend on which thread ran what.
-    TaskRanges& tasks = scratch.tasks;
+    TaskRanges& tasks = scratch.threads->tasks;
     tasks.reset(n_tasks);
 #pragma omp parallel reduction(+ : executed) num_threads(static_cast<int>(scratch.n_threads))
     {
         const auto thread = static_cast<std::size_t>(omp_get_thread_num());
         while (const std::optional<std::size_t> task = tasks.next(thread)) {
-            executed += run_task(*task, scratch.workspaces[thread]);
+            executed += run_task(*task, scratch.threads->workspaces[thread]);
         }
     }
 
@@ -128,14 +139,19 @@ DecodeAttentionScratch::DecodeAttentionScratch(const ModelConfig& config, std::s
       partial_out(checked_product({max_splits, config.n_batch, config.q_dim()})),
       partial_max(checked_product({max_splits, config.n_batch, config.n_heads})),
       partial_sum(partial_max.size()),
-      tasks(n_threads_) {
-    workspaces.reserve(n_threads);
-    for (std::size_t i = 0; i < n_threads; ++i) workspaces.emplace_back(config.group_size(), config.head_dim());
+      threads(std::make_unique<Threads>(Threads{{}, TaskRanges(n_threads_)})) {
+    threads->workspaces.reserve(n_threads);
+    for (std::size_t i = 0; i < n_threads; ++i) threads->workspaces.emplace_back(config.group_size(), config.head_dim());
 }
 
+DecodeAttentionScratch::~DecodeAttentionScratch() = default;
+DecodeAttentionScratch::DecodeAttentionScratch(DecodeAttentionScratch&&) noexcept = default;
+DecodeAttentionScratch& DecodeAttentionScratch::operator=(DecodeAttentionScratch&&) noexcept = default;
+
 std::size_t DecodeAttentionScratch::bytes() const {
-    std::size_t total = (partial_out.size() + partial_max.size() + partial_sum.size()) * sizeof(float) + tasks.bytes();
-    for (const AttendWorkspace& ws : workspaces) total += ws.bytes();
+    std::size_t total =
+        (partial_out.size() + partial_max.size() + partial_sum.size()) * sizeof(float) + threads->tasks.bytes();
+    for (const AttendWorkspace& ws : threads->workspaces) total += ws.bytes();
     return total;
 }
 
@@ -157,7 +173,7 @@ std::size_t DecodeAttentionScratch::bytes_for(const ModelConfig& config, std::si
 
 std::size_t decode_split_count(std::size_t n_tasks, std::size_t n_ctx, std::size_t n_threads,
                                std::size_t max_splits) {
-    constexpr std::size_t min_split_positions = 64;
+    constexpr std::size_t min_split_positions = tuning.decode.min_split_positions;
     if (n_tasks >= n_threads) return 1;
     const std::size_t wanted = (n_threads + n_tasks - 1) / n_tasks;
     const std::size_t affordable = std::max<std::size_t>(1, n_ctx / min_split_positions);

@@ -1,7 +1,7 @@
 // Uncached causal attention as sgemm calls per block of query rows with a vectorised softmax between them, on the OpenMP pool.
 #include "kvbench/engine/causal_attention.hpp"
 
-#include "kvbench/engine/vector_math.hpp"
+#include "kernels/vector_math.hpp"
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/checked_size.hpp"
 

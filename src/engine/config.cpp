@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace kvbench {
@@ -24,6 +25,39 @@ std::string divisors_of(std::size_t n) {
 
 void require_positive(std::size_t value, const char* option) {
     if (value == 0) throw ConfigError(fmt::format("{} 0 must be at least 1", option));
+}
+
+void validate_layer_parts(const ModelConfig& config) {
+    const MoeShape& moe = config.moe;
+    if (config.block == BlockKind::attention) {
+        if (config.ffn_dim != 0) throw ConfigError(fmt::format("--ffn-dim {} needs --block full", config.ffn_dim));
+        if (config.has_experts()) throw ConfigError(fmt::format("--experts {} needs --block full", moe.n_experts));
+    }
+    if (config.has_experts()) {
+        if (moe.n_active == 0 || moe.n_active > moe.n_experts) {
+            throw ConfigError(fmt::format("--experts-active {} must be between 1 and --experts {}", moe.n_active,
+                                          moe.n_experts));
+        }
+        if (moe.expert_dim == 0) throw ConfigError("--expert-dim must be given with --experts");
+        if (moe.n_dense_layers > config.n_layers) {
+            throw ConfigError(fmt::format("{} dense layers before the experts, more than --layers {}",
+                                          moe.n_dense_layers, config.n_layers));
+        }
+    } else if (moe.n_active != 0 || moe.n_shared != 0 || moe.expert_dim != 0 || moe.n_dense_layers != 0) {
+        throw ConfigError("--experts-active, --shared-experts and --expert-dim need --experts");
+    }
+    const bool dense_mlp_somewhere = !config.has_experts() || moe.n_dense_layers != 0;
+    if (config.block == BlockKind::full && dense_mlp_somewhere && config.ffn_dim == 0) {
+        throw ConfigError("--block full needs --ffn-dim, the width of its MLP");
+    }
+    if (!config.layer_windows.empty() && config.layer_windows.size() != config.n_layers) {
+        throw ConfigError(fmt::format("{} layer windows for --layers {}: give one per layer",
+                                      config.layer_windows.size(), config.n_layers));
+    }
+    if (config.is_latent() && (config.mla.rope_dim == 0 || config.mla.nope_dim == 0 || config.mla.v_head_dim == 0)) {
+        throw ConfigError(fmt::format("--kv-lora-rank {} needs --rope-dim, --nope-dim and --v-head-dim",
+                                      config.mla.kv_lora_rank));
+    }
 }
 
 }  // namespace
@@ -55,6 +89,22 @@ void validate(const ModelConfig& config) {
                                       "f16, bf16 or int8",
                                       kv_dtype_info(config.kv_dtype).name));
     }
+    validate_layer_parts(config);
+}
+
+std::string window_pattern(const ModelConfig& config) {
+    const std::vector<std::uint32_t>& windows = config.layer_windows;
+    if (windows.empty()) return "";
+    std::string letters;
+    for (const std::uint32_t window : windows) letters += window != 0 ? 'L' : 'G';
+    if (letters.find('G') == std::string::npos) return "all";
+    if (letters.find('L') == std::string::npos) return "";
+    for (std::size_t unit = 1; unit < letters.size(); ++unit) {
+        bool repeats = true;
+        for (std::size_t i = unit; i < letters.size() && repeats; ++i) repeats = letters[i] == letters[i % unit];
+        if (repeats) return letters.substr(0, unit);
+    }
+    return letters;
 }
 
 std::string grouping_label(std::size_t n_heads, std::size_t n_kv_heads) {
@@ -66,10 +116,25 @@ std::string grouping_label(std::size_t n_heads, std::size_t n_kv_heads) {
 std::string describe(const ModelConfig& config) {
     const std::string head_dim =
         config.explicit_head_dim == 0 ? "" : fmt::format(" dh={}", config.explicit_head_dim);
-    const std::string kv_dtype =
-        config.kv_dtype == KvDtype::f32 ? "" : fmt::format(" kv={}", kv_dtype_info(config.kv_dtype).name);
+    std::string parts;
+    if (config.block == BlockKind::full && config.ffn_dim != 0) parts += fmt::format(" full F={}", config.ffn_dim);
+    if (config.block == BlockKind::full && config.ffn_dim == 0) parts += " full";
+    if (config.has_experts()) {
+        parts += fmt::format(" E={}/{} S={} Fe={}", config.moe.n_experts, config.moe.n_active, config.moe.n_shared,
+                             config.moe.expert_dim);
+    }
+    if (config.is_latent()) parts += fmt::format(" mla r={} dr={}", config.mla.kv_lora_rank, config.mla.rope_dim);
+    const std::string pattern = window_pattern(config);
+    if (!pattern.empty()) {
+        std::uint32_t window = 0;
+        for (const std::uint32_t w : config.layer_windows) window = std::max(window, w);
+        parts += fmt::format(" W={}:{}", window, pattern);
+    }
+    if (config.attention_sinks) parts += " sinks";
+    if (config.weight_dtype != WeightDtype::f32) parts += fmt::format(" w={}", weight_dtype_info(config.weight_dtype).name);
+    if (config.kv_dtype != KvDtype::f32) parts += fmt::format(" kv={}", kv_dtype_info(config.kv_dtype).name);
     return fmt::format("B={} N={} D={} H={}{} G={} L={}{}", config.n_batch, config.seq_len, config.model_dim,
-                       config.n_heads, head_dim, config.n_kv_heads, config.n_layers, kv_dtype);
+                       config.n_heads, head_dim, config.n_kv_heads, config.n_layers, parts);
 }
 
 }  // namespace kvbench

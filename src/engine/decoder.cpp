@@ -2,7 +2,8 @@
 #include "kvbench/engine/decoder.hpp"
 
 #include "kvbench/engine/checked_size.hpp"
-#include "kvbench/engine/linear.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -16,6 +17,18 @@ std::size_t decode_rows(const ModelConfig& config) { return config.n_batch; }
 std::size_t forward_rows(const ModelConfig& config) { return checked_mul(config.n_batch, config.seq_len); }
 
 }  // namespace
+
+void require_measurable(const ModelConfig& config) {
+    auto refuse = [](const char* part) {
+        throw ConfigError(fmt::format("{}: kvbench memory plans it, but the decode step does not compute it yet", part));
+    };
+    if (config.block == BlockKind::full) refuse("--block full (norms, RoPE and the MLP)");
+    if (config.weight_dtype != WeightDtype::f32) refuse("--weight-dtype other than f32");
+    if (config.has_experts()) refuse("--experts (a mixture of experts)");
+    if (!config.layer_windows.empty()) refuse("--window (sliding-window layers)");
+    if (config.attention_sinks) refuse("--sinks");
+    if (config.is_latent()) refuse("--kv-lora-rank (latent attention)");
+}
 
 DecodeScratch::DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads)
     : qkv(checked_mul(decode_rows(config), config.qkv_dim())),
@@ -47,7 +60,29 @@ std::size_t ForwardScratch::bytes_for(const ModelConfig& config, std::size_t n_t
                        CausalAttentionScratch::bytes_for(config.seq_len, n_threads, block_rows));
 }
 
+std::size_t attention_trace_size(const ModelConfig& config) {
+    return checked_mul(checked_mul(config.n_layers, config.n_batch), config.q_dim());
+}
+
 namespace {
+
+void require_trace_size(const ModelConfig& config, const PathOptions& options) {
+    if (!options.attention_trace.empty() && options.attention_trace.size() != attention_trace_size(config)) {
+        throw std::invalid_argument("attention trace is not (n_layers, n_batch, q_dim) floats");
+    }
+}
+
+// Copies layer `layer`'s attention output of one position per sequence into the trace:
+// rows first_row, first_row + row_stride, ... of head_outputs (q_dim floats each).
+void record_attention(const ModelConfig& config, const PathOptions& options, std::size_t layer,
+                      const float* head_outputs, std::size_t first_row, std::size_t row_stride) {
+    if (options.attention_trace.empty()) return;
+    const std::size_t q_dim = config.q_dim();
+    for (std::size_t b = 0; b < config.n_batch; ++b) {
+        std::copy_n(head_outputs + (first_row + b * row_stride) * q_dim, q_dim,
+                    options.attention_trace.begin() + static_cast<std::ptrdiff_t>((layer * config.n_batch + b) * q_dim));
+    }
+}
 
 // Stores the k and v of `n_positions` rows of one sequence (row stride qkv_dim) in the
 // cache at positions [first_pos, first_pos + n_positions), converted to its element type.
@@ -67,9 +102,11 @@ void store_kv(const ModelConfig& config, const float* qkv_rows, std::size_t n_po
 }  // namespace
 
 FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, KvCache& cache,
-                      const float* x_in, float* x_out, DecodeScratch& scratch) {
+                      const float* x_in, float* x_out, DecodeScratch& scratch, const PathOptions& options) {
     const std::size_t pos = cache.length();
     cache.require_writable(pos);
+    require_trace_size(config, options);
+    const StepKernels& kernels = *options.kernels;
     const std::size_t n_batch = config.n_batch;
     const std::size_t model_dim = config.model_dim;
     const std::size_t qkv_dim = config.qkv_dim();
@@ -79,15 +116,16 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         const LayerWeights& w = weights.layers[layer];
         const std::uint64_t qkv_flops =
-            linear(x_out, n_batch, model_dim, w.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
+            kernels.linear(x_out, n_batch, model_dim, w.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
         for (std::size_t b = 0; b < n_batch; ++b) {
             store_kv(config, scratch.qkv.data() + b * qkv_dim, 1, cache, layer, b, pos);
         }
-        count += attend_decode(config, scratch.qkv.data(), qkv_dim, cache, layer, pos + 1,
-                               scratch.head_outputs.data(), scratch.attention_scratch);
+        count += kernels.attend_decode(config, scratch.qkv.data(), qkv_dim, cache, layer, pos + 1,
+                                       scratch.head_outputs.data(), scratch.attention_scratch);
+        record_attention(config, options, layer, scratch.head_outputs.data(), 0, 1);
         // beta = 1: the residual add rides on the output projection.
-        const std::uint64_t out_flops =
-            linear(scratch.head_outputs.data(), n_batch, config.q_dim(), w.wo.data(), model_dim, 1.0f, x_out);
+        const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_batch, config.q_dim(),
+                                                       w.wo.data(), model_dim, 1.0f, x_out);
         count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
     }
     cache.extend_to(pos + 1);
@@ -95,7 +133,10 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
 }
 
 FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, const float* x_in,
-                       float* x_out, ForwardScratch& scratch, KvCache* prefill, const std::atomic<bool>* stop) {
+                       float* x_out, ForwardScratch& scratch, KvCache* prefill, const std::atomic<bool>* stop,
+                       const PathOptions& options) {
+    require_trace_size(config, options);
+    const StepKernels& kernels = *options.kernels;
     auto stopped = [stop] { return stop != nullptr && stop->load(std::memory_order_relaxed); };
     const std::size_t n_rows = config.n_batch * config.seq_len;
     const std::size_t model_dim = config.model_dim;
@@ -113,16 +154,18 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
         if (stopped()) return count;
         const LayerWeights& w = weights.layers[layer];
         const std::uint64_t qkv_flops =
-            linear(x_out, n_rows, model_dim, w.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
+            kernels.linear(x_out, n_rows, model_dim, w.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
         if (prefill != nullptr) {
             for (std::size_t b = 0; b < config.n_batch; ++b) {
                 store_kv(config, scratch.qkv.data() + b * config.seq_len * qkv_dim, config.seq_len,
                          *prefill, layer, b, 0);
             }
         }
-        count += attend_causal(config, scratch.qkv.data(), scratch.head_outputs.data(), scratch.attention_scratch, stop);
-        const std::uint64_t out_flops = linear(scratch.head_outputs.data(), n_rows, config.q_dim(),
-                                               w.wo.data(), model_dim, 1.0f, x_out);
+        count += kernels.attend_causal(config, scratch.qkv.data(), scratch.head_outputs.data(),
+                                       scratch.attention_scratch, stop);
+        record_attention(config, options, layer, scratch.head_outputs.data(), config.seq_len - 1, config.seq_len);
+        const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_rows, config.q_dim(),
+                                                       w.wo.data(), model_dim, 1.0f, x_out);
         count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
     }
     if (prefill != nullptr && !stopped()) prefill->extend_to(config.seq_len);

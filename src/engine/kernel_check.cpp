@@ -1,42 +1,117 @@
 // check_kernels: run each fast kernel and its naive twin on the same data and compare.
 #include "kvbench/engine/kernel_check.hpp"
 
-#include "kvbench/engine/attention.hpp"
-#include "kvbench/engine/causal_attention.hpp"
-#include "kvbench/engine/linear.hpp"
 #include "kvbench/engine/reference.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <set>
 
 namespace kvbench {
 
 namespace {
 
-// Outputs of the many-row projection compared: the kernel's code path depends on the row
+// Outputs of the many-row projections compared: the kernel's code path depends on the row
 // count only, and the naive twin's cost on rows × outputs × inputs.
 constexpr std::size_t checked_outputs = 256;
-// Positions of the causal attention compared: two blocks of the default height, so the
-// block loop, a diagonal block and the masking all run.
-constexpr std::size_t checked_positions = 2 * CausalAttentionScratch::default_block_rows;
+// Rows of each sequence the many-row projections are compared on: two blocks of the causal
+// attention's default height.
+constexpr std::size_t checked_prefix_rows = 2 * CausalAttentionScratch::default_block_rows;
+// Multiply-adds the naive causal attention may spend on its sample (about a second in double
+// on one core): past it, fewer blocks are sampled.
+constexpr std::size_t causal_check_budget = std::size_t{1} << 28;
 
 std::string rows_label(std::size_t n_rows) { return fmt::format("{} row{}", n_rows, n_rows == 1 ? "" : "s"); }
 
-// linear and linear_naive on x (n_rows, in_dim) against W's first out_dim rows.
-KernelCheck check_linear(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
-                         std::size_t out_dim, std::vector<float>& fast) {
-    fast.resize(n_rows * out_dim);
-    std::vector<float> naive(n_rows * out_dim);  // (n_rows, out_dim) floats
-    linear(x, n_rows, in_dim, w, out_dim, 0.0f, fast.data());
-    linear_naive(x, n_rows, in_dim, w, out_dim, 0.0f, naive.data());
-    return {fmt::format("linear ({})", rows_label(n_rows)), relative_error(fast, naive)};
+// kernels.linear and linear_naive on x (n_rows, in_dim) against W's first out_dim rows, onto
+// y_in (n_rows, out_dim) with beta = 1, or from zero without y_in. Returns the fast result in `fast`.
+KernelCheck check_linear(StepKernels::Linear linear_fast, std::string label, const float* x, std::size_t n_rows,
+                         std::size_t in_dim, const float* w, std::size_t out_dim, const float* y_in,
+                         std::vector<float>& fast) {
+    const float beta = y_in != nullptr ? 1.0f : 0.0f;
+    fast.assign(n_rows * out_dim, 0.0f);
+    std::vector<float> naive(n_rows * out_dim, 0.0f);  // (n_rows, out_dim) floats
+    if (y_in != nullptr) {
+        std::copy_n(y_in, fast.size(), fast.begin());
+        std::copy_n(y_in, naive.size(), naive.begin());
+    }
+    linear_fast(x, n_rows, in_dim, w, out_dim, beta, fast.data());
+    linear_naive(x, n_rows, in_dim, w, out_dim, beta, naive.data());
+    return {fmt::format("linear ({}{})", rows_label(n_rows), label), relative_error(fast, naive)};
+}
+
+// Columns [0, n_cols) of `n_rows` rows of a row-major matrix with row stride `stride`.
+std::vector<float> columns(const float* rows, std::size_t n_rows, std::size_t stride, std::size_t n_cols) {
+    std::vector<float> out(n_rows * n_cols);  // (n_rows, n_cols) floats
+    for (std::size_t r = 0; r < n_rows; ++r) std::copy_n(rows + r * stride, n_cols, out.begin() + static_cast<std::ptrdiff_t>(r * n_cols));
+    return out;
+}
+
+// attend_causal on the whole prompt against attention_reference at the sampled rows.
+KernelCheck check_causal_attention(const ModelConfig& config, const float* qkv, const float* fast_out) {
+    const std::size_t n = config.seq_len;
+    const std::size_t head_dim = config.head_dim();
+    const std::size_t qkv_dim = config.qkv_dim();
+    const std::size_t q_dim = config.q_dim();
+    const std::size_t per_block = 2 * config.n_batch * n * head_dim * 2;  // two rows, q·K and p·V
+    const std::size_t max_blocks = std::max<std::size_t>(4, causal_check_budget / std::max<std::size_t>(per_block, 1));
+    const std::vector<std::size_t> rows = sampled_causal_rows(n, CausalAttentionScratch::default_block_rows, max_blocks);
+
+    std::vector<float> fast, naive;         // the sampled (row, head) outputs, head_dim floats each
+    std::vector<float> keys(n * head_dim);  // (seq_len, head_dim) floats: one KV head's keys
+    std::vector<float> values(keys.size());  // (seq_len, head_dim) floats
+    std::vector<float> out(head_dim);
+    for (std::size_t b = 0; b < config.n_batch; ++b) {
+        const float* sequence = qkv + b * n * qkv_dim;
+        for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
+            for (std::size_t t = 0; t < n; ++t) {
+                const float* k = sequence + t * qkv_dim + q_dim + g * head_dim;
+                std::copy_n(k, head_dim, keys.begin() + static_cast<std::ptrdiff_t>(t * head_dim));
+                std::copy_n(k + config.kv_dim(), head_dim, values.begin() + static_cast<std::ptrdiff_t>(t * head_dim));
+            }
+            for (std::size_t j = 0; j < rows.size(); ++j) {
+                // One head per row, turn by turn, so that every head is seen and the cost is one head's.
+                const std::size_t h = (j + b) % config.n_heads;
+                if (h / config.group_size() != g) continue;
+                const std::size_t i = rows[j];
+                attention_reference(sequence + i * qkv_dim + h * head_dim, keys.data(), values.data(), i + 1, 1,
+                                    head_dim, out.data());
+                naive.insert(naive.end(), out.begin(), out.end());
+                const float* fast_row = fast_out + (b * n + i) * q_dim + h * head_dim;
+                fast.insert(fast.end(), fast_row, fast_row + head_dim);
+            }
+        }
+    }
+    return {fmt::format("attend_causal ({} positions, {} rows sampled)", n, rows.size()), relative_error(fast, naive)};
 }
 
 }  // namespace
 
+std::vector<std::size_t> sampled_causal_rows(std::size_t seq_len, std::size_t block_rows, std::size_t max_blocks) {
+    const std::size_t n_blocks = (seq_len + block_rows - 1) / block_rows;
+    std::set<std::size_t> blocks;
+    if (n_blocks <= max_blocks) {
+        for (std::size_t k = 0; k < n_blocks; ++k) blocks.insert(k);
+    } else {
+        // Blocks 1 and 2 hold the first diagonal blocks past the first one, and the rest spread
+        // from the first block to the last.
+        blocks.insert({1, 2});
+        const std::size_t n_spread = max_blocks - 2;
+        for (std::size_t i = 0; i < n_spread; ++i) blocks.insert(i * (n_blocks - 1) / (n_spread - 1));
+    }
+    std::vector<std::size_t> rows;
+    for (const std::size_t k : blocks) {
+        rows.push_back(k * block_rows);
+        const std::size_t last = std::min(seq_len, (k + 1) * block_rows) - 1;
+        if (last != rows.back()) rows.push_back(last);
+    }
+    return rows;
+}
+
 std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWeights& weights,
-                                       const KernelCheckInputs& inputs) {
+                                       const KernelCheckInputs& inputs, const StepKernels& kernels) {
     std::vector<KernelCheck> checks;
     const LayerWeights& layer = weights.layers.front();
     const std::size_t n_batch = config.n_batch;
@@ -46,8 +121,12 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
     const std::size_t head_dim = config.head_dim();
 
     std::vector<float> step_qkv;  // (n_batch, qkv_dim) floats: q | k | v of the new token
-    checks.push_back(check_linear(inputs.step_in, n_batch, model_dim, layer.wqkv.data(), qkv_dim, step_qkv));
+    checks.push_back(check_linear(kernels.linear, "", inputs.step_in, n_batch, model_dim, layer.wqkv.data(), qkv_dim,
+                                  nullptr, step_qkv));
 
+    // (n_batch, q_dim) floats: what the output projection reads, the attention output when there
+    // is a cache to attend over, else the queries (any values of that shape exercise the kernel).
+    std::vector<float> step_heads = columns(step_qkv.data(), n_batch, qkv_dim, q_dim);
     if (inputs.cache != nullptr) {
         const std::size_t pos = config.seq_len - 1;
         KvCache& cache = *inputs.cache;
@@ -58,33 +137,46 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
             }
         }
         DecodeAttentionScratch scratch(config, config.seq_len, inputs.n_threads);
-        std::vector<float> fast(n_batch * q_dim), naive(n_batch * q_dim);  // (n_batch, q_dim) floats
-        attend_decode(config, step_qkv.data(), qkv_dim, cache, 0, config.seq_len, fast.data(), scratch);
+        std::vector<float> naive(n_batch * q_dim);  // (n_batch, q_dim) floats
+        kernels.attend_decode(config, step_qkv.data(), qkv_dim, cache, 0, config.seq_len, step_heads.data(), scratch);
         attend_decode_naive(config, step_qkv.data(), qkv_dim, cache, 0, config.seq_len, naive.data(), scratch);
-        checks.push_back({"attend_decode", relative_error(fast, naive)});
+        checks.push_back({"attend_decode", relative_error(step_heads, naive)});
     }
+    std::vector<float> unused;
+    checks.push_back(check_linear(kernels.linear, ", output projection", step_heads.data(), n_batch, q_dim,
+                                  layer.wo.data(), model_dim, inputs.step_in, unused));
 
     if (inputs.prompt != nullptr) {
-        ModelConfig prefix = config;
-        prefix.seq_len = std::min(config.seq_len, checked_positions);
-        // (n_batch, prefix.seq_len, model_dim) floats: the first positions of every sequence
-        std::vector<float> x(n_batch * prefix.seq_len * model_dim);
-        for (std::size_t b = 0; b < n_batch; ++b) {
-            std::copy_n(inputs.prompt + b * config.seq_len * model_dim, prefix.seq_len * model_dim,
-                        x.data() + b * prefix.seq_len * model_dim);
-        }
-        const std::size_t n_rows = n_batch * prefix.seq_len;
-        std::vector<float> unused;
-        checks.push_back(check_linear(x.data(), n_rows, model_dim, layer.wqkv.data(),
-                                      std::min(qkv_dim, checked_outputs), unused));
+        const std::size_t n = config.seq_len;
+        const std::size_t n_rows = n_batch * n;
+        std::optional<ForwardScratch> own_scratch;
+        if (inputs.forward_scratch == nullptr) own_scratch.emplace(config, inputs.n_threads);
+        ForwardScratch& scratch = inputs.forward_scratch != nullptr ? *inputs.forward_scratch : *own_scratch;
 
-        std::vector<float> qkv(n_rows * qkv_dim);  // (n_batch · prefix.seq_len, qkv_dim) floats
-        linear(x.data(), n_rows, model_dim, layer.wqkv.data(), qkv_dim, 0.0f, qkv.data());
-        CausalAttentionScratch scratch(prefix.seq_len, inputs.n_threads);
-        std::vector<float> fast(n_rows * q_dim), naive(n_rows * q_dim);  // (n_rows, q_dim) floats
-        attend_causal(prefix, qkv.data(), fast.data(), scratch);
-        attend_causal_naive(prefix, qkv.data(), naive.data(), scratch);
-        checks.push_back({fmt::format("attend_causal ({} positions)", prefix.seq_len), relative_error(fast, naive)});
+        // The first rows of every sequence, for the many-row projections: (n_batch · prefix, ·) floats.
+        const std::size_t prefix = std::min(n, checked_prefix_rows);
+        const std::size_t n_prefix_rows = n_batch * prefix;
+        std::vector<float> x(n_prefix_rows * model_dim);  // the prompt's inputs
+        std::vector<float> heads(n_prefix_rows * q_dim);  // the fast attention's outputs
+        for (std::size_t b = 0; b < n_batch; ++b) {
+            std::copy_n(inputs.prompt + b * n * model_dim, prefix * model_dim,
+                        x.begin() + static_cast<std::ptrdiff_t>(b * prefix * model_dim));
+        }
+        checks.push_back(check_linear(kernels.linear, "", x.data(), n_prefix_rows, model_dim, layer.wqkv.data(),
+                                      std::min(qkv_dim, checked_outputs), nullptr, unused));
+
+        kernels.linear(inputs.prompt, n_rows, model_dim, layer.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
+        kernels.attend_causal(config, scratch.qkv.data(), scratch.head_outputs.data(), scratch.attention_scratch, nullptr);
+        checks.push_back(check_causal_attention(config, scratch.qkv.data(), scratch.head_outputs.data()));
+
+        for (std::size_t b = 0; b < n_batch; ++b) {
+            std::copy_n(scratch.head_outputs.data() + b * n * q_dim, prefix * q_dim,
+                        heads.begin() + static_cast<std::ptrdiff_t>(b * prefix * q_dim));
+        }
+        const std::size_t out_dim = std::min(model_dim, checked_outputs);
+        const std::vector<float> residual = columns(x.data(), n_prefix_rows, model_dim, out_dim);
+        checks.push_back(check_linear(kernels.linear, ", output projection", heads.data(), n_prefix_rows, q_dim,
+                                      layer.wo.data(), out_dim, residual.data(), unused));
     }
     return checks;
 }

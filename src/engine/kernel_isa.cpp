@@ -1,18 +1,13 @@
-// kernel_isa(): the instruction set the kernels were compiled for, from the compiler's macros.
+// kernel_isa(): the instruction set the kernels were compiled for: the name of tuning.hpp's class.
 #include "kvbench/engine/kernel_isa.hpp"
+
+#include "kernels/tuning.hpp"
 
 namespace kvbench {
 
-// The same tests as the kernels' own #if chains (small_m_gemm.cpp, simd.hpp,
-// attention_grouped.cpp): this file is compiled with the same kvbench_arch flags as they are.
-const char* kernel_isa() {
-#if defined(__AVX512F__)
-    return "avx512";
-#elif defined(__AVX2__) && defined(__FMA__)
-    return "avx2+fma";
-#else
-    return "portable";
-#endif
-}
+// tuning.hpp picks its table with the same tests of the compiler's macros as the kernels'
+// code paths (simd.hpp, small_m_gemm.cpp), and this file is compiled with the same kvbench_arch
+// flags as they are.
+const char* kernel_isa() { return tuning.name; }
 
 }  // namespace kvbench

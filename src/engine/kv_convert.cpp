@@ -81,9 +81,13 @@ double kv_unit_roundoff(KvDtype dtype) {
     throw std::invalid_argument("kv_unit_roundoff: the engine does not store this type");
 }
 
-double kv_equivalence_tolerance(KvDtype dtype, std::size_t head_dim, std::size_t n_layers) {
+double kv_equivalence_tolerance(KvDtype dtype, std::size_t head_dim) {
     if (dtype == KvDtype::f32) return 1e-4;
-    return 2.0 * kv_unit_roundoff(dtype) * std::sqrt(static_cast<double>(head_dim)) * static_cast<double>(n_layers);
+    double unit = kv_unit_roundoff(dtype);
+    // int8's unit is relative to its vector's largest element, which is about sqrt(2 ln(2 dh))
+    // times the typical one for dh values of a projection.
+    if (dtype == KvDtype::int8) unit *= std::sqrt(2.0 * std::log(2.0 * static_cast<double>(head_dim)));
+    return 3.0 * unit;
 }
 
 void encode_kv_vector(KvDtype dtype, const float* src, std::size_t n, void* dst, float* scale) {

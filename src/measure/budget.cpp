@@ -1,6 +1,8 @@
 // The memory budget of a point: the sum of what each buffer owner says it allocates.
 #include "kvbench/measure/budget.hpp"
 
+#include "kvbench/measure/equivalence.hpp"
+
 #include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/decoder.hpp"
 #include "kvbench/engine/kv_cache.hpp"
@@ -57,6 +59,22 @@ MemoryBudget point_memory(const GridPoint& point, const RunOptions& options) {
             budget.scratch_bytes =
                 checked_add(budget.scratch_bytes, DecodeScratch::bytes_for(config, n, point.n_threads));
             budget.inputs_bytes = checked_add(budget.inputs_bytes, input_bytes_for(config, 1));  // the step's output
+            // Each layer's attention output for the newest position: the prefill's and the step's
+            // with --verify, the two steps' of kv_rel_error while a reduced cache is set up.
+            const std::size_t n_traces = (options.verify ? 2u : 0u) + (config.kv_dtype != KvDtype::f32 ? 2u : 0u);
+            budget.inputs_bytes = checked_add(budget.inputs_bytes,
+                                              checked_mul(checked_mul(n_traces, attention_trace_size(config)), sizeof(float)));
+        }
+        if (options.verify && n > verify_short_context) {
+            // verify_at_context's own cache, scratch, inputs, outputs and traces at the short context.
+            ModelConfig context = config;
+            context.seq_len = verify_short_context;
+            const std::size_t own = checked_add(
+                checked_add(KvCache::bytes_for(context, verify_short_context), ForwardScratch::bytes_for(context, point.n_threads)),
+                checked_add(DecodeScratch::bytes_for(context, verify_short_context, point.n_threads),
+                            checked_add(checked_mul(3, input_bytes_for(context, verify_short_context)),
+                                        checked_mul(2 * sizeof(float), attention_trace_size(context)))));
+            budget.scratch_bytes = checked_add(budget.scratch_bytes, own);
         }
         budget.total_bytes();  // overflows here too, not later in a caller
         return budget;

@@ -205,6 +205,18 @@ std::string getenv_or_empty(const char* name) {
     return value == nullptr ? std::string() : std::string(value);
 }
 
+bool is_optimized_build(bool compiled_optimized, const std::string& build_type) {
+    return compiled_optimized && build_type != "Debug";
+}
+
+OpenblasVariables read_openblas_variables(const char* (*lookup)(const char* name)) {
+    const auto value = [lookup](const char* name) {
+        const char* found = lookup(name);
+        return found == nullptr ? std::string() : std::string(found);
+    };
+    return {value("OPENBLAS_CORETYPE"), value("OPENBLAS_L2_SIZE")};
+}
+
 Environment collect_environment() {
     Environment env;
     env.tool_version = or_unknown(KVBENCH_VERSION);
@@ -212,7 +224,7 @@ Environment collect_environment() {
     env.build_type = or_unknown(KVBENCH_BUILD_TYPE);
     env.compiler = or_unknown(KVBENCH_COMPILER);
     env.kernel_isa = kernel_isa();
-    env.optimized_build = compiled_optimized() && env.build_type != "Debug";
+    env.optimized_build = is_optimized_build(compiled_optimized(), env.build_type);
     env.cpu_model = read_cpu_model();
     env.n_cores = available_cores();
 
@@ -232,8 +244,10 @@ Environment collect_environment() {
 
     env.blas_library = blas_library();
     env.blas_threading = blas_threading();
-    env.openblas_coretype = getenv_or_empty("OPENBLAS_CORETYPE");
-    env.openblas_l2_size = getenv_or_empty("OPENBLAS_L2_SIZE");
+    const OpenblasVariables openblas =
+        read_openblas_variables([](const char* name) -> const char* { return std::getenv(name); });
+    env.openblas_coretype = openblas.coretype;
+    env.openblas_l2_size = openblas.l2_size;
     env.transparent_hugepage = selected_hugepage_mode(read_first_line("/sys/kernel/mm/transparent_hugepage/enabled"));
     env.timestamp = utc_timestamp_now();
     return env;

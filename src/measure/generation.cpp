@@ -1,6 +1,8 @@
 // A generation measured step by step: prefill then decode on the cache, or the full forward at every step.
 #include "kvbench/measure/generation.hpp"
 
+#include "kvbench/measure/equivalence.hpp"
+
 #include "kvbench/engine/checked_size.hpp"
 
 #include "kvbench/engine/blas.hpp"
@@ -70,6 +72,11 @@ std::uint64_t generation_memory_bytes(const GridPoint& point, const GenerationOp
     std::uint64_t bytes = checked_add(ModelWeights::bytes_for(full),
                                       checked_add(input_bytes_for(full, full.seq_len),
                                                   input_bytes_for(full, options.n_steps())));
+    if (options.verify) {
+        // Each step's attention outputs, kept for the comparison, and the current step's.
+        bytes = checked_add(bytes, checked_mul(checked_mul(options.n_steps() + 1, attention_trace_size(full)),
+                                               sizeof(float)));
+    }
     if (options.run_cached) {
         // The prefill's forward, the cache at the last context, the decode scratch, and the
         // step's input, output and the next token's input.
@@ -120,6 +127,11 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
         if (observe) observe(path, steps.back());
     };
     std::vector<std::vector<float>> cached_outputs;  // per step: (n_batch, dim), for the comparison
+    // Per step, with verify: (n_layers, n_batch, q_dim) floats, each layer's attention output
+    // of the newest position (step_equivalence_error compares them).
+    std::vector<std::vector<float>> cached_traces;
+    const std::size_t trace_floats = options.verify ? attention_trace_size(full) : 0;
+    std::vector<float> trace(trace_floats);
 
     if (options.run_cached) {
         const ModelConfig prompt = with_context(full, prompt_len);
@@ -141,9 +153,11 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
             GenerationStep step{0, prompt_len, 0, {}};
             flush();
             step.latency_ns = time_once_ns([&] {
-                step.flops = forward_full(prompt, weights, prefix.data(), prefill_out.data(), *prefill_scratch, &cache);
+                step.flops = forward_full(prompt, weights, prefix.data(), prefill_out.data(), *prefill_scratch, &cache,
+                                          nullptr, {&fast_kernels, trace});
             });
             cached_outputs.push_back(gather_position(prefill_out.data(), n_batch, prompt_len, dim, prompt_len - 1));
+            cached_traces.push_back(trace);
             record(DecodePath::cached, run.cached, step);
         }
         prefill_scratch.reset();  // only the prefill needs O(P·D) scratch
@@ -154,9 +168,11 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
             GenerationStep step{i, options.context_of(i), 0, {}};
             flush();
             step.latency_ns = time_once_ns([&] {
-                step.flops = decode_step(full, weights, cache, step_in.data(), step_out.data(), decode_scratch);
+                step.flops = decode_step(full, weights, cache, step_in.data(), step_out.data(), decode_scratch,
+                                         {&fast_kernels, trace});
             });
             cached_outputs.push_back(step_out);
+            cached_traces.push_back(trace);
             record(DecodePath::cached, run.cached, step);
         }
     }
@@ -174,12 +190,14 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
             GenerationStep step{i, config.seq_len, 0, {}};
             flush();
             step.latency_ns = time_once_ns([&] {
-                step.flops = forward_full(config, weights, prefix.data(), out.data(), scratch);
+                step.flops = forward_full(config, weights, prefix.data(), out.data(), scratch, nullptr, nullptr,
+                                          {&fast_kernels, trace});
             });
             if (options.verify && i < cached_outputs.size()) {
                 const std::vector<float> last =
                     gather_position(out.data(), n_batch, config.seq_len, dim, config.seq_len - 1);
-                run.verify_rel_error.push_back(relative_error(cached_outputs[i], last));
+                run.verify_rel_error.push_back(
+                    step_equivalence_error(full, {cached_outputs[i], cached_traces[i]}, {last, trace}));
             }
             record(DecodePath::uncached, run.uncached, step);
         }

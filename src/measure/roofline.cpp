@@ -1,7 +1,7 @@
 // Measures the machine's peak read bandwidth and sgemm rate, stores them as JSON, and computes roofline bounds.
 #include "kvbench/measure/roofline.hpp"
 
-#include "kvbench/report/atomic_file.hpp"
+#include "kvbench/files/atomic_file.hpp"
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/measure/environment.hpp"
@@ -46,11 +46,6 @@ private:
     std::size_t previous_;
 };
 
-std::int64_t elapsed_ns(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-        .count();
-}
-
 // The floats thread i_thread of n_threads owns, in whole blocks of share_block_floats
 // (four cache lines) so that each share starts line-aligned. The last thread takes the tail.
 constexpr std::size_t share_block_floats = 64;
@@ -93,7 +88,7 @@ float sum_floats(const float* x, std::size_t n_floats) {
 }
 
 // Best read rate in GB/s over n_reps streaming passes of buffer_bytes.
-double measure_read_gbps(std::size_t buffer_bytes, std::size_t n_reps) {
+double measure_read_gbps(std::size_t buffer_bytes, std::size_t n_reps, NowNs now_ns) {
     const std::size_t n_floats = buffer_bytes / sizeof(float);
     // Page-aligned, as the weights and KV cache are: a stream starting mid-page read at
     // 69 GB/s where the same stream page-aligned read at 83 GB/s on the reference machine.
@@ -116,7 +111,7 @@ double measure_read_gbps(std::size_t buffer_bytes, std::size_t n_reps) {
     float total = 0.0f;
     for (std::size_t rep = 0; rep <= n_reps; ++rep) {  // rep 0 is the warm-up
         if (evict) evict_regions(std::span(&region, 1));
-        const auto start = std::chrono::steady_clock::now();
+        const std::int64_t start = now_ns();
         float pass_total = 0.0f;
 #pragma omp parallel reduction(+ : pass_total)
         {
@@ -124,7 +119,7 @@ double measure_read_gbps(std::size_t buffer_bytes, std::size_t n_reps) {
             const auto share = thread_share(static_cast<std::size_t>(omp_get_thread_num()), n_team, n_floats);
             pass_total += sum_floats(data + share.begin, share.end - share.begin);
         }
-        const std::int64_t pass_ns = elapsed_ns(start);
+        const std::int64_t pass_ns = now_ns() - start;
         total += pass_total;
         if (rep > 0) best_ns = std::min(best_ns, pass_ns);
     }
@@ -135,7 +130,7 @@ double measure_read_gbps(std::size_t buffer_bytes, std::size_t n_reps) {
 }
 
 // Best fp32 rate in GFLOP/s over n_reps square sgemms of dim, counted as 2·dim³ FLOPs.
-double measure_sgemm_gflops(std::size_t dim, std::size_t n_reps) {
+double measure_sgemm_gflops(std::size_t dim, std::size_t n_reps, NowNs now_ns) {
     const std::size_t n_elements = dim * dim;
     // Values of order 1/dim keep C of order 1: no overflow or denormals to slow the kernel.
     std::vector<float> a(n_elements);  // (dim, dim)
@@ -147,10 +142,10 @@ double measure_sgemm_gflops(std::size_t dim, std::size_t n_reps) {
     }
     std::int64_t best_ns = std::numeric_limits<std::int64_t>::max();
     for (std::size_t rep = 0; rep <= n_reps; ++rep) {  // rep 0 is the warm-up
-        const auto start = std::chrono::steady_clock::now();
+        const std::int64_t start = now_ns();
         gemm(Transpose::no, Transpose::no, dim, dim, dim, 1.0f, a.data(), dim, b.data(), dim, 0.0f,
              c.data(), dim);
-        const std::int64_t call_ns = elapsed_ns(start);
+        const std::int64_t call_ns = now_ns() - start;
         if (rep > 0) best_ns = std::min(best_ns, call_ns);
     }
     volatile float sink = c[n_elements / 2];
@@ -177,7 +172,7 @@ std::size_t probe_bytes(std::size_t llc_total_bytes) {
 }
 
 double measure_read_bandwidth_gbps(std::size_t buffer_bytes, std::size_t n_reps) {
-    return measure_read_gbps(buffer_bytes, n_reps);
+    return measure_read_gbps(buffer_bytes, n_reps, steady_now_ns);
 }
 
 Roofline measure_roofline(std::size_t n_threads, const RooflineOptions& options) {
@@ -202,8 +197,8 @@ Roofline measure_roofline(std::size_t n_threads, const RooflineOptions& options)
     roofline.quick = options.quick;
 
     const ComputeThreadsGuard threads(n_threads);
-    roofline.peak_gbps = measure_read_gbps(roofline.bandwidth_buffer_bytes, options.n_reps);
-    roofline.peak_gflops = measure_sgemm_gflops(options.sgemm_dim, options.n_reps);
+    roofline.peak_gbps = measure_read_gbps(roofline.bandwidth_buffer_bytes, options.n_reps, options.now_ns);
+    roofline.peak_gflops = measure_sgemm_gflops(options.sgemm_dim, options.n_reps, options.now_ns);
     return roofline;
 }
 

@@ -3,6 +3,8 @@
 #include "kvbench/measure/runner.hpp"
 
 #include "kvbench/measure/budget.hpp"
+#include "kvbench/measure/equivalence.hpp"
+#include "kvbench/measure/resident_points.hpp"
 
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/cost_model.hpp"
@@ -15,8 +17,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <list>
-#include <map>
 #include <random>
 #include <stdexcept>
 
@@ -24,20 +24,17 @@ namespace kvbench {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 bool adaptive(const RunOptions& options) { return options.min_time_s > 0; }
 
-double seconds_since(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
+double seconds_since(const RunOptions& options, std::int64_t start_ns) {
+    return static_cast<double>(options.now_ns() - start_ns) * 1e-9;
 }
 
 template <typename Step>
-std::int64_t time_once_ns(Step&& step) {
-    const auto start = Clock::now();
+std::int64_t time_once_ns(NowNs now_ns, Step&& step) {
+    const std::int64_t start = now_ns();
     step();
-    const auto stop = Clock::now();
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count();
+    return now_ns() - start;
 }
 
 std::vector<ByteRegion> weight_regions(const ModelWeights& weights) {
@@ -58,9 +55,10 @@ std::vector<ByteRegion> cache_regions(const KvCache& cache) {
 
 // Every kernel of the point against its naive twin; throws, failing the point, when one disagrees.
 // Returns the worst relative error.
-double check_point_kernels(const GridPoint& point, const ModelWeights& weights, const KernelCheckInputs& inputs) {
+double check_point_kernels(const GridPoint& point, const ModelWeights& weights, const KernelCheckInputs& inputs,
+                           const StepKernels& kernels) {
     double worst = 0;
-    for (const KernelCheck& check : check_kernels(point.config, weights, inputs)) {
+    for (const KernelCheck& check : check_kernels(point.config, weights, inputs, kernels)) {
         if (!(check.rel_error < kernel_check_tolerance)) {
             throw std::runtime_error(fmt::format(
                 "--check: {} differs from its naive twin by {:.3g} (relative error; tolerance {:.0e}) at {} T={}",
@@ -79,7 +77,9 @@ public:
     // leaves the state unusable (stopped() true for the caller) when it is set.
     PointState(const GridPoint& point, const RunOptions& options, std::shared_ptr<const ModelWeights> weights,
                const std::atomic<bool>* stop)
-        : config_(point.config), weights_(std::move(weights)), stop_(stop) {
+        : config_(point.config), weights_(std::move(weights)), stop_(stop), kernels_(options.kernels),
+          reference_kernels_(verify_reference_kernels(options.kernels)), verify_(options.verify), seed_(options.seed),
+          n_threads_(point.n_threads), now_ns_(options.now_ns) {
         const std::size_t n = config_.seq_len;
         const bool prefill = needs_prefill(point, options);
         if (prefill) {
@@ -93,6 +93,10 @@ public:
             decode_scratch_.emplace(config_, n, point.n_threads);
             step_in_ = make_input_positions(config_, options.seed, n - 1, 1);
             step_out_.resize(step_in_.size());
+            if (options.verify) {
+                reference_trace_.resize(attention_trace_size(config_));
+                step_trace_.resize(reference_trace_.size());
+            }
             if (config_.kv_dtype == KvDtype::f32) {
                 fill(config_, *cache_, prefill, options.seed);
             } else {
@@ -105,10 +109,14 @@ public:
                 if (reference.length() != n - 1) return;  // stopped
                 cache_->assign_converted(reference);
                 std::vector<float> reference_out(step_out_.size());
-                decode_step(f32_config, *weights_, reference, step_in_.data(), reference_out.data(), *decode_scratch_);
-                decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_);
+                std::vector<float> reference_trace(attention_trace_size(config_));  // (L, B, H·dh) floats
+                std::vector<float> reduced_trace(reference_trace.size());           // (L, B, H·dh) floats
+                decode_step(f32_config, *weights_, reference, step_in_.data(), reference_out.data(), *decode_scratch_,
+                            {&kernels_, reference_trace});
+                decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_,
+                            {&kernels_, reduced_trace});
                 cache_->roll_back(n - 1);
-                kv_rel_error_ = relative_error(step_out_, reference_out);
+                kv_rel_error_ = step_equivalence_error(config_, {step_out_, reduced_trace}, {reference_out, reference_trace});
             }
         }
     }
@@ -119,12 +127,12 @@ public:
     // One step of `path`, untimed; the cache is back at N-1 before a cached step.
     void run(DecodePath path) {
         if (path == DecodePath::uncached) {
-            uncached_flops_ =
-                forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, nullptr, stop_);
+            uncached_flops_ = forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_,
+                                           nullptr, stop_, {&kernels_, {}});
         } else {
             cache_->roll_back(config_.seq_len - 1);
             cached_flops_ = decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(),
-                                        *decode_scratch_);
+                                        *decode_scratch_, {&kernels_, {}});
         }
     }
 
@@ -132,14 +140,22 @@ public:
     std::int64_t time(DecodePath path, const Evict* evict) {
         if (path == DecodePath::cached) cache_->roll_back(config_.seq_len - 1);
         if (evict != nullptr && *evict) (*evict)(cold_regions(path));
-        return time_once_ns([&] { run(path); });
+        return time_once_ns(now_ns_, [&] { run(path); });
     }
 
-    // docs/model.md's equivalence: the cached step against the last row of the prefill.
+    // docs/model.md's equivalence: the cached step against the last row of the prefill, the
+    // uncached forward on verify's reference kernels, output and every layer's attention output;
+    // then the same at a short context, where one key is not averaged away.
     double verify() {
-        run(DecodePath::cached);
         const std::size_t n = config_.seq_len;
-        return relative_error(step_out_, gather_positions(full_out_, config_.n_batch, n, config_.model_dim, n - 1, 1));
+        cache_->roll_back(n - 1);
+        decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_,
+                    {&kernels_, step_trace_});
+        const std::vector<float> last_row = gather_positions(full_out_, config_.n_batch, n, config_.model_dim, n - 1, 1);
+        const double at_n = step_equivalence_error(config_, {step_out_, step_trace_}, {last_row, reference_trace_});
+        if (n <= verify_short_context) return at_n;
+        return std::max(at_n, verify_at_context(config_, *weights_, seed_, verify_short_context, kernels_,
+                                                reference_kernels_, n_threads_));
     }
 
     // Every kernel of the point against its naive twin, on the point's own data (docs/measuring.md).
@@ -148,7 +164,8 @@ public:
         return check_point_kernels(point, *weights_,
                                    {step_in_.empty() ? nullptr : step_in_.data(),
                                     full_out_.empty() ? nullptr : inputs_.data(), cache_ ? &*cache_ : nullptr,
-                                    point.n_threads});
+                                    point.n_threads, forward_scratch_ ? &*forward_scratch_ : nullptr},
+                                   kernels_);
     }
 
     // What a cold repetition of `path` evicts: every buffer the step touches (docs/measuring.md).
@@ -184,7 +201,10 @@ private:
     void fill(const ModelConfig& config, KvCache& cache, bool prefill, std::uint64_t seed) {
         const std::size_t n = config.seq_len;
         if (prefill) {
-            forward_full(config, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, &cache, stop_);
+            // With --verify this forward is the reference the cached step is compared with.
+            const PathOptions options = verify_ ? PathOptions{&reference_kernels_, reference_trace_}
+                                                : PathOptions{&kernels_, {}};
+            forward_full(config, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, &cache, stop_, options);
             if (cache.length() == n) cache.roll_back(n - 1);
         } else {
             fill_cache_seeded(config, cache, n - 1, seed, stop_);
@@ -194,6 +214,14 @@ private:
     ModelConfig config_;
     std::shared_ptr<const ModelWeights> weights_;
     const std::atomic<bool>* stop_;                  // checked inside the prefill, the fill and each forward
+    StepKernels kernels_;                            // what both paths run (options.kernels)
+    StepKernels reference_kernels_;                  // what the prefill runs with --verify
+    bool verify_;
+    std::uint64_t seed_;
+    std::size_t n_threads_;
+    NowNs now_ns_;                                   // what a repetition is timed with (options.now_ns)
+    std::vector<float> reference_trace_;             // (n_layers, n_batch, q_dim) floats: the prefill's, with --verify
+    std::vector<float> step_trace_;                  // (n_layers, n_batch, q_dim) floats: verify's cached step's
     std::vector<float> inputs_;                      // (n_batch, seq_len, model_dim) floats
     std::vector<float> full_out_;                    // (n_batch, seq_len, model_dim) floats, with a prefill
     std::optional<ForwardScratch> forward_scratch_;
@@ -218,10 +246,10 @@ std::vector<DecodePath> timed_paths(const GridPoint& point, const RunOptions& op
 // Warm-up of one path: up to n_warmup steps, fewer for a slow step under a time budget.
 template <typename Stopped>
 void warm_up(PointState& state, DecodePath path, const RunOptions& options, Stopped&& stopped) {
-    const auto start = Clock::now();
+    const std::int64_t start = options.now_ns();
     for (std::size_t rep = 0; rep < options.n_warmup && !stopped(); ++rep) {
         state.run(path);
-        if (adaptive(options) && seconds_since(start) >= options.min_time_s / 2) break;
+        if (adaptive(options) && seconds_since(options, start) >= options.min_time_s / 2) break;
     }
 }
 
@@ -330,8 +358,9 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
     for (const DecodePath path : timed_paths(point, options)) {
         PathMeasurement measured;
         warm_up(state, path, options, stopped);
-        const auto start = Clock::now();
-        while (!stopped() && !enough_repetitions(options, measured.samples_ns.size(), seconds_since(start))) {
+        const std::int64_t start = options.now_ns();
+        while (!stopped() &&
+               !enough_repetitions(options, measured.samples_ns.size(), seconds_since(options, start))) {
             measured.samples_ns.push_back(state.time(path, evict));
         }
         measured.flops = state.flops(path);
@@ -356,35 +385,22 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
     std::vector<PointMeasurement> measured(points.size());
     std::vector<bool> failed(points.size(), false);
     std::vector<bool> was_started(points.size(), false);
-    std::map<std::size_t, std::unique_ptr<PointState>> resident;
-    std::list<std::size_t> least_recent;  // resident points, least recently used first
-    std::uint64_t resident_bytes = 0;
+    ResidentPoints<PointState> resident(interleave.resident_budget_bytes);
     WeightsCache weights;
     const Evict* cold_evict = options.cold_cache ? &evict : nullptr;
     auto stopped = [&] { return stop.load(std::memory_order_relaxed); };
 
-    auto release = [&](std::size_t i) {
-        if (resident.erase(i) == 0) return;
-        least_recent.remove(i);
-        resident_bytes -= point_memory_bytes(points[i], options);
-    };
     auto fail = [&](std::size_t i, std::exception_ptr error) {
         failed[i] = true;
-        release(i);
+        resident.release(i);
         for (Task& task : tasks) task.done = task.done || task.point == i;
         finished(i, nullptr, error);
     };
     // The point's state, built (and warmed up) when it is not resident.
     auto state_of = [&](std::size_t i) -> PointState& {
-        if (auto found = resident.find(i); found != resident.end()) {
-            least_recent.remove(i);
-            least_recent.push_back(i);
-            return *found->second;
-        }
+        if (PointState* state = resident.find(i)) return *state;
         const std::uint64_t bytes = point_memory_bytes(points[i], options);
-        while (!least_recent.empty() && resident_bytes + bytes > interleave.resident_budget_bytes) {
-            release(least_recent.front());
-        }
+        resident.make_room(bytes);
         if (!was_started[i]) started(i);
         auto state = std::make_unique<PointState>(points[i], options, weights.get(points[i].config, options.seed), &stop);
         if (!was_started[i] && options.check && !stopped()) measured[i].check_rel_error = state->check(points[i]);
@@ -392,9 +408,7 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
         if (!was_started[i]) measured[i].kv_rel_error = state->kv_rel_error();
         was_started[i] = true;
         for (const DecodePath path : timed_paths(points[i], options)) warm_up(*state, path, options, stopped);
-        resident_bytes += bytes;
-        least_recent.push_back(i);
-        return *resident.emplace(i, std::move(state)).first->second;
+        return resident.insert(i, std::move(state), bytes);
     };
 
     std::mt19937_64 shuffle(interleave.shuffle_seed);
@@ -419,9 +433,9 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
                 if (!options.cold_cache) state.run(task.path);
                 std::optional<PathMeasurement>& path = slot(measured[i], task.path);
                 if (!path) path.emplace();
-                const auto start = Clock::now();
+                const std::int64_t start = options.now_ns();
                 path->samples_ns.push_back(state.time(task.path, cold_evict));
-                task.elapsed_s += seconds_since(start);
+                task.elapsed_s += seconds_since(options, start);
                 path->flops = state.flops(task.path);
                 task.done = enough_repetitions(options, path->samples_ns.size(), task.elapsed_s);
             } catch (...) {
@@ -432,7 +446,7 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
                 return other.point != i || other.done;
             });
             if (point_done && !failed[i]) {
-                release(i);
+                resident.release(i);
                 finished(i, &measured[i], nullptr);
                 measured[i] = {};
             }

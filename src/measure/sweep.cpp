@@ -1,45 +1,51 @@
 // The cartesian product of a SweepSpec, skipping combinations that break the rules of docs/model.md#configuration.
 #include "kvbench/measure/sweep.hpp"
 
+#include "kvbench/engine/decoder.hpp"
+
 #include <fmt/format.h>
 
 namespace kvbench {
 
-Grid expand(const SweepSpec& spec) {
-    Grid grid;
+std::vector<std::uint32_t> layer_windows_for(std::uint32_t window, const std::string& pattern, std::size_t n_layers) {
+    if (window == 0) return {};
+    if (pattern == "all") return std::vector<std::uint32_t>(n_layers, window);
+    if (pattern.empty() || pattern.find_first_not_of("LG") != std::string::npos) {
+        throw ConfigError(fmt::format("--window-layers {}: give `all` or a unit of L (local) and G (global) "
+                                      "layers that repeats over the layers, e.g. LG or LLLLLG",
+                                      pattern.empty() ? "''" : pattern));
+    }
+    std::vector<std::uint32_t> windows(n_layers);
+    for (std::size_t layer = 0; layer < n_layers; ++layer) {
+        windows[layer] = pattern[layer % pattern.size()] == 'L' ? window : 0;
+    }
+    return windows;
+}
+
+namespace {
+
+// The shape outermost: every value of an axis that sets the weights.
+struct Shape {
+    std::size_t dim, heads, head_dim, kv_heads, layers;
+    BlockKind block;
+    std::size_t ffn_dim;
+    WeightDtype weight_dtype;
+};
+
+template <typename Visit>
+void for_each_shape(const SweepSpec& spec, Visit visit) {
     for (std::size_t dim : spec.dim) {
         for (std::size_t heads : spec.heads) {
             for (std::size_t head_dim : spec.head_dim) {
                 for (std::size_t kv_heads : spec.kv_heads) {
                     for (std::size_t layers : spec.layers) {
-                        ModelConfig shape;
-                        shape.model_dim = dim;
-                        shape.n_heads = heads;
-                        shape.explicit_head_dim = head_dim;
-                        shape.n_kv_heads = kv_heads;
-                        shape.n_layers = layers;
-                        try {
-                            validate(shape);
-                        } catch (const ConfigError& error) {
-                            // A shape breaks its rule whatever the batch and context; say it once.
-                            if (layers == spec.layers.front()) {
-                                const std::string dh = head_dim == 0 ? "" : fmt::format(" dh={}", head_dim);
-                                grid.skipped.push_back(
-                                    fmt::format("D={} H={}{} G={}: {}", dim, heads, dh, kv_heads, error.what()));
-                            }
-                            continue;
-                        }
-                        for (std::size_t batch : spec.batch) {
-                            for (std::size_t seq : spec.seq) {
-                                for (std::size_t threads : spec.threads) {
-                                    for (std::size_t i = 0; i < spec.kv_dtypes.size(); ++i) {
-                                        ModelConfig config = shape;
-                                        config.n_batch = batch;
-                                        config.seq_len = seq;
-                                        config.kv_dtype = spec.kv_dtypes[i];
-                                        validate(config);
-                                        grid.points.push_back({config, threads, i == 0});
-                                    }
+                        for (BlockKind block : spec.blocks) {
+                            // The attention block has no MLP: one point, not one per --ffn-dim.
+                            const std::vector<std::size_t> no_mlp{0};
+                            const std::vector<std::size_t>& widths = block == BlockKind::full ? spec.ffn_dim : no_mlp;
+                            for (std::size_t ffn_dim : widths) {
+                                for (WeightDtype weight_dtype : spec.weight_dtypes) {
+                                    visit(Shape{dim, heads, head_dim, kv_heads, layers, block, ffn_dim, weight_dtype});
                                 }
                             }
                         }
@@ -48,6 +54,55 @@ Grid expand(const SweepSpec& spec) {
             }
         }
     }
+}
+
+ModelConfig config_of(const SweepSpec& spec, const Shape& s) {
+    ModelConfig shape = spec.base;
+    shape.model_dim = s.dim;
+    shape.n_heads = s.heads;
+    shape.explicit_head_dim = s.head_dim;
+    shape.n_kv_heads = s.kv_heads;
+    shape.n_layers = s.layers;
+    shape.block = s.block;
+    shape.ffn_dim = s.ffn_dim;
+    shape.weight_dtype = s.weight_dtype;
+    shape.layer_windows = layer_windows_for(spec.window, spec.window_layers, s.layers);
+    return shape;
+}
+
+}  // namespace
+
+Grid expand(const SweepSpec& spec) {
+    Grid grid;
+    for_each_shape(spec, [&](const Shape& s) {
+        ModelConfig shape = config_of(spec, s);
+        try {
+            validate(shape);
+        } catch (const ConfigError& error) {
+            // A shape breaks its rule whatever the batch and context; say it once.
+            if (s.layers == spec.layers.front()) {
+                const std::string dh = s.head_dim == 0 ? "" : fmt::format(" dh={}", s.head_dim);
+                grid.skipped.push_back(
+                    fmt::format("D={} H={}{} G={}: {}", s.dim, s.heads, dh, s.kv_heads, error.what()));
+            }
+            return;
+        }
+        require_measurable(shape);
+        for (std::size_t batch : spec.batch) {
+            for (std::size_t seq : spec.seq) {
+                for (std::size_t threads : spec.threads) {
+                    for (std::size_t i = 0; i < spec.kv_dtypes.size(); ++i) {
+                        ModelConfig config = shape;
+                        config.n_batch = batch;
+                        config.seq_len = seq;
+                        config.kv_dtype = spec.kv_dtypes[i];
+                        validate(config);
+                        grid.points.push_back({config, threads, i == 0});
+                    }
+                }
+            }
+        }
+    });
     if (grid.points.empty()) {
         throw ConfigError(fmt::format(
             "the grid is empty: every combination of --dim, --heads and --kv-heads breaks a rule ({})",

@@ -8,7 +8,7 @@
 namespace kvbench {
 
 double verify_tolerance(const ModelConfig& config) {
-    return kv_equivalence_tolerance(config.kv_dtype, config.head_dim(), config.n_layers);
+    return kv_equivalence_tolerance(config.kv_dtype, config.head_dim());
 }
 
 double f32_verify_tolerance() {

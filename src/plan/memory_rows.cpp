@@ -4,6 +4,10 @@
 #include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/config.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 namespace kvbench {
 
 namespace {
@@ -72,6 +76,19 @@ std::vector<MemoryRow> plan_memory(const MemoryRequest& request) {
         }
     }
     return rows;
+}
+
+std::vector<std::string> context_warnings(const MemoryRequest& request) {
+    std::vector<std::string> warnings;
+    if (request.seq.empty()) return warnings;
+    const std::uint64_t longest = *std::max_element(request.seq.begin(), request.seq.end());
+    for (const ModelPreset& model : request.models) {
+        if (!model.max_position_embeddings || longest <= *model.max_position_embeddings) continue;
+        warnings.push_back(fmt::format("--seq {} passes the {} positions {} was trained for (max_position_embeddings): "
+                                       "its rows there are memory, not a context the model handles",
+                                       longest, *model.max_position_embeddings, model.name));
+    }
+    return warnings;
 }
 
 }  // namespace kvbench

@@ -67,6 +67,9 @@ ModelPreset parse_record(const json& record, const RecordContext& numbered) {
     if (const auto window = record.find("sliding_window"); window != record.end() && !window->is_null()) {
         preset.sliding_window = positive_integer(record, "sliding_window", context);
     }
+    if (const auto trained = record.find("max_position_embeddings"); trained != record.end() && !trained->is_null()) {
+        preset.max_position_embeddings = positive_integer(record, "max_position_embeddings", context);
+    }
     return preset;
 }
 
@@ -96,6 +99,13 @@ std::vector<ModelPreset> parse_presets(std::string_view json_text, std::string_v
     }
     if (presets.empty()) throw ConfigError(fmt::format("{}: the \"models\" array is empty", file_name));
     return presets;
+}
+
+std::optional<std::string> unapplied_window_note(const ModelPreset& model, std::string_view flag) {
+    if (!model.sliding_window) return std::nullopt;
+    return fmt::format("{}: its sliding window of {} tokens is not applied: every layer attends to all N "
+                       "positions (kvbench memory caps the cache at the window)",
+                       flag, *model.sliding_window);
 }
 
 const std::vector<ModelPreset>& builtin_presets() {

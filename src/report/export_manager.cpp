@@ -1,7 +1,7 @@
 // The export manager: incremental saves, the unwritable files, the final write and the stdout report.
 #include "kvbench/report/export_manager.hpp"
 
-#include "kvbench/report/atomic_file.hpp"
+#include "kvbench/files/atomic_file.hpp"
 
 #include <fmt/format.h>
 

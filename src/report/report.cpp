@@ -1,7 +1,7 @@
 // Builds the rows of a measured point, and sends a report to a stream or a file.
 #include "kvbench/report/report.hpp"
 
-#include "kvbench/report/atomic_file.hpp"
+#include "kvbench/files/atomic_file.hpp"
 #include "kvbench/report/schema.hpp"
 
 #include <stdexcept>

@@ -1,0 +1,82 @@
+// attend_decode(): the cached step's attention, every query head of the new token over the KV cache.
+//
+// Words that cut the work, each with one meaning in the engine:
+// - group: the group_size query heads that share one KV head (h / group_size); a kernel call
+//   attends a whole group, so each key and value is read from memory once for all its heads.
+// - split: one of the consecutive parts the context of a (batch row, KV head) is cut into when
+//   B·G alone would leave threads idle (flash-decoding's split-K); each split yields a partial
+//   softmax, and the splits are merged in a fixed order.
+// - task: one unit handed to a thread: (batch row, KV head, split) here, (batch row, head,
+//   block of query rows) in the uncached path (causal_attention.hpp).
+// - block: a run of consecutive positions processed together: up to max_key_block keys that
+//   the decode kernel scores, softmaxes and accumulates while they sit in L1; in the uncached
+//   path, block_rows query rows whose scores one sgemm computes.
+// - tile: a register tile, rows × vectors of accumulators held in registers across a loop
+//   (score tiles, output tiles), in the kernel's back-end code.
+// The kernels are src/engine/kernels/: attend_group (src/engine/attend_group.hpp) picks one for
+// the group's shape; the tiled one is written once against the vector primitives of
+// kernels/simd.hpp, each instruction set one back-end file there.
+#pragma once
+
+#include "kvbench/engine/config.hpp"
+#include "kvbench/engine/flop_count.hpp"
+#include "kvbench/engine/kv_cache.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace kvbench {
+
+struct DecodeAttentionScratch;  // below
+
+// For every batch row b and query head h (KV head g = h / group_size):
+//   out[b][h·dh ..] = softmax(q_h · K_g[0..n_ctx)^T / sqrt(dh)) · V_g[0..n_ctx).
+// q: (n_batch, q_stride) floats with query head h at columns [h·dh, (h+1)·dh);
+// out: (n_batch, q_dim) floats. Returns useful FLOPs 4·B·H·dh·n_ctx (docs/counting.md)
+// and the FLOPs executed: attend_group's count summed over the (batch row, KV head, split) tasks.
+// Requires: 1 <= n_ctx <= scratch.max_seq_len and n_ctx <= cache.max_seq_len().
+FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q_stride,
+                            const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
+                            DecodeAttentionScratch& scratch);
+
+// attend_decode's naive twin (src/engine/reference.cpp): attention_reference per (batch row,
+// head), double accumulators, one thread; the scratch is not used. Returns the FLOPs it
+// executed, counted one multiply-add at a time.
+FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::size_t q_stride,
+                              const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
+                              DecodeAttentionScratch& scratch);
+
+// Scratch of attend_decode, sized once: the partial results of as many splits as a context of
+// max_seq_len positions uses on n_threads threads (1 when B·G >= threads), and one workspace per
+// thread; the context itself is streamed by attend_group in blocks.
+struct DecodeAttentionScratch {
+    DecodeAttentionScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
+    ~DecodeAttentionScratch();
+    DecodeAttentionScratch(DecodeAttentionScratch&&) noexcept;
+    DecodeAttentionScratch& operator=(DecodeAttentionScratch&&) noexcept;
+    std::size_t bytes() const;
+    // What the constructor allocates, without allocating it. Throws SizeOverflow.
+    static std::size_t bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
+    // max_splits of a scratch built with these arguments.
+    static std::size_t splits_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
+
+    std::size_t n_threads;
+    std::size_t max_seq_len;
+    std::size_t max_splits;                  // splits per (batch row, KV head) at most
+    std::vector<float> partial_out;          // (max_splits, n_batch, n_heads, head_dim) floats
+    std::vector<float> partial_max;          // (max_splits, n_batch, n_heads) floats
+    std::vector<float> partial_sum;          // (max_splits, n_batch, n_heads) floats
+    // The kernels' per-thread workspaces, each for group_size rows, and the (n_threads) ranges of
+    // the tasks dealt out by each call: types of src/engine/kernels, defined in attention.cpp.
+    struct Threads;
+    std::unique_ptr<Threads> threads;
+};
+
+// How many splits attend_decode cuts each context into: enough (batch row, KV head, split)
+// tasks to occupy every thread when B·G is small, never splits shorter than 64 positions.
+std::size_t decode_split_count(std::size_t n_tasks, std::size_t n_ctx, std::size_t n_threads,
+                               std::size_t max_splits);
+
+}  // namespace kvbench

@@ -1,0 +1,127 @@
+// ModelConfig: the shape of one decode step (docs/model.md) and the rules it must obey.
+#pragma once
+
+#include "kvbench/engine/kv_dtype.hpp"
+#include "kvbench/engine/weight_dtype.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+// A configuration that breaks a rule. The message names the CLI option, the
+// value and the rule, plus a hint where one helps.
+class ConfigError : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+// Largest H·dh validate() accepts, the CLI's largest --dim.
+inline constexpr std::size_t max_q_dim = std::size_t{1} << 30;
+
+// What one layer is (docs/model.md): the attention block of SPEC section 1 alone, or the whole
+// pre-norm decoder layer real models run (RMSNorm, RoPE, attention, RMSNorm, SwiGLU MLP).
+enum class BlockKind { attention, full };
+
+// A mixture of experts in place of the dense MLP of a full layer (docs/model.md, "Mixtures of
+// experts"). n_experts == 0: the layer's MLP is dense, of width ffn_dim.
+struct MoeShape {
+    std::size_t n_experts = 0;       // E routed experts, --experts
+    std::size_t n_active = 0;        // K experts each token is routed to, --experts-active
+    std::size_t n_shared = 0;        // S experts every token runs, --shared-experts
+    std::size_t expert_dim = 0;      // F_e, each expert's SwiGLU width, --expert-dim
+    std::size_t n_dense_layers = 0;  // the first layers keep a dense MLP of ffn_dim (DeepSeek)
+
+    bool operator==(const MoeShape&) const = default;
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3; docs/model.md, "Latent attention"): each layer
+// caches one latent of kv_lora_rank values and one shared RoPE key of rope_dim values per
+// position. kv_lora_rank == 0: the layer's attention is the multi-head kind of SPEC section 1.
+struct MlaShape {
+    std::size_t kv_lora_rank = 0;  // r, --kv-lora-rank
+    std::size_t rope_dim = 0;      // d_r, --rope-dim (qk_rope_head_dim)
+    std::size_t nope_dim = 0;      // d_n, --nope-dim (qk_nope_head_dim)
+    std::size_t v_head_dim = 0;    // d_v, --v-head-dim
+    std::size_t q_lora_rank = 0;   // --q-lora-rank; 0: q projected from x directly
+
+    bool operator==(const MlaShape&) const = default;
+};
+
+struct ModelConfig {
+    std::size_t n_batch = 1;     // B, --batch
+    std::size_t seq_len = 1;     // N, --seq: positions the new token attends to, itself included
+    std::size_t model_dim = 64;  // D, --dim
+    std::size_t n_heads = 4;     // H, --heads
+    std::size_t n_kv_heads = 4;  // G, --kv-heads
+    std::size_t n_layers = 1;    // L, --layers
+    // dh, --head-dim, when a model sets it apart from D/H (Gemma-7B: D=3072, H=16, dh=256);
+    // 0 means dh = D/H. Read it through head_dim().
+    std::size_t explicit_head_dim = 0;
+    // --kv-dtype: the element type the cached path stores K and V in; activations are f32
+    // whatever it says (docs/model.md, "KV-cache element types").
+    KvDtype kv_dtype = KvDtype::f32;
+    BlockKind block = BlockKind::attention;  // --block
+    std::size_t ffn_dim = 0;                 // F, --ffn-dim: the dense MLP's width (full block)
+    WeightDtype weight_dtype = WeightDtype::f32;  // --weight-dtype, every weight matrix's element type
+    MoeShape moe;                            // experts in place of the dense MLP (full block)
+    MlaShape mla;                            // latent attention on every layer when kv_lora_rank > 0
+    // Per layer: 0 for global attention, W for a sliding window of the last W positions (the
+    // layer's cache a ring of min(N, W)). Empty: every layer global. --window, --window-layers.
+    std::vector<std::uint32_t> layer_windows;
+    bool attention_sinks = false;            // --sinks: a learned sink logit per query head (GPT-OSS)
+
+    std::size_t head_dim() const { return explicit_head_dim != 0 ? explicit_head_dim : model_dim / n_heads; }
+    // H·dh: the width of q and of the concatenated head outputs, D only when dh = D/H.
+    std::size_t q_dim() const { return n_heads * head_dim(); }
+    std::size_t kv_dim() const { return n_kv_heads * head_dim(); }
+    // Query heads sharing one KV head (llama2.c's kv_mul).
+    std::size_t group_size() const { return n_heads / n_kv_heads; }
+    // Width of the fused q|k|v projection output.
+    std::size_t qkv_dim() const { return q_dim() + 2 * kv_dim(); }
+    bool is_latent() const { return mla.kv_lora_rank != 0; }
+    bool has_experts() const { return moe.n_experts != 0; }
+    // 0 (global) or the layer's window. Requires: layer < n_layers.
+    std::size_t window_of(std::size_t layer) const { return layer_windows.empty() ? 0 : layer_windows[layer]; }
+    // Positions a new token of `layer` attends to at context n, itself included: min(n, W).
+    std::size_t attended_positions(std::size_t layer, std::size_t n) const {
+        const std::size_t window = window_of(layer);
+        return window != 0 && window < n ? window : n;
+    }
+
+    // The same shape whether dh is explicit or D/H: a row read back from a report, which only
+    // states head_dim, equals the point it was measured at.
+    bool operator==(const ModelConfig& other) const {
+        return n_batch == other.n_batch && seq_len == other.seq_len && model_dim == other.model_dim &&
+               n_heads == other.n_heads && n_kv_heads == other.n_kv_heads && n_layers == other.n_layers &&
+               head_dim() == other.head_dim() && kv_dtype == other.kv_dtype && block == other.block &&
+               ffn_dim == other.ffn_dim && weight_dtype == other.weight_dtype && moe == other.moe &&
+               mla == other.mla && layer_windows == other.layer_windows && attention_sinks == other.attention_sinks;
+    }
+};
+
+// Throws ConfigError on the first broken rule: every field positive, --dim divisible by
+// --heads unless --head-dim is given, H·dh at most max_q_dim, --heads divisible by --kv-heads,
+// a --kv-dtype the engine stores, an MLP and experts only in a full block and shaped whole, one
+// window per layer, and a latent attention with every width given.
+void validate(const ModelConfig& config);
+
+// The --window-layers spelling of a config's windows: "all" when every layer has the same
+// window, else the shortest unit of L (local) and G (global) that, repeated and cut at the last
+// layer, gives the layers ("LG"; "LLLLLG" for Gemma 3's 62 layers), else one letter per layer.
+// Empty when no layer has a window.
+std::string window_pattern(const ModelConfig& config);
+
+// "MHA", "MQA" or "GQA-<G>".
+std::string grouping_label(std::size_t n_heads, std::size_t n_kv_heads);
+
+// "B=1 N=1024 D=1024 H=16 G=4 L=1": how a point is named in messages; " dh=256" follows H
+// when the head dimension is explicit, and what differs from the attention block of f32
+// weights and cache follows L: " full F=14336", " E=8/2 S=0 Fe=14336", " mla r=512 dr=64",
+// " W=4096:LG" (the window and its layer pattern), " sinks", " w=bf16", " kv=f16".
+std::string describe(const ModelConfig& config);
+
+}  // namespace kvbench

@@ -1,0 +1,89 @@
+// The two decode paths of docs/model.md: decode_step (cached) and forward_full (uncached).
+// Neither allocates, prints or owns memory: buffers live in the scratch structs,
+// sized once per configuration like llama2.c's RunState.
+#pragma once
+
+#include "kvbench/engine/attention.hpp"
+#include "kvbench/engine/causal_attention.hpp"
+#include "kvbench/engine/config.hpp"
+#include "kvbench/engine/flop_count.hpp"
+#include "kvbench/engine/kv_cache.hpp"
+#include "kvbench/engine/step_kernels.hpp"
+#include "kvbench/engine/weights.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace kvbench {
+
+// Throws ConfigError naming the first part of `config` that neither decode path computes yet
+// (docs/model.md says what each path computes); a validated config that passes runs on both.
+void require_measurable(const ModelConfig& config);
+
+struct DecodeScratch {
+    // Requires: config validated, max_seq_len >= 1, n_threads >= 1.
+    DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
+    std::size_t bytes() const;
+    // bytes() of a scratch built with these arguments, without building it. Throws SizeOverflow.
+    static std::size_t bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
+
+    std::vector<float> qkv;                    // (n_batch, qkv_dim) floats: q | k | v of the new token
+    std::vector<float> head_outputs;           // (n_batch, q_dim) floats: every head's attention output, concatenated
+    DecodeAttentionScratch attention_scratch;  // attend_decode's split partials and per-thread workspaces
+};
+
+struct ForwardScratch {
+    // Sized for config.seq_len tokens; block_rows is the height of the query blocks of attend_causal.
+    // Requires: config validated, n_threads >= 1, block_rows >= 1.
+    ForwardScratch(const ModelConfig& config, std::size_t n_threads,
+                   std::size_t block_rows = CausalAttentionScratch::default_block_rows);
+    std::size_t bytes() const;
+    // bytes() of a scratch built with these arguments, without building it. Throws SizeOverflow.
+    static std::size_t bytes_for(const ModelConfig& config, std::size_t n_threads,
+                                 std::size_t block_rows = CausalAttentionScratch::default_block_rows);
+
+    std::vector<float> qkv;                    // (n_batch · seq_len, qkv_dim) floats: q | k | v of every position
+    std::vector<float> head_outputs;           // (n_batch · seq_len, q_dim) floats: every head's output, concatenated
+    CausalAttentionScratch attention_scratch;  // attend_causal's per-thread scores
+};
+
+// What a path is asked beyond its output: which kernels run (the fast ones, --verify's reference,
+// or a test's planted fault), and a record of what each layer's attention computed for the
+// newest position, which --verify compares because the residual stream hides it (docs/model.md).
+struct PathOptions {
+    const StepKernels* kernels = &fast_kernels;
+    // Empty, or (n_layers, n_batch, q_dim) floats: layer l's attention output (every head's,
+    // concatenated) for the newest position of each sequence, written as the path runs.
+    std::span<float> attention_trace;
+};
+
+// Floats of a PathOptions::attention_trace for config.
+std::size_t attention_trace_size(const ModelConfig& config);
+
+// Cached path: one step for the token at position pos = cache.length() of every sequence.
+// Computes q, k, v of that token only, writes k, v into the cache at pos, attends over
+// positions [0, pos], and leaves the cache at length pos + 1.
+// x_in, x_out: (n_batch, model_dim); x_out is the residual stream after the last layer.
+// Throws std::out_of_range (before touching anything) if the cache is full.
+// Requires: cache and scratch built for this config's n_batch, n_kv_heads, head_dim, n_layers;
+// options.attention_trace empty or attention_trace_size(config) floats.
+FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, KvCache& cache,
+                      const float* x_in, float* x_out, DecodeScratch& scratch, const PathOptions& options = {});
+
+// Uncached path: the full causal forward of config.seq_len tokens of every sequence,
+// recomputing Q, K, V of every position in every layer.
+// x_in, x_out: (n_batch, seq_len, model_dim). When `prefill` is given, K and V of every
+// layer and position are also stored in it and its length becomes seq_len (a prefill).
+// `stop`, when given, is read before every layer and every attention task: once it is set the
+// forward returns within one layer's projections plus one attention block per thread, x_out
+// incomplete and a prefill cache left at length 0.
+// The attention trace holds row seq_len - 1 of each sequence.
+// Requires: scratch built for this config; prefill (if any) has max_seq_len >= seq_len;
+// options.attention_trace empty or attention_trace_size(config) floats.
+FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, const float* x_in,
+                       float* x_out, ForwardScratch& scratch, KvCache* prefill = nullptr,
+                       const std::atomic<bool>* stop = nullptr, const PathOptions& options = {});
+
+}  // namespace kvbench

@@ -1,0 +1,665 @@
+// attend_group_tiled(): the online-softmax kernel over blocks of keys, and its register tiles. Written
+// once against the vector primitives of simd.hpp; the back-end (AVX-512, AVX2, scalar) is chosen there.
+#include "attention_kernel.hpp"
+
+#include "block_prefetcher.hpp"
+#include "even_tiles.hpp"
+#include "keep_in_register.hpp"
+#include "kv_decode.hpp"
+#include "kv_load.hpp"
+#include "simd.hpp"
+#include "tuning.hpp"
+
+#include "kvbench/engine/kv_convert.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+namespace kvbench {
+
+namespace {
+
+using namespace simd;
+
+// This build's blocks and tiles (tuning.hpp).
+constexpr KernelTuning::Tiled tiles = tuning.tiled;
+constexpr std::size_t key_block = tiles.key_block;
+constexpr std::size_t block_vecs = key_block / lanes;  // vectors per score row of a block
+static_assert(key_block % lanes == 0 && key_block <= max_key_block);
+// Keys per block of the fused tiles (a reduced type converted in their loads).
+constexpr std::size_t fused_key_block = tiles.fused_key_block;
+static_assert(fused_key_block <= max_key_block);
+static_assert(fused_key_block % lanes == 0);
+
+// Everything the tiles of one key block need.
+struct BlockState {
+    const GroupAttention& problem;
+    AttendWorkspace& ws;
+    BlockPrefetcher& prefetcher;
+    std::size_t first_key;    // index of the block's first key in the split
+    std::size_t n_keys;       // keys in this block, <= block_keys
+    std::size_t block_keys;   // keys per block of this run: key_block, or fused_key_block
+    const float* keys;        // (n_keys, key_stride): the block's keys, in place or decoded
+    std::size_t key_stride;
+    const float* values;      // (n_keys, value_stride): the block's values, in place, packed or decoded
+    std::size_t value_stride;
+    bool keys_padded = false;  // keys are rows of padded_dim floats, zero past head_dim (decoded)
+    // A reduced type read by the fused tiles (converted as they load it): the block's stored
+    // keys and values, row_bytes apart, and int8's scales from the block's first key on.
+    const std::byte* stored_keys = nullptr;
+    const std::byte* stored_values = nullptr;
+    std::size_t stored_row_bytes = 0;
+    const float* key_scales = nullptr;
+    const float* value_scales = nullptr;
+    // int8 keys on AVX2 with one query row: the scaled query rounded to 16 bits, and the factor
+    // back to its scale (see int8_dot_score_tile); null elsewhere.
+    const std::int16_t* query_i16 = nullptr;
+    float query_i16_unscale = 0.0f;
+    std::uint64_t flops = 0;  // executed by the tiles so far, padding included
+};
+
+// Keys [0, n_keys) of the block, transposed to keys_t (head_dim, max_key_block) so that
+// a score row is computed as whole vectors along the keys. Key vectors past n_keys are not
+// written: their scores are masked.
+void pack_key_block(BlockState& st) {
+    const std::size_t dim = st.problem.head_dim;
+    const std::size_t stride = st.key_stride;
+    float* keys_t = st.ws.keys_t();
+    Vec rows[lanes];
+    for (std::size_t t0 = 0; t0 < st.n_keys; t0 += lanes) {
+        for (std::size_t d0 = 0; d0 < dim; d0 += lanes) {
+            const std::size_t n_dims = std::min(lanes, dim - d0);
+            const Simd::Mask dims = Simd::first(n_dims);
+            for (std::size_t i = 0; i < lanes; ++i) {
+                rows[i] = t0 + i < st.n_keys ? Simd::load(st.keys + (t0 + i) * stride + d0, dims) : Simd::zero();
+            }
+            st.prefetcher.issue<plan_may_spread(KvDtype::f32)>();
+            Simd::transpose(rows);
+            for (std::size_t j = 0; j < n_dims; ++j) Simd::store(keys_t + (d0 + j) * max_key_block + t0, rows[j]);
+        }
+    }
+}
+
+// Values [0, n_keys) of the block as (n_keys, padded_dim) rows, zero past head_dim, so the
+// output tiles read whole vectors from one small contiguous buffer.
+void pack_value_block(BlockState& st) {
+    const std::size_t padded_dim = st.ws.padded_dim();
+    float* packed = st.ws.values();
+    for (std::size_t t = 0; t < st.n_keys; ++t) {
+        for (std::size_t v = 0; v * lanes < padded_dim; ++v) {
+            Simd::store(packed + t * padded_dim + v * lanes,
+                        Simd::load(st.values + t * st.value_stride + v * lanes, lanes_below(st.problem.head_dim, v)));
+        }
+    }
+    st.values = packed;
+    st.value_stride = padded_dim;
+}
+
+// Rows per dot tile, in the order score_block takes them: tiles of 4 rows while whole ones
+// fit, then of 2, then of 1 (fewer with fewer lanes).
+constexpr std::array<std::size_t, 3> dot_tile_rows = {
+    std::min<std::size_t>(4, lanes), std::min<std::size_t>(2, lanes), 1};
+
+// Rows [first_row, first_row + tile_rows) of the scaled queries, zero past head_dim (the
+// tiles read whole vectors), row i's element d at offset(i, d) from the tile's first row
+// (first_row · padded_dim): each kind of tile lays its queries out as it reads them.
+template <class Offset>
+void write_tile_queries(const GroupAttention& problem, AttendWorkspace& ws, std::size_t first_row,
+                        std::size_t tile_rows, const Offset& offset) {
+    const std::size_t padded_dim = ws.padded_dim();
+    float* tile = ws.queries() + first_row * padded_dim;
+    for (std::size_t i = 0; i < tile_rows; ++i) {
+        const float* src = problem.q + (first_row + i) * problem.q_stride;
+        for (std::size_t d = 0; d < padded_dim; ++d) {
+            tile[offset(i, d)] = d < problem.head_dim ? src[d] * problem.scale : 0.0f;
+        }
+    }
+}
+
+// The scaled queries as the dot tiles read them: each tile's rows interleaved a vector at a
+// time (row i's elements [d0, d0 + lanes) at d0 · tile_rows + i · lanes from the tile's first
+// row), so a step's query vectors lie side by side behind one pointer. Laid out as rows, the
+// 4-row AVX2 tile would need a pointer per row besides the prefetcher's state, more than the
+// 16 general registers hold, and GCC spilled every step
+// (bench/journal/2026-12-02-dot-tile-queries-side-by-side.md). One row's layout is its row, as
+// the int8 tile expects.
+void write_dot_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) {
+    std::size_t first_row = 0;
+    for (const std::size_t tile_rows : dot_tile_rows) {
+        for (; first_row + tile_rows <= problem.n_rows; first_row += tile_rows) {
+            write_tile_queries(problem, ws, first_row, tile_rows, [&](std::size_t i, std::size_t d) {
+                return d / lanes * tile_rows * lanes + i * lanes + d % lanes;
+            });
+        }
+    }
+}
+
+// The scaled queries as the transposed tiles read them: each tile's rows (as score_block cuts
+// them) element by element, row i's element d at d · tile_rows + i from the tile's first row,
+// so a step's broadcasts lie side by side behind one pointer. Laid out as rows, the 11-row
+// AVX-512 tile would need a pointer per row, which GCC kept in vector registers and on the stack
+// (bench/journal/2026-12-03-transposed-tiles-in-registers.md). Not inlined: inlined, GCC 12
+// drew from for_each_tile's arithmetic an impossible range of n_rows and flagged
+// attend_group's fills (-Wstringop-overflow).
+[[gnu::noinline]] void write_transposed_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) {
+    for_each_tile(problem.n_rows, tiles.score_rows, [&](std::size_t first_row, std::size_t tile_rows) {
+        write_tile_queries(problem, ws, first_row, tile_rows,
+                           [&](std::size_t i, std::size_t d) { return d * tile_rows + i; });
+    });
+}
+
+// Scores of n_rows rows × (lanes / n_rows) keys from dot products along head_dim: one
+// accumulator per (row, key), reduced to one vector of scores at the end. For a few rows
+// this is cheaper than transposing the keys (a 16×16 transpose is 64 shuffles, 1 per cycle).
+// whole: every key row is whole vectors up to head_dim (the KV cache at dh a multiple of the
+// lanes, or a decoded block padded with zeros), so plain loads need no mask. dtype other than
+// f32: the stored keys are read and converted in registers (fused), whole vectors only.
+// Inlined, with the prefetcher a local copy: called as a function, with the prefetcher's state
+// behind BlockState's reference, GCC stored all the accumulators to the stack after every
+// step, a store per FMA (bench/journal/2026-12-02-dot-tiles-in-registers.md).
+template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32>
+[[gnu::always_inline]] inline void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
+    static_assert(lanes % n_rows == 0);
+    constexpr std::size_t n_cols = lanes / n_rows;
+    const std::size_t dim = st.problem.head_dim;
+    const std::size_t padded_dim = st.ws.padded_dim();
+    const float* queries = st.ws.queries() + first_row * padded_dim;
+    // Keys past the block repeat its last key; their scores are masked later.
+    [[maybe_unused]] const float* keys[n_cols];
+    [[maybe_unused]] const std::byte* stored[n_cols];
+    for (std::size_t j = 0; j < n_cols; ++j) {
+        const std::size_t key = std::min(first_key + j, st.n_keys - 1);
+        if constexpr (dtype != KvDtype::f32) {
+            stored[j] = st.stored_keys + key * st.stored_row_bytes;
+        } else {
+            keys[j] = st.keys + key * st.key_stride;
+        }
+    }
+    BlockPrefetcher prefetcher = st.prefetcher;
+    Vec acc[lanes];  // acc[i · n_cols + j]: row i, key j
+    for (Vec& a : acc) a = Simd::zero();
+    for (std::size_t d0 = 0; d0 < dim; d0 += lanes) {
+        Vec q[n_rows];
+        for (std::size_t i = 0; i < n_rows; ++i) {
+            // Loaded once for the n_cols keys, not folded into each FMA as another load.
+            Vec row = Simd::load(queries + d0 * n_rows + i * lanes);
+            if constexpr (n_cols > 1) keep_in_register(row);
+            q[i] = row;
+        }
+        for (std::size_t j = 0; j < n_cols; ++j) {
+            Vec k;
+            if constexpr (dtype != KvDtype::f32) {
+                k = load_kv<dtype>(stored[j], d0);
+            } else if constexpr (whole) {
+                k = Simd::load(keys[j] + d0);
+            } else {
+                k = Simd::load(keys[j] + d0, Simd::first(std::min(lanes, dim - d0)));
+            }
+            for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[i], k, acc[i * n_cols + j]);
+        }
+        prefetcher.issue<tile_may_spread(dtype, n_rows)>();
+    }
+    st.prefetcher = prefetcher;
+    st.flops += 2 * n_rows * n_cols * round_up(dim, lanes);  // keys past the block and dims past dim too
+    const Vec scores = Simd::reduce_lanes(acc);
+    const std::size_t n_valid = std::min(n_cols, st.block_keys - first_key);
+    for (std::size_t i = 0; i < n_rows; ++i) {
+        Simd::store_lanes(st.ws.probs() + (first_row + i) * max_key_block + first_key, scores, i * n_cols, n_valid);
+    }
+}
+
+// dot_score_tile for a whole tile (n_cols keys of the block) read in a reduced stored type:
+// one running pointer walks the tile's keys instead of n_cols pointers, which with n_cols
+// accumulators would not fit the 16 registers of AVX2, and the prefetcher is a local copy,
+// kept in registers across the loop. Inlined into the loop over a block's tiles: at dh = 64 a
+// tile of int8 is 64 loads and FMAs, and a call's set-up (the accumulators zeroed through
+// memory, spills) weighs on so short a tile
+// (bench/journal/2026-12-02-fused-tiles-from-cache.md).
+template <std::size_t n_rows, KvDtype dtype>
+[[gnu::always_inline]] inline void stored_dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
+    constexpr std::size_t n_cols = lanes / n_rows;
+    const std::size_t dim = st.problem.head_dim;
+    const std::size_t padded_dim = st.ws.padded_dim();
+    const std::size_t row_bytes = st.stored_row_bytes;
+    const float* queries = st.ws.queries() + first_row * padded_dim;
+    const std::byte* first = st.stored_keys + first_key * row_bytes;
+    BlockPrefetcher prefetcher = st.prefetcher;
+    Vec acc[lanes];  // acc[i · n_cols + j]: row i, key j
+    for (Vec& a : acc) a = Simd::zero();
+    for (std::size_t d0 = 0; d0 < dim; d0 += lanes) {
+        Vec q[n_rows];
+        for (std::size_t i = 0; i < n_rows; ++i) q[i] = Simd::load(queries + d0 * n_rows + i * lanes);
+        const std::byte* key = first;
+        for (std::size_t j = 0; j < n_cols; ++j, key += row_bytes) {
+            const Vec k = load_kv<dtype>(key, d0);
+            for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[i], k, acc[i * n_cols + j]);
+        }
+        prefetcher.issue<tile_may_spread(dtype, n_rows)>();
+    }
+    st.prefetcher = prefetcher;
+    st.flops += 2 * n_rows * n_cols * dim;
+    const Vec scores = Simd::reduce_lanes(acc);
+    float* probs = st.ws.probs() + first_row * max_key_block + first_key;
+    if constexpr (n_rows == 1) {
+        Simd::store(probs, scores);  // a whole tile: every lane is a key of the block
+    } else {
+        for (std::size_t i = 0; i < n_rows; ++i) Simd::store_lanes(probs + i * max_key_block, scores, i * n_cols, n_cols);
+    }
+}
+
+#if defined(__AVX2__) && !defined(__AVX512F__)
+// AVX2 has no instruction that converts and multiplies int8 in one: each vector of 8 int8 keys
+// costs a sign extension, a conversion and an FMA, two of them on the two FMA pipes, and for
+// MHA (each element used by one query row) that made int8 compute-bound where it should be
+// memory-bound (bench/journal/2026-12-02-int8-integer-keys-on-avx2.md). Here the keys stay
+// integers: 16 of them sign-extend to 16 bits and one vpmaddwd multiplies them by the query
+// rounded to 16 bits (query_i16, largest element ±32767) and adds pairs into 32-bit lanes, one
+// pipe-slot per 16 keys. The rounding of the query is at most 2^-16 of its largest element,
+// 1/256 of int8's own rounding of the keys (docs/model.md, "KV-cache element types"); sums are
+// exact integers (|q|·|k|·head_dim ≤ 32767·128·256 < 2^31, so head_dim ≤ int8_dot_max_dim).
+constexpr std::size_t int8_dot_lanes = 16;
+constexpr std::size_t int8_dot_max_dim = 256;
+
+// q rounded to 16 bits, q[d] ≈ out[d] · (the factor returned); none for a query with an
+// infinite or NaN element (the float tiles then give the f32 path's NaN).
+std::optional<float> round_query_to_i16(const float* q, std::size_t dim, std::int16_t* out) {
+    float largest = 0.0f;
+    for (std::size_t d = 0; d < dim; ++d) {
+        if (!std::isfinite(q[d])) return std::nullopt;
+        largest = std::max(largest, std::abs(q[d]));
+    }
+    if (largest == 0.0f) {
+        std::fill_n(out, dim, std::int16_t{0});
+        return 0.0f;
+    }
+    const float scale = 32767.0f / largest;
+    for (std::size_t d = 0; d < dim; ++d) out[d] = static_cast<std::int16_t>(std::nearbyint(q[d] * scale));
+    return largest / 32767.0f;
+}
+
+[[gnu::always_inline]] inline void int8_dot_score_tile(BlockState& st, std::size_t first_key) {
+    constexpr std::size_t n_cols = lanes;  // keys per tile: one score per lane
+    const std::size_t dim = st.problem.head_dim;
+    const std::size_t row_bytes = st.stored_row_bytes;
+    const std::byte* first = st.stored_keys + first_key * row_bytes;
+    BlockPrefetcher prefetcher = st.prefetcher;
+    __m256i acc[n_cols];
+    for (__m256i& a : acc) a = _mm256_setzero_si256();
+    for (std::size_t d0 = 0; d0 < dim; d0 += int8_dot_lanes) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(st.query_i16 + d0));
+        const std::byte* key = first + d0;
+        for (std::size_t j = 0; j < n_cols; ++j, key += row_bytes) {
+            const __m256i k = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(key)));
+            acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(q, k));
+        }
+        prefetcher.issue<tile_may_spread(KvDtype::int8, 1)>();
+    }
+    st.prefetcher = prefetcher;
+    st.flops += 2 * n_cols * dim;
+    Vec sums[n_cols];
+    for (std::size_t j = 0; j < n_cols; ++j) sums[j] = _mm256_cvtepi32_ps(acc[j]);
+    const Vec scores = Simd::mul(Simd::reduce_lanes(sums), Simd::set1(st.query_i16_unscale));
+    Simd::store(st.ws.probs() + first_key, scores);
+}
+#endif
+
+// Scores of rows [first_row, first_row + n_rows) against the whole block from the transposed
+// keys: an (n_rows × key_block) register tile, one broadcast query element × one key vector
+// per FMA.
+template <std::size_t n_rows>
+void transposed_score_tile(BlockState& st, std::size_t first_row) {
+    const std::size_t padded_dim = st.ws.padded_dim();
+    Vec acc[n_rows][block_vecs];
+    for (auto& row : acc) {
+        for (Vec& a : row) a = Simd::zero();
+    }
+    const float* queries = st.ws.queries() + first_row * padded_dim;
+    const float* keys_t = st.ws.keys_t();
+    // The prefetches of a run of dims follow its FMAs: interleaved dim by dim, GCC 12 wrote all
+    // the accumulators back to the stack after every dim, a store per FMA
+    // (bench/journal/2026-12-03-transposed-tiles-in-registers.md). Runs of dims_per_prefetch_run
+    // dims still spread them over the tile.
+    constexpr std::size_t dims_per_prefetch_run = tiles.dims_per_prefetch_run;
+    BlockPrefetcher prefetcher = st.prefetcher;
+    const std::size_t dim = st.problem.head_dim;
+    for (std::size_t d0 = 0; d0 < dim; d0 += dims_per_prefetch_run) {
+        const std::size_t d_end = std::min(dim, d0 + dims_per_prefetch_run);
+        for (std::size_t d = d0; d < d_end; ++d) {
+            Vec k[block_vecs];
+            for (std::size_t v = 0; v < block_vecs; ++v) k[v] = Simd::load(keys_t + d * max_key_block + v * lanes);
+            for (std::size_t i = 0; i < n_rows; ++i) {
+                const Vec q = Simd::set1(queries[d * n_rows + i]);
+                for (std::size_t v = 0; v < block_vecs; ++v) acc[i][v] = Simd::fma(q, k[v], acc[i][v]);
+            }
+        }
+        for (std::size_t d = d0; d < d_end; ++d) prefetcher.issue<plan_may_spread(KvDtype::f32)>();
+    }
+    st.prefetcher = prefetcher;
+    st.flops += 2 * n_rows * key_block * st.problem.head_dim;  // the whole block, however many keys it holds
+    for (std::size_t i = 0; i < n_rows; ++i) {
+        float* scores = st.ws.probs() + (first_row + i) * max_key_block;
+        for (std::size_t v = 0; v < block_vecs; ++v) Simd::store(scores + v * lanes, acc[i][v]);
+    }
+}
+
+// Online softmax of one row's block scores (in probs): the running max moves to m_new, the
+// row's earlier sum and outputs are rescaled by e^(m_old - m_new) (the outputs in the output
+// tiles), and the scores become this block's probabilities e^(s - m_new).
+// With int8's scales (scaled): the raw scores are q · k_int, so each is first multiplied by its
+// key's scale; and the stored probabilities carry their value's scale, for the output tiles to
+// multiply unscaled values by, while the row's sum takes them unscaled.
+template <bool scaled, std::size_t n_block_vecs>
+void update_softmax_row(BlockState& st, std::size_t row) {
+    AttendWorkspace& ws = st.ws;
+    float* probs = ws.probs() + row * max_key_block;
+    Vec scores[n_block_vecs];
+    Vec block_max = Simd::set1(minus_infinity);
+    for (std::size_t v = 0; v < n_block_vecs; ++v) {
+        // Lanes past the block's last key hold stale scores: mask them out.
+        Vec raw = Simd::load(probs + v * lanes);
+        if constexpr (scaled) raw = Simd::mul(raw, Simd::load(st.key_scales + v * lanes, lanes_below(st.n_keys, v)));
+        scores[v] = Simd::select(lanes_below(st.n_keys, v), raw, Simd::set1(minus_infinity));
+        block_max = Simd::max(block_max, scores[v]);
+    }
+    const float old_max = ws.row_max()[row];
+    const float new_max = std::max(old_max, Simd::reduce_max(block_max));
+    const float rescale = std::exp(old_max - new_max);  // 0 on the first block: old_max = -inf
+    const Vec shift = Simd::set1(new_max);
+    Vec sums = Simd::mul(Simd::load(ws.lane_sums() + row * max_lanes), Simd::set1(rescale));
+    for (std::size_t v = 0; v < n_block_vecs; ++v) {
+        const Vec p = Simd::exp(Simd::sub(scores[v], shift));
+        if constexpr (scaled) {
+            Simd::store(probs + v * lanes, Simd::mul(p, Simd::load(st.value_scales + v * lanes, lanes_below(st.n_keys, v))));
+        } else {
+            Simd::store(probs + v * lanes, p);
+        }
+        sums = Simd::add(sums, p);
+    }
+    Simd::store(ws.lane_sums() + row * max_lanes, sums);
+    ws.row_max()[row] = new_max;
+    ws.rescale()[row] = rescale;
+}
+
+// outputs[r][v-range] = rescale[r] · outputs[r][v-range] + Σ_t probs[r][t] · values[t][v-range]
+// for n_rows rows × n_vecs vectors of the output, held in registers across the block's keys.
+// dtype other than f32: the stored values are read and converted in registers (fused).
+template <std::size_t n_rows, std::size_t n_vecs, KvDtype dtype = KvDtype::f32>
+void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
+    const std::size_t padded_dim = st.ws.padded_dim();
+    Vec acc[n_rows][n_vecs];
+    float* outputs = st.ws.outputs() + first_row * padded_dim + first_vec * lanes;
+    const float* probs = st.ws.probs() + first_row * max_key_block;
+    for (std::size_t i = 0; i < n_rows; ++i) {
+        const Vec rescale = Simd::set1(st.ws.rescale()[first_row + i]);
+        for (std::size_t c = 0; c < n_vecs; ++c) {
+            acc[i][c] = Simd::mul(Simd::load(outputs + i * padded_dim + c * lanes), rescale);
+        }
+    }
+    const float* values = st.values + first_vec * lanes;
+    // A reduced stored type through a running pointer; else f32 rows, in place, packed or decoded.
+    // Both with the prefetcher a local copy in registers (as in stored_dot_score_tile): through
+    // BlockState's reference its call count was a store and a reload every key
+    // (bench/journal/2026-12-02-next-block-lines-spread.md).
+    if (st.stored_values != nullptr) {
+        BlockPrefetcher prefetcher = st.prefetcher;
+        // The tile's columns of the first value; later values are row_bytes apart.
+        const std::byte* row = st.stored_values + first_vec * lanes * kv_element_bytes(dtype);
+        for (std::size_t t = 0; t < st.n_keys; ++t, row += st.stored_row_bytes) {
+            if constexpr (n_rows == 1) {
+                // One row uses each value vector once: load, convert and accumulate in turn.
+                const Vec p = Simd::set1(probs[t]);
+                for (std::size_t c = 0; c < n_vecs; ++c) acc[0][c] = Simd::fma(p, load_kv<dtype>(row, c * lanes), acc[0][c]);
+            } else {
+                Vec v[n_vecs];
+                for (std::size_t c = 0; c < n_vecs; ++c) v[c] = load_kv<dtype>(row, c * lanes);
+                for (std::size_t i = 0; i < n_rows; ++i) {
+                    const Vec p = Simd::set1(probs[i * max_key_block + t]);
+                    for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
+                }
+            }
+            prefetcher.issue<tile_may_spread(dtype, n_rows)>();
+        }
+        st.prefetcher = prefetcher;
+    } else if constexpr (dtype == KvDtype::f32) {
+        BlockPrefetcher prefetcher = st.prefetcher;
+        for (std::size_t t = 0; t < st.n_keys; ++t) {
+            const float* row = values + t * st.value_stride;
+            if constexpr (n_rows == 1) {
+                // As above: each value vector loaded and accumulated in turn, so the 8-vector tile
+                // of one row does not spill.
+                const Vec p = Simd::set1(probs[t]);
+                for (std::size_t c = 0; c < n_vecs; ++c) acc[0][c] = Simd::fma(p, Simd::load(row + c * lanes), acc[0][c]);
+            } else {
+                Vec v[n_vecs];
+                for (std::size_t c = 0; c < n_vecs; ++c) v[c] = Simd::load(row + c * lanes);
+                for (std::size_t i = 0; i < n_rows; ++i) {
+                    const Vec p = Simd::set1(probs[i * max_key_block + t]);
+                    for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
+                }
+            }
+            prefetcher.issue<tile_may_spread(dtype, n_rows)>();
+        }
+        st.prefetcher = prefetcher;
+    }
+    st.flops += 2 * n_rows * st.n_keys * n_vecs * lanes;
+    for (std::size_t i = 0; i < n_rows; ++i) {
+        for (std::size_t c = 0; c < n_vecs; ++c) Simd::store(outputs + i * padded_dim + c * lanes, acc[i][c]);
+    }
+}
+
+// Widest output tile for n_rows rows: accumulators, one row of values and a broadcast
+// fit in the register file. A single row uses each value vector once, as soon as it is
+// loaded, so its tile needs only the accumulators, a broadcast and one value in flight.
+constexpr std::size_t output_vecs_for(std::size_t n_rows) {
+    if (n_rows == 1) return std::min(tiles.out_vecs, Simd::registers - 2);
+    return std::min(tiles.out_vecs, (Simd::registers - 1) / (n_rows + 1));
+}
+
+// Tables of the tile functions by size, so a runtime tile shape picks a compiled one.
+using TransposedTileFn = void (*)(BlockState&, std::size_t);
+using OutputTileFn = void (*)(BlockState&, std::size_t, std::size_t);
+
+template <std::size_t... i>
+constexpr std::array<TransposedTileFn, sizeof...(i)> make_transposed_tiles(std::index_sequence<i...>) {
+    return {&transposed_score_tile<i + 1>...};
+}
+constexpr auto transposed_tiles = make_transposed_tiles(std::make_index_sequence<tiles.score_rows>{});
+
+// Shapes that would spill are left out (null): output_vecs_for never picks them.
+template <KvDtype dtype, std::size_t n_rows, std::size_t n_vecs>
+constexpr OutputTileFn output_tile_if_it_fits() {
+    if constexpr (n_vecs <= output_vecs_for(n_rows)) {
+        return &output_tile<n_rows, n_vecs, dtype>;
+    } else {
+        return nullptr;
+    }
+}
+template <KvDtype dtype, std::size_t n_rows, std::size_t... c>
+constexpr std::array<OutputTileFn, sizeof...(c)> make_output_tile_row(std::index_sequence<c...>) {
+    return {output_tile_if_it_fits<dtype, n_rows, c + 1>()...};
+}
+template <KvDtype dtype, std::size_t... r>
+constexpr std::array<std::array<OutputTileFn, tiles.out_vecs>, sizeof...(r)> make_output_tiles(
+    std::index_sequence<r...>) {
+    return {make_output_tile_row<dtype, r + 1>(std::make_index_sequence<tiles.out_vecs>{})...};
+}
+// One table per element type the tiles read: f32 in place, packed or decoded, and the fused ones.
+template <KvDtype dtype>
+constexpr auto output_tiles = make_output_tiles<dtype>(std::make_index_sequence<tiles.out_rows>{});
+
+// Dot tiles of tile_rows rows from first_row on, while whole tiles fit in n_rows; returns
+// the first row left over.
+template <std::size_t tile_rows, KvDtype dtype>
+std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_rows) {
+    constexpr std::size_t n_cols = lanes / tile_rows;
+    for (; first_row + tile_rows <= n_rows; first_row += tile_rows) {
+        for (std::size_t t = 0; t < st.n_keys; t += n_cols) {
+            // One row (MHA): the running pointer's tile; with 2 and 4 rows it measured slower than the
+            // tile below, which holds the pointers it needs
+            // (bench/journal/2026-12-01-running-pointer-tile-for-one-row.md).
+            if (dtype != KvDtype::f32 && tile_rows == 1 && st.stored_keys != nullptr && t + n_cols <= st.n_keys) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+                if (dtype == KvDtype::int8 && st.query_i16 != nullptr) {
+                    int8_dot_score_tile(st, t);
+                    continue;
+                }
+#endif
+                stored_dot_score_tile<tile_rows, dtype>(st, first_row, t);
+            } else if constexpr (dtype != KvDtype::f32) {
+                dot_score_tile<tile_rows, false, dtype>(st, first_row, t);
+            } else if (st.keys_padded || (tile_rows > 1 && st.problem.head_dim % lanes == 0)) {
+                // MHA's one-row tile keeps its masked loads: plain ones measured slower from DRAM
+                // (bench/journal/2026-12-02-dot-tiles-in-registers.md).
+                dot_score_tile<tile_rows, true>(st, first_row, t);
+            } else {
+                dot_score_tile<tile_rows, false>(st, first_row, t);
+            }
+        }
+    }
+    return first_row;
+}
+
+// Raw scores of every row against the block into probs (n_rows, max_key_block); dtype other
+// than f32 only with dot tiles (n_rows <= dot_rows_max), fused.
+template <KvDtype dtype = KvDtype::f32>
+void score_block(BlockState& st, std::size_t n_rows) {
+    if (n_rows > tiles.dot_rows_max) {
+        pack_key_block(st);
+        for_each_tile(n_rows, tiles.score_rows,
+                       [&](std::size_t first, std::size_t size) { transposed_tiles[size - 1](st, first); });
+        return;
+    }
+    std::size_t first_row = dot_score_rows<dot_tile_rows[0], dtype>(st, 0, n_rows);
+    first_row = dot_score_rows<dot_tile_rows[1], dtype>(st, first_row, n_rows);
+    dot_score_rows<dot_tile_rows[2], dtype>(st, first_row, n_rows);
+}
+
+
+// One block's scores, softmax and outputs, the tiles reading elements of dtype (fused for a
+// reduced type; f32 for an f32 cache and for a decoded block).
+template <KvDtype dtype>
+void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
+    constexpr std::size_t n_block_vecs = (dtype == KvDtype::f32 ? key_block : fused_key_block) / lanes;
+    score_block<dtype>(st, n_rows);
+    for (std::size_t r = 0; r < n_rows; ++r) update_softmax_row<dtype == KvDtype::int8, n_block_vecs>(st, r);
+    for_each_tile(n_rows, tiles.out_rows, [&](std::size_t first_row, std::size_t rows) {
+        for_each_tile(n_vecs, output_vecs_for(rows), [&](std::size_t first_vec, std::size_t vecs) {
+            output_tiles<dtype>[rows - 1][vecs - 1](st, first_row, first_vec);
+        });
+    });
+}
+
+}  // namespace
+
+std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSoftmax& result, AttendWorkspace& ws) {
+    assert(problem.n_rows <= ws.max_rows() && problem.head_dim == ws.head_dim() && problem.n_ctx >= 1);
+    const std::size_t n_rows = problem.n_rows;
+    const std::size_t dim = problem.head_dim;
+    const std::size_t padded_dim = ws.padded_dim();
+    const std::size_t n_vecs = round_up(dim, lanes) / lanes;  // vectors per output row
+
+    // Queries are scaled once here, so block scores come out of the FMAs final, each in the
+    // layout of the tiles that read them.
+    if (n_rows <= tiles.dot_rows_max) {
+        write_dot_tile_queries(problem, ws);
+    } else {
+        write_transposed_tile_queries(problem, ws);
+    }
+    std::fill_n(ws.outputs(), n_rows * padded_dim, 0.0f);
+    std::fill_n(ws.lane_sums(), n_rows * max_lanes, 0.0f);
+    std::fill_n(ws.row_max(), n_rows, minus_infinity);
+
+    // f32 values are read in place when their rows are whole vectors and contiguous (the KV
+    // cache); otherwise packed, as a partial last vector would need masks in the output
+    // tiles and widely strided rows would share L1 sets. A reduced type is converted as the
+    // tiles load it (fused) when its rows are whole vectors and the rows few enough for dot
+    // tiles (MHA and small GQA groups, where each element feeds few FMAs and a store and reload
+    // through the workspace would cost more than the conversion); otherwise it is decoded a
+    // block at a time into the workspace, once for all rows of the group, and the tiles read
+    // f32 from L1 as they do for an f32 cache (docs/model.md, "KV-cache element types").
+    const bool fused = problem.kv_dtype != KvDtype::f32 && dim % lanes == 0 && n_rows <= tiles.dot_rows_max;
+    const bool decoded = problem.kv_dtype != KvDtype::f32 && !fused;
+    const bool values_in_place = problem.kv_dtype == KvDtype::f32 && dim % lanes == 0 && problem.kv_stride == dim;
+    const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
+    const auto* key_bytes = static_cast<const std::byte*>(problem.keys);
+    const auto* value_bytes = static_cast<const std::byte*>(problem.values);
+#if defined(__AVX2__) && !defined(__AVX512F__)
+    // Filled by round_query_to_i16 where the int8 tiles run, and read nowhere else.
+    alignas(32) std::array<std::int16_t, int8_dot_max_dim> query_i16;
+    std::optional<float> query_i16_unscale;
+    if (fused && problem.kv_dtype == KvDtype::int8 && n_rows == 1 && dim % int8_dot_lanes == 0 &&
+        dim <= int8_dot_max_dim) {
+        query_i16_unscale = round_query_to_i16(ws.queries(), dim, query_i16.data());
+    }
+#endif
+    const bool group_dot_tiles = tiles.group_dot_tiles_plan && n_rows > 1 && n_rows <= tiles.dot_rows_max;
+    BlockPrefetcher prefetcher(block_prefetch_plan(problem.kv_dtype, group_dot_tiles));
+    std::size_t calls_per_block = 64;  // a guess for the first block; later ones count
+    std::uint64_t flops = 0;
+    const std::size_t block_keys = fused ? fused_key_block : key_block;
+    for (std::size_t t0 = 0; t0 < problem.n_ctx; t0 += block_keys) {
+        prefetcher.start(problem, t0 + prefetcher.blocks_ahead() * block_keys, block_keys, calls_per_block);
+        const std::size_t n_keys = std::min(block_keys, problem.n_ctx - t0);
+        const std::size_t block_offset = t0 * problem.kv_stride * element_bytes;
+        BlockState st{problem,
+                      ws,
+                      prefetcher,
+                      t0,
+                      n_keys,
+                      block_keys,
+                      reinterpret_cast<const float*>(key_bytes + block_offset),
+                      problem.kv_stride,
+                      reinterpret_cast<const float*>(value_bytes + block_offset),
+                      problem.kv_stride};
+        if (decoded) {
+            decode_kv_blocks(problem, t0, n_keys, ws);
+            st.keys = ws.decoded_keys();
+            st.key_stride = padded_dim;
+            st.keys_padded = true;
+            st.values = ws.values();
+            st.value_stride = padded_dim;
+        } else if (fused) {
+            st.stored_keys = key_bytes + block_offset;
+            st.stored_values = value_bytes + block_offset;
+            st.stored_row_bytes = problem.kv_stride * element_bytes;
+            if (problem.key_scales != nullptr) {
+                st.key_scales = problem.key_scales + t0;
+                st.value_scales = problem.value_scales + t0;
+            }
+#if defined(__AVX2__) && !defined(__AVX512F__)
+            if (query_i16_unscale) {
+                st.query_i16 = query_i16.data();
+                st.query_i16_unscale = *query_i16_unscale;
+            }
+#endif
+        } else if (!values_in_place) {
+            pack_value_block(st);
+        }
+        switch (fused ? problem.kv_dtype : KvDtype::f32) {
+        case KvDtype::f16: attend_block<KvDtype::f16>(st, n_rows, n_vecs); break;
+        case KvDtype::bf16: attend_block<KvDtype::bf16>(st, n_rows, n_vecs); break;
+        case KvDtype::int8: attend_block<KvDtype::int8>(st, n_rows, n_vecs); break;
+        default: attend_block<KvDtype::f32>(st, n_rows, n_vecs); break;
+        }
+        calls_per_block = std::max<std::size_t>(1, prefetcher.calls());
+        flops += st.flops;
+    }
+
+    for (std::size_t r = 0; r < n_rows; ++r) {
+        const float sum = Simd::reduce_add(Simd::load(ws.lane_sums() + r * max_lanes));
+        std::copy_n(ws.outputs() + r * padded_dim, dim, result.out + r * result.out_stride);
+        result.row_max[r] = ws.row_max()[r];
+        result.row_sum[r] = sum;
+    }
+    return flops;
+}
+
+TiledKernelShape attend_group_tiled_shape() { return {lanes, key_block, tiles.dot_rows_max}; }
+
+}  // namespace kvbench

@@ -1,0 +1,139 @@
+// BlockPrefetcher: software prefetch of a later key block, spread between the current block's loads.
+// Private to src/engine/kernels (attention_kernel.cpp).
+#pragma once
+
+#include "attention_types.hpp"
+#include "prefetch_plan.hpp"
+#include "simd.hpp"
+
+#include "kvbench/engine/kv_convert.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+namespace kvbench::simd {
+
+// Keys and values of a later block, requested a few cache lines at a time between the
+// current block's loads. The kernel reads a block in bursts separated by arithmetic, so the
+// hardware prefetcher, which follows demand, falls behind; and a burst of software
+// prefetches overflows the miss buffers and is mostly dropped
+// (bench/journal/2026-11-30-block-prefetch-a-few-lines-at-a-time.md). How far ahead, and into
+// L1 or L2: prefetch_plan.hpp.
+class BlockPrefetcher {
+public:
+    explicit BlockPrefetcher(PrefetchPlan plan) : plan_(plan) {}
+
+    // Blocks ahead of the one being computed.
+    std::size_t blocks_ahead() const { return plan_.blocks_ahead; }
+
+    // Spreads the lines of the block of block_keys keys at first_key (none past the context)
+    // over `calls` calls.
+    void start(const GroupAttention& problem, std::size_t first_key, std::size_t block_keys, std::size_t calls) {
+        calls_ = 0;
+        per_call_ = 0;
+        n_segments_ = 0;
+        total_lines_ = 0;
+        if (first_key >= problem.n_ctx) return;
+        const std::size_t n_keys = std::min(block_keys, problem.n_ctx - first_key);
+        const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
+        line_ = address(problem.keys) + first_key * problem.kv_stride * element_bytes;
+        value_offset_ = address(problem.values) + first_key * problem.kv_stride * element_bytes - line_;
+        // An int8 block's scales are a line or less each: requested with the block's first line.
+        if (problem.key_scales != nullptr) {
+            __builtin_prefetch(problem.key_scales + first_key, 0, 3);
+            __builtin_prefetch(problem.value_scales + first_key, 0, 3);
+        }
+        // Contiguous rows (the KV cache) make one segment; strided rows one segment each.
+        const bool contiguous = problem.kv_stride == problem.head_dim;
+        n_segments_ = contiguous ? 1 : n_keys;
+        const std::size_t segment_bytes = (contiguous ? n_keys : 1) * problem.head_dim * element_bytes;
+        segment_lines_bytes_ = (segment_bytes + line_bytes - 1) / line_bytes * line_bytes;
+        stride_bytes_ = problem.kv_stride * element_bytes;
+        segment_start_ = line_;
+        segment_end_ = line_ + segment_lines_bytes_;
+        const std::size_t n_lines = n_segments_ * (segment_lines_bytes_ / line_bytes);
+        total_lines_ = n_lines;
+        calls = std::max<std::size_t>(1, calls);
+        calls_per_turn_ = calls;
+        credit_ = 0;
+        if (n_lines >= calls || !plan_.spread) {
+            per_call_ = (n_lines + calls - 1) / calls;
+            credit_per_call_ = calls;  // every call is a turn
+        } else {
+            // Fewer lines than calls, and a plan that spreads them (prefetch_plan.hpp): one line
+            // on n_lines of the calls, evenly apart. Requested on the first calls, the lines of
+            // a GQA group's next block would all go out in its score tiles, faster than DRAM
+            // delivers: the miss buffers fill, the prefetches stall the FMAs, and the output
+            // tiles then run with nothing in flight
+            // (bench/journal/2026-12-02-next-block-lines-spread.md).
+            per_call_ = 1;
+            credit_per_call_ = n_lines;
+        }
+    }
+
+    // Called between the kernel's loads, as often as every 8 FMAs on AVX2: the bookkeeping is a
+    // credit, a pointer and its end, kept in registers, since a call costing more than its
+    // prefetches weighs on the whole kernel (bench/journal/2026-12-01-issue-13-on-zen-3.md).
+    // may_spread false (tile_may_spread: a tile whose calls are never spread) leaves out the
+    // credit's test, which costs time with nothing spread (prefetch_plan.hpp).
+    template <bool may_spread = true>
+    void issue() {
+        ++calls_;
+        if constexpr (may_spread) {
+            credit_ += credit_per_call_;
+            if (credit_ < calls_per_turn_) return;
+            credit_ -= calls_per_turn_;
+        }
+        for (std::size_t i = 0; i < per_call_; ++i) {
+            if (line_ == segment_end_) {
+                if (--n_segments_ == 0) {
+                    per_call_ = 0;  // every line requested: later calls only count
+                    return;
+                }
+                segment_start_ += stride_bytes_;
+                line_ = segment_start_;
+                segment_end_ = line_ + segment_lines_bytes_;
+            }
+            // The same line of the keys and of the values.
+            prefetch_line(reinterpret_cast<const char*>(line_), plan_.into_l2);
+            prefetch_line(reinterpret_cast<const char*>(line_ + value_offset_), plan_.into_l2);
+            line_ += line_bytes;
+        }
+    }
+
+    // Calls since start(): how many the next block will make, as blocks are alike.
+    std::size_t calls() const { return calls_; }
+
+    // Lines of the keys requested since start() (and as many of the values): for the tests.
+    std::size_t lines_requested() const {
+        if (n_segments_ == 0) return total_lines_;
+        const std::size_t lines_left =
+            (n_segments_ - 1) * (segment_lines_bytes_ / line_bytes) + (segment_end_ - line_) / line_bytes;
+        return total_lines_ - lines_left;
+    }
+
+private:
+    static constexpr std::size_t line_bytes = 64;
+    // Addresses as integers: the values' line is the keys' plus an offset between two buffers.
+    static std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+    PrefetchPlan plan_;
+    std::uintptr_t line_ = 0;           // next line of the keys to request
+    std::uintptr_t value_offset_ = 0;   // values' address minus keys' address (mod 2^64)
+    std::uintptr_t segment_start_ = 0;  // first line of the current segment of the keys
+    std::uintptr_t segment_end_ = 0;    // past its last line
+    std::size_t segment_lines_bytes_ = 0;
+    std::size_t stride_bytes_ = 0;
+    std::size_t n_segments_ = 0;        // segments left, the current one included
+    std::size_t total_lines_ = 0;       // of the keys in the block
+    std::size_t per_call_ = 0;          // lines of K (and as many of V) per turn; 0 when done
+    // A call is a turn to request lines when the credit, growing by credit_per_call_ a call,
+    // reaches calls_per_turn_ (Bresenham's rule: n_lines turns in the block's calls).
+    std::size_t credit_ = 0;
+    std::size_t credit_per_call_ = 0;
+    std::size_t calls_per_turn_ = 1;
+    std::size_t calls_ = 0;
+};
+
+}  // namespace kvbench::simd

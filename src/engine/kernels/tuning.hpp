@@ -1,0 +1,215 @@
+// The kernels' tuned choices: one table per instruction-set class, and the one this build reads.
+//
+// Every block size, tile size, prefetch distance and threshold that was chosen by measurement
+// lives here, side by side for the three classes a build can be (cmake/KvbenchArch.cmake): what
+// a kernel may not change without a new measurement. Facts of an instruction set (its vector
+// width, its register count) stay with the code that uses them (simd_<isa>.hpp, small_m_gemm.cpp's
+// ISA structs); so do the rules that derive a tile from a register budget. Each field says why in
+// one line and links the bench/journal/ entry that measured it. Values equal in every class
+// are repeated, so that each column of the table reads whole.
+#pragma once
+
+#include <cstddef>
+
+namespace kvbench {
+
+// How the attention kernels fetch a later block of keys and values (prefetch_plan.hpp).
+struct PrefetchPlan {
+    std::size_t blocks_ahead;  // of the block being computed
+    bool into_l2;              // prefetcht1; else prefetcht0, into L1
+    // Where the block makes more prefetch calls than the later block has lines: the lines spread
+    // evenly over all the calls (block_prefetcher.hpp); else one a call, from the first on.
+    bool spread = false;
+};
+
+struct KernelTuning {
+    const char* name;  // the class, as kernel_isa() reports it and every result row records it
+
+    // attend_group_tiled (attention_kernel.cpp): query rows as register-tile rows.
+    struct Tiled {
+        // Keys per block: a few score vectors per query row, which stay in L1 with the block.
+        std::size_t key_block;
+        // Keys per block of the fused tiles (a reduced type converted as it is loaded): twice
+        // key_block where the workspace holds it, the per-block work spread over more keys
+        // (bench/journal/2026-12-01-reduced-precision-attention-alone.md).
+        std::size_t fused_key_block;
+        // Rows of a transposed score tile: rows × key-block vectors of accumulators and the
+        // operands fill the register file.
+        std::size_t score_rows;
+        // Groups up to this many rows score keys by dot products along head_dim (cheaper than
+        // transposing the block for a few rows); larger ones transpose it.
+        std::size_t dot_rows_max;
+        // Output tiles: up to out_rows rows (a block's values read once for all) × out_vecs
+        // vectors of head_dim, as the registers allow.
+        std::size_t out_rows;
+        std::size_t out_vecs;
+        // Dims between two runs of prefetch calls in a transposed tile: calls interleaved dim by dim
+        // made GCC spill the accumulators
+        // (bench/journal/2026-12-03-transposed-tiles-in-registers.md).
+        std::size_t dims_per_prefetch_run;
+        // Whether a group's dot tiles over f32 take the next-block-into-L1 plan
+        // (Prefetch::f32_group_dot_tiles); measured on the vector builds only.
+        bool group_dot_tiles_plan;
+    } tiled;
+
+    // attend_group_by_lanes (attention_grouped.cpp): query rows as vector lanes, for 16 registers.
+    struct Lanes {
+        // Groups of at least this many rows (and a whole number of its vectors) take it; 0: none do,
+        // the class's own tiles being faster
+        // (bench/journal/2026-12-01-avx2-paths-on-an-avx512-host.md).
+        std::size_t min_rows;
+        // Keys per block: its keys and values stay in L1 beside the transposed queries on a 32 KiB
+        // L1, and it is a whole number of score tiles of 6 and 12 keys.
+        std::size_t key_block;
+        // Score tiles: keys × vectors of rows, 6 × 2 or 12 × 1 accumulators with their operands
+        // in 16 registers, at least 10 FMAs in flight for two FMA pipes.
+        std::size_t score_vecs_max;
+        std::size_t score_keys_max_2;  // keys per tile with 2 vectors of rows
+        std::size_t score_keys_max_1;  // with 1
+        // Output tiles: rows × vectors of head_dim, 6 × 2 accumulators with their operands.
+        std::size_t out_rows_max;
+        std::size_t out_vecs_max;
+    } lanes;
+
+    // block_prefetch_plan (prefetch_plan.hpp): how each stored type fetches a later block.
+    struct Prefetch {
+        // Far enough ahead to cover DRAM's latency and into L2, where it neither evicts the block
+        // being computed nor is evicted before use; the kernels with the most arithmetic per byte
+        // keep the next block, into L1, as the L2-to-L1 latency would show
+        // (bench/journal/2026-12-02-attention-blocks-into-l2.md). Spread over the block's calls where
+        // that was faster (bench/journal/2026-12-02-next-block-lines-spread.md).
+        PrefetchPlan f32;
+        PrefetchPlan f16_bf16;  // and the types the engine plans but does not store
+        PrefetchPlan int8;
+        // A GQA group's dot tiles over f32, with an L1 of large_l1_bytes or more: the next block into
+        // L1, whose keys in L2 reached the FMAs a load latency late
+        // (bench/journal/2026-12-02-next-block-into-l1-for-gqa.md). Spreads as the f32 plan does.
+        PrefetchPlan f32_group_dot_tiles;
+    } prefetch;
+
+    // small_m_gemm (small_m_gemm.cpp): y = x · W^T for a few rows of x, W streamed once.
+    struct SmallM {
+        // Most rows of x a call takes: their accumulators for two weight rows fill most of the
+        // register file.
+        std::size_t max_rows;
+        // Fewer weights than this are too little work to wake the second thread for.
+        std::size_t min_parallel_weights;
+        // x's chunk where the L1 holds 48 KiB: it stays in L1 beside the weight tile
+        // (bench/journal/2026-11-30-small-m-projection-choices.md).
+        std::size_t l1_chunk_bytes;
+        // x's chunk with a 32 KiB L1, and for kernels that want whole weight rows: in L2, each weight
+        // row one long run (bench/journal/2026-12-01-x-chunks-by-l1-size.md).
+        std::size_t l2_chunk_bytes;
+        // With chunks in L2, tiles prefetch the weights this far ahead, into L2, so that memory
+        // overlaps the arithmetic (bench/journal/2026-12-02-prefetching-w-into-l2.md).
+        std::size_t l2_prefetch_bytes_ahead;
+        // From this many rows of x the tiles prefetch a later tile's weights: the FMAs then keep the
+        // out-of-order window too short for the hardware prefetcher
+        // (bench/journal/2026-11-30-small-m-projection-choices.md).
+        std::size_t min_rows_to_prefetch;
+        // Weight rows far apart that a spread tile reads at once, one from each of as many runs of
+        // the slab, as the roofline's probe reads memory
+        // (bench/journal/2026-12-02-one-row-of-x-as-four-streams.md).
+        std::size_t spread_streams;
+        // From this many rows of x the AVX2 tiles read far-apart whole lines where the L1 holds
+        // 48 KiB (bench/journal/2026-12-03-far-apart-whole-lines.md) ...
+        std::size_t min_rows_for_lines;
+        // ... when the registers hold at least this many of those streams (fewer read slower
+        // than adjacent tiles).
+        std::size_t min_line_streams;
+        // How far ahead in its own run each far-apart weight row is prefetched
+        // (bench/journal/2026-12-03-far-apart-whole-lines.md).
+        std::size_t line_prefetch_bytes;
+        // In 16 registers, from passes_from_rows rows of x on, the rows go in passes of pass_rows
+        // over one tile of weights, which loads less per FMA
+        // (bench/journal/2026-12-01-avx2-tile-at-4-7-8-rows.md).
+        std::size_t pass_rows;
+        std::size_t passes_from_rows;
+        // AVX-512 builds: zmm tiles up to this many rows of x, the ymm tiles (in 32 registers) above,
+        // faster on a cold W from 3 rows on (bench/journal/2026-11-30-small-m-projection-choices.md).
+        std::size_t zmm_max_rows;
+        // Adjacent weight rows of a zmm tile: each x vector loaded feeds this many FMAs.
+        std::size_t zmm_tile_rows;
+    } small_m;
+
+    // linear() (linear.cpp): the projections' kernel by row count.
+    struct Projection {
+        // Up to this many groups of small_m.max_rows rows, small_m_gemm reads W once per group;
+        // above, OpenBLAS's sgemm is faster
+        // (bench/journal/2026-11-30-linear-sgemv-small-m-or-sgemm.md).
+        std::size_t max_small_m_groups;
+    } projection;
+
+    // attend_decode (attention.cpp): splits of the context (flash-decoding's split-K).
+    struct Decode {
+        // No split shorter than this many positions: shorter ones cost more to merge than
+        // they gain in parallelism.
+        std::size_t min_split_positions;
+    } decode;
+};
+
+// AVX-512 (x86-64-v4, Zen 4 and 5, Intel since Skylake-SP): 16 lanes, 32 registers.
+inline constexpr KernelTuning avx512_tuning{
+    .name = "avx512",
+    .tiled = {.key_block = 32, .fused_key_block = 32, .score_rows = 12, .dot_rows_max = 8, .out_rows = 12,
+              .out_vecs = 8, .dims_per_prefetch_run = 8, .group_dot_tiles_plan = true},
+    .lanes = {.min_rows = 0, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
+              .out_rows_max = 6, .out_vecs_max = 2},
+    .prefetch = {.f32 = {1, true, false}, .f16_bf16 = {1, false, false}, .int8 = {1, false, false},
+                 .f32_group_dot_tiles = {1, false, false}},
+    .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
+                .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
+                .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
+                .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 2, .zmm_tile_rows = 8},
+    .projection = {.max_small_m_groups = 3},
+    .decode = {.min_split_positions = 64},
+};
+
+// AVX2 + FMA (x86-64-v3, Zen 2 and 3, Intel since Haswell): 8 lanes, 16 registers.
+inline constexpr KernelTuning avx2_tuning{
+    .name = "avx2+fma",
+    .tiled = {.key_block = 16, .fused_key_block = 32, .score_rows = 5, .dot_rows_max = 8, .out_rows = 6,
+              .out_vecs = 8, .dims_per_prefetch_run = 8, .group_dot_tiles_plan = true},
+    .lanes = {.min_rows = 8, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
+              .out_rows_max = 6, .out_vecs_max = 2},
+    .prefetch = {.f32 = {2, true, true}, .f16_bf16 = {2, true, true}, .int8 = {1, false, false},
+                 .f32_group_dot_tiles = {1, false, true}},
+    .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
+                .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
+                .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
+                .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 0, .zmm_tile_rows = 0},
+    .projection = {.max_small_m_groups = 3},
+    .decode = {.min_split_positions = 64},
+};
+
+// Portable (x86-64-v2, generic, aarch64): one-lane tiles and GCC vectors of 4 floats (SSE, NEON).
+// Its attention choices follow AVX2's, unmeasured on such a CPU; the tiles are sized for 16
+// registers of one lane.
+inline constexpr KernelTuning portable_tuning{
+    .name = "portable",
+    .tiled = {.key_block = 8, .fused_key_block = 16, .score_rows = 4, .dot_rows_max = 8, .out_rows = 4,
+              .out_vecs = 4, .dims_per_prefetch_run = 8, .group_dot_tiles_plan = false},
+    .lanes = {.min_rows = 8, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
+              .out_rows_max = 6, .out_vecs_max = 2},
+    .prefetch = {.f32 = {2, true, true}, .f16_bf16 = {2, true, true}, .int8 = {1, false, false},
+                 .f32_group_dot_tiles = {1, false, true}},
+    .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
+                .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
+                .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
+                .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 0, .zmm_tile_rows = 0},
+    .projection = {.max_small_m_groups = 3},
+    .decode = {.min_split_positions = 64},
+};
+
+// This build's class: the one test of the compiler's macros that picks a table. The kernels'
+// code paths test the same macros (simd.hpp's back-end, small_m_gemm.cpp's ISA structs).
+inline constexpr KernelTuning tuning =
+#if defined(__AVX512F__)
+    avx512_tuning;
+#elif defined(__AVX2__) && defined(__FMA__)
+    avx2_tuning;
+#else
+    portable_tuning;
+#endif
+
+}  // namespace kvbench

@@ -1,0 +1,51 @@
+// step_equivalence_error: the output and every layer's attention output, each against its own scale.
+#include "kvbench/measure/equivalence.hpp"
+
+#include "kvbench/engine/decoder.hpp"
+#include "kvbench/engine/reference.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace kvbench {
+
+double step_equivalence_error(const ModelConfig& config, const StepRecord& actual, const StepRecord& expected) {
+    double worst = relative_error(actual.output, expected.output);
+    const std::size_t layer_floats = config.n_batch * config.q_dim();
+    if (actual.attention_trace.size() != config.n_layers * layer_floats ||
+        expected.attention_trace.size() != actual.attention_trace.size()) {
+        return std::numeric_limits<double>::infinity();  // fails every tolerance, as relative_error does
+    }
+    for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        worst = std::max(worst, relative_error(actual.attention_trace.subspan(layer * layer_floats, layer_floats),
+                                               expected.attention_trace.subspan(layer * layer_floats, layer_floats)));
+    }
+    return worst;
+}
+
+double verify_at_context(const ModelConfig& config, const ModelWeights& weights, std::uint64_t seed,
+                         std::size_t n_positions, const StepKernels& timed, const StepKernels& reference,
+                         std::size_t n_threads) {
+    ModelConfig context = config;
+    context.seq_len = n_positions;
+    const std::size_t n_batch = config.n_batch, dim = config.model_dim;
+    const std::vector<float> inputs = make_input_positions(config, seed, 0, n_positions);  // (B, n, D)
+    std::vector<float> forward_out(inputs.size());                                       // (B, n, D)
+    std::vector<float> forward_trace(attention_trace_size(context));                     // (L, B, H·dh)
+    std::vector<float> step_trace(forward_trace.size());                                 // (L, B, H·dh)
+    std::vector<float> step_out(n_batch * dim);                                          // (B, D)
+    KvCache cache(context, n_positions);
+    {
+        ForwardScratch scratch(context, n_threads);
+        forward_full(context, weights, inputs.data(), forward_out.data(), scratch, &cache, nullptr,
+                     {&reference, forward_trace});
+    }
+    cache.roll_back(n_positions - 1);
+    DecodeScratch scratch(context, n_positions, n_threads);
+    const std::vector<float> step_in = gather_positions(inputs, n_batch, n_positions, dim, n_positions - 1, 1);
+    decode_step(context, weights, cache, step_in.data(), step_out.data(), scratch, {&timed, step_trace});
+    const std::vector<float> last_row = gather_positions(forward_out, n_batch, n_positions, dim, n_positions - 1, 1);
+    return step_equivalence_error(context, {step_out, step_trace}, {last_row, forward_trace});
+}
+
+}  // namespace kvbench

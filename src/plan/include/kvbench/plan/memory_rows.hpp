@@ -1,0 +1,66 @@
+// The rows of `kvbench memory`: one per model, KV dtype, grouping, context and batch, with the
+// capacity answers when a budget is given (docs/memory.md).
+#pragma once
+
+#include "kvbench/engine/kv_dtype.hpp"
+#include "kvbench/plan/memory_plan.hpp"
+#include "kvbench/plan/model_preset.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+struct MemoryRequest {
+    std::vector<ModelPreset> models;
+    std::vector<std::uint64_t> seq;    // contexts N
+    std::vector<std::uint64_t> batch;  // batch sizes B
+    std::vector<KvDtype> kv_dtypes;
+    KvDtype weight_dtype = KvDtype::f16;
+    // Unset: each model's own window. Set: this one for every model (nullopt inside: none).
+    std::optional<std::optional<std::uint64_t>> window;
+    std::uint64_t block_size = 1;
+    std::optional<std::uint64_t> budget_bytes;
+    bool twins = true;  // add the MHA and MQA twins of each model (those differing from it)
+};
+
+struct MemoryRow {
+    std::string model;
+    std::string grouping;      // "GQA-8"; a twin's reads "MHA" or "MQA"
+    bool twin = false;         // a what-if variant, not the published model
+    std::uint64_t n_layers = 0;
+    std::uint64_t n_heads = 0;
+    std::uint64_t n_kv_heads = 0;
+    std::uint64_t head_dim = 0;
+    KvDtype kv_dtype = KvDtype::f16;
+    std::optional<std::uint64_t> window;
+    std::uint64_t block_size = 1;
+    std::uint64_t seq_len = 0;
+    std::uint64_t batch = 0;
+    std::uint64_t kv_bytes_per_token = 0;
+    SequenceBill sequence;             // one sequence's cache
+    std::uint64_t kv_bytes_total = 0;  // batch * sequence.kv_bytes
+    KvDtype weight_dtype = KvDtype::f16;
+    std::uint64_t n_params = 0;        // 0: unknown (weights not counted)
+    std::uint64_t weight_bytes = 0;
+    std::uint64_t total_bytes = 0;     // weights + KV
+    // With a budget:
+    std::optional<std::uint64_t> budget_bytes;
+    bool fits = false;                        // total_bytes <= budget
+    std::optional<std::uint64_t> max_batch;   // at seq_len
+    std::optional<std::uint64_t> max_seq;     // at batch; unset with a budget: every length fits
+    bool max_seq_unlimited = false;           // the window caps the cache below the budget
+};
+
+// Order: model, KV dtype, grouping (published, then MHA and MQA twins), context, batch.
+// Requires: non-empty lists, block_size >= 1. Throws SizeOverflow past 2^64 bytes.
+std::vector<MemoryRow> plan_memory(const MemoryRequest& request);
+
+// One line per model whose longest requested context passes the positions it was trained for
+// (ModelPreset::max_position_embeddings): the bill stays exact, but is memory, not a context
+// the model handles. Empty when every context is within them, or they are unknown.
+std::vector<std::string> context_warnings(const MemoryRequest& request);
+
+}  // namespace kvbench
