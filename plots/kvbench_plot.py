@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Draws the figures of kvbench CSV files (from `kvbench sweep` or `kvbench generate`).
 
 Figures, one file each, named <csv stem>-<figure>.<format>:
@@ -18,11 +18,13 @@ One colour per grouping (MHA, GQA-g, MQA) and one line style per path (cached so
 uncached dashed), the same in every figure. Series are also keyed on every other column
 that varies in the file (threads, batch, dim, layers, ...), told apart by their marker.
 A figure the data cannot fill is skipped with a message. Needs only Python 3 and Debian's
-python3-matplotlib; run it with /usr/bin/python3. Exit status: 0 done, 2 bad input.
+python3-matplotlib (an interpreter without matplotlib gets a one-line error saying so); run it
+as plots/kvbench_plot.py or with /usr/bin/python3. Exit status: 0 done, 1 matplotlib missing,
+2 bad input (then no folder or figure is created).
 
-Example: /usr/bin/python3 plots/kvbench_plot.py results/*.csv -o plots/
+Example: plots/kvbench_plot.py results/*.csv -o plots/
          kvbench history --db results.sqlite -n 1024 -f csv -o hist.csv
-         /usr/bin/python3 plots/kvbench_plot.py hist.csv
+         plots/kvbench_plot.py hist.csv
 """
 import argparse
 import collections
@@ -32,11 +34,9 @@ import math
 import pathlib
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display needed
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker as ticker  # noqa: E402
+# Imported by load_matplotlib(), once the arguments are read: --help and bad input need none.
+plt = None
+ticker = None
 
 # The report schema kvbench compiles in (docs/csv.md#schema-version): the columns every kvbench
 # CSV starts with, and the columns older schemas named otherwise, so an old file plots as
@@ -54,6 +54,24 @@ GQA_COLOURS = ["tab:green", "tab:orange", "tab:purple", "tab:brown", "tab:olive"
 
 class BadInput(Exception):
     """A file that is not a kvbench CSV, or an option that cannot be honoured."""
+
+
+class MissingMatplotlib(Exception):
+    """The interpreter running the script has no matplotlib."""
+
+
+def load_matplotlib():
+    global plt, ticker
+    try:
+        import matplotlib
+    except ImportError as error:
+        raise MissingMatplotlib(f"matplotlib is missing for {sys.executable}: install Debian's python3-matplotlib "
+                                "(apt-get install python3-matplotlib) and run the script with /usr/bin/python3") from error
+    matplotlib.use("Agg")  # files only, no display needed
+    matplotlib.rcParams["svg.fonttype"] = "none"  # an SVG's text stays text: searchable, and smaller
+    import matplotlib.pyplot as pyplot
+    import matplotlib.ticker as mticker
+    plt, ticker = pyplot, mticker
 
 
 def grouping_of(row):
@@ -119,15 +137,30 @@ class Style:
     def __init__(self, rows):
         self.varying = [(c, short) for c, short in SERIES_AXES
                         if c in rows[0] and len({r[c] for r in rows}) > 1]
+        # Words (kv_dtype f32,f16,int8) keep the order the run gave them; numbers sort.
+        self.first_seen = {}
+        for r in rows:
+            for c, _ in self.varying:
+                self.first_seen.setdefault((c, r[c]), len(self.first_seen))
         groupings = sorted({r["grouping"] for r in rows}, key=lambda g: (g != "MHA", g == "MQA", g))
         gqa = [g for g in groupings if g not in FIXED_COLOURS]
         self.colours = {g: FIXED_COLOURS.get(g) or GQA_COLOURS[gqa.index(g) % len(GQA_COLOURS)]
                         for g in groupings}
-        combos = sorted({self.others(r) for r in rows}, key=lambda k: [_sort_key(v) for v in k])
+        combos = sorted({self.others(r) for r in rows}, key=self.rank)
         self.markers = {k: MARKERS[i % len(MARKERS)] for i, k in enumerate(combos)}
 
     def others(self, row):
         return tuple(row[c] for c, _ in self.varying)
+
+    def rank(self, others):
+        """Sort key of a combination of the varying axes' values: numbers by value, words by first appearance."""
+        key = []
+        for (column, _), value in zip(self.varying, others):
+            try:
+                key.append((0, float(value)))
+            except ValueError:
+                key.append((1, self.first_seen.get((column, value), 0)))
+        return key
 
     def key(self, row):
         return (row["grouping"], row["path"], self.others(row))
@@ -135,7 +168,11 @@ class Style:
     def label(self, key, with_path=True):
         grouping, path, others = key
         parts = [grouping] + ([path] if with_path else [])
-        parts += [f"{short}={v}" if short else v for (_, short), v in zip(self.varying, others)]
+        for (column, short), v in zip(self.varying, others):
+            if column == "kv_dtype" and path == "uncached":
+                parts.append("no cache")  # its kv_dtype reads f32: the uncached forward keeps none
+            else:
+                parts.append(f"{short}={v}" if short else v)
         return " ".join(parts)
 
     def plot(self, ax, key, xs, ys, with_path=True, **kwargs):
@@ -146,13 +183,6 @@ class Style:
                 markersize=4, linewidth=1.4, label=self.label(key, with_path), **kwargs)
 
 
-def _sort_key(value):
-    try:
-        return (0, float(value), "")
-    except ValueError:
-        return (1, 0.0, value)
-
-
 def series(rows, style, y_of, x_of=lambda r: int(r["seq"])):
     """{key: ([x...], [y...])} sorted by x, for the rows where y_of gives a value."""
     points = collections.defaultdict(list)
@@ -161,7 +191,7 @@ def series(rows, style, y_of, x_of=lambda r: int(r["seq"])):
         if y is not None:
             points[style.key(row)].append((x_of(row), y))
     ordered = {}
-    for key in sorted(points, key=lambda k: (k[0] != "MHA", k[0] == "MQA", k[0], k[1], [_sort_key(v) for v in k[2]])):
+    for key in sorted(points, key=lambda k: (k[0] != "MHA", k[0] == "MQA", k[0], k[1], style.rank(k[2]))):
         xy = sorted(points[key])
         ordered[key] = ([x for x, _ in xy], [y for _, y in xy])
     return ordered
@@ -269,6 +299,16 @@ def figure_flops(rows, style, _args):
     return fig, lines
 
 
+# Bytes c per cached element of each KV type (docs/counting.md#kv-bytes): int8 adds one f32 scale per vector.
+ELEMENT_BYTES = {"f32": "4", "f16": "2", "bf16": "2", "int8": "1 + 4/dh"}
+
+
+def element_bytes(rows):
+    """'c = 4 (f32)' or 'c = 2 (f16), 1 + 4/dh (int8)': the element size of each KV type in the rows, in their order."""
+    dtypes = list(dict.fromkeys(r.get("kv_dtype") or "f32" for r in rows))
+    return "c = " + ", ".join(f"{ELEMENT_BYTES.get(d, '?')} ({d})" for d in dtypes)
+
+
 def figure_kv(rows, style, _args):
     # KV bytes depend on the configuration, not on the path or the timing: one line per configuration.
     rows = [r for r in step_rows(rows) if r["path"] == rows[0]["path"]] or rows
@@ -295,7 +335,8 @@ def figure_kv(rows, style, _args):
         log_axis(ax, "x", base=2)
         log_axis(ax, "y")
         finish(ax, f"KV-cache memory vs batch, at N={longest}", "batch B (sequences)", "K and V of all layers (MiB)")
-    fig.suptitle("What the KV cache costs: 2·L·B·N·G·dh·4 bytes (MQA holds 1/H of MHA's)", fontsize=10)
+    fig.suptitle(f"What the KV cache costs: 2·L·B·N·G·dh·c bytes, {element_bytes(rows)} (MQA holds 1/H of MHA's)",
+                 fontsize=10)
     return fig, lines
 
 
@@ -479,10 +520,7 @@ def plot_history(path, args):
     return [target]
 
 
-def plot_file(path, args):
-    if history_header(path):
-        return plot_history(path, args)
-    rows = read_rows(path)
+def plot_file(path, rows, args):
     style = Style(rows)
     out_dir = args.output_dir or path.parent
     written = []
@@ -507,13 +545,22 @@ def plot_file(path, args):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
+        # Every file read before anything is created: bad input leaves no empty folder behind.
+        inputs = [(path, None if history_header(path) else read_rows(path)) for path in args.csv]
+        load_matplotlib()
         if args.output_dir:
             args.output_dir.mkdir(parents=True, exist_ok=True)
-        for path in args.csv:
-            plot_file(path, args)
+        for path, rows in inputs:
+            if rows is None:
+                plot_history(path, args)
+            else:
+                plot_file(path, rows, args)
     except BadInput as error:
         print(f"kvbench_plot: error: {error}", file=sys.stderr)
         return 2
+    except MissingMatplotlib as error:
+        print(f"kvbench_plot: error: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -24,6 +24,7 @@ constexpr const char* generate_examples = R"(Examples:
   kvbench generate -o gen.csv               one CSV row per step in the file
   kvbench generate -p 256 --new 1K --fit-from 512
                                             fit the growth law where N is large
+  kvbench generate -p 8K --dry-run          the cost and time of a long one
 
 Step 0 is the prefill (context P): its time is the time to first token. Steps
 1..T decode at N = P+1 .. P+T. Lists and suffixes as in `kvbench sweep --help`
@@ -76,6 +77,9 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
                        "Check at every step that the cached output equals the uncached forward's (1e-4)");
     generate->add_flag("-y,--yes", options.yes,
                        "Run a grid of more than 200 configurations or an estimated hour (refused without it)");
+    generate->add_flag("--dry-run", options.dry_run,
+                       "List the configurations with the generation's FLOPs, memory and estimated time; run "
+                       "nothing. With -o or -f, the list in that format (csv, json, jsonl) for scripts");
     add_output_options(generate, options.out, generate_formats(), false);
     add_database_options(generate, options.out);
     generate->add_option("--fit-from", options.fit_from,
@@ -107,6 +111,7 @@ GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
                                    : std::vector<std::size_t>{default_thread_count()};
     plan.grid = expand(spec);
     plan.yes = options.yes;
+    plan.dry_run = options.dry_run;
     plan.likely_intent = likely_grid_intent({{"-b", options.batch}, {"-d", options.dim}, {"--heads", options.heads},
                                              {"-g", options.kv_heads}, {"-l", options.layers},
                                              {"-t", options.threads.value_or("")}});

@@ -4,6 +4,7 @@
 #include "cli/exit_status.hpp"
 #include "cli/generate_command.hpp"
 #include "cli/history_command.hpp"
+#include "cli/help_command.hpp"
 #include "cli/memory_command.hpp"
 #include "cli/merge_command.hpp"
 #include "cli/models_command.hpp"
@@ -50,7 +51,8 @@ constexpr const char* overview = R"(Quick start:
                             a point's latency across commits and machines
   kvbench sweep --shard 2/4 -o s2.json, then kvbench merge s*.json -o all.json
                             one grid over four machines
-  kvbench sweep --help      every axis, output format and option
+  kvbench sweep --help      every axis, output format and option (or
+                            kvbench help sweep)
 
 Exit status: 0 success; 1 a point or the --verify check failed, or a report
 could not be written; 2 bad usage (nothing is run); 128 + the signal when
@@ -94,6 +96,8 @@ int main(int argc, char** argv) {
     CLI::App* history = kvbench::add_history_command(app, history_options);
     kvbench::MergeCliOptions merge_options;
     CLI::App* merge = kvbench::add_merge_command(app, merge_options);
+    std::string help_topic;
+    CLI::App* help = kvbench::add_help_command(app, help_topic);
 
     kvbench::record_command_line(argc, argv);  // for the reports' command_line column
     try {
@@ -102,7 +106,7 @@ int main(int argc, char** argv) {
         // Help and version are "errors" that exit 0 and print to stdout.
         if (error.get_exit_code() == 0) return finish_stdout(app.exit(error));
         const CLI::App* command = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
-        fmt::print(stderr, "kvbench: error: {}; see kvbench{} --help\n", kvbench::describe_parse_error(app, error),
+        fmt::print(stderr, "kvbench: error: {}; see kvbench{} --help\n", kvbench::without_library_tags(kvbench::describe_parse_error(app, error)),
                    command ? " " + command->get_name() : "");
         return exit_usage;
     }
@@ -116,16 +120,17 @@ int main(int argc, char** argv) {
         if (compare->parsed()) return finish_stdout(kvbench::run_compare_command(compare_options));
         if (history->parsed()) return finish_stdout(kvbench::run_history_command(history_options));
         if (merge->parsed()) return finish_stdout(kvbench::run_merge_command(merge_options));
+        if (help->parsed()) return finish_stdout(kvbench::run_help_command(app, help_topic));
         fmt::print("{}", app.help());
         return finish_stdout(0);
     } catch (const kvbench::ConfigError& error) {
-        fmt::print(stderr, "kvbench: error: {}\n", error.what());
+        fmt::print(stderr, "kvbench: error: {}\n", kvbench::without_library_tags(error.what()));
         return exit_usage;
     } catch (const std::bad_alloc&) {
         fmt::print(stderr, "kvbench: error: out of memory; lower --seq, --batch or --dim, or set --max-memory\n");
         return exit_failure;
     } catch (const std::exception& error) {
-        fmt::print(stderr, "kvbench: error: {}\n", error.what());
+        fmt::print(stderr, "kvbench: error: {}\n", kvbench::without_library_tags(error.what()));
         return exit_failure;
     }
 }

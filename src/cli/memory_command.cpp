@@ -136,30 +136,33 @@ Sheet memory_sheet(const MemoryRequest& request, const std::vector<MemoryRow>& r
 
     Sheet sheet;
     sheet.title = "KV-cache memory plan";
-    const auto column = [&](std::string key, std::string header, Align align, bool in_table) {
-        sheet.columns.push_back({std::move(key), std::move(header), align, in_table});
+    const auto column = [&](std::string key, std::string header, Align align, bool in_table,
+                            SheetRole role = SheetRole::figure) {
+        sheet.columns.push_back({std::move(key), std::move(header), align, in_table, role});
     };
-    column("model", "model", Align::left, true);
-    column("grouping", "grouping", Align::left, true);
+    // A line is a model, its grouping, and what varies of its KV dtype, N and B: those that do
+    // not vary go in the caption, so the table keeps to a terminal's width.
+    column("model", "model", Align::left, true, SheetRole::key);
+    column("grouping", "grouping", Align::left, true, SheetRole::key);
     column("twin", "twin", Align::left, false);
     column("layers", "L", Align::right, false);
     column("heads", "H", Align::right, false);
     column("kv_heads", "G", Align::right, true);
     column("head_dim", "dh", Align::right, false);
-    column("kv_dtype", "KV dtype", Align::left, true);
+    column("kv_dtype", "KV dtype", Align::left, true, SheetRole::axis);
     column("window", "window", Align::right, windowed);
     column("block_size", "block", Align::right, false);
-    column("seq", "N", Align::right, true);
+    column("seq", "N", Align::right, true, SheetRole::axis);
     column("cached_tokens", "cached", Align::right, windowed);
-    column("batch", "B", Align::right, true);
+    column("batch", "B", Align::right, true, SheetRole::axis);
     column("kv_bytes_per_token", "KV/token", Align::right, true);
-    column("kv_bytes_per_seq", "KV/sequence", Align::right, true);
+    column("kv_bytes_per_seq", "KV/seq", Align::right, true);
     column("block_waste_bytes_per_seq", "last-block waste", Align::right, paged);
     column("kv_bytes_total", "KV total", Align::right, true);
     column("weight_dtype", "weight dtype", Align::left, false);
     column("params", "params", Align::right, false);
     column("weight_bytes", "weights", Align::right, true);
-    column("total_bytes", "weights + KV", Align::right, true);
+    column("total_bytes", "weights+KV", Align::right, true);
     column("budget_bytes", "budget", Align::right, false);
     column("fits", "fits", Align::left, budget);
     column("max_batch", "max B at N", Align::right, budget);

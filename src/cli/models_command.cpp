@@ -24,7 +24,7 @@ int run_models_command(const ModelsCliOptions& options) {
 
     Sheet sheet;
     sheet.title = "Model presets";
-    sheet.columns = {{"name", "name", Align::left},         {"layers", "L", Align::right},
+    sheet.columns = {{"name", "name", Align::left, true, SheetRole::key}, {"layers", "L", Align::right},
                      {"hidden_size", "D", Align::right},    {"heads", "H", Align::right},
                      {"kv_heads", "G", Align::right},       {"head_dim", "dh", Align::right},
                      {"params", "params", Align::right},    {"grouping", "grouping", Align::left},

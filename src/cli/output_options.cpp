@@ -316,16 +316,16 @@ OutputPlan to_output_plan(const OutputCliOptions& options, const OutputFormats& 
     return plan;
 }
 
-void check_output_file(const std::string& output, const std::string& flag) {
+void check_output_file(const std::string& output, const std::string& flag, const std::string& example) {
     if (output.empty()) {
-        throw ConfigError(fmt::format("{}: the file name is empty (name the report file, e.g. {} sweep.csv)", flag,
-                                      flag));
+        throw ConfigError(fmt::format("{}: the file name is empty (name the report file, e.g. {} {})", flag, flag,
+                                      example));
     }
     std::error_code ignored;
     const fs::file_status status = fs::status(output, ignored);
     if (fs::is_directory(status)) {
-        throw ConfigError(fmt::format("{} {}: is a directory (name a file inside it, e.g. {}/sweep.csv)", flag,
-                                      output, fs::path(output).lexically_normal().string()));
+        throw ConfigError(fmt::format("{} {}: is a directory (name a file inside it, e.g. {}/{})", flag, output,
+                                      (fs::path(output).lexically_normal() / "").parent_path().string(), example));
     }
     // The report is written beside its file and renamed over it (files/atomic_file.hpp), so
     // a device such as /dev/full or /dev/null would be replaced by a regular file.

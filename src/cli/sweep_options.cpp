@@ -109,6 +109,11 @@ Shard parse_shard(const std::string& text) {
     return shard;
 }
 
+bool resumable_output(const OutputPlan& out) {
+    return out.file && (out.format == OutputFormat::csv || out.format == OutputFormat::json ||
+                        out.format == OutputFormat::jsonl);
+}
+
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
     CLI::App* sweep = app.add_subcommand("sweep", "Measure the cached and uncached decode step over a grid");
     sweep->footer(sweep_examples);
@@ -166,7 +171,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "Before timing a point, compare each fast kernel with its naive twin on the point's data "
                     "(always on in Debug builds)");
     sweep->add_flag("--dry-run", options.dry_run,
-                    "List the grid with FLOPs, KV bytes, peak memory and estimated time; run nothing");
+                    "List the grid with FLOPs, KV bytes, peak memory and estimated time; run nothing. "
+                    "With -o or -f, the list in that format (csv, json, ...) for scripts");
     sweep->add_flag("-y,--yes", options.yes,
                     "Run a grid of more than 200 points or an estimated hour (refused without it)");
     add_output_options(sweep, options.out, all_output_formats());
@@ -262,8 +268,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     // The files last: every check before them is free, and the output checks create (and remove) a file.
     if (options.roofline) plan.roofline = load_given_roofline(*options.roofline);
     plan.out = to_output_plan(options.out, all_output_formats());
-    if (plan.resume && (!plan.out.file || (plan.out.format != OutputFormat::csv && plan.out.format != OutputFormat::json &&
-                                           plan.out.format != OutputFormat::jsonl))) {
+    if (plan.resume && !resumable_output(plan.out)) {
         throw ConfigError("--resume needs -o FILE in csv, json or jsonl: it reads the finished points back "
                           "from that file");
     }

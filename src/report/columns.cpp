@@ -60,6 +60,7 @@ const std::vector<RowColumn>& row_columns() {
              return *r.flops_executed;
          }},
         {"noisy", [](const ResultRow& r) -> CellValue { return r.noisy; }},
+        {"flags", [](const ResultRow& r) -> CellValue { return row_flags(r); }},
         {"reps_policy", [](const ResultRow& r) -> CellValue { return r.reps_policy; }},
         // docs/csv.md#reproducibility-columns.
         {"seed", [](const ResultRow& r) -> CellValue { return r.seed; }},

@@ -158,6 +158,7 @@ const std::vector<StoredColumn>& point_columns() {
         {"fits_in_llc", ColumnType::boolean},
         {"flops_executed", ColumnType::integer},
         {"noisy", ColumnType::boolean},
+        {"flags", ColumnType::text},
         {"reps_policy", ColumnType::text},
         {"seed", ColumnType::integer},
         {"warmup", ColumnType::integer},

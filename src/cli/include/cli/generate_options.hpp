@@ -37,6 +37,7 @@ struct GenerateCliOptions {
     OutputCliOptions out;      // -o, -f, --export, -q, -v (output_options.hpp)
     std::optional<std::string> fit_from;  // fit the growth law over N >= this; unset: every step
     bool yes = false;                     // --yes: run a grid above the bounds of grid_guard.hpp
+    bool dry_run = false;                 // --dry-run: the configurations and their cost, nothing run
     std::string time_unit = "auto";  // --time-unit of the human tables: auto, ns, us, ms or s
 };
 
@@ -46,6 +47,7 @@ struct GeneratePlan {
     OutputPlan out;
     std::size_t fit_from = 0;
     bool yes = false;
+    bool dry_run = false;
     std::optional<std::string> likely_intent;  // e.g. "-g 1-64*2", for a grid refused without --yes
     TableOptions table;  // how the human tables render (--time-unit)
 };

@@ -80,8 +80,9 @@ void add_database_options(CLI::App* command, OutputCliOptions& options);
 OutputPlan to_output_plan(const OutputCliOptions& options, const OutputFormats& formats, bool table_to_file = true);
 
 // Refuses a file target that would fail only after the measurement, or that must not be
-// replaced (a device, a directory). `flag` names it in the message ("-o", "--export csv:").
+// replaced (a device, a directory). `flag` names it in the message ("-o", "--export csv:"), and
+// `example` is the file name the message suggests for a directory.
 // Throws ConfigError; leaves no file behind.
-void check_output_file(const std::string& path, const std::string& flag);
+void check_output_file(const std::string& path, const std::string& flag, const std::string& example = "sweep.csv");
 
 }  // namespace kvbench

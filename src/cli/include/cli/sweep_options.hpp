@@ -82,6 +82,8 @@ struct SweepPlan {
 
 // "K/N": shard K of N, 1 <= K <= N <= 10000. Throws ConfigError naming --shard.
 Shard parse_shard(const std::string& text);
+// Whether --resume can read this run's -o back: a csv, json or jsonl file.
+bool resumable_output(const OutputPlan& out);
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options);
 
