@@ -129,6 +129,7 @@ Sheet sweep_dry_run_sheet(const SweepPlan& plan, const RunContext& context) {
         const auto timed = [&](bool run, DecodePath path, auto count) {
             return run ? std::optional<std::uint64_t>(count(point.config, path)) : std::nullopt;
         };
+        const auto bytes_of = [](const ModelConfig& config, DecodePath path) { return step_bytes(config, path); };
         const bool cached = plan.run.run_cached;
         const bool uncached = times_uncached(point, plan.run);
         const MemoryBudget budget = sweep_point_memory(point, plan, context.env);
@@ -138,8 +139,8 @@ Sheet sweep_dry_run_sheet(const SweepPlan& plan, const RunContext& context) {
         const auto bytes_or_null = [](std::optional<std::uint64_t> n) { return n ? SheetCell{*n, format_bytes(*n)} : SheetCell{nullptr, "-"}; };
         row.push_back(flops_cell(timed(cached, DecodePath::cached, step_flops)));
         row.push_back(flops_cell(timed(uncached, DecodePath::uncached, step_flops)));
-        row.push_back(bytes_or_null(timed(cached, DecodePath::cached, step_bytes)));
-        row.push_back(bytes_or_null(timed(uncached, DecodePath::uncached, step_bytes)));
+        row.push_back(bytes_or_null(timed(cached, DecodePath::cached, bytes_of)));
+        row.push_back(bytes_or_null(timed(uncached, DecodePath::uncached, bytes_of)));
         row.push_back(bytes_cell(kv_cache_bytes(point.config)));
         row.push_back(bytes_cell(budget.kv_cache_bytes));
         row.push_back(bytes_cell(budget.weights_bytes));

@@ -104,7 +104,7 @@ void add_model_options(CLI::App& command, std::string& dim, std::string& heads, 
             throw CLI::ValidationError(error.what());
         }
         const std::string flag = choice->name ? "--model " + *choice->name : "--model-config " + *choice->config;
-        note = unapplied_window_note(preset, flag);
+        note = unapplied_parts_note(preset, flag);
         const auto set_unless_typed = [app](const char* option, std::string& value, std::uint64_t preset_value) {
             if (app->get_option(option)->count() == 0) value = fmt::format("{}", preset_value);
         };

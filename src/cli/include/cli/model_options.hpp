@@ -28,7 +28,7 @@ ModelPreset read_model_config(const std::string& path);
 // and L replace the defaults of the given option values, unless the user typed that flag
 // (`--model llama-3-8b --layers 2` keeps two layers). A model whose head dim is not D / H
 // (Gemma-7B) also sets --head-dim. Call it after --head-dim is registered.
-// `note` receives what the run leaves out of the model (unapplied_window_note), for the command
+// `note` receives what the run leaves out of the model (unapplied_parts_note), for the command
 // to print.
 void add_model_options(CLI::App& command, std::string& dim, std::string& heads, std::string& kv_heads,
                        std::string& layers, std::optional<std::string>& head_dim, std::optional<std::string>& note);
