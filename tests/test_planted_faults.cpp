@@ -84,9 +84,9 @@ std::uint64_t linear_ignoring_beta(const float* x, std::size_t n_rows, std::size
 
 // A causal attention that gets the block of query rows [192, 256) wrong by 1 %: past the first
 // 128 positions, where --check used to stop looking.
-FlopCount attend_causal_wrong_fourth_block(const ModelConfig& config, const float* qkv, float* out,
+FlopCount attend_causal_wrong_fourth_block(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
                                            CausalAttentionScratch& scratch, const std::atomic<bool>* stop) {
-    const FlopCount flops = attend_causal(config, qkv, out, scratch, stop);
+    const FlopCount flops = attend_causal(config, layer, qkv, out, scratch, stop);
     const std::size_t q_dim = config.q_dim();
     for (std::size_t b = 0; b < config.n_batch; ++b) {
         for (std::size_t i = 192; i < std::min<std::size_t>(256, config.seq_len); ++i) {

@@ -43,8 +43,11 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
     const std::size_t head_dim = config.head_dim();
     const std::size_t group_size = config.group_size();
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    // A window layer's ring holds exactly the positions the new token sees, in rotated order:
+    // its first n_attended slots are read as one block, whatever position each holds.
+    const std::size_t n_attended = config.attended_positions(layer, n_ctx);
     const std::size_t n_splits =
-        decode_split_count(n_batch * n_kv_heads, n_ctx, scratch.n_threads, scratch.max_splits);
+        decode_split_count(n_batch * n_kv_heads, n_attended, scratch.n_threads, scratch.max_splits);
     const std::size_t n_tasks = n_batch * n_kv_heads * n_splits;
     const std::size_t vector_bytes = head_dim * kv_element_bytes(cache.dtype());  // one cached K or V, scale apart
     const GroupKernel kernel = group_kernel_for(group_size, head_dim);  // every task's group has this shape
@@ -55,8 +58,8 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
         const std::size_t split = index % n_splits;
         const std::size_t kv_head = (index / n_splits) % n_kv_heads;
         const std::size_t b = index / (n_splits * n_kv_heads);
-        const std::size_t t_begin = split * n_ctx / n_splits;
-        const std::size_t t_end = (split + 1) * n_ctx / n_splits;
+        const std::size_t t_begin = split * n_attended / n_splits;
+        const std::size_t t_end = (split + 1) * n_attended / n_splits;
         const std::size_t first_head = kv_head * group_size;  // h / group_size == kv_head
         const std::size_t partial_row = (split * n_batch + b) * n_heads + first_head;
         GroupAttention problem;
@@ -95,7 +98,7 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
     }
 
     merge_splits(config, n_splits, scratch, out);
-    return {4ull * n_batch * n_heads * head_dim * n_ctx, executed};
+    return {4ull * n_batch * n_heads * head_dim * n_attended, executed};
 }
 
 namespace {

@@ -25,7 +25,6 @@ void require_measurable(const ModelConfig& config) {
     if (config.block == BlockKind::full) refuse("--block full (norms, RoPE and the MLP)");
     if (config.weight_dtype != WeightDtype::f32) refuse("--weight-dtype other than f32");
     if (config.has_experts()) refuse("--experts (a mixture of experts)");
-    if (!config.layer_windows.empty()) refuse("--window (sliding-window layers)");
     if (config.attention_sinks) refuse("--sinks");
     if (config.is_latent()) refuse("--kv-lora-rank (latent attention)");
 }
@@ -161,7 +160,7 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
                          *prefill, layer, b, 0);
             }
         }
-        count += kernels.attend_causal(config, scratch.qkv.data(), scratch.head_outputs.data(),
+        count += kernels.attend_causal(config, layer, scratch.qkv.data(), scratch.head_outputs.data(),
                                        scratch.attention_scratch, stop);
         record_attention(config, options, layer, scratch.head_outputs.data(), config.seq_len - 1, config.seq_len);
         const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_rows, config.q_dim(),

@@ -49,7 +49,7 @@ std::vector<float> columns(const float* rows, std::size_t n_rows, std::size_t st
     return out;
 }
 
-// attend_causal on the whole prompt against attention_reference at the sampled rows.
+// attend_causal on the whole prompt (layer 0, with its window) against attention_reference at the sampled rows.
 KernelCheck check_causal_attention(const ModelConfig& config, const float* qkv, const float* fast_out) {
     const std::size_t n = config.seq_len;
     const std::size_t head_dim = config.head_dim();
@@ -76,8 +76,11 @@ KernelCheck check_causal_attention(const ModelConfig& config, const float* qkv, 
                 const std::size_t h = (j + b) % config.n_heads;
                 if (h / config.group_size() != g) continue;
                 const std::size_t i = rows[j];
-                attention_reference(sequence + i * qkv_dim + h * head_dim, keys.data(), values.data(), i + 1, 1,
-                                    head_dim, out.data());
+                // Layer 0's window, if it has one, as a loop bound: row i sees the last n_seen positions.
+                const std::size_t n_seen = config.attended_positions(0, i + 1);
+                const std::size_t first = i + 1 - n_seen;
+                attention_reference(sequence + i * qkv_dim + h * head_dim, keys.data() + first * head_dim,
+                                    values.data() + first * head_dim, n_seen, 1, head_dim, out.data());
                 naive.insert(naive.end(), out.begin(), out.end());
                 const float* fast_row = fast_out + (b * n + i) * q_dim + h * head_dim;
                 fast.insert(fast.end(), fast_row, fast_row + head_dim);
@@ -166,7 +169,7 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
                                       std::min(qkv_dim, checked_outputs), nullptr, unused));
 
         kernels.linear(inputs.prompt, n_rows, model_dim, layer.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
-        kernels.attend_causal(config, scratch.qkv.data(), scratch.head_outputs.data(), scratch.attention_scratch, nullptr);
+        kernels.attend_causal(config, 0, scratch.qkv.data(), scratch.head_outputs.data(), scratch.attention_scratch, nullptr);
         checks.push_back(check_causal_attention(config, scratch.qkv.data(), scratch.head_outputs.data()));
 
         for (std::size_t b = 0; b < n_batch; ++b) {

@@ -101,19 +101,22 @@ void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t le
         values.resize(keys.size());
     }
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        // A ring layer keeps only its last capacity positions: fill its slots, whose values
+        // are as seeded as the positions they stand for.
+        const std::size_t n_slots = std::min(length, cache.capacity(layer));
         for (std::size_t b = 0; b < config.n_batch; ++b) {
             if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
             for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
                 if (cache.dtype() == KvDtype::f32) {
-                    fill_uniform(rng, {cache.keys(layer, b, g), length * head_dim}, bound);
-                    fill_uniform(rng, {cache.values(layer, b, g), length * head_dim}, bound);
+                    fill_uniform(rng, {cache.keys(layer, b, g), n_slots * head_dim}, bound);
+                    fill_uniform(rng, {cache.values(layer, b, g), n_slots * head_dim}, bound);
                     continue;
                 }
                 // The f32 fill draws all of a block's keys before its values: two streams.
                 Rng value_rng = rng;
-                value_rng.discard(length * head_dim);
-                for (std::size_t t0 = 0; t0 < length; t0 += positions_per_draw) {
-                    const std::size_t n = std::min(positions_per_draw, length - t0);
+                value_rng.discard(n_slots * head_dim);
+                for (std::size_t t0 = 0; t0 < n_slots; t0 += positions_per_draw) {
+                    const std::size_t n = std::min(positions_per_draw, n_slots - t0);
                     fill_uniform(rng, {keys.data(), n * head_dim}, bound);
                     fill_uniform(value_rng, {values.data(), n * head_dim}, bound);
                     for (std::size_t t = 0; t < n; ++t) {

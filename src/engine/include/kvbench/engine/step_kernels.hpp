@@ -14,7 +14,7 @@ struct StepKernels {
     using AttendDecode = FlopCount (*)(const ModelConfig& config, const float* q, std::size_t q_stride,
                                        const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
                                        DecodeAttentionScratch& scratch);
-    using AttendCausal = FlopCount (*)(const ModelConfig& config, const float* qkv, float* out,
+    using AttendCausal = FlopCount (*)(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
                                        CausalAttentionScratch& scratch, const std::atomic<bool>* stop);
 
     Linear linear;              // the projections (linear.hpp's contract)
