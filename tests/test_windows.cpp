@@ -187,10 +187,11 @@ namespace {
 
 // An uncached attention that forgets the window: --verify must catch it.
 FlopCount attend_causal_ignoring_window(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
-                                        CausalAttentionScratch& scratch, const std::atomic<bool>* stop) {
+                                        CausalAttentionScratch& scratch, const std::atomic<bool>* stop,
+                                        const float* sinks) {
     ModelConfig global = config;
     global.layer_windows.clear();
-    return attend_causal(global, layer, qkv, out, scratch, stop);
+    return attend_causal(global, layer, qkv, out, scratch, stop, sinks);
 }
 
 }  // namespace

@@ -30,13 +30,13 @@ namespace {
 constexpr float minus_infinity = -std::numeric_limits<float>::infinity();
 
 void merge_splits(const ModelConfig& config, std::size_t n_splits, const DecodeAttentionScratch& scratch,
-                  float* out);
+                  const float* sinks, float* out);
 
 }  // namespace
 
 FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q_stride,
                             const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
-                            DecodeAttentionScratch& scratch) {
+                            DecodeAttentionScratch& scratch, const float* sinks) {
     const std::size_t n_batch = config.n_batch;
     const std::size_t n_heads = config.n_heads;
     const std::size_t n_kv_heads = config.n_kv_heads;
@@ -97,28 +97,29 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
         }
     }
 
-    merge_splits(config, n_splits, scratch, out);
+    merge_splits(config, n_splits, scratch, sinks, out);
     return {4ull * n_batch * n_heads * head_dim * n_attended, executed};
 }
 
 namespace {
 
 // out[b][h] = the partial softmaxes of head h's splits rescaled to one max, summed and
-// normalised; in a fixed order, so results do not depend on thread timing.
+// normalised; in a fixed order, so results do not depend on thread timing. A sink logit is one
+// more term of the sum with no value: it joins the max and the normaliser only.
 void merge_splits(const ModelConfig& config, std::size_t n_splits, const DecodeAttentionScratch& scratch,
-                  float* out) {
+                  const float* sinks, float* out) {
     const std::size_t n_batch = config.n_batch;
     const std::size_t n_heads = config.n_heads;
     const std::size_t head_dim = config.head_dim();
     for (std::size_t b = 0; b < n_batch; ++b) {
         for (std::size_t h = 0; h < n_heads; ++h) {
-            float global_max = minus_infinity;
+            float global_max = sinks != nullptr ? sinks[h] : minus_infinity;
             for (std::size_t s = 0; s < n_splits; ++s) {
                 global_max = std::max(global_max, scratch.partial_max[(s * n_batch + b) * n_heads + h]);
             }
             float* dst = out + b * config.q_dim() + h * head_dim;
             std::fill(dst, dst + head_dim, 0.0f);
-            float total = 0.0f;
+            float total = sinks != nullptr ? std::exp(sinks[h] - global_max) : 0.0f;
             for (std::size_t s = 0; s < n_splits; ++s) {
                 const std::size_t row = (s * n_batch + b) * n_heads + h;
                 const float weight = std::exp(scratch.partial_max[row] - global_max);

@@ -27,17 +27,35 @@ std::size_t CausalAttentionScratch::bytes_for(std::size_t max_seq_len_, std::siz
 
 namespace {
 
+// row = the first n entries of softmax(row | sink): the sink logit joins the max and the
+// normaliser and takes no value. Scalar: only models with sinks pay for it.
+void softmax_row_with_sink(float* row, std::size_t n, float sink) {
+    float max_logit = sink;
+    for (std::size_t j = 0; j < n; ++j) max_logit = std::max(max_logit, row[j]);
+    float sum = std::exp(sink - max_logit);
+    for (std::size_t j = 0; j < n; ++j) {
+        row[j] = std::exp(row[j] - max_logit);
+        sum += row[j];
+    }
+    const float inv_sum = 1.0f / sum;
+    for (std::size_t j = 0; j < n; ++j) row[j] *= inv_sum;
+}
+
 // Row i of a block's scores (absolute position first_row + i) may see keys [first_key, first_row + i]
 // of the sequence, and the block's scores start at key `block_first_key`: the causal mask, and
 // the sliding window's (window 0: none).
 void masked_softmax_rows(float* scores, std::size_t stride, std::size_t first_row, std::size_t n_rows,
-                         std::size_t block_first_key, std::size_t n_keys, std::size_t window) {
+                         std::size_t block_first_key, std::size_t n_keys, std::size_t window, const float* sink) {
     for (std::size_t i = 0; i < n_rows; ++i) {
         float* row = scores + i * stride;
         const std::size_t end = first_row + i + 1;  // keys [.., end) are at or before the row
         const std::size_t first_key = std::max(block_first_key, window != 0 && end > window ? end - window : 0);
         std::fill(row, row + (first_key - block_first_key), 0.0f);
-        softmax_row(row + (first_key - block_first_key), end - first_key);
+        if (sink != nullptr) {
+            softmax_row_with_sink(row + (first_key - block_first_key), end - first_key, *sink);
+        } else {
+            softmax_row(row + (first_key - block_first_key), end - first_key);
+        }
         std::fill(row + (end - block_first_key), row + (n_keys - block_first_key), 0.0f);
     }
 }
@@ -45,7 +63,7 @@ void masked_softmax_rows(float* scores, std::size_t stride, std::size_t first_ro
 }  // namespace
 
 FlopCount attend_causal(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
-                        CausalAttentionScratch& scratch, const std::atomic<bool>* stop) {
+                        CausalAttentionScratch& scratch, const std::atomic<bool>* stop, const float* sinks) {
     const std::size_t n_batch = config.n_batch;
     const std::size_t seq_len = config.seq_len;
     const std::size_t n_heads = config.n_heads;
@@ -91,7 +109,8 @@ FlopCount attend_causal(const ModelConfig& config, std::size_t layer, const floa
 
         gemm(Transpose::no, Transpose::yes, n_rows, n_block_keys, head_dim, scale, queries, qkv_dim, keys,
              qkv_dim, 0.0f, scores, scratch.max_seq_len);
-        masked_softmax_rows(scores, scratch.max_seq_len, first_row, n_rows, first_key, n_keys, window);
+        masked_softmax_rows(scores, scratch.max_seq_len, first_row, n_rows, first_key, n_keys, window,
+                            sinks != nullptr ? sinks + h : nullptr);
         gemm(Transpose::no, Transpose::no, n_rows, head_dim, n_block_keys, 1.0f, scores, scratch.max_seq_len,
              values, qkv_dim, 0.0f, out + (b * seq_len + first_row) * q_dim + h * head_dim, q_dim);
 

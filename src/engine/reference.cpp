@@ -20,6 +20,11 @@ std::size_t first_seen(const ModelConfig& config, std::size_t layer, std::size_t
     return window != 0 && i + 1 > window ? i + 1 - window : 0;
 }
 
+// Head h's sink logit, or minus infinity (no sink) when there are none.
+double sink_of(const float* sinks, std::size_t h) {
+    return sinks != nullptr ? sinks[h] : -std::numeric_limits<double>::infinity();
+}
+
 }  // namespace
 
 std::uint64_t linear_naive(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
@@ -39,12 +44,12 @@ std::uint64_t linear_naive(const float* x, std::size_t n_rows, std::size_t in_di
 }
 
 std::uint64_t attention_reference(const float* q, const float* keys, const float* values, std::size_t n_ctx,
-                                  std::size_t group_size, std::size_t head_dim, float* out) {
+                                  std::size_t group_size, std::size_t head_dim, float* out, double sink_logit) {
     std::uint64_t multiply_adds = 0;
     const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
     std::vector<double> weights(n_ctx);
     for (std::size_t i = 0; i < group_size; ++i) {
-        double max_score = -std::numeric_limits<double>::infinity();
+        double max_score = sink_logit;
         for (std::size_t t = 0; t < n_ctx; ++t) {
             double dot = 0.0;
             for (std::size_t d = 0; d < head_dim; ++d) {
@@ -55,7 +60,7 @@ std::uint64_t attention_reference(const float* q, const float* keys, const float
             weights[t] = dot * scale;
             max_score = std::max(max_score, weights[t]);
         }
-        double sum = 0.0;
+        double sum = std::exp(sink_logit - max_score);  // 0 without a sink
         for (double& weight : weights) {
             weight = std::exp(weight - max_score);
             sum += weight;
@@ -74,7 +79,7 @@ std::uint64_t attention_reference(const float* q, const float* keys, const float
 
 FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::size_t q_stride,
                               const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
-                              DecodeAttentionScratch&) {
+                              DecodeAttentionScratch&, const float* sinks) {
     const std::size_t head_dim = config.head_dim();
     // The window as a loop bound: positions [first, n_ctx), each looked up by its position (the
     // cache finds its ring slot), so the twin shares no slot arithmetic with the kernel.
@@ -95,14 +100,14 @@ FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::si
                 }
             }
             multiply_adds += attention_reference(q + b * q_stride + h * head_dim, keys.data(), values.data(), n_seen,
-                                                 1, head_dim, out + b * config.q_dim() + h * head_dim);
+                                                 1, head_dim, out + b * config.q_dim() + h * head_dim, sink_of(sinks, h));
         }
     }
     return {2 * multiply_adds, 2 * multiply_adds};
 }
 
 FlopCount attend_causal_naive(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
-                              CausalAttentionScratch&, const std::atomic<bool>*) {
+                              CausalAttentionScratch&, const std::atomic<bool>*, const float* sinks) {
     const std::size_t seq_len = config.seq_len;
     const std::size_t head_dim = config.head_dim();
     const std::size_t qkv_dim = config.qkv_dim();
@@ -124,7 +129,8 @@ FlopCount attend_causal_naive(const ModelConfig& config, std::size_t layer, cons
                 multiply_adds += attention_reference(sequence + i * qkv_dim + h * head_dim,
                                                      keys.data() + first * head_dim, values.data() + first * head_dim,
                                                      i + 1 - first, 1, head_dim,
-                                                     out + (b * seq_len + i) * config.q_dim() + h * head_dim);
+                                                     out + (b * seq_len + i) * config.q_dim() + h * head_dim,
+                                                     sink_of(sinks, h));
             }
         }
     }
@@ -164,7 +170,8 @@ std::vector<float> forward_reference(const ModelConfig& config, const ModelWeigh
                     const std::size_t first = first_seen(config, layer, i);
                     attention_reference(q.data() + i * q_dim + h * head_dim, k_head.data() + first * head_dim,
                                         v_head.data() + first * head_dim, i + 1 - first, 1, head_dim,
-                                        heads_out.data() + i * q_dim + h * head_dim);
+                                        heads_out.data() + i * q_dim + h * head_dim,
+                                        sink_of(weights.layers[layer].sink_logits(), h));
                 }
             }
             linear_naive(heads_out.data(), seq_len, q_dim, wo, dim, 0.0f, y.data());

@@ -41,14 +41,17 @@ struct CausalAttentionScratch {
 // window) is skipped except inside the blocks a mask's edge crosses.
 // `stop`, when given, is read before each (batch row, head, block) task; once it is set the
 // remaining tasks are skipped and `out` is left incomplete (the caller sees the flag too).
+// sinks: null, or (n_heads) sink logits that join each head's softmax with no value.
 // Requires: config.seq_len <= scratch.max_seq_len.
 FlopCount attend_causal(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
-                        CausalAttentionScratch& scratch, const std::atomic<bool>* stop = nullptr);
+                        CausalAttentionScratch& scratch, const std::atomic<bool>* stop = nullptr,
+                        const float* sinks = nullptr);
 
 // attend_causal's naive twin (src/engine/reference.cpp): attention_reference per (batch row,
 // head, position) over the positions up to it within its window, double accumulators, one thread; the scratch is
 // not used. Returns the FLOPs it executed, counted one multiply-add at a time.
 FlopCount attend_causal_naive(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
-                              CausalAttentionScratch& scratch, const std::atomic<bool>* stop = nullptr);
+                              CausalAttentionScratch& scratch, const std::atomic<bool>* stop = nullptr,
+                              const float* sinks = nullptr);
 
 }  // namespace kvbench
