@@ -32,7 +32,7 @@ SheetCell flops_cell(std::optional<std::uint64_t> n_flops) {
 SheetCell seconds_cell(double seconds) { return {seconds, format_run_time(seconds)}; }
 
 // The model axes of a point, the first columns of both plans.
-void add_axis_columns(Sheet& sheet, bool any_head_dim, bool any_reduced) {
+void add_axis_columns(Sheet& sheet, bool any_head_dim, bool any_reduced, bool any_window) {
     const auto axis = [&](const char* key, const char* header, Align align, bool in_table) {
         sheet.columns.push_back({key, header, align, in_table, SheetRole::axis});
     };
@@ -46,6 +46,15 @@ void add_axis_columns(Sheet& sheet, bool any_head_dim, bool any_reduced) {
     axis("threads", "T", Align::right, true);
     axis("grouping", "grouping", Align::left, true);
     axis("kv_dtype", "kv", Align::left, any_reduced);
+    axis("window", "window", Align::left, any_window);
+}
+
+// "8:LG": the largest window and its layer pattern, as --window and --window-layers spell them;
+// "" for a point whose layers are all global.
+std::string window_label(const ModelConfig& config) {
+    if (config.layer_windows.empty()) return "";
+    const std::uint32_t widest = *std::max_element(config.layer_windows.begin(), config.layer_windows.end());
+    return widest == 0 ? "" : fmt::format("{}:{}", widest, window_pattern(config));
 }
 
 std::vector<SheetCell> axis_cells(const GridPoint& point) {
@@ -59,11 +68,16 @@ std::vector<SheetCell> axis_cells(const GridPoint& point) {
             count_cell(c.n_layers),
             count_cell(point.n_threads),
             text_cell(grouping_label(c.n_heads, c.n_kv_heads)),
-            text_cell(std::string(kv_dtype_info(c.kv_dtype).name))};
+            text_cell(std::string(kv_dtype_info(c.kv_dtype).name)),
+            text_cell(window_label(c))};
 }
 
 bool any_explicit_head_dim(const std::vector<GridPoint>& points) {
     return std::any_of(points.begin(), points.end(), [](const GridPoint& p) { return p.config.explicit_head_dim != 0; });
+}
+
+bool any_window(const std::vector<GridPoint>& points) {
+    return std::any_of(points.begin(), points.end(), [](const GridPoint& p) { return !window_label(p.config).empty(); });
 }
 
 bool any_reduced_cache(const std::vector<GridPoint>& points) {
@@ -105,7 +119,7 @@ Sheet sweep_dry_run_sheet(const SweepPlan& plan, const RunContext& context) {
     Sheet sheet;
     sheet.title = "Dry run: the grid, nothing measured";
     sheet.table_rows = dry_run_table_rows;
-    add_axis_columns(sheet, any_explicit_head_dim(points), any_reduced_cache(points));
+    add_axis_columns(sheet, any_explicit_head_dim(points), any_reduced_cache(points), any_window(points));
     const auto figure = [&](const char* key, const char* header, bool in_table) {
         sheet.columns.push_back({key, header, Align::right, in_table, SheetRole::figure});
     };
@@ -175,7 +189,7 @@ Sheet generate_dry_run_sheet(const GeneratePlan& plan, const RunContext& context
     Sheet sheet;
     sheet.title = "Dry run: the generations, nothing measured";
     sheet.table_rows = dry_run_table_rows;
-    add_axis_columns(sheet, any_explicit_head_dim(points), any_reduced_cache(points));
+    add_axis_columns(sheet, any_explicit_head_dim(points), any_reduced_cache(points), any_window(points));
     sheet.columns[1].in_table = false;  // N runs from P to P + T: the caption says so
     sheet.columns.push_back({"prompt", "P", Align::right, true, SheetRole::axis});
     sheet.columns.push_back({"new_tokens", "new", Align::right, true, SheetRole::axis});

@@ -1,6 +1,7 @@
 // Registration of `kvbench generate`'s flags and the checks that turn them into a GeneratePlan.
 #include "cli/generate_options.hpp"
 
+#include "cli/attention_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/grid_guard.hpp"
 #include "cli/kv_dtype_option.hpp"
@@ -61,6 +62,7 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
                 "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
     list_option(*generate, "-l,--layers", options.layers, "Stacked attention layers L");
     list_option(*generate, "--kv-dtype", options.kv_dtype, kv_dtype_help);
+    add_attention_options(*generate, options.attention);
     add_model_options(*generate, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim,
                       options.model_note);
     list_option(*generate, "-t,--threads", options.threads,
@@ -107,6 +109,7 @@ GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
     spec.kv_dtypes = parse_stored_kv_dtypes(options.kv_dtype);
+    apply_attention_options(options.attention, spec);
     spec.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)
                                    : std::vector<std::size_t>{default_thread_count()};
     plan.grid = expand(spec);

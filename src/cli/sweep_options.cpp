@@ -2,6 +2,7 @@
 #include "cli/sweep_options.hpp"
 
 #include "kvbench/engine/blas.hpp"
+#include "cli/attention_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/grid_guard.hpp"
 #include "cli/kv_dtype_option.hpp"
@@ -128,6 +129,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                 "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
     list_option(*sweep, "-l,--layers", options.layers, "Stacked attention layers L");
     list_option(*sweep, "--kv-dtype", options.kv_dtype, kv_dtype_help);
+    add_attention_options(*sweep, options.attention);
     add_model_options(*sweep, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim,
                       options.model_note);
     list_option(*sweep, "-t,--threads", options.threads,
@@ -220,6 +222,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
     spec.kv_dtypes = parse_stored_kv_dtypes(options.kv_dtype);
+    apply_attention_options(options.attention, spec);
     spec.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)
                                    : std::vector<std::size_t>{default_thread_count()};
     // 0: --reps not given, the count adapts to --min-time.

@@ -1,6 +1,7 @@
 // `kvbench generate` on the command line: raw options, their registration, and the checked plan.
 #pragma once
 
+#include "cli/attention_options.hpp"
 #include "cli/output_options.hpp"
 #include "kvbench/measure/generation.hpp"
 #include "kvbench/measure/sweep.hpp"
@@ -29,6 +30,7 @@ struct GenerateCliOptions {
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
     std::string kv_dtype = "f32";  // --kv-dtype: the cached path's element types
+    AttentionCliOptions attention;  // --window, --window-layers, --sinks
     std::optional<std::string> threads;  // unset: default_thread_count()
     std::string paths = "both";
     std::string cache_state = "cold";

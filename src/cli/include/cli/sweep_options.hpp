@@ -1,6 +1,7 @@
 // `kvbench sweep` on the command line: raw options, their registration, and the checked plan.
 #pragma once
 
+#include "cli/attention_options.hpp"
 #include "cli/output_options.hpp"
 #include "cli/progress.hpp"
 #include "kvbench/measure/cache_flush.hpp"
@@ -32,6 +33,7 @@ struct SweepCliOptions {
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
     std::string kv_dtype = "f32";  // --kv-dtype: the cached path's element types
+    AttentionCliOptions attention;  // --window, --window-layers, --sinks
     std::optional<std::string> threads;  // unset: default_thread_count()
     std::string paths = "both";
     std::optional<std::string> n_reps;  // --reps; unset: the count adapts to --min-time

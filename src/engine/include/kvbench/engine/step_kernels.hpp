@@ -13,9 +13,10 @@ struct StepKernels {
                                      std::size_t out_dim, float beta, float* y);
     using AttendDecode = FlopCount (*)(const ModelConfig& config, const float* q, std::size_t q_stride,
                                        const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
-                                       DecodeAttentionScratch& scratch);
-    using AttendCausal = FlopCount (*)(const ModelConfig& config, const float* qkv, float* out,
-                                       CausalAttentionScratch& scratch, const std::atomic<bool>* stop);
+                                       DecodeAttentionScratch& scratch, const float* sinks);
+    using AttendCausal = FlopCount (*)(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
+                                       CausalAttentionScratch& scratch, const std::atomic<bool>* stop,
+                                       const float* sinks);
 
     Linear linear;              // the projections (linear.hpp's contract)
     AttendDecode attend_decode; // the cached step's attention

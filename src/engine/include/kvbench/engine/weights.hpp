@@ -21,6 +21,11 @@ struct LayerWeights {
     // Fused so the three projections of a step are one matrix product.
     PageAlignedVector<float> wqkv;
     PageAlignedVector<float> wo;  // (model_dim, q_dim): Wo^T
+    // (n_heads) learned sink logits, one per query head, with --sinks (docs/model.md,
+    // "Attention sinks"); empty without.
+    std::vector<float> sinks;
+    // The sinks of this layer for the attention kernels: null when it has none.
+    const float* sink_logits() const { return sinks.empty() ? nullptr : sinks.data(); }
 
     static std::size_t wqkv_floats(const ModelConfig& config);  // qkv_dim · model_dim
     static std::size_t wo_floats(const ModelConfig& config);    // model_dim · q_dim
