@@ -48,6 +48,7 @@ Calibration read_calibration(const std::string& path) {
                                       error.what()));
     }
     std::vector<CalibrationPoint> points;
+    std::size_t n_in_cache = 0;
     for (const ReportCellRow& row : report.rows) {
         const std::optional<std::string> path_cell = row.cell("path");
         const std::optional<std::string> roofline = row.cell("roofline_pct");
@@ -59,7 +60,19 @@ Calibration read_calibration(const std::string& path) {
                                           row.number, *roofline));
         }
         if (*path_cell != "cached" && *path_cell != "uncached") continue;
+        // A warm step whose data fits in the last-level cache ran at the cache's bandwidth, not
+        // memory's: it says nothing about a step that streams (docs/planning.md, "Efficiency").
+        if (row.cell("cache_state") == "warm" && row.cell("fits_in_llc") == "true") {
+            ++n_in_cache;
+            continue;
+        }
         points.push_back({*path_cell == "cached" ? DecodePath::cached : DecodePath::uncached, pct / 100});
+    }
+    if (points.empty() && n_in_cache > 0) {
+        throw ConfigError(fmt::format("--calibrate {}: all {} rows with roofline_pct ran warm from the last-level "
+                                      "cache, not from memory; calibrate on a cold sweep (kvbench sweep -o FILE, "
+                                      "cold by default) or on a model larger than the cache",
+                                      path, n_in_cache));
     }
     if (points.empty()) {
         throw ConfigError(fmt::format("--calibrate {}: no row carries roofline_pct (measure the roofline first: "

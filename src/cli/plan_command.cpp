@@ -21,11 +21,14 @@ namespace kvbench {
 namespace {
 
 constexpr const char* plan_examples = R"(Examples:
-  kvbench plan --model llama-3-8b --hardware h100-sxm --tpot 50ms --seq 8K --calibrate run.csv
+  kvbench plan --model llama-3-8b --hardware h100-sxm --tpot 50ms -n 8K \
+      --calibrate run.csv
       the largest batch of 8K-token requests within 50 ms a token
-  kvbench plan --model llama-3-70b --hardware h100-sxm --tp 8 --tpot 50ms --seq 32K --batch 16 --efficiency 0.8
+  kvbench plan --model llama-3-70b --hardware h100-sxm --tp 8 --tpot 50ms \
+      -n 32K -b 16 --efficiency 0.8
       Llama-3-70B on 8 GPUs: each holds 1/8 of the weights and one KV head
-  kvbench plan --model mistral-7b --hardware bw=1TB/s,flops=200T,mem=48GB --tpot 20ms --efficiency 0.7
+  kvbench plan --model mistral-7b --tpot 20ms --efficiency 0.7 \
+      --hardware bw=1TB/s,flops=200T,mem=48GB
       a device of your own
 
 Every figure is predicted, not measured: the larger of a step's bytes over
@@ -129,7 +132,7 @@ Calibrated resolve_efficiency(const PlanCliOptions& options) {
     }
     if (options.calibrate) {
         const Calibration calibration = read_calibration(*options.calibrate);
-        std::string note = fmt::format("Efficiency measured on this machine ({}): bandwidth {:.2f}, the median "
+        std::string note = fmt::format("Efficiency from this machine's runs in {}: bandwidth {:.2f}, the median "
                                        "roofline fraction of {} cached rows; compute {:.2f}, of {} uncached rows",
                                        *options.calibrate, calibration.efficiency.bandwidth, calibration.n_cached,
                                        calibration.efficiency.compute, calibration.n_uncached);
@@ -183,7 +186,7 @@ SheetCell answer_cell(const PlanAnswer& answer, std::string_view unbounded) {
 Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>& seqs,
                  const std::vector<std::uint64_t>& batches, double tpot_s, const std::string& efficiency_note) {
     Sheet sheet;
-    sheet.title = "Predicted decode step per device (not measured)";
+    sheet.title = "Predicted decode step per device";
     const auto column = [&](std::string key, std::string header, Align align, bool in_table) {
         sheet.columns.push_back({std::move(key), std::move(header), align, in_table});
     };
@@ -263,13 +266,14 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
     const ComputeType compute = compute_type_of(deployment.weight_dtype);
     const std::optional<double> peak = hardware.peak_flops_of(compute);
     sheet.notes.push_back(fmt::format(
-        "{} ({}): {} GB/s, {}, {} of memory per device; TP={} PP={} (TP x PP = {} devices).", hardware.name,
+        "{} ({}): {} GB/s, {}, {} of memory per device; TP={} PP={} ({} device{}).", hardware.name,
         hardware.description, format_number(hardware.bandwidth_bytes_per_s / 1e9),
         peak ? fmt::format("{} TFLOP/s at {}", format_number(*peak / 1e12), compute_type_name(compute))
              : fmt::format("no published {} peak: compute not bounded", compute_type_name(compute)),
-        format_bytes(deployment.memory_bytes), parallelism.tp, parallelism.pp, parallelism.tp * parallelism.pp));
+        format_bytes(deployment.memory_bytes), parallelism.tp, parallelism.pp, parallelism.tp * parallelism.pp,
+        parallelism.tp * parallelism.pp == 1 ? "" : "s"));
     sheet.notes.push_back(efficiency_note);
-    sheet.notes.push_back("Predicted: max(bytes / (bandwidth x e), FLOPs / (peak x e)) per device, times PP stages; "
+    sheet.notes.push_back("Every time is predicted: max(bytes / (bandwidth x e), FLOPs / (peak x e)) per device, times PP stages; "
                           "interconnect time not counted (docs/planning.md).");
     return sheet;
 }
