@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -214,12 +215,14 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
 
     const std::string kv_dtype(kv_dtype_info(deployment.kv_dtype).name);
     const std::string weight_dtype(kv_dtype_info(deployment.weight_dtype).name);
+    std::uint64_t longest_context = 0;  // asked for or answered, to set against the trained context
     for (const std::uint64_t seq : seqs) {
         const PlanAnswer max_batch = max_batch_for_target(deployment, seq, tpot_s);
         for (const std::uint64_t batch : batches) {
             const Prediction prediction = predict_step(deployment, batch, seq);
             const PlanAnswer max_seq = max_context_for_target(deployment, batch, tpot_s);
             const bool fits = prediction.cost.fits;
+            longest_context = std::max({longest_context, seq, max_seq.value.value_or(0)});
             std::vector<SheetCell>& cells = sheet.rows.emplace_back();
             cells.push_back(text_cell(deployment.model.name));
             cells.push_back(text_cell(deployment.hardware.name));
@@ -263,6 +266,11 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
     }
     if (model.sliding_window) split += fmt::format("; the cache capped at its window of {} tokens", *model.sliding_window);
     sheet.notes.push_back(split + ".");
+    if (model.max_position_embeddings && longest_context > *model.max_position_embeddings) {
+        sheet.notes.push_back(fmt::format("Contexts past the {} positions {} was trained for are memory and time, "
+                                          "not a context the model handles.",
+                                          *model.max_position_embeddings, model.name));
+    }
     const ComputeType compute = compute_type_of(deployment.weight_dtype);
     const std::optional<double> peak = hardware.peak_flops_of(compute);
     sheet.notes.push_back(fmt::format(
