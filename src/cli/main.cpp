@@ -4,10 +4,12 @@
 #include "cli/exit_status.hpp"
 #include "cli/generate_command.hpp"
 #include "cli/history_command.hpp"
+#include "cli/hardware_command.hpp"
 #include "cli/help_command.hpp"
 #include "cli/memory_command.hpp"
 #include "cli/merge_command.hpp"
 #include "cli/models_command.hpp"
+#include "cli/plan_command.hpp"
 #include "cli/roofline_command.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/sweep_options.hpp"
@@ -43,6 +45,9 @@ constexpr const char* overview = R"(Quick start:
                             step, cached vs uncached
   kvbench memory --model llama-3-8b --seq 8192 --budget 24GiB
                             a real model's KV-cache bill, and what fits
+  kvbench plan --model llama-3-70b --hardware h100-sxm --tp 8 --tpot 50ms
+                            the largest batch and context within 50 ms a
+                            token, predicted (--calibrate or --efficiency)
   kvbench compare BASE NEW  two result files row by row: faster, slower or
                             the same within noise, and by how much (a 95 %
                             interval); exit 1 on a slowdown
@@ -90,6 +95,10 @@ int main(int argc, char** argv) {
     CLI::App* memory = kvbench::add_memory_command(app, memory_options);
     kvbench::ModelsCliOptions models_options;
     CLI::App* models = kvbench::add_models_command(app, models_options);
+    kvbench::PlanCliOptions plan_options;
+    CLI::App* plan = kvbench::add_plan_command(app, plan_options);
+    kvbench::HardwareCliOptions hardware_options;
+    CLI::App* hardware = kvbench::add_hardware_command(app, hardware_options);
     kvbench::CompareCliOptions compare_options;
     CLI::App* compare = kvbench::add_compare_command(app, compare_options);
     kvbench::HistoryCliOptions history_options;
@@ -117,6 +126,8 @@ int main(int argc, char** argv) {
         if (generate->parsed()) return finish_stdout(kvbench::run_generate_command(generate_options));
         if (memory->parsed()) return finish_stdout(kvbench::run_memory_command(memory_options));
         if (models->parsed()) return finish_stdout(kvbench::run_models_command(models_options));
+        if (plan->parsed()) return finish_stdout(kvbench::run_plan_command(plan_options));
+        if (hardware->parsed()) return finish_stdout(kvbench::run_hardware_command(hardware_options));
         if (compare->parsed()) return finish_stdout(kvbench::run_compare_command(compare_options));
         if (history->parsed()) return finish_stdout(kvbench::run_history_command(history_options));
         if (merge->parsed()) return finish_stdout(kvbench::run_merge_command(merge_options));
