@@ -258,10 +258,33 @@ TEST_CASE("a CSV without samples falls back to the overlap of min-max ranges, an
     CHECK(compare_texts(base, collapsed).rows[0].verdict == Verdict::unclear);
     CHECK(compare_texts(base, close).rows[0].verdict == Verdict::same);  // within the threshold: same it is
     std::ostringstream table;
-    write_comparison(table, compare_texts(base, collapsed), CompareFormat::table);
+    write_comparison(table, compare_texts(base, collapsed), CompareFormat::table, 1000);  // notes on one line each
     CHECK(table.str().find("1 of 1 rows carry no samples (a CSV keeps none)") != std::string::npos);
     CHECK(table.str().find("compare JSON or JSON Lines reports") != std::string::npos);
     CHECK(table.str().find("1 unclear") != std::string::npos);
+}
+
+TEST_CASE("compare's table and notes keep within the width they are given, and every row stays named") {
+    const std::vector<FakeRow> base_rows = {{.path = "cached", .kv_heads = 1, .seq = 4096, .samples_ns = {100, 101, 102, 103, 104}},
+                                            {.path = "uncached", .kv_heads = 16, .seq = 32768, .samples_ns = {900, 901, 902, 903, 904}}};
+    std::vector<FakeRow> new_rows = base_rows;
+    for (FakeRow& row : new_rows) {
+        for (double& sample : row.samples_ns) sample *= 1.5;
+    }
+    const Comparison comparison = compare_texts(fake_json(base_rows, "A CPU model name long enough to need wrapping at eighty columns"),
+                                                fake_json(new_rows));
+    for (const std::size_t width : {std::size_t{80}, std::size_t{100}}) {
+        CAPTURE(width);
+        std::ostringstream table;
+        write_comparison(table, comparison, CompareFormat::table, width);
+        std::istringstream lines(table.str());
+        std::size_t widest = 0;
+        for (std::string line; std::getline(lines, line);) widest = std::max(widest, line.size());
+        CHECK(widest <= width);
+        CHECK(table.str().find("N=4096") != std::string::npos);
+        CHECK(table.str().find("N=32768") != std::string::npos);
+        CHECK(table.str().find("SLOWER") != std::string::npos);  // the verdict column survives the split
+    }
 }
 
 // Expected values: R's wilcox.test(other, base, conf.int = TRUE) re-derived by brute force in
@@ -375,6 +398,22 @@ TEST_CASE("different machines are named in the provenance note") {
     CHECK(comparison.provenance_note.starts_with("different machines (cpu_model 'Test CPU' vs 'Other CPU')"));
 }
 
+TEST_CASE("kvbench compare's failure line names the first three slower rows and counts the rest") {
+    std::vector<FakeRow> base_rows;
+    std::vector<FakeRow> slower_rows;
+    for (std::size_t seq = 64; seq <= 1024; seq *= 2) {
+        base_rows.push_back({.seq = seq, .samples_ns = tight(1000)});
+        slower_rows.push_back({.seq = seq, .samples_ns = tight(1300)});
+    }
+    const std::string base = write_file("five_base.json", fake_json(base_rows)).string();
+    const std::string slower = write_file("five_slower.json", fake_json(slower_rows)).string();
+    std::string output;
+    CHECK(run_compare(base + " " + slower, output) == 1);
+    CHECK(output.find("), 5 rows: cached B=1 N=64 ") != std::string::npos);
+    CHECK(output.find("N=256 D=64 H=4 G=4 (SLOWER); and 2 more\n") != std::string::npos);
+    CHECK(output.find("(SLOWER); cached B=1 N=512") == std::string::npos);  // the table names the rest
+}
+
 TEST_CASE("kvbench compare exits 0 on identical files, 1 naming a slower row, 2 on bad input") {
     const std::string base = write_file("base.json", fake_json({{.kv_heads = 4, .samples_ns = tight(1000)},
                                                                {.kv_heads = 1, .samples_ns = tight(500)}})).string();
@@ -385,7 +424,7 @@ TEST_CASE("kvbench compare exits 0 on identical files, 1 naming a slower row, 2 
     CHECK(run_compare(base + " " + base, output) == 0);
     CHECK(output.find("same") != std::string::npos);
     CHECK(run_compare(base + " " + slower, output) == 1);
-    CHECK(output.find("failed on latency (threshold 5%): cached B=1 N=64 D=64 H=4 G=4 (SLOWER)") != std::string::npos);
+    CHECK(output.find("failed on latency (threshold 5%), 1 row: cached B=1 N=64 D=64 H=4 G=4 (SLOWER)\n") != std::string::npos);
     CHECK(run_compare(base + " " + slower + " --threshold 40%", output) == 0);  // slower, but within the threshold
     CHECK(run_compare(base + " " + slower + " --fail-on counts", output) == 0);
     CHECK(run_compare(base + " " + other_tool, output) == 2);

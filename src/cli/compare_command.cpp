@@ -3,6 +3,7 @@
 
 #include "cli/exit_status.hpp"
 #include "cli/output_options.hpp"
+#include "cli/output_streams.hpp"
 #include "kvbench/compare/compare_report.hpp"
 #include "kvbench/compare/comparison.hpp"
 #include "kvbench/compare/result_file.hpp"
@@ -17,6 +18,8 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+
+#include <unistd.h>  // STDOUT_FILENO
 
 namespace kvbench {
 
@@ -158,7 +161,7 @@ int run_compare_command(const CompareCliOptions& options) {
     const ResultFile base = read_side(options, options.base_path, "BASE");
     const ResultFile other = read_side(options, options.new_path, "NEW");
     const Comparison comparison = compare_results(base, other, compare_options);
-    write_comparison(std::cout, comparison, formats.at(options.format));
+    write_comparison(std::cout, comparison, formats.at(options.format), table_width_for(STDOUT_FILENO));
     std::cout.flush();  // the table first, then any failure line on stderr, in a log that merges both
 
     if (comparison.rows.empty() && comparison.n_without_metric == 0) {
@@ -178,9 +181,15 @@ int run_compare_command(const CompareCliOptions& options) {
                 failed.push_back(fmt::format("{} ({})", row.label, verdict_name(row.verdict)));
             }
         }
-        fmt::print(stderr, "kvbench: compare: {} failed on {} (threshold {}{}): {}\n", options.new_path,
+        // One line for a CI log: the first rows by name, the rest counted (the table lists them all).
+        constexpr std::size_t rows_named = 3;
+        const std::size_t n_failed = failed.size();
+        if (n_failed > rows_named) failed.resize(rows_named);
+        const std::string more = n_failed > rows_named ? fmt::format("; and {} more", n_failed - rows_named) : "";
+        fmt::print(stderr, "kvbench: compare: {} failed on {} (threshold {}{}), {} row{}: {}{}\n", options.new_path,
                    metric_name(compare_options.metric), options.threshold,
-                   options.require_interval ? ", whole interval" : "", fmt::join(failed, "; "));
+                   options.require_interval ? ", whole interval" : "", n_failed, n_failed == 1 ? "" : "s",
+                   fmt::join(failed, "; "), more);
     }
     const bool incomplete = !comparison.only_in_base.empty() && !options.allow_missing;
     if (incomplete) {

@@ -52,7 +52,7 @@ std::ostream& OutputStreams::notes() const {
     return stdout_is_report_ ? std::cerr : std::cout;
 }
 
-std::size_t OutputStreams::table_width() const {
+std::size_t table_width_for(int fd) {
     // An explicit COLUMNS wins, as for ls and man; a terminal says its own width.
     if (const char* columns = std::getenv("COLUMNS"); columns != nullptr && *columns != '\0') {
         std::size_t value = 0;
@@ -60,12 +60,15 @@ std::size_t OutputStreams::table_width() const {
         const auto [stop, error] = std::from_chars(columns, end, value);
         if (error == std::errc() && stop == end) return std::clamp(value, terminal_columns, max_table_width);
     }
-    const int fd = stdout_is_report_ ? STDERR_FILENO : STDOUT_FILENO;
     winsize size{};
     if (::isatty(fd) == 1 && ::ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
         return std::clamp(static_cast<std::size_t>(size.ws_col), terminal_columns, max_table_width);
     }
     return terminal_columns;
+}
+
+std::size_t OutputStreams::table_width() const {
+    return table_width_for(stdout_is_report_ ? STDERR_FILENO : STDOUT_FILENO);
 }
 
 std::ostream& OutputStreams::tables_after(const ExportResult& exported) const {

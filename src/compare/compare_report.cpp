@@ -1,6 +1,8 @@
 // The three formats of a comparison, from one list of cells per row.
 #include "kvbench/compare/compare_report.hpp"
 
+#include "kvbench/report/summary_tables.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -34,13 +36,14 @@ std::string interval_cell(const ComparedRow& row) {
     return fmt::format("[{:+.1f}, {:+.1f}] %", row.percent_of_base(row.shift->low), row.percent_of_base(row.shift->high));
 }
 
-std::vector<std::string> header(const Comparison& comparison) {
+// `unit_break` goes before each unit: '\n' puts it on the terminal table's second header line.
+std::vector<std::string> header(const Comparison& comparison, char unit_break = ' ') {
     const char* unit = metric_unit(comparison.metric);
     return {"row",
-            fmt::format("base {} {}", metric_name(comparison.metric), unit),
-            fmt::format("new {} {}", metric_name(comparison.metric), unit),
+            fmt::format("base {}{}{}", metric_name(comparison.metric), unit_break, unit),
+            fmt::format("new {}{}{}", metric_name(comparison.metric), unit_break, unit),
             "change",
-            fmt::format("shift, {} interval", confidence_label(comparison)),
+            fmt::format("shift,{}{} interval", unit_break, confidence_label(comparison)),
             "test",
             "verdict"};
 }
@@ -103,26 +106,17 @@ std::vector<std::string> notes(const Comparison& comparison) {
     return lines;
 }
 
-void write_table(std::ostream& out, const Comparison& comparison) {
-    std::vector<std::vector<std::string>> grid = {header(comparison)};
-    for (const ComparedRow& row : comparison.rows) grid.push_back(cells(row));
-    std::vector<std::size_t> widths(grid.front().size(), 0);
-    for (const auto& line : grid) {
-        for (std::size_t c = 0; c < line.size(); ++c) widths[c] = std::max(widths[c], line[c].size());
-    }
-    out << comparison.provenance_note << '\n';
-    for (const auto& line : grid) {
-        std::string text;
-        for (std::size_t c = 0; c < line.size(); ++c) {
-            // The label and the verdict read left to right; figures align on the right.
-            const bool left = c == 0 || c + 1 == line.size();
-            text += left ? fmt::format("{:<{}}", line[c], widths[c]) : fmt::format("{:>{}}", line[c], widths[c]);
-            if (c + 1 < line.size()) text += "  ";
-        }
-        text.erase(text.find_last_not_of(' ') + 1);
-        out << text << '\n';
-    }
-    for (const std::string& line : notes(comparison)) out << line << '\n';
+void write_table(std::ostream& out, const Comparison& comparison, std::size_t width) {
+    TextTable table;
+    table.header = header(comparison, '\n');  // units on a second line keep the figure columns narrow
+    // The row names each line; figures and the verdict align on the right, so that a part of a
+    // table split for a narrow terminal repeats the row column only.
+    table.align.assign(table.header.size(), Align::right);
+    table.align.front() = Align::left;
+    for (const ComparedRow& row : comparison.rows) table.lines.push_back(cells(row));
+    out << wrap_text(comparison.provenance_note, 0, 2, width) << '\n';
+    write_text_table(out, table, width);
+    for (const std::string& line : notes(comparison)) out << wrap_text(line, 0, 2, width) << '\n';
 }
 
 void write_markdown(std::ostream& out, const Comparison& comparison) {
@@ -175,9 +169,9 @@ void write_json(std::ostream& out, const Comparison& comparison) {
 
 }  // namespace
 
-void write_comparison(std::ostream& out, const Comparison& comparison, CompareFormat format) {
+void write_comparison(std::ostream& out, const Comparison& comparison, CompareFormat format, std::size_t width) {
     switch (format) {
-    case CompareFormat::table: write_table(out, comparison); return;
+    case CompareFormat::table: write_table(out, comparison, width); return;
     case CompareFormat::md: write_markdown(out, comparison); return;
     case CompareFormat::json: write_json(out, comparison); return;
     }

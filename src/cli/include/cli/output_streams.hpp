@@ -5,10 +5,15 @@
 #include "kvbench/measure/run_context.hpp"
 #include "kvbench/report/export_manager.hpp"
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 
 namespace kvbench {
+
+// The columns a table written to descriptor `fd` may fill: $COLUMNS when it holds a number, else
+// the terminal's width, else terminal_columns; never fewer than terminal_columns.
+std::size_t table_width_for(int fd);
 
 // stdout holds the report when it is one (OutputPlan::stdout_is_report), else the tables;
 // stderr holds everything else. -q silences messages, warnings and the tables, unless the tables
