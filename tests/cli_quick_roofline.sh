@@ -13,8 +13,11 @@ point=(sweep -n 64 -d 256 --heads 4 -g 4 -r 3 -w 1 -t 1 --paths cached --cache-s
 saved="$dir/roofline-t1.json"
 
 "$kvbench" "${point[@]}" >/dev/null 2>"$dir/err" || fail "first run: exit $?"
-grep -q '"quick": true' "$saved" || fail "the first run saved no quick roofline"
-sed -E -i 's/"peak_gflops": [0-9.e+-]+/"peak_gflops": 0.001/; s/"peak_gbps": [0-9.e+-]+/"peak_gbps": 0.001/' "$saved"
+grep -q '"quick": ' "$saved" || fail "the first run saved no roofline"
+# On a busy machine the first run's own quick roofline may already have been beaten and measured
+# again fully; marking it quick here keeps the second run's path the same on every machine.
+sed -E -i 's/"quick": false/"quick": true/; s/"peak_gflops": [0-9.e+-]+/"peak_gflops": 0.001/; s/"peak_gbps": [0-9.e+-]+/"peak_gbps": 0.001/' "$saved"
+grep -q '"quick": true' "$saved" || fail "could not mark the saved roofline quick"
 
 "$kvbench" "${point[@]}" -o "$dir/beaten.csv" >"$dir/out" 2>"$dir/err" || fail "second run: exit $?"
 grep -q '[0-9]^' "$dir/out" || fail "no ^ in the table: $(cat "$dir/out")"
