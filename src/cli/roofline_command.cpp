@@ -72,6 +72,7 @@ void measure_one(std::size_t n_threads, const std::filesystem::path& path, const
     fmt::print("peak fp32    {:8.1f} GFLOP/s   sgemm {}x{}x{}, best of {}\n", roofline.peak_gflops,
                roofline.sgemm_dim, roofline.sgemm_dim, roofline.sgemm_dim, roofline.n_reps);
     fmt::print("ridge point  {:8.1f} FLOP/byte\n", roofline.peak_gflops / roofline.peak_gbps);
+    if (!env.blas_held_back.empty()) fmt::print("note         {}\n", env.blas_held_back);
     fmt::print("saved to     {}\n", path.string());
 }
 

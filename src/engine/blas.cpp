@@ -54,6 +54,8 @@ std::string blas_library() {
     return config;
 }
 
+std::string blas_core() { return openblas_get_corename(); }
+
 std::string blas_threading() {
     switch (openblas_get_parallel()) {
         case 0: return "serial";

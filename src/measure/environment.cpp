@@ -5,6 +5,7 @@
 
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/kernel_isa.hpp"
+#include "kvbench/measure/blas_isa.hpp"
 #include "kvbench/measure/cpu_model.hpp"
 #include "trim.hpp"
 
@@ -248,6 +249,8 @@ Environment collect_environment() {
         read_openblas_variables([](const char* name) -> const char* { return std::getenv(name); });
     env.openblas_coretype = openblas.coretype;
     env.openblas_l2_size = openblas.l2_size;
+    env.blas_core = blas_core();
+    env.blas_held_back = blas_held_back_note(env.blas_core, cpu_vector_isa(), env.openblas_coretype);
     env.transparent_hugepage = selected_hugepage_mode(read_first_line("/sys/kernel/mm/transparent_hugepage/enabled"));
     env.timestamp = utc_timestamp_now();
     return env;

@@ -32,6 +32,8 @@ Json environment_json(const Environment& env) {
     j["blas_threading"] = env.blas_threading;
     j["openblas_coretype"] = string_or_null(env.openblas_coretype);
     j["openblas_l2_size"] = string_or_null(env.openblas_l2_size);
+    j["blas_core"] = string_or_null(env.blas_core);
+    j["blas_held_back"] = string_or_null(env.blas_held_back);
     j["transparent_hugepage"] = string_or_null(env.transparent_hugepage);
     j["timestamp"] = env.timestamp;
     j["command_line"] = string_or_null(env.command_line);

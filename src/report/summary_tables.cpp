@@ -391,6 +391,7 @@ std::vector<std::string> run_description_lines(const std::vector<ResultRow>& row
         fmt::format("run:     threads {}; cache {}",
                     threads.empty() ? std::string(missing) : fmt::format("{}", fmt::join(threads, ", ")),
                     cache_states.empty() ? std::string(missing) : fmt::format("{}", fmt::join(cache_states, ", ")))};
+    if (!env.blas_held_back.empty()) lines.push_back(fmt::format("note:    {}", env.blas_held_back));
     if (!env.optimized_build) lines.emplace_back("WARNING: unoptimized build, these timings mean nothing");
     return lines;
 }

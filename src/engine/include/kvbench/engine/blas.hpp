@@ -27,5 +27,7 @@ std::size_t available_cores();
 // and its threading model ("openmp", "pthread" or "serial").
 std::string blas_library();
 std::string blas_threading();
+// The core type whose kernels OpenBLAS runs, e.g. "Haswell" (openblas_get_corename()).
+std::string blas_core();
 
 }  // namespace kvbench

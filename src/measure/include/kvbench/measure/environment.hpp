@@ -25,6 +25,8 @@ struct Environment {
     std::string blas_threading;    // "openmp"
     std::string openblas_coretype; // $OPENBLAS_CORETYPE, empty when unset
     std::string openblas_l2_size;  // $OPENBLAS_L2_SIZE, empty when unset
+    std::string blas_core;         // the core type whose kernels OpenBLAS runs ("Haswell")
+    std::string blas_held_back;    // blas_held_back_note(): set when those kernels are below the CPU's ISA
     std::string transparent_hugepage;  // the kernel's THP mode: "always", "madvise", "never"; empty when unknown
     std::string timestamp;         // UTC, ISO 8601, when the run started
     std::string command_line;      // the command as typed, shell-quoted; set by the command line, not collected

@@ -1,0 +1,80 @@
+// OpenBLAS core types by the instruction set of their sgemm kernels (OpenBLAS's kernel/x86_64
+// KERNEL.<core> files: SkylakeX, Cooper Lake and Sapphire Rapids use AVX-512; Haswell, Zen and
+// Excavator AVX2 with FMA; Sandy Bridge and the Bulldozer line AVX; the rest SSE).
+#include "kvbench/measure/blas_isa.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <utility>
+
+namespace kvbench {
+
+namespace {
+
+std::string lowercase(std::string_view text) {
+    std::string lower(text);
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    return lower;
+}
+
+// Ordered from the narrowest; an ISA's rank is its index.
+constexpr std::array<std::string_view, 4> isa_order = {"sse", "avx", "avx2", "avx512"};
+
+std::size_t rank_of(std::string_view isa) {
+    return static_cast<std::size_t>(std::find(isa_order.begin(), isa_order.end(), isa) - isa_order.begin());
+}
+
+std::string_view display_name(std::string_view isa) {
+    if (isa == "avx512") return "AVX-512";
+    if (isa == "avx2") return "AVX2";
+    if (isa == "avx") return "AVX";
+    return "SSE";
+}
+
+}  // namespace
+
+std::string_view openblas_core_isa(std::string_view core) {
+    static const std::array<std::pair<std::string_view, std::string_view>, 26> cores = {{
+        {"skylakex", "avx512"},   {"cooperlake", "avx512"}, {"sapphirerapids", "avx512"},
+        {"haswell", "avx2"},      {"zen", "avx2"},          {"excavator", "avx2"},
+        {"sandybridge", "avx"},   {"bulldozer", "avx"},     {"piledriver", "avx"},
+        {"steamroller", "avx"},   {"nehalem", "sse"},       {"core2", "sse"},
+        {"penryn", "sse"},        {"dunnington", "sse"},    {"prescott", "sse"},
+        {"atom", "sse"},          {"opteron", "sse"},       {"opteron_sse3", "sse"},
+        {"barcelona", "sse"},     {"bobcat", "sse"},        {"nano", "sse"},
+        {"katmai", "sse"},        {"coppermine", "sse"},    {"northwood", "sse"},
+        {"banias", "sse"},        {"athlon", "sse"},
+    }};
+    const std::string lower = lowercase(core);
+    for (const auto& [name, isa] : cores) {
+        if (lower == name) return isa;
+    }
+    return "";
+}
+
+std::string_view cpu_vector_isa() {
+#if !defined(__x86_64__)
+    return "";  // OpenBLAS's other architectures are not ranked here: nothing is said
+#else
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return "avx512";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
+    if (__builtin_cpu_supports("avx")) return "avx";
+    return "sse";
+#endif
+}
+
+std::string blas_held_back_note(std::string_view blas_core, std::string_view cpu_isa, std::string_view coretype) {
+    const std::string_view blas_isa = openblas_core_isa(blas_core);
+    if (blas_isa.empty() || rank_of(cpu_isa) >= isa_order.size() || rank_of(blas_isa) >= rank_of(cpu_isa)) return "";
+    const std::string cause = coretype.empty() ? std::string("OpenBLAS chose them for a CPU it may not know")
+                                               : fmt::format("OPENBLAS_CORETYPE={} asks for them", coretype);
+    return fmt::format("OpenBLAS runs its {} kernels ({}) on a CPU with {}, as {}: sgemm's FLOP/s, the uncached "
+                       "path's and the roofline's, are {}'s",
+                       blas_core, display_name(blas_isa), display_name(cpu_isa), cause, display_name(blas_isa));
+}
+
+}  // namespace kvbench

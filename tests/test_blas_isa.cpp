@@ -1,0 +1,63 @@
+// Whether OpenBLAS is held below the CPU's instruction set, and how the run says so.
+#include "kvbench/engine/blas.hpp"
+#include "kvbench/measure/blas_isa.hpp"
+#include "kvbench/measure/environment.hpp"
+#include "kvbench/report/report.hpp"
+#include "kvbench/report/summary_tables.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+TEST_CASE("openblas core types map to the instruction set of their kernels, in any case") {
+    CHECK(openblas_core_isa("SkylakeX") == "avx512");
+    CHECK(openblas_core_isa("COOPERLAKE") == "avx512");
+    CHECK(openblas_core_isa("Haswell") == "avx2");
+    CHECK(openblas_core_isa("zen") == "avx2");
+    CHECK(openblas_core_isa("Sandybridge") == "avx");
+    CHECK(openblas_core_isa("Nehalem") == "sse");
+    CHECK(openblas_core_isa("Imaginary9000").empty());
+}
+
+TEST_CASE("a lower core than the CPU's is named, with OPENBLAS_CORETYPE when that is the cause") {
+    const std::string forced = blas_held_back_note("Haswell", "avx512", "Haswell");
+    CHECK(forced == "OpenBLAS runs its Haswell kernels (AVX2) on a CPU with AVX-512, as OPENBLAS_CORETYPE=Haswell "
+                    "asks for them: sgemm's FLOP/s, the uncached path's and the roofline's, are AVX2's");
+    const std::string chosen = blas_held_back_note("Zen", "avx512", "");
+    CHECK(chosen.find("its Zen kernels (AVX2) on a CPU with AVX-512, as OpenBLAS chose them") != std::string::npos);
+    CHECK(blas_held_back_note("SkylakeX", "avx512", "").empty());   // the CPU's own
+    CHECK(blas_held_back_note("Haswell", "avx2", "Haswell").empty());  // as wide as the CPU
+    CHECK(blas_held_back_note("Mystery", "avx512", "").empty());     // unknown: nothing said
+    CHECK(blas_held_back_note("Haswell", "", "").empty());           // not an x86-64 CPU
+}
+
+TEST_CASE("the environment records openblas's core and says when it holds the run back") {
+    const Environment env = collect_environment();
+    CHECK_FALSE(env.blas_core.empty());
+    if (!env.blas_held_back.empty()) {  // as on a host that sets OPENBLAS_CORETYPE=Haswell on an AVX-512 CPU
+        CHECK(env.blas_held_back.find("its " + env.blas_core + " kernels") != std::string::npos);
+        CHECK((env.blas_held_back.find("OPENBLAS_CORETYPE=") != std::string::npos) == !env.openblas_coretype.empty());
+    }
+    std::ostringstream json;
+    write_json(json, {}, env);
+    const nlohmann::json parsed = nlohmann::json::parse(json.str());
+    CHECK(parsed.at("environment").at("blas_core") == env.blas_core);
+    CHECK(parsed.at("environment").at("blas_held_back").is_null() == env.blas_held_back.empty());
+}
+
+TEST_CASE("the run's header carries the held-back note as its own line") {
+    Environment env;
+    env.blas_held_back = blas_held_back_note("Haswell", "avx512", "Haswell");
+    const std::vector<std::string> lines = run_description_lines({}, env);
+    REQUIRE(lines.size() >= 5);
+    CHECK(lines[4] == "note:    " + env.blas_held_back);
+    env.blas_held_back.clear();
+    CHECK(run_description_lines({}, env).size() == 4);
+}
+
+}  // namespace kvbench
