@@ -2,6 +2,7 @@
 // paths against their naive twins, and the cached step against the uncached forward.
 #include "kvbench/engine/attention.hpp"
 #include "kvbench/engine/causal_attention.hpp"
+#include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
 #include "kvbench/engine/kernel_check.hpp"
 #include "kvbench/engine/kv_cache.hpp"
@@ -232,5 +233,27 @@ TEST_CASE("--check holds the window kernels to their naive twins") {
     for (const KernelCheck& check : checks) {
         INFO(check.kernel);
         CHECK(check.rel_error < kernel_check_tolerance);
+    }
+}
+
+TEST_CASE("a windowed cache allocates exactly the kv bytes the cost model bills at its longest context") {
+    // Mistral (every layer), Gemma 2 (every other), Gemma 3 (five local to one global), a window
+    // longer than the context, in every element type the cache stores (int8's scales included).
+    const std::vector<std::vector<std::uint32_t>> patterns = {
+        {8, 8, 8, 8, 8, 8}, {8, 0, 8, 0, 8, 0}, {8, 8, 8, 8, 8, 0}, {64, 0, 64, 0, 64, 0}};
+    for (const KvDtype dtype : {KvDtype::f32, KvDtype::f16, KvDtype::bf16, KvDtype::int8}) {
+        for (const std::vector<std::uint32_t>& pattern : patterns) {
+            for (const std::size_t n : {std::size_t{5}, std::size_t{8}, std::size_t{33}}) {
+                ModelConfig config = make_config(2, n, 32, 4, 2, pattern.size());
+                config.kv_dtype = dtype;
+                config = windowed(config, pattern);
+                CAPTURE(n);
+                CAPTURE(static_cast<int>(dtype));
+                CAPTURE(pattern[0]);
+                CAPTURE(pattern[1]);
+                CHECK(KvCache::bytes_for(config, n) == kv_cache_bytes(config));
+                CHECK(KvCache(config, n).bytes() == kv_cache_bytes(config));
+            }
+        }
     }
 }
