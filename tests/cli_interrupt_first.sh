@@ -13,24 +13,12 @@ csv="$dir/first-point.csv"
 rm -f "$out" "$err" "$fifo" "$csv" "$csv".tmp-*
 fail() { echo "FAIL: $*"; cat "$err" 2>/dev/null; exit 1; }
 
-mkfifo "$fifo"
+source "$(dirname "$0")/interrupt_on_event.sh"
+
 # One uncached layer at D=2048, N=8192: over a minute at the assumed peaks (--no-roofline), and its
 # forward honours Ctrl-C within a layer.
-"$kvbench" sweep -n 8192 -d 2048 --heads 16 -g 16 --paths uncached -t 1 --no-roofline --progress jsonl \
-  -o "$csv" >"$out" 2>"$fifo" &
-pid=$!
-exec 3<"$fifo"
-sent=0
-while IFS= read -r -t 120 line <&3; do
-  printf '%s\n' "$line" >>"$err"
-  case $line in *'"event":"point_started"'*) kill -INT "$pid"; sent=1; break ;; esac
-done
-[ "$sent" -eq 1 ] || { kill -KILL "$pid" 2>/dev/null; fail "no point started within 120 s"; }
-timeout 120 cat <&3 >>"$err"
-exec 3<&-
-wait "$pid"
-code=$?
-rm -f "$fifo"
+interrupt_on_event point_started "$fifo" "$err" "$out" -- \
+  "$kvbench" sweep -n 8192 -d 2048 --heads 16 -g 16 --paths uncached -t 1 --no-roofline --progress jsonl -o "$csv"
 
 [ "$code" -eq 130 ] || fail "exit $code, expected 130"
 grep -q "^kvbench: this sweep will take about [0-9.]* min (1 point, assuming 100 GFLOP/s and 20 GB/s; .*): --dry-run lists them; .*first-point.csv keeps every finished point, and the same command with --resume measures the rest after a stop$" "$err" \

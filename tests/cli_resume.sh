@@ -14,22 +14,10 @@ fail() { echo "FAIL: $*"; cat "$err" 2>/dev/null; exit 1; }
 grid=(sweep -n 16-1024+16 -d 64 --heads 4 -g 4 -r 5 -w 1 --cache-state warm -t 1 --format csv -o "$out")
 n_points=64
 
+source "$(dirname "$0")/interrupt_on_event.sh"
+
 # 1. Stop the sweep after its first finished point (the event, not a guessed delay).
-mkfifo "$fifo"
-"$kvbench" "${grid[@]}" --progress jsonl >/dev/null 2>"$fifo" &
-pid=$!
-exec 3<"$fifo"
-sent=0
-while IFS= read -r -t 120 line <&3; do
-  printf '%s\n' "$line" >>"$err"
-  case $line in *'"event":"point_finished"'*) kill -INT "$pid"; sent=1; break ;; esac
-done
-[ "$sent" -eq 1 ] || { kill -KILL "$pid" 2>/dev/null; fail "no point finished within 120 s"; }
-timeout 120 cat <&3 >>"$err"
-exec 3<&-
-wait "$pid"
-code=$?
-rm -f "$fifo"
+interrupt_on_event point_finished "$fifo" "$err" /dev/null -- "$kvbench" "${grid[@]}" --progress jsonl
 [ "$code" -eq 130 ] || fail "first run: exit $code, expected 130"
 first_rows=$(($(wc -l <"$out") - 1))
 [ "$first_rows" -ge 2 ] && [ "$first_rows" -lt $((2 * n_points)) ] || fail "first run wrote $first_rows rows"
