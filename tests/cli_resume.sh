@@ -22,7 +22,7 @@ interrupt_on_event point_finished "$fifo" "$err" /dev/null -- "$kvbench" "${grid
 first_rows=$(($(wc -l <"$out") - 1))
 [ "$first_rows" -ge 2 ] && [ "$first_rows" -lt $((2 * n_points)) ] || fail "first run wrote $first_rows rows"
 # The measured columns of the first run (everything before the provenance: the timestamp changes).
-cut -d, -f1-33 "$out" | tail -n +2 >"$dir/resumed.first"
+cut -d, -f1-34 "$out" | tail -n +2 >"$dir/resumed.first"
 
 # 2. Resume: only the other points are measured.
 "$kvbench" "${grid[@]}" --resume >/dev/null 2>"$err" || fail "resume: exit $?"
@@ -32,7 +32,7 @@ rows=$(($(wc -l <"$out") - 1))
 dups=$(tail -n +2 "$out" | cut -d, -f1,3 | sort | uniq -d | wc -l)
 [ "$dups" -eq 0 ] || fail "$dups (path, N) pairs appear twice"
 while IFS= read -r kept; do
-  grep -qxF -- "$kept" <(cut -d, -f1-33 "$out") || fail "a row of the first run changed: $kept"
+  grep -qxF -- "$kept" <(cut -d, -f1-34 "$out") || fail "a row of the first run changed: $kept"
 done <"$dir/resumed.first"
 
 # 3. Resuming a complete file measures nothing and keeps it.

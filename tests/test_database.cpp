@@ -271,6 +271,21 @@ TEST_CASE("a writer killed in the middle of a transaction leaves a consistent da
     CHECK(cells.rows[3].samples_ns == std::vector<double>{4400, 4000});
 }
 
+TEST_CASE("a version-1 database is migrated when a run is added: its points read as attention blocks") {
+    const ScratchDir dir("database");
+    const std::filesystem::path path = dir.path / "old.sqlite";
+    ResultsDatabase::open_for_writing(path).add_run(test_run("old"), stored_rows(two_rows(), {}));
+    // Version 1 as it was: no variant column, and the view without it.
+    execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN variant; PRAGMA user_version = 1;");
+    std::vector<ResultRow> windowed = two_rows();
+    for (ResultRow& row : windowed) row.config.layer_windows = {2};
+    ResultsDatabase::open_for_writing(path).add_run(test_run("new"), stored_rows(windowed, {}));
+    CHECK(query(path, "PRAGMA user_version;") == "2");
+    CHECK(query(path, "SELECT count(*) FROM results WHERE variant = '';") == "2");
+    CHECK(query(path, "SELECT count(*) FROM results WHERE variant = 'W=2:all';") == "2");
+    CHECK(query(path, "PRAGMA integrity_check;") == "ok");
+}
+
 TEST_CASE("files that are not a kvbench database of a known schema are refused before anything is written") {
     const ScratchDir dir("database");
     CHECK_NOTHROW(check_database_file(dir.path / "new.sqlite"));  // created at the first point

@@ -175,16 +175,16 @@ TEST_CASE("a point measured on one path has no speedup, and no roofline without 
 TEST_CASE("two fabricated rows give the golden csv") {
     const std::string expected =
         "path,batch,seq,dim,heads,kv_heads,head_dim,layers,threads,kv_dtype,flops,bytes,kv_bytes,reps,"
-        "latency_us_median,latency_us_min,latency_us_max,gflops,gb_per_s,roofline_pct,speedup,grouping,cache_state,"
+        "latency_us_median,latency_us_min,latency_us_max,gflops,gb_per_s,roofline_pct,speedup,grouping,variant,cache_state,"
         "latency_us_p90,latency_us_mean,latency_cv_pct,latency_mdape_pct,verify_rel_error,kv_rel_error,fits_in_llc,flops_executed,"
         "noisy,flags,reps_policy,seed,warmup,roofline_peak_gflops,roofline_peak_gb_per_s,roofline_source,tool_version,"
         "git_commit,build_type,compiler,kernel_isa,cpu_model,blas_library,blas_threading,openblas_coretype,openblas_l2_size,"
         "transparent_hugepage,schema_version,shard,command_line,timestamp\n"
-        "cached,1,4,8,2,1,4,1,2,f32,512,960,128,3,1.100,1.000,1.200,0.465455,0.872727,10.9091,3.81818,MQA,cold,"
+        "cached,1,4,8,2,1,4,1,2,f32,512,960,128,3,1.100,1.000,1.200,0.465455,0.872727,10.9091,3.81818,MQA,,cold,"
         "1.180,1.100,9.09091,9.09091,3e-07,,true,512,true,noisy,reps=20 warmup=3,1,3,100,8,measured this run,"
         "0.1.0,abc1234,Release,GNU 12.2.0,avx2+fma,\"AMD \"\"Zen\"\", 8-core\","
         "OpenBLAS 0.3.21,openmp,,,madvise,2,,\"kvbench sweep -g 4,1 -o 'a b.csv'\",2024-01-02T03:04:05Z\n"
-        "uncached,1,4,8,2,1,4,1,2,f32,1856,1152,128,2,4.200,4.000,4.400,0.441905,0.274286,3.42857,1,MQA,cold,"
+        "uncached,1,4,8,2,1,4,1,2,f32,1856,1152,128,2,4.200,4.000,4.400,0.441905,0.274286,3.42857,1,MQA,,cold,"
         "4.360,4.200,6.73435,4.7619,3e-07,,true,2048,false,,reps=20 warmup=3,1,3,100,8,measured this run,"
         "0.1.0,abc1234,Release,GNU 12.2.0,avx2+fma,\"AMD \"\"Zen\"\", 8-core\","
         "OpenBLAS 0.3.21,openmp,,,madvise,2,,\"kvbench sweep -g 4,1 -o 'a b.csv'\",2024-01-02T03:04:05Z\n";
@@ -410,6 +410,33 @@ TEST_CASE("a schema 1 csv (gbps, fractions) reads back as the same rows") {
     CHECK(row.stats.mdape == doctest::Approx(expected.stats.mdape).epsilon(1e-5));
     CHECK(row.roofline_source == "unknown");  // a roofline_pct without its source
     CHECK_FALSE(row.roofline_peak_gbps.has_value());
+}
+
+TEST_CASE("a point's variant is written and read back: windows, sinks, a full layer of reduced weights") {
+    ModelConfig config = small_mqa();
+    config.n_layers = 4;
+    config.layer_windows = {2, 0, 2, 0};
+    config.attention_sinks = true;
+    config.block = BlockKind::full;
+    config.ffn_dim = 16;
+    config.weight_dtype = WeightDtype::bf16;
+    validate(config);
+    PointMeasurement measured;
+    measured.cached = path_measured({1000, 1100}, 0, 0);
+    measured.uncached = path_measured({4000, 4100}, 0, 0);
+    const Roofline roofline = small_roofline();
+    const std::vector<ResultRow> rows = make_result_rows({config, 1}, measured, RunOptions{}, &roofline, fixed_environment());
+    const std::string text = render(write_csv, rows);
+    CHECK(text.find(",MQA,full F=16 W=2:LG sinks w=bf16,") != std::string::npos);
+    std::istringstream csv(text);
+    const std::vector<SavedRow> saved = read_csv_report(csv);
+    REQUIRE(saved.size() == 2);
+    CHECK(saved[0].row.config == config);
+    CHECK(saved[1].row.cost == rows[1].cost);
+    std::string unreadable = text;
+    unreadable.replace(unreadable.find("W=2:LG"), 6, "W=2:LX");
+    std::istringstream bad(unreadable);
+    CHECK_THROWS_WITH(read_csv_report(bad), doctest::Contains("column variant"));
 }
 
 TEST_CASE("a json report of a schema this build does not know is refused") {

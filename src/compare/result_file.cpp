@@ -20,7 +20,7 @@ namespace {
 // step/phase/prompt/new_tokens come from generate (docs/generate.md).
 const std::vector<std::string> known_key_columns = {
     "path", "batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads",
-    "kv_dtype", "cache_state", "step", "phase", "prompt", "new_tokens"};
+    "kv_dtype", "variant", "cache_state", "step", "phase", "prompt", "new_tokens"};
 
 [[noreturn]] void bad_file(const std::string& name, const std::string& why) {
     throw ConfigError(fmt::format("{} cannot be compared: {}", name, why));

@@ -1,6 +1,8 @@
 // The CSV/JSON column list, in one place: name and value of every column.
 #include "kvbench/report/columns.hpp"
 
+#include "kvbench/engine/config_variant.hpp"
+
 #include <string>
 
 namespace kvbench {
@@ -45,6 +47,7 @@ const std::vector<RowColumn>& row_columns() {
          [](const ResultRow& r) -> CellValue {
              return grouping_label(r.config.n_heads, r.config.n_kv_heads);
          }},
+        {"variant", [](const ResultRow& r) -> CellValue { return variant_of(r.config); }},
         {"cache_state", [](const ResultRow& r) -> CellValue { return r.cache_state; }},
         {"latency_us_p90", [](const ResultRow& r) { return microseconds(r.stats.p90_ns); }},
         {"latency_us_mean", [](const ResultRow& r) { return microseconds(r.stats.mean_ns); }},

@@ -89,13 +89,9 @@ constexpr const char* view_provenance = R"(  builds.tool_version, builds.git_com
 FROM points JOIN runs USING (run_id) JOIN builds USING (build_id) JOIN machines USING (machine_id);
 )";
 
-std::string make_schema_sql() {
-    std::string sql = tables_before_points;
-    for (const StoredColumn& column : point_columns()) {
-        sql += fmt::format("  {} {},\n", column.name, sql_type(column.type));
-    }
-    sql += tables_after_points;
-    sql += "CREATE VIEW IF NOT EXISTS results AS SELECT\n  runs.run_id, points.point_id, points.row_index,\n";
+// The results view over the current points columns; a migration that adds a column makes it again.
+std::string results_view_sql() {
+    std::string sql = "CREATE VIEW IF NOT EXISTS results AS SELECT\n  runs.run_id, points.point_id, points.row_index,\n";
     std::size_t line_size = 0;  // of the view's current line of points columns, wrapped near 100 characters
     for (const StoredColumn& column : point_columns()) {
         if (line_size == 0 || line_size + std::strlen(column.name) > 90) {
@@ -107,6 +103,16 @@ std::string make_schema_sql() {
     }
     sql += '\n';
     sql += view_provenance;
+    return sql;
+}
+
+std::string make_schema_sql() {
+    std::string sql = tables_before_points;
+    for (const StoredColumn& column : point_columns()) {
+        sql += fmt::format("  {} {},\n", column.name, sql_type(column.type));
+    }
+    sql += tables_after_points;
+    sql += results_view_sql();
     sql += fmt::format("PRAGMA application_id = {};\nPRAGMA user_version = {};\n", database_application_id,
                        database_schema_version);
     return sql;
@@ -148,6 +154,7 @@ const std::vector<StoredColumn>& point_columns() {
         {"roofline_pct", ColumnType::real},
         {"speedup", ColumnType::real},
         {"grouping", ColumnType::text},
+        {"variant", ColumnType::text},
         {"cache_state", ColumnType::text},
         {"latency_us_p90", ColumnType::latency_us},
         {"latency_us_mean", ColumnType::latency_us},
@@ -187,7 +194,11 @@ const std::string& schema_sql() {
 }
 
 const std::vector<Migration>& migrations() {
-    static const std::vector<Migration> steps;
+    // Version 2 names each point's variant (docs/csv.md); older points are attention blocks.
+    static const std::vector<Migration> steps{
+        {1, "ALTER TABLE points ADD COLUMN variant TEXT;\nUPDATE points SET variant = '';\nDROP VIEW IF EXISTS results;\n" +
+                results_view_sql()},
+    };
     return steps;
 }
 

@@ -1,6 +1,7 @@
 // Turns the cells of a report read back (schema.hpp) into ResultRows, column by column, for --resume.
 #include "kvbench/report/read_report.hpp"
 
+#include "kvbench/engine/config_variant.hpp"
 #include "kvbench/report/schema.hpp"
 
 #include <fmt/format.h>
@@ -84,6 +85,14 @@ SavedRow read_row(const CellReader& cell) {
     const std::optional<KvDtype> kv_dtype = find_kv_dtype(row.kv_dtype);
     if (!kv_dtype) bad_cell("kv_dtype", row.kv_dtype, "f32, f16, bf16 or int8");
     row.config.kv_dtype = *kv_dtype;
+    // Files written before the column hold attention blocks only.
+    if (const std::optional<std::string> variant = cell("variant")) {
+        try {
+            apply_variant(row.config, *variant);
+        } catch (const ConfigError& error) {
+            throw std::runtime_error(fmt::format("column variant: {}", error.what()));
+        }
+    }
     validate(row.config);
     row.n_threads = count_of(cell, "threads");
     row.cache_state = required(cell, "cache_state");
