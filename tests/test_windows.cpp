@@ -10,6 +10,7 @@
 #include "kvbench/engine/weights.hpp"
 #include "kvbench/measure/equivalence.hpp"
 
+#include "paths_agree.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -20,12 +21,12 @@
 #include <vector>
 
 using namespace kvbench;
+using kvbench::test::check_paths_agree;
 using kvbench::test::make_config;
 using kvbench::test::random_vector;
 
 namespace {
 
-constexpr double spec_tolerance = 1e-4;  // docs/model.md
 constexpr std::size_t test_threads = 2;
 
 ModelConfig windowed(ModelConfig config, std::vector<std::uint32_t> windows) {
@@ -169,17 +170,7 @@ TEST_CASE("the cached step equals the uncached forward with window layers, befor
         for (const std::size_t kv_heads : {1u, 2u}) {
             const ModelConfig config = windowed(make_config(2, 40, 32, 4, kv_heads, 3), windows);
             const ModelWeights weights = make_weights(config, 7);
-            for (const std::size_t n : {3u, 6u, 7u, 40u}) {
-                INFO(describe(config) << " n=" << n);
-                CHECK(verify_at_context(config, weights, 7, n, fast_kernels, verify_reference_kernels(fast_kernels),
-                                        test_threads) < spec_tolerance);
-            }
-            // The uncached forward against the model written as plain loops.
-            const std::vector<float> inputs = make_inputs(config, 8);
-            std::vector<float> out(inputs.size());
-            ForwardScratch scratch(config, test_threads, 16);
-            forward_full(config, weights, inputs.data(), out.data(), scratch);
-            CHECK(relative_error(out, forward_reference(config, weights, inputs)) < spec_tolerance);
+            check_paths_agree(config, weights, 7, {3, 6, 7, 40}, test_threads);
         }
     }
 }
