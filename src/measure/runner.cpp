@@ -40,9 +40,23 @@ std::int64_t time_once_ns(NowNs now_ns, Step&& step) {
 
 std::vector<ByteRegion> weight_regions(const ModelWeights& weights) {
     std::vector<ByteRegion> regions;
+    const auto add = [&](const WeightMatrix& matrix) {
+        for (std::span<const std::byte> storage : {matrix.element_storage(), matrix.scale_storage()}) {
+            if (!storage.empty()) regions.emplace_back(storage.data(), storage.size());
+        }
+    };
     for (const LayerWeights& layer : weights.layers) {
-        regions.push_back(byte_region(layer.wqkv));
-        regions.push_back(byte_region(layer.wo));
+        for (const WeightMatrix* matrix : {&layer.wqkv, &layer.wo, &layer.mlp.gate_up, &layer.mlp.down, &layer.router,
+                                           &layer.shared_experts.gate_up, &layer.shared_experts.down}) {
+            add(*matrix);
+        }
+        for (const MlpWeights& expert : layer.experts) {
+            add(expert.gate_up);
+            add(expert.down);
+        }
+        for (const std::vector<float>* norm : {&layer.attention_norm, &layer.mlp_norm}) {
+            if (!norm->empty()) regions.push_back(byte_region(*norm));
+        }
     }
     return regions;
 }
@@ -97,6 +111,8 @@ public:
             if (options.verify) {
                 reference_trace_.resize(attention_trace_size(config_));
                 step_trace_.resize(reference_trace_.size());
+                reference_mlp_.resize(mlp_trace_size(config_));
+                step_mlp_.resize(reference_mlp_.size());
             }
             if (config_.kv_dtype == KvDtype::f32) {
                 fill(config_, *cache_, prefill, options.seed);
@@ -112,12 +128,15 @@ public:
                 std::vector<float> reference_out(step_out_.size());
                 std::vector<float> reference_trace(attention_trace_size(config_));  // (L, B, H·dh) floats
                 std::vector<float> reduced_trace(reference_trace.size());           // (L, B, H·dh) floats
+                std::vector<float> reference_mlp(mlp_trace_size(config_));          // (L, B, D) floats of a full block
+                std::vector<float> reduced_mlp(reference_mlp.size());               // (L, B, D) floats of a full block
                 decode_step(f32_config, *weights_, reference, step_in_.data(), reference_out.data(), *decode_scratch_,
-                            {&kernels_, reference_trace});
+                            {&kernels_, reference_trace, reference_mlp});
                 decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_,
-                            {&kernels_, reduced_trace});
+                            {&kernels_, reduced_trace, reduced_mlp});
                 cache_->roll_back(n - 1);
-                kv_rel_error_ = step_equivalence_error(config_, {step_out_, reduced_trace}, {reference_out, reference_trace});
+                kv_rel_error_ = step_equivalence_error(config_, {step_out_, reduced_trace, reduced_mlp},
+                                                       {reference_out, reference_trace, reference_mlp});
             }
         }
     }
@@ -129,11 +148,11 @@ public:
     void run(DecodePath path) {
         if (path == DecodePath::uncached) {
             uncached_flops_ = forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_,
-                                           nullptr, stop_, {&kernels_, {}});
+                                           nullptr, stop_, {&kernels_, {}, {}});
         } else {
             cache_->roll_back(config_.seq_len - 1);
             cached_flops_ = decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(),
-                                        *decode_scratch_, {&kernels_, {}});
+                                        *decode_scratch_, {&kernels_, {}, {}});
         }
     }
 
@@ -151,9 +170,10 @@ public:
         const std::size_t n = config_.seq_len;
         cache_->roll_back(n - 1);
         decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_,
-                    {&kernels_, step_trace_});
+                    {&kernels_, step_trace_, step_mlp_});
         const std::vector<float> last_row = gather_positions(full_out_, config_.n_batch, n, config_.model_dim, n - 1, 1);
-        const double at_n = step_equivalence_error(config_, {step_out_, step_trace_}, {last_row, reference_trace_});
+        const double at_n = step_equivalence_error(config_, {step_out_, step_trace_, step_mlp_},
+                                                       {last_row, reference_trace_, reference_mlp_});
         if (n <= verify_short_context) return at_n;
         return std::max(at_n, verify_at_context(config_, *weights_, seed_, verify_short_context, kernels_,
                                                 reference_kernels_, n_threads_));
@@ -203,8 +223,8 @@ private:
         const std::size_t n = config.seq_len;
         if (prefill) {
             // With --verify this forward is the reference the cached step is compared with.
-            const PathOptions options = verify_ ? PathOptions{&reference_kernels_, reference_trace_}
-                                                : PathOptions{&kernels_, {}};
+            const PathOptions options = verify_ ? PathOptions{&reference_kernels_, reference_trace_, reference_mlp_}
+                                                : PathOptions{&kernels_, {}, {}};
             forward_full(config, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, &cache, stop_, options);
             if (cache.length() == n) cache.roll_back(n - 1);
         } else {
@@ -223,6 +243,8 @@ private:
     NowNs now_ns_;                                   // what a repetition is timed with (options.now_ns)
     std::vector<float> reference_trace_;             // (n_layers, n_batch, q_dim) floats: the prefill's, with --verify
     std::vector<float> step_trace_;                  // (n_layers, n_batch, q_dim) floats: verify's cached step's
+    std::vector<float> reference_mlp_;               // (n_layers, n_batch, model_dim) floats of a full block: the prefill's
+    std::vector<float> step_mlp_;                    // (n_layers, n_batch, model_dim) floats of a full block: verify's step's
     std::vector<float> inputs_;                      // (n_batch, seq_len, model_dim) floats
     std::vector<float> full_out_;                    // (n_batch, seq_len, model_dim) floats, with a prefill
     std::optional<ForwardScratch> forward_scratch_;
