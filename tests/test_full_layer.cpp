@@ -1,5 +1,6 @@
 // The full layer's kernels (weight types, RMSNorm, RoPE, SwiGLU, experts), each against its
 // naive twin, and the full block's cached step against its uncached forward.
+#include "kernels/small_m_gemm.hpp"
 #include "kernels/small_m_typed.hpp"
 
 #include "kvbench/engine/decoder.hpp"
@@ -59,7 +60,7 @@ double step_against_forward(const ModelConfig& config) {
 
 TEST_CASE("small_m_gemm_typed matches the reference on bf16, f16 and int8 weights, every isa and row count") {
     // in_dim 7 and 37 are ragged against every vector width; out_dim 29 leaves rows after the last tile.
-    for (const std::size_t in_dim : {7, 37, 256}) {
+    for (const std::size_t in_dim : {std::size_t{7}, std::size_t{37}, std::size_t{256}}) {
         const std::size_t out_dim = 29;
         const WeightMatrix f32(WeightDtype::f32, out_dim, in_dim, random_vector(out_dim * in_dim, 3));
         for (const WeightDtype dtype : reduced_dtypes) {
@@ -75,7 +76,9 @@ TEST_CASE("small_m_gemm_typed matches the reference on bf16, f16 and int8 weight
                         const std::vector<float> x = random_vector(n_rows * in_dim, 4);
                         const std::vector<float> y0 = random_vector(n_rows * out_dim, 6);
                         std::vector<float> fast = y0, naive = y0;
-                        small_m_gemm_typed(x.data(), n_rows, in_dim, w.view(), out_dim, beta, fast.data(), isa);
+                        const WeightView view = w.view();
+                        small_m_gemm_typed(x.data(), n_rows, in_dim, {view.elements, view.scales, dtype}, out_dim, beta,
+                                           fast.data(), isa);
                         linear_naive(x.data(), n_rows, in_dim, w.view(), out_dim, beta, naive.data());
                         CHECK(relative_error(fast, naive) < 1e-5);
                     }

@@ -36,7 +36,8 @@ std::uint64_t linear(const float* x, std::size_t n_rows, std::size_t in_dim, Wei
                 small_m_gemm(x + first * in_dim, rows, in_dim, static_cast<const float*>(w.elements), out_dim, beta,
                              y + first * out_dim);
             } else {
-                small_m_gemm_typed(x + first * in_dim, rows, in_dim, w, out_dim, beta, y + first * out_dim);
+                small_m_gemm_typed(x + first * in_dim, rows, in_dim, {w.elements, w.scales, w.dtype}, out_dim, beta,
+                                   y + first * out_dim);
             }
         }
         return 2ull * n_rows * out_dim * in_dim;

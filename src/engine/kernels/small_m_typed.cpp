@@ -287,7 +287,7 @@ TypedKernel kernel_for(SmallMIsa isa, WeightDtype dtype, std::size_t n_rows) {
 
 }  // namespace
 
-void small_m_gemm_typed(const float* x, std::size_t n_rows, std::size_t in_dim, WeightView w,
+void small_m_gemm_typed(const float* x, std::size_t n_rows, std::size_t in_dim, TypedWeights w,
                         std::size_t out_dim, float beta, float* y, SmallMIsa isa) {
     assert(n_rows >= 1 && n_rows <= small_m_max_rows && in_dim >= 1 && w.dtype != WeightDtype::f32);
     const TypedKernel kernel = kernel_for(isa, w.dtype, n_rows);
@@ -321,10 +321,9 @@ void small_m_gemm_typed(const float* x, std::size_t n_rows, std::size_t in_dim, 
     }
 }
 
-void small_m_gemm_typed(const float* x, std::size_t n_rows, std::size_t in_dim, WeightView w,
+void small_m_gemm_typed(const float* x, std::size_t n_rows, std::size_t in_dim, TypedWeights w,
                         std::size_t out_dim, float beta, float* y) {
-    const std::vector<SmallMIsa> isas = small_m_isas();
-    small_m_gemm_typed(x, n_rows, in_dim, w, out_dim, beta, y, isas.back());
+    small_m_gemm_typed(x, n_rows, in_dim, w, out_dim, beta, y, widest_small_m_isa());
 }
 
 }  // namespace kvbench
