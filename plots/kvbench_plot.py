@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Draws the figures of kvbench CSV files (from `kvbench sweep` or `kvbench generate`).
 
 Figures, one file each, named <csv stem>-<figure>.<format>:
@@ -9,13 +9,22 @@ Figures, one file each, named <csv stem>-<figure>.<format>:
   roofline    arithmetic intensity vs achieved GFLOP/s, under the machine's two roofs
   generation  latency of every step through a generation (a `kvbench generate` CSV only)
 
+A CSV that `kvbench history -f csv` wrote gets one figure instead, named <csv stem>-history:
+  history     each chosen point's metric run after run (commits in the order they ran), one
+              line per point and machine, the bars spanning each run's fastest to slowest
+              repetition
+
 One colour per grouping (MHA, GQA-g, MQA) and one line style per path (cached solid,
 uncached dashed), the same in every figure. Series are also keyed on every other column
 that varies in the file (threads, batch, dim, layers, ...), told apart by their marker.
 A figure the data cannot fill is skipped with a message. Needs only Python 3 and Debian's
-python3-matplotlib; run it with /usr/bin/python3. Exit status: 0 done, 2 bad input.
+python3-matplotlib (an interpreter without matplotlib gets a one-line error saying so); run it
+as plots/kvbench_plot.py or with /usr/bin/python3. Exit status: 0 done, 1 matplotlib missing,
+2 bad input (then no folder or figure is created).
 
-Example: /usr/bin/python3 plots/kvbench_plot.py results/*.csv -o plots/
+Example: plots/kvbench_plot.py results/*.csv -o plots/
+         kvbench history --db results.sqlite -n 1024 -f csv -o hist.csv
+         plots/kvbench_plot.py hist.csv
 """
 import argparse
 import collections
@@ -25,11 +34,9 @@ import math
 import pathlib
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display needed
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker as ticker  # noqa: E402
+# Imported by load_matplotlib(), once the arguments are read: --help and bad input need none.
+plt = None
+ticker = None
 
 # The report schema kvbench compiles in (docs/csv.md#schema-version): the columns every kvbench
 # CSV starts with, and the columns older schemas named otherwise, so an old file plots as
@@ -47,6 +54,24 @@ GQA_COLOURS = ["tab:green", "tab:orange", "tab:purple", "tab:brown", "tab:olive"
 
 class BadInput(Exception):
     """A file that is not a kvbench CSV, or an option that cannot be honoured."""
+
+
+class MissingMatplotlib(Exception):
+    """The interpreter running the script has no matplotlib."""
+
+
+def load_matplotlib():
+    global plt, ticker
+    try:
+        import matplotlib
+    except ImportError as error:
+        raise MissingMatplotlib(f"matplotlib is missing for {sys.executable}: install Debian's python3-matplotlib "
+                                "(apt-get install python3-matplotlib) and run the script with /usr/bin/python3") from error
+    matplotlib.use("Agg")  # files only, no display needed
+    matplotlib.rcParams["svg.fonttype"] = "none"  # an SVG's text stays text: searchable, and smaller
+    import matplotlib.pyplot as pyplot
+    import matplotlib.ticker as mticker
+    plt, ticker = pyplot, mticker
 
 
 def grouping_of(row):
@@ -112,15 +137,30 @@ class Style:
     def __init__(self, rows):
         self.varying = [(c, short) for c, short in SERIES_AXES
                         if c in rows[0] and len({r[c] for r in rows}) > 1]
+        # Words (kv_dtype f32,f16,int8) keep the order the run gave them; numbers sort.
+        self.first_seen = {}
+        for r in rows:
+            for c, _ in self.varying:
+                self.first_seen.setdefault((c, r[c]), len(self.first_seen))
         groupings = sorted({r["grouping"] for r in rows}, key=lambda g: (g != "MHA", g == "MQA", g))
         gqa = [g for g in groupings if g not in FIXED_COLOURS]
         self.colours = {g: FIXED_COLOURS.get(g) or GQA_COLOURS[gqa.index(g) % len(GQA_COLOURS)]
                         for g in groupings}
-        combos = sorted({self.others(r) for r in rows}, key=lambda k: [_sort_key(v) for v in k])
+        combos = sorted({self.others(r) for r in rows}, key=self.rank)
         self.markers = {k: MARKERS[i % len(MARKERS)] for i, k in enumerate(combos)}
 
     def others(self, row):
         return tuple(row[c] for c, _ in self.varying)
+
+    def rank(self, others):
+        """Sort key of a combination of the varying axes' values: numbers by value, words by first appearance."""
+        key = []
+        for (column, _), value in zip(self.varying, others):
+            try:
+                key.append((0, float(value)))
+            except ValueError:
+                key.append((1, self.first_seen.get((column, value), 0)))
+        return key
 
     def key(self, row):
         return (row["grouping"], row["path"], self.others(row))
@@ -128,7 +168,11 @@ class Style:
     def label(self, key, with_path=True):
         grouping, path, others = key
         parts = [grouping] + ([path] if with_path else [])
-        parts += [f"{short}={v}" if short else v for (_, short), v in zip(self.varying, others)]
+        for (column, short), v in zip(self.varying, others):
+            if column == "kv_dtype" and path == "uncached":
+                parts.append("no cache")  # its kv_dtype reads f32: the uncached forward keeps none
+            else:
+                parts.append(f"{short}={v}" if short else v)
         return " ".join(parts)
 
     def plot(self, ax, key, xs, ys, with_path=True, **kwargs):
@@ -139,13 +183,6 @@ class Style:
                 markersize=4, linewidth=1.4, label=self.label(key, with_path), **kwargs)
 
 
-def _sort_key(value):
-    try:
-        return (0, float(value), "")
-    except ValueError:
-        return (1, 0.0, value)
-
-
 def series(rows, style, y_of, x_of=lambda r: int(r["seq"])):
     """{key: ([x...], [y...])} sorted by x, for the rows where y_of gives a value."""
     points = collections.defaultdict(list)
@@ -154,7 +191,7 @@ def series(rows, style, y_of, x_of=lambda r: int(r["seq"])):
         if y is not None:
             points[style.key(row)].append((x_of(row), y))
     ordered = {}
-    for key in sorted(points, key=lambda k: (k[0] != "MHA", k[0] == "MQA", k[0], k[1], [_sort_key(v) for v in k[2]])):
+    for key in sorted(points, key=lambda k: (k[0] != "MHA", k[0] == "MQA", k[0], k[1], style.rank(k[2]))):
         xy = sorted(points[key])
         ordered[key] = ([x for x, _ in xy], [y for _, y in xy])
     return ordered
@@ -262,6 +299,16 @@ def figure_flops(rows, style, _args):
     return fig, lines
 
 
+# Bytes c per cached element of each KV type (docs/counting.md#kv-bytes): int8 adds one f32 scale per vector.
+ELEMENT_BYTES = {"f32": "4", "f16": "2", "bf16": "2", "int8": "1 + 4/dh"}
+
+
+def element_bytes(rows):
+    """'c = 4 (f32)' or 'c = 2 (f16), 1 + 4/dh (int8)': the element size of each KV type in the rows, in their order."""
+    dtypes = list(dict.fromkeys(r.get("kv_dtype") or "f32" for r in rows))
+    return "c = " + ", ".join(f"{ELEMENT_BYTES.get(d, '?')} ({d})" for d in dtypes)
+
+
 def figure_kv(rows, style, _args):
     # KV bytes depend on the configuration, not on the path or the timing: one line per configuration.
     rows = [r for r in step_rows(rows) if r["path"] == rows[0]["path"]] or rows
@@ -288,7 +335,8 @@ def figure_kv(rows, style, _args):
         log_axis(ax, "x", base=2)
         log_axis(ax, "y")
         finish(ax, f"KV-cache memory vs batch, at N={longest}", "batch B (sequences)", "K and V of all layers (MiB)")
-    fig.suptitle("What the KV cache costs: 2·L·B·N·G·dh·4 bytes (MQA holds 1/H of MHA's)", fontsize=10)
+    fig.suptitle(f"What the KV cache costs: 2·L·B·N·G·dh·c bytes, {element_bytes(rows)} (MQA holds 1/H of MHA's)",
+                 fontsize=10)
     return fig, lines
 
 
@@ -385,7 +433,8 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="kvbench_plot.py", description=__doc__.split("\n\n")[0],
         epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("csv", nargs="+", type=pathlib.Path, help="kvbench CSV files (sweep or generate)")
+    parser.add_argument("csv", nargs="+", type=pathlib.Path,
+                        help="kvbench CSV files (sweep, generate, or history -f csv)")
     parser.add_argument("-o", "--output-dir", type=pathlib.Path,
                         help="directory for the figures (default: beside each CSV); created if missing")
     parser.add_argument("-f", "--figures", default="all",
@@ -406,8 +455,72 @@ def parse_args(argv):
     return args
 
 
-def plot_file(path, args):
-    rows = read_rows(path)
+HISTORY_COLUMNS = ["run_id", "started_at", "git_commit", "machine_id", "point", "metric", "unit", "median", "min",
+                   "max"]
+
+
+def history_header(path):
+    """Whether the CSV at path is one that `kvbench history -f csv` wrote."""
+    try:
+        with open(path, newline="") as f:
+            header = next(csv.reader(f), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return False  # read_rows says what is wrong with it
+    return all(c in header for c in HISTORY_COLUMNS)
+
+
+def figure_history(path):
+    """One line per (point, machine) over the runs, ordered by when they ran."""
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, csv.Error) as error:
+        raise BadInput(f"cannot read {path}: {error}") from error
+    if not rows:
+        raise BadInput(f"{path} has a header but no rows: kvbench history found no matching point")
+    try:
+        runs = sorted({(r["started_at"], int(r["run_id"]), r["git_commit"]) for r in rows})
+        x_of = {run_id: x for x, (_, run_id, _) in enumerate(runs)}
+        lines = collections.defaultdict(list)
+        for r in rows:
+            lines[(r["point"], r["machine_id"])].append(
+                (x_of[int(r["run_id"])], float(r["median"]), float(r["min"]), float(r["max"])))
+    except (KeyError, ValueError) as error:
+        raise BadInput(f"{path}: a row of this history CSV is malformed ({error})") from error
+    fig, ax = plt.subplots(figsize=(max(6.4, 1.1 * len(runs) + 3), 4.8))
+    for n, ((point, machine), points) in enumerate(sorted(lines.items())):
+        points.sort()
+        xs = [p[0] for p in points]
+        ys = [p[1] for p in points]
+        below = [p[1] - min(p[2], p[3]) for p in points]
+        above = [max(p[2], p[3]) - p[1] for p in points]
+        ax.errorbar(xs, ys, yerr=[below, above], marker=MARKERS[n % len(MARKERS)], capsize=3,
+                    label=f"{point} (m{machine})")
+    ax.set_xticks(range(len(runs)))
+    ax.set_xticklabels([f"run {run_id}\n{commit[:12]}" for _, run_id, commit in runs], fontsize=8)
+    metric, unit = rows[0]["metric"], rows[0]["unit"]
+    ys = [float(r["median"]) for r in rows]
+    if min(ys) > 0 and max(ys) / min(ys) > 20:
+        ax.set_yscale("log")
+    finish(ax, f"History of {metric}: each run's median, bars from its min to its max",
+           "run (oldest first) and its commit", f"{metric} ({unit})")
+    machines = sorted({(r["machine_id"], r["cpu_model"], r.get("machine_class", "")) for r in rows})
+    fig.text(0.01, 0.01, "; ".join(f"m{m}: {cpu} ({cls})" for m, cpu, cls in machines), fontsize=7, color="0.4")
+    return fig, list(lines)
+
+
+def plot_history(path, args):
+    fig, lines = figure_history(path)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    out_dir = args.output_dir or path.parent
+    target = out_dir / f"{path.stem}-history.{args.format}"
+    fig.savefig(target, dpi=args.dpi)
+    plt.close(fig)
+    print(f"wrote {target}: {len(lines)} series: {'; '.join(f'{p} (m{m})' for p, m in sorted(lines))}")
+    return [target]
+
+
+def plot_file(path, rows, args):
     style = Style(rows)
     out_dir = args.output_dir or path.parent
     written = []
@@ -432,13 +545,22 @@ def plot_file(path, args):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
+        # Every file read before anything is created: bad input leaves no empty folder behind.
+        inputs = [(path, None if history_header(path) else read_rows(path)) for path in args.csv]
+        load_matplotlib()
         if args.output_dir:
             args.output_dir.mkdir(parents=True, exist_ok=True)
-        for path in args.csv:
-            plot_file(path, args)
+        for path, rows in inputs:
+            if rows is None:
+                plot_history(path, args)
+            else:
+                plot_file(path, rows, args)
     except BadInput as error:
         print(f"kvbench_plot: error: {error}", file=sys.stderr)
         return 2
+    except MissingMatplotlib as error:
+        print(f"kvbench_plot: error: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -23,8 +23,11 @@ source "$KVBENCH_ROOT/scripts/common.sh"
 # python3-matplotlib: plots/kvbench_plot.py, which the test suite runs.
 # libboost-math-dev: the normal distribution behind kvbench compare's U test (header-only).
 # libhwy-dev: bench/bench_highway.cpp, the Highway port measured against the hand-written kernels.
+# libsqlite3-dev: the results database (--db, -o run.sqlite, history, merge; docs/database.md).
+# yamllint, shellcheck: the test suite checks the sharding recipes of docs/recipes/ with them.
 packages=(g++ cmake make git pkg-config libopenblas-openmp-dev libfmt-dev libcli11-dev doctest-dev
-          nlohmann-json3-dev libbenchmark-dev libhwy-dev python3-matplotlib libboost-math-dev "${KVBENCH_EXTRA_PACKAGES[@]}")
+          nlohmann-json3-dev libbenchmark-dev libhwy-dev python3-matplotlib libboost-math-dev libsqlite3-dev
+          yamllint shellcheck "${KVBENCH_EXTRA_PACKAGES[@]}")
 
 kvbench_install_packages "${packages[@]}"
 

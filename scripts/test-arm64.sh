@@ -23,7 +23,7 @@ fi
 # (CLI11, doctest, nlohmann-json); the arm64 builds of the libraries the kernel tests link.
 packages=(cmake make g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user
           libcli11-dev doctest-dev nlohmann-json3-dev
-          libopenblas-openmp-dev:arm64 libfmt-dev:arm64 libboost-dev:arm64 libgomp1:arm64)
+          libopenblas-openmp-dev:arm64 libfmt-dev:arm64 libboost-dev:arm64 libgomp1:arm64 libsqlite3-dev:arm64)
 kvbench_install_packages --arch arm64 "${packages[@]}"
 
 echo "kvbench: cross-building the kernel test cases for aarch64 in ${build#"$root"/}" >&2

@@ -63,6 +63,10 @@ foreach(check IN LISTS checks)
     set(width "${CMAKE_MATCH_1}")
     math(EXPR limit "${width} + 1")  # the line's length counts its newline
     string(REPLACE ";" "," out_text "${out}")
+    # string(LENGTH) counts bytes: each character kvbench prints in two bytes counts as one column.
+    foreach(two_bytes IN ITEMS "²" "·" "µ" "±")
+      string(REPLACE "${two_bytes}" "." out_text "${out_text}")
+    endforeach()
     string(REGEX MATCHALL "[^\n]*\n" out_lines "${out_text}")
     foreach(line IN LISTS out_lines)
       string(LENGTH "${line}" length)

@@ -57,7 +57,8 @@ rm -f "$fifo"
 [ "$code" -eq "$expected" ] || fail "exit code $code, expected $expected"
 [ -f "$out" ] || fail "no file written"
 if [ "$signal" != INT2 ]; then  # killed, it says nothing and may leave its temporary
-  grep -q "interrupted (SIG$signal) after" "$err" || fail "no message saying the sweep was interrupted"
+  grep -q "interrupted (SIG$signal) after [0-9]* of 256 points; .*$name.csv holds the [0-9]* finished: the same command with --resume measures the other [0-9]*$" "$err" \
+    || fail "no message saying the sweep was interrupted and how to resume it"
   ls "$dir" | grep -q "$name.csv.tmp" && fail "temporary file left behind"
 fi
 head -1 "$out" | grep -q '^path,batch,seq,' || fail "file has no CSV header"

@@ -9,7 +9,7 @@ dir=$2
 out="$dir/resumed.csv"
 err="$dir/resumed.err"
 fifo="$dir/resumed.fifo"
-rm -f "$out" "$err" "$fifo" "$out".tmp-* "$dir/resumed.json"
+rm -f "$out" "$out.before" "$err" "$fifo" "$out".tmp-* "$dir/resumed.json"
 fail() { echo "FAIL: $*"; cat "$err" 2>/dev/null; exit 1; }
 grid=(sweep -n 16-1024+16 -d 64 --heads 4 -g 4 -r 5 -w 1 --cache-state warm -t 1 --format csv -o "$out")
 n_points=64
@@ -52,12 +52,21 @@ done <"$dir/resumed.first"
 grep -q "nothing left to measure" "$err" || fail "a complete file was measured again"
 [ $(($(wc -l <"$out") - 1)) -eq $((2 * n_points)) ] || fail "the complete file changed size"
 
-# 4. Another repetition policy reuses nothing, and replaces the rows rather than duplicating them.
+# 4. Rows of another repetition policy are neither reused nor silently replaced: the resume is
+#    refused, naming both policies, and the file is left as it was; without --resume, the run
+#    measures and writes its own points.
+cp "$out" "$out.before"
 "$kvbench" sweep -n 16,32 -d 64 --heads 4 -g 4 -r 6 -w 1 --cache-state warm -t 1 --format csv -o "$out" \
-  --resume >/dev/null 2>"$err" || fail "resume with -r 6: exit $?"
-grep -q -- "--resume: 0 of 2 points already in" "$err" || fail "rows of another policy were reused"
-[ "$(grep -c ',reps=6 warmup=1,' "$out")" -eq 4 ] || fail "the two points were not measured again with -r 6"
-[ $(($(wc -l <"$out") - 1)) -eq $((2 * n_points)) ] || fail "rows were duplicated or lost"
+  --resume >/dev/null 2>"$err"
+code=$?
+[ "$code" -eq 2 ] || fail "resume with -r 6: exit $code, expected 2"
+grep -q -- "--resume: 4 rows of .* measured these points otherwise (reps=5 warmup=1, this run reps=6 warmup=1)" "$err" \
+  || fail "the refusal does not name the policies"
+cmp -s "$out" "$out.before" || fail "a refused resume changed the file"
+"$kvbench" sweep -n 16,32 -d 64 --heads 4 -g 4 -r 6 -w 1 --cache-state warm -t 1 --format csv -o "$out" \
+  >/dev/null 2>"$err" || fail "run with -r 6: exit $?"
+[ "$(grep -c ',reps=6 warmup=1,' "$out")" -eq 4 ] || fail "the two points were not measured with -r 6"
+[ $(($(wc -l <"$out") - 1)) -eq 4 ] || fail "a run without --resume kept other rows"
 
 # 5. Rows of another build are not reused, and the user is told.
 sed -E -i '2,$s/,[0-9a-f]{7,}(-dirty)?,(Release|RelWithDebInfo|Debug|MinSizeRel),/,0000000,\2,/' "$out"

@@ -121,7 +121,7 @@ TEST_CASE("attend_causal matches per-row reference attention and skips the upper
         const auto qkv = random_vector(config.n_batch * config.seq_len * qkv_dim, 11);
         std::vector<float> out(config.n_batch * config.seq_len * q_dim);
         CausalAttentionScratch scratch(config.seq_len, 2, block_rows);
-        const FlopCount count = attend_causal(config, qkv.data(), out.data(), scratch);
+        const FlopCount count = attend_causal(config, 0, qkv.data(), out.data(), scratch);
 
         std::vector<float> expected(out.size()), k(config.seq_len * dh), v(config.seq_len * dh);
         for (std::size_t b = 0; b < config.n_batch; ++b) {
@@ -145,7 +145,7 @@ TEST_CASE("attend_causal matches per-row reference attention and skips the upper
         // each diagonal block.
         const std::uint64_t heads = config.n_batch * config.n_heads, n = config.seq_len;
         std::vector<float> naive_out(out.size());
-        const FlopCount naive = attend_causal_naive(config, qkv.data(), naive_out.data(), scratch);
+        const FlopCount naive = attend_causal_naive(config, 0, qkv.data(), naive_out.data(), scratch);
         CHECK(naive.executed == heads * 4 * dh * n * (n + 1) / 2);
         CHECK(count.useful == naive.executed);
         std::uint64_t waste = 0;
@@ -451,8 +451,8 @@ TEST_CASE("attend_decode_naive and attend_causal_naive compute what the fast ker
     const auto qkv = random_vector(config.n_batch * n_ctx * config.qkv_dim(), 5);
     CausalAttentionScratch causal_scratch(n_ctx, 2, 16);
     std::vector<float> causal_fast(config.n_batch * n_ctx * config.model_dim), causal_naive(causal_fast.size());
-    attend_causal(config, qkv.data(), causal_fast.data(), causal_scratch);
-    attend_causal_naive(config, qkv.data(), causal_naive.data(), causal_scratch);
+    attend_causal(config, 0, qkv.data(), causal_fast.data(), causal_scratch);
+    attend_causal_naive(config, 0, qkv.data(), causal_naive.data(), causal_scratch);
     CHECK(relative_error(causal_fast, causal_naive) < 1e-5);
     // And they are not trivially equal: another query gives another answer.
     const auto other_q = random_vector(q.size(), 6);

@@ -1,6 +1,9 @@
 // compare: the U test against scipy, and verdicts on synthetic result files made here.
+#include "cli/compare_command.hpp"
+#include "kvbench/compare/compare_report.hpp"
 #include "kvbench/compare/comparison.hpp"
 #include "kvbench/compare/mann_whitney.hpp"
+#include "kvbench/compare/shift_interval.hpp"
 #include "kvbench/compare/result_file.hpp"
 #include "kvbench/engine/config.hpp"
 
@@ -13,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <sys/wait.h>
 #include <vector>
@@ -236,16 +240,133 @@ TEST_CASE("a json lines report compares as the json report of the same rows") {
     CHECK(parse_result_file(lines.substr(0, lines.find('\n') + 1), "one.jsonl").rows.size() == 1);
 }
 
-TEST_CASE("a CSV without samples falls back to the overlap of min-max ranges") {
+TEST_CASE("a CSV without samples falls back to the overlap of min-max ranges, and says when that hides a change") {
     const std::string header = "path,batch,seq,dim,heads,kv_heads,head_dim,layers,threads,kv_dtype,flops,bytes,kv_bytes,"
                                "reps,latency_us_median,latency_us_min,latency_us_max,gflops,gbps,roofline_pct,speedup\n";
     const std::string base = header + "cached,1,64,64,4,4,16,1,1,f32,1000,2000,512,5,10.0,9.5,10.5,1,1,,\n";
     const std::string apart = header + "cached,1,64,64,4,4,16,1,1,f32,1000,2000,512,5,13.0,12.5,13.5,1,1,,\n";
     const std::string overlapping = header + "cached,1,64,64,4,4,16,1,1,f32,1000,2000,512,5,13.0,10.0,16.0,1,1,,\n";
+    const std::string close = header + "cached,1,64,64,4,4,16,1,1,f32,1000,2000,512,5,10.2,9.6,10.8,1,1,,\n";
+    // A -97 % median whose one wild repetition reaches BASE's range.
+    const std::string collapsed = header + "cached,1,64,64,4,4,16,1,1,f32,1000,2000,512,5,0.3,0.29,9.9,1,1,,\n";
     const Comparison apart_rows = compare_texts(base, apart);
     CHECK(apart_rows.rows[0].test == Test::overlap);
     CHECK(apart_rows.rows[0].verdict == Verdict::regression);
-    CHECK(compare_texts(base, overlapping).rows[0].verdict == Verdict::same);
+    CHECK_FALSE(apart_rows.rows[0].shift.has_value());  // no samples, no interval
+    CHECK(apart_rows.n_without_samples == 1);
+    CHECK(compare_texts(base, overlapping).rows[0].verdict == Verdict::unclear);
+    CHECK(compare_texts(base, collapsed).rows[0].verdict == Verdict::unclear);
+    CHECK(compare_texts(base, close).rows[0].verdict == Verdict::same);  // within the threshold: same it is
+    std::ostringstream table;
+    write_comparison(table, compare_texts(base, collapsed), CompareFormat::table);
+    CHECK(table.str().find("1 of 1 rows carry no samples (a CSV keeps none)") != std::string::npos);
+    CHECK(table.str().find("compare JSON or JSON Lines reports") != std::string::npos);
+    CHECK(table.str().find("1 unclear") != std::string::npos);
+}
+
+// Expected values: R's wilcox.test(other, base, conf.int = TRUE) re-derived by brute force in
+// Python 3 (no R, scipy or numpy on the build machine): every placement of the m values of
+// `other` among the m + n ranks gives U's exact distribution; qu = the smallest q with
+// P(U <= q) >= 0.025 (1 if 0); interval = [d(qu), d(mn + 1 - qu)] of the sorted differences
+// other - base, estimate = their median. The script is in docs/compare.md#how-much-the-shift-and-its-interval.
+TEST_CASE("the hodges-lehmann shift and its exact interval match R's wilcox.test by hand and by enumeration") {
+    // By hand: differences {4,5,6} - {1,2,3} sorted 1 2 2 3 3 3 4 4 5, median 3. With 3 + 3 values
+    // P(U = 0) = 1/20 = 0.05 >= 0.025, so qu = 0 -> 1: the whole range [1, 5], at 1 - 2/20 = 90 %.
+    const std::vector<double> small_base = {1, 2, 3};
+    const std::vector<double> small_other = {4, 5, 6};
+    const ShiftInterval small = hodges_lehmann(small_base, small_other, 0.95);
+    CHECK(small.exact);
+    CHECK(small.shift == 3);
+    CHECK(small.low == 1);
+    CHECK(small.high == 5);
+    CHECK(small.achieved == doctest::Approx(0.9));
+
+    // 8 against 8 timings (us), no ties: qu = 14 (U's critical value 13 of the tables), 95.01 %.
+    const std::vector<double> base = {100.2, 101.5, 99.8, 102.3, 100.9, 101.1, 99.5, 100.4};
+    const std::vector<double> other = {104.1, 103.2, 105.6, 102.9, 104.8, 103.7, 104.4, 106.0};
+    const ShiftInterval shift = hodges_lehmann(base, other, 0.95);
+    CHECK(shift.exact);
+    CHECK(shift.shift == doctest::Approx(3.6).epsilon(1e-12));
+    CHECK(shift.low == doctest::Approx(2.5).epsilon(1e-12));
+    CHECK(shift.high == doctest::Approx(4.7).epsilon(1e-12));
+    CHECK(shift.achieved == doctest::Approx(0.9501165501165502).epsilon(1e-12));
+
+    // 5 against 6 and a shift of about nothing: the interval holds 0; qu = 4, 96.97 %.
+    const std::vector<double> base2 = {10.1, 9.7, 10.4, 10.0, 9.9};
+    const std::vector<double> other2 = {9.5, 10.8, 10.2, 9.6, 10.6, 10.3};
+    const ShiftInterval none = hodges_lehmann(base2, other2, 0.95);
+    CHECK(none.shift == doctest::Approx(0.2).epsilon(1e-12));
+    CHECK(none.low == doctest::Approx(-0.5).epsilon(1e-12));
+    CHECK(none.high == doctest::Approx(0.8).epsilon(1e-12));
+    CHECK(none.achieved == doctest::Approx(0.9696969696969697).epsilon(1e-12));
+}
+
+// Expected values: Python 3's statistics.NormalDist for z, sigma with the tie correction, the
+// rank k = floor(mn/2 - z sigma + 1/2): k = 1427, sigma = 190.51136404932063.
+TEST_CASE("with ties or 50 values a side the interval's rank comes from the normal approximation") {
+    std::vector<double> base;
+    std::vector<double> other;
+    for (int i = 0; i < 60; ++i) {
+        base.push_back(1000 + (i * 37) % 61);
+        other.push_back(1012 + (i * 41) % 67);
+    }
+    const ShiftInterval shift = hodges_lehmann(base, other, 0.95);
+    CHECK_FALSE(shift.exact);
+    CHECK(shift.shift == 14);
+    CHECK(shift.low == 7);
+    CHECK(shift.high == 22);
+    CHECK(shift.achieved >= 0.95);
+    CHECK(shift.achieved < 0.951);
+}
+
+TEST_CASE("--require-interval fails a row only when its whole interval is beyond the threshold") {
+    // About 8 % slower, within ±1 %: the interval lies beyond 5 % but not beyond 10 %.
+    std::vector<double> slower_8;
+    for (double sample : tight(1000)) slower_8.push_back(sample * 1.08);
+    const std::string base = fake_json({{.samples_ns = tight(1000)}});
+    const std::string slower = fake_json({{.samples_ns = slower_8}});
+    CompareOptions options;
+    options.require_interval = true;
+    const auto verdict = [&](double threshold) {
+        options.threshold_pct = threshold;
+        return compare_results(parse_result_file(base, "BASE"), parse_result_file(slower, "NEW"), options).rows[0];
+    };
+    const ComparedRow row = verdict(5);
+    REQUIRE(row.shift.has_value());
+    CHECK(row.percent_of_base(row.shift->low) > 5);
+    CHECK(row.percent_of_base(row.shift->high) < 10);
+    CHECK(row.verdict == Verdict::regression);
+    CHECK(verdict(10).verdict == Verdict::slower);
+    // A 6 % median change inside wide noise: SLOWER by the median rule, only slower by the interval.
+    std::vector<double> noisy_base;
+    std::vector<double> noisy_new;
+    for (int i = 0; i < 20; ++i) {
+        noisy_base.push_back(1000 * (0.9 + 0.01 * i));
+        noisy_new.push_back(1060 * (0.9 + 0.01 * i) + 1);
+    }
+    const std::string wide_base = fake_json({{.samples_ns = noisy_base}});
+    const std::string wide_new = fake_json({{.samples_ns = noisy_new}});
+    options.threshold_pct = 5;
+    options.require_interval = false;
+    const ComparedRow by_median = compare_results(parse_result_file(wide_base, "BASE"), parse_result_file(wide_new, "NEW"), options).rows[0];
+    options.require_interval = true;
+    const ComparedRow by_interval = compare_results(parse_result_file(wide_base, "BASE"), parse_result_file(wide_new, "NEW"), options).rows[0];
+    CHECK(by_median.verdict == Verdict::regression);
+    CHECK(by_interval.verdict == Verdict::slower);
+    CHECK(by_interval.percent_of_base(by_interval.shift->low) < 5);
+}
+
+TEST_CASE("a threshold is a percentage: 5% or 5; nan, inf and a bare fraction are refused") {
+    CHECK(parse_threshold("5%") == 5);
+    CHECK(parse_threshold("5") == 5);
+    CHECK(parse_threshold("0") == 0);
+    CHECK(parse_threshold("0.05%") == doctest::Approx(0.05));
+    CHECK(parse_threshold("1000") == 1000);
+    CHECK_THROWS_WITH_AS(parse_threshold("0.05"), doctest::Contains("write 5% for 5 percent, or 0.05% if you mean 0.05 %"),
+                         ConfigError);
+    for (const char* bad : {"nan", "nan%", "inf", "-inf%", "1001", "-1", "", "%", "5 %", "0x5"}) {
+        CHECK_THROWS_AS_MESSAGE(parse_threshold(bad), ConfigError, bad);
+    }
 }
 
 TEST_CASE("different machines are named in the provenance note") {
@@ -271,6 +392,28 @@ TEST_CASE("kvbench compare exits 0 on identical files, 1 naming a slower row, 2 
     CHECK(output.find("kvbench: error: " + other_tool + " cannot be compared: no column path") != std::string::npos);
     CHECK(run_compare(base + " " + base + " --threshold fast", output) == 2);
     CHECK(output.find("--threshold 'fast': must be a percentage") != std::string::npos);
+    CHECK(run_compare(base + " " + slower + " --threshold nan", output) == 2);  // not a gate switched off
+}
+
+TEST_CASE("kvbench compare exits 3, saying what is missing, when NEW does not cover BASE") {
+    std::vector<FakeRow> eight;
+    for (const std::size_t seq : {std::size_t{16}, std::size_t{32}, std::size_t{64}, std::size_t{128}}) {
+        for (const std::size_t kv_heads : {std::size_t{4}, std::size_t{1}}) eight.push_back({.kv_heads = kv_heads, .seq = seq, .samples_ns = tight(1000)});
+    }
+    const std::vector<FakeRow> two(eight.begin(), eight.begin() + 2);
+    const std::vector<FakeRow> elsewhere = {{.seq = 4096, .samples_ns = tight(1000)}};
+    const std::string base = write_file("eight.json", fake_json(eight)).string();
+    const std::string lost = write_file("two.json", fake_json(two)).string();
+    const std::string other_grid = write_file("elsewhere.json", fake_json(elsewhere)).string();
+    std::string output;
+    CHECK(run_compare(base + " " + lost, output) == 3);
+    CHECK(output.find("only in BASE (6)") != std::string::npos);
+    CHECK(output.find(lost + " lacks 6 of the 8 rows of " + base) != std::string::npos);
+    CHECK(run_compare(base + " " + lost + " --allow-missing", output) == 0);
+    CHECK(run_compare(lost + " " + base, output) == 0);  // NEW holding more is no loss
+    CHECK(run_compare(base + " " + other_grid + " --allow-missing", output) == 3);
+    CHECK(output.find("have no row in common: nothing was compared") != std::string::npos);
+    CHECK(output.find("failed on") == std::string::npos);  // not a slowdown
 }
 
 }  // namespace kvbench

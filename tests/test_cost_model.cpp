@@ -110,3 +110,163 @@ TEST_CASE("step_cost bundles the three counts") {
     CHECK(std::string(path_name(DecodePath::cached)) == "cached");
     CHECK(std::string(path_name(DecodePath::uncached)) == "uncached");
 }
+
+namespace {
+
+// B=2 N=10 D=8 H=2 G=1 (dh 4) L=3 as a full layer with an MLP of width 16.
+ModelConfig small_full_layer() {
+    ModelConfig config = make_config(2, 10, 8, 2, 1, 3);
+    config.block = BlockKind::full;
+    config.ffn_dim = 16;
+    return config;
+}
+
+}  // namespace
+
+TEST_CASE("a full layer adds the MLP's 3·D·F weights to the flops and its weights and norms to the bytes") {
+    const ModelConfig config = small_full_layer();
+    // P = 192, M = 3·8·16 = 384.
+    CHECK(mlp_weights_of_layer(config, 0) == 384);
+    // L·B·(2·(P + M) + 4·H·dh·N) = 3·2·(1152 + 320)
+    CHECK(step_flops(config, DecodePath::cached) == 8832);
+    // L·B·(2·N·(P + M) + 2·H·dh·N·(N+1)) = 3·2·(11520 + 1760)
+    CHECK(step_flops(config, DecodePath::uncached) == 79680);
+    // L·((P + M)·4 + 2·D·4 norms + 2·B·N·G·dh·4 + 2·B·D·4) = 3·(2304 + 64 + 640 + 128)
+    CHECK(step_bytes(config, DecodePath::cached) == 9408);
+    // L·((P + M)·4 + 2·D·4) = 3·2368
+    CHECK(step_weight_bytes(config) == 7104);
+}
+
+TEST_CASE("weight bytes follow the weight type, int8 with 4 bytes of scale per output channel") {
+    ModelConfig config = small_full_layer();
+    // Per layer 576 weights; outputs Wq 8, Wk 4, Wv 4, Wo 8, Wg 16, Wu 16, Wd 8 = 64 channels;
+    // the norms' 2·D = 16 weights stay f32 (64 bytes).
+    config.weight_dtype = WeightDtype::bf16;
+    CHECK(step_weight_bytes(config) == 3 * (576 * 2 + 64));
+    config.weight_dtype = WeightDtype::f16;
+    CHECK(step_weight_bytes(config) == 3 * (576 * 2 + 64));
+    config.weight_dtype = WeightDtype::int8;
+    CHECK(step_weight_bytes(config) == 3 * (576 + 64 * 4 + 64));
+    // The cache and activations do not change with the weights' type, nor do the flops.
+    CHECK(step_bytes(config, DecodePath::cached) == step_weight_bytes(config) + 3 * (640 + 128));
+    CHECK(step_flops(config, DecodePath::cached) == 8832);
+}
+
+TEST_CASE("a sliding window limits a layer's attention and its cache to min(N, W) positions") {
+    // B=1 N=10 D=8 H=2 G=1 (dh 4) L=2, layer 0 local with W=4, layer 1 global; P = 192.
+    ModelConfig config = make_config(1, 10, 8, 2, 1, 2);
+    config.layer_windows = {4, 0};
+    // Σ_l 2·G·dh·4·n_l = 32·(4 + 10)
+    CHECK(kv_cache_bytes(config) == 448);
+    // Σ_l (2P + 4·H·dh·n_l) = (384 + 32·4) + (384 + 32·10)
+    CHECK(step_flops(config, DecodePath::cached) == 1216);
+    // Σ_l (2·N·P + 4·H·dh·pairs_l): the window's triangle has 4·5/2 + 6·4 = 34 pairs, the
+    // global layer's 10·11/2 = 55: (3840 + 32·34) + (3840 + 32·55)
+    CHECK(step_flops(config, DecodePath::uncached) == 10528);
+    // L·(P·4 + 2·B·D·4) + kv = 2·(768 + 64) + 448
+    CHECK(step_bytes(config, DecodePath::cached) == 2112);
+    // Uncached: K and V of all N positions are f32 activations on both layers.
+    CHECK(step_bytes(config, DecodePath::uncached) == 2 * (768 + 2 * 10 * 4 * 4 + 2 * 10 * 8 * 4));
+    // A window at least N binds nowhere: the counts of no window.
+    config.layer_windows = {10, 10};
+    CHECK(step_cost(config, DecodePath::uncached) == step_cost(make_config(1, 10, 8, 2, 1, 2), DecodePath::uncached));
+}
+
+TEST_CASE("experts: flops of the router and the K + S experts a token runs, bytes of the experts read") {
+    // B=2 N=4 D=8 H=2 G=2 (dh 4) L=2; layer 0 dense (F=16), layer 1 E=4 K=2 S=1 Fe=6.
+    ModelConfig config = make_config(2, 4, 8, 2, 2, 2);
+    config.block = BlockKind::full;
+    config.ffn_dim = 16;
+    config.moe = {.n_experts = 4, .n_active = 2, .n_shared = 1, .expert_dim = 6, .n_dense_layers = 1};
+    // P = 2·8·8 + 2·8·8 = 256. Layer 0: 2·(256 + 384) + 4·2·4·4 = 1408 per sequence.
+    // Layer 1: 2·(256 + D·E + (K + S)·3·D·Fe) + 128 = 2·(256 + 32 + 432) + 128 = 1568.
+    CHECK(step_flops(config, DecodePath::cached) == 2 * (1408 + 1568));
+    CHECK(mlp_weights_of_layer(config, 1) == 32 + 5 * 144);
+    // Two tokens of K=2 can reach all four experts: min(E, B·K) = 4.
+    CHECK(most_experts_read(config, DecodePath::cached) == 4);
+    // Bytes: layer 0 256·4 + 64 norms + 384·4 = 2624; layer 1 1024 + 64 + router 128 + the
+    // shared expert 576 = 1792; 4 routed experts 4·576; activations 2·2·B·D·4 = 256;
+    // KV B·N·L·2·G·dh·4 = 1024.
+    CHECK(step_bytes(config, DecodePath::cached) == 2624 + 1792 + 4 * 576 + 256 + 1024);
+    // The router's count, when the decoder reports it, replaces the bound.
+    CHECK(step_bytes(config, DecodePath::cached, 3) == 2624 + 1792 + 3 * 576 + 256 + 1024);
+    CHECK(step_cost(config, DecodePath::cached, 3).bytes == step_bytes(config, DecodePath::cached, 3));
+    // One token reads K experts.
+    config.n_batch = 1;
+    CHECK(most_experts_read(config, DecodePath::cached) == 2);
+    // The uncached forward routes B·N tokens.
+    CHECK(most_experts_read(config, DecodePath::uncached) == 4);
+}
+
+TEST_CASE("latent attention: absorbed cached step, expanded uncached one, latent cache") {
+    // B=1 N=5 D=16 H=2 L=1, r=4 d_r=2 d_n=3 d_v=5, no q_lora.
+    ModelConfig config = make_config(1, 5, 16, 2, 2, 1);
+    config.mla = {.kv_lora_rank = 4, .rope_dim = 2, .nope_dim = 3, .v_head_dim = 5, .q_lora_rank = 0};
+    // Wq D·H·(d_n+d_r) 160, W_dkv D·(r+d_r) 96, W_uk H·d_n·r 24, W_uv H·d_v·r 40, Wo H·d_v·D 160.
+    CHECK(weights_per_layer(config) == 480);
+    // q 320 + kv down 192 + absorb q 2·H·d_n·r 48 + scores 2·H·N·(r+d_r) 120 + values 2·H·N·r 80
+    // + un-absorb 2·H·r·d_v 80 + output 320
+    CHECK(step_flops(config, DecodePath::cached) == 1160);
+    // 2·N·480 (K_nope and V expanded for N rows among them) + 2·H·(d_n+d_r+d_v)·N·(N+1)/2
+    CHECK(step_flops(config, DecodePath::uncached) == 4800 + 2 * 2 * 10 * 15);
+    // B·N·(r + d_r)·4, whatever H is
+    CHECK(kv_cache_bytes(config) == 120);
+    CHECK(step_bytes(config, DecodePath::cached) == 480 * 4 + 120 + 2 * 16 * 4);
+    // Uncached: the expanded K (d_n + d_r) and V (d_v) of every head, f32, for N rows.
+    CHECK(step_bytes(config, DecodePath::uncached) == 480 * 4 + 5 * 2 * 10 * 4 + 2 * 5 * 16 * 4);
+    config.kv_dtype = KvDtype::f16;
+    CHECK(kv_cache_bytes(config) == 60);
+    // A q_lora of 3: D·3 + 3·H·(d_n + d_r) = 48 + 30 in place of 160.
+    config.mla.q_lora_rank = 3;
+    CHECK(weights_per_layer(config) == 480 - 160 + 78);
+}
+
+TEST_CASE("published per-token KV bytes: Llama-3-8B and DeepSeek-V3 at 2 bytes per element") {
+    ModelConfig llama = make_config(1, 1, 4096, 32, 8, 32);
+    llama.kv_dtype = KvDtype::f16;
+    CHECK(kv_bytes_per_position(llama) == 131072);  // 2·32·8·128·2
+    ModelConfig deepseek = make_config(1, 1, 7168, 128, 128, 61);
+    deepseek.kv_dtype = KvDtype::f16;
+    deepseek.mla = {.kv_lora_rank = 512, .rope_dim = 64, .nope_dim = 128, .v_head_dim = 128, .q_lora_rank = 1536};
+    CHECK(kv_bytes_per_position(deepseek) == 70272);  // 61·(512 + 64)·2
+    deepseek.seq_len = 1000;
+    CHECK(kv_cache_bytes(deepseek) == 70272000);
+}
+
+TEST_CASE("N*: Llama-3-8B's context where the step's KV bytes reach its weight bytes (issue 36's table)") {
+    ModelConfig block = make_config(1, 1, 4096, 32, 8, 32);
+    // Attention block, f32 weights and cache: P·4 = 41943040·4 bytes against 2·1024·4 per
+    // position and layer: 20480 at B=1, 2560 at B=8.
+    CHECK(kv_weight_crossover(block) == 20480);
+    block.n_batch = 8;
+    CHECK(kv_weight_crossover(block) == 2560);
+
+    ModelConfig layer = make_config(1, 1, 4096, 32, 8, 32);
+    layer.block = BlockKind::full;
+    layer.ffn_dim = 14336;
+    layer.kv_dtype = KvDtype::f16;
+    layer.weight_dtype = WeightDtype::bf16;
+    // The matrices alone, (P + M)·2 = 218103808·2 bytes over 4096 per position: the issue's 106496.
+    CHECK((weights_per_layer(layer) + mlp_weights_of_layer(layer, 0)) * 2 / 4096 == 106496);
+    // Its two f32 norms (32 KiB) add 8 positions: 436240384 / 4096.
+    CHECK(kv_weight_crossover(layer) == 106504);
+    layer.n_batch = 8;
+    CHECK(kv_weight_crossover(layer) == 13313);
+    // int8: 218103808 bytes + 43008 channels' scales·4 + 32768 of norms = 218308608, over 4096 is
+    // 53298 (the issue's 53248 leaves out the scales and norms); at B=8, 6662.25 rounds up.
+    layer.weight_dtype = WeightDtype::int8;
+    layer.n_batch = 1;
+    CHECK(kv_weight_crossover(layer) == 53298);
+    layer.n_batch = 8;
+    CHECK(kv_weight_crossover(layer) == 6663);
+}
+
+TEST_CASE("N* past the windows: only the global layers grow, and with none the cache is capped") {
+    ModelConfig config = make_config(1, 1, 8, 2, 1, 2);  // P·4 = 768 bytes per layer, 1536 in all
+    config.layer_windows = {4, 4};
+    // 2·32·4 = 256 bytes at most: never 1536.
+    CHECK_FALSE(kv_weight_crossover(config).has_value());
+    config.layer_windows = {4, 0};
+    // 32·4 + 32·N >= 1536 from N = 44.
+    CHECK(kv_weight_crossover(config) == 44);
+}

@@ -414,7 +414,7 @@ TEST_CASE("a raised stop flag ends the forward, its prefill and the seeded fill 
     CHECK(stopped.useful == 0);
     CHECK(stopped.executed == 0);
     CHECK(cache.length() == 0);
-    CHECK(attend_causal(config, scratch.qkv.data(), out.data(), scratch.attention_scratch, &stop).executed == 0);
+    CHECK(attend_causal(config, 0, scratch.qkv.data(), out.data(), scratch.attention_scratch, &stop).executed == 0);
     fill_cache_seeded(config, cache, config.seq_len - 1, 2, &stop);
     CHECK(cache.length() == 0);
     // An unset flag changes nothing.

@@ -2,7 +2,7 @@
 #include "kvbench/measure/growth_fit.hpp"
 
 #include "kvbench/engine/rng.hpp"
-#include "cli/growth_summary.hpp"
+#include "kvbench/report/growth_table.hpp"
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/report/report.hpp"
 #include "test_support.hpp"
@@ -102,12 +102,15 @@ TEST_CASE("a sweep's rows give one growth fit per configuration and path with 3 
         }
     }
     rows.push_back(warm_row(DecodePath::cached, test::make_config(2, 64, 64, 4, 1, 1), {5}));  // one N only
-    const std::optional<TextTable> table = growth_table(rows);
+    const std::optional<SummaryTable> table = growth_table(rows);
     REQUIRE(table);
-    REQUIRE(table->lines.size() == 2);
-    CHECK(table->lines[0][7] == "cached");
-    CHECK(table->lines[0][10] == "0.50 ± 0.00");
-    CHECK(table->lines[1][7] == "uncached");
-    CHECK(table->lines[1][10] == "2.00 ± 0.00");
+    // Only the path varies between the fitted series: the rest is the caption, N in neither.
+    CHECK(table->caption == "every line: B=1 D=64 H=4 L=1 G=1 (MQA), T=1, warm cache");
+    REQUIRE(table->text.lines.size() == 2);
+    CHECK(table->text.header[0] == "path");
+    CHECK(table->text.lines[0][0] == "cached");
+    CHECK(table->text.lines[0][3] == "0.50 ± 0.00");
+    CHECK(table->text.lines[1][0] == "uncached");
+    CHECK(table->text.lines[1][3] == "2.00 ± 0.00");
     CHECK_FALSE(growth_table(std::vector<ResultRow>(rows.end() - 1, rows.end())));
 }

@@ -88,6 +88,30 @@ TEST_CASE("every built-in preset's kv bytes per token are its published config's
         {"qwen2-7b", 57344},      // num_hidden_layers 28, num_key_value_heads 4, 3584 / 28 = 128
         {"gemma-7b", 458752},     // num_hidden_layers 28, num_key_value_heads 16, head_dim 256 (not 3072 / 16)
         {"phi-3-mini", 393216},   // num_hidden_layers 32, num_key_value_heads 32, 3072 / 32 = 96
+        {"llama-3.1-8b", 131072},     // 2 x 32 layers x 8 KV heads x 128 x 2
+        {"llama-3.2-1b", 32768},      // 2 x 16 x 8 x head_dim 64 (explicit; 2048 / 32 = 64) x 2
+        {"llama-3.2-3b", 114688},     // 2 x 28 x 8 x head_dim 128 (explicit; 3072 / 24) x 2
+        {"llama-3.3-70b", 327680},    // 2 x 80 x 8 x 128 x 2
+        {"qwen2.5-7b", 57344},        // 2 x 28 x 4 x 128 x 2 (use_sliding_window false: no window)
+        {"qwen2.5-72b", 327680},      // 2 x 80 x 8 x 128 x 2
+        {"qwen3-8b", 147456},         // 2 x 36 x 8 x head_dim 128 x 2
+        {"qwen3-32b", 262144},        // 2 x 64 x 8 x head_dim 128 (not 5120 / 64 = 80) x 2
+        {"qwen3-30b-a3b", 98304},     // 2 x 48 x 4 x head_dim 128 x 2 (experts change no cache)
+        {"gemma-2b", 18432},          // 2 x 18 x 1 (MQA) x 256 x 2
+        {"gemma-2-2b", 106496},       // 2 x 26 x 4 x 256 x 2 (windows cap positions, not bytes per token)
+        {"gemma-2-9b", 344064},       // 2 x 42 x 8 x 256 x 2
+        {"gemma-2-27b", 376832},      // 2 x 46 x 16 x head_dim 128 x 2
+        {"gemma-3-4b", 139264},       // text_config: 2 x 34 x 4 x 256 x 2
+        {"gemma-3-12b", 393216},      // text_config: 2 x 48 x 8 x 256 x 2
+        {"gemma-3-27b", 507904},      // text_config: 2 x 62 x 16 x head_dim 128 x 2
+        {"mistral-nemo-12b", 163840}, // 2 x 40 x 8 x head_dim 128 (not 5120 / 32 = 160) x 2
+        {"phi-3.5-mini", 393216},     // 2 x 32 x 32 x 96 x 2
+        {"phi-4", 204800},            // 2 x 40 x 10 x 128 x 2
+        // Latent attention caches kv_lora_rank + qk_rope_head_dim per layer, whatever the heads.
+        {"deepseek-v2-lite", 31104},  // 27 x (512 + 64) x 2
+        {"deepseek-v3", 70272},       // 61 x (512 + 64) x 2
+        {"gpt-oss-20b", 49152},       // 2 x 24 x 8 x head_dim 64 (not 2880 / 64 = 45) x 2
+        {"gpt-oss-120b", 73728},      // 2 x 36 x 8 x 64 x 2
     };
     // Every preset is pinned: one added to data/models.json without a line here fails.
     CHECK(builtin_presets().size() == std::size(pinned));
@@ -127,19 +151,18 @@ TEST_CASE("presets the issue names are present, gemma's head dim is not hidden /
     }
     CHECK(preset("gemma-7b").head_dim == 256);
     CHECK(preset("gemma-7b").model_dim / preset("gemma-7b").n_heads == 192);
-    CHECK(preset("mistral-7b").sliding_window == std::optional<std::uint64_t>(4096));
+    CHECK(preset("mistral-7b").layer_windows == std::vector<std::uint32_t>(32, 4096));
     CHECK(preset("falcon-7b").n_kv_heads == 1);
 }
 
 TEST_CASE("a sliding window caps the cached tokens, blocks round them up") {
-    const ModelPreset& model = preset("mistral-7b");
+    const ModelPreset& windowed = preset("mistral-7b");
     CacheLayout layout;
-    layout.window = model.sliding_window;
-    const SequenceBill long_context = sequence_bill(model, 32768, layout);
+    const SequenceBill long_context = sequence_bill(windowed, 32768, layout);
     CHECK(long_context.cached_tokens == 4096);
-    CHECK(long_context.kv_bytes == 4096 * kv_bytes_per_token(model, KvDtype::f16));
+    CHECK(long_context.kv_bytes == 4096 * kv_bytes_per_token(windowed, KvDtype::f16));
 
-    layout.window.reset();
+    const ModelPreset model = with_window(windowed, std::nullopt);
     layout.block_size = 16;
     const SequenceBill paged = sequence_bill(model, 1000, layout);
     CHECK(paged.cached_tokens == 1000);
@@ -154,7 +177,8 @@ TEST_CASE("capacity answers are exact at the boundary: the answer fits, one more
         for (KvDtype dtype : {KvDtype::f16, KvDtype::int8, KvDtype::int4}) {
             for (std::uint64_t block : {std::uint64_t{1}, std::uint64_t{16}}) {
                 for (std::uint64_t budget : {gib, 7 * gib + 12345, 40 * gib + 1}) {
-                    const ModelPreset& model = preset(name);
+                    // Without its window, so that the cache grows without bound.
+                    const ModelPreset model = with_window(preset(name), std::nullopt);
                     CacheLayout layout;
                     layout.kv_dtype = dtype;
                     layout.block_size = block;
@@ -182,7 +206,6 @@ TEST_CASE("capacity answers are exact at the boundary: the answer fits, one more
 TEST_CASE("a window that fits the budget makes every context fit") {
     const ModelPreset& model = preset("mistral-7b");
     CacheLayout layout;
-    layout.window = 4096;
     const std::uint64_t window_bytes = sequence_bill(model, 4096, layout).kv_bytes;
     CHECK_FALSE(max_context(model, 2, layout, 2 * window_bytes).has_value());
     const std::optional<std::uint64_t> short_of_it = max_context(model, 2, layout, 2 * window_bytes - 1);
@@ -271,7 +294,8 @@ TEST_CASE("config.json in each family's spelling reads as the preset's shape") {
         CHECK(read.n_heads == expected.n_heads);
         CHECK(read.n_kv_heads == expected.n_kv_heads);
         CHECK(read.head_dim == expected.head_dim);
-        CHECK(read.sliding_window == expected.sliding_window);
+        CHECK(read.layer_windows == expected.layer_windows);
+        CHECK(read.ffn_dim == expected.ffn_dim);
         CHECK(read.max_position_embeddings == expected.max_position_embeddings);
         CHECK(read.n_params == 0);
     }
@@ -320,27 +344,116 @@ std::string config_error(const std::string& file) {
     return "no ConfigError";
 }
 
-TEST_CASE("a config whose layers differ, or that caches a latent, is refused naming the field") {
-    const std::string not_modelled = "kvbench does not model it yet and would bill every layer alike";
-    CHECK(config_error("gpt-oss-20b.json") ==
-          "gpt-oss-20b.json: field 'layer_types': layers of different attention (\"sliding_attention\" and "
-          "\"full_attention\"); " + not_modelled);
-    CHECK(config_error("gemma-3-1b.json") ==
-          "gemma-3-1b.json: field 'sliding_window_pattern': one global layer in every 6, the others through a "
-          "sliding window; " + not_modelled);
-    CHECK(config_error("gemma-2-9b.json") ==
-          "gemma-2-9b.json: field 'model_type': 'gemma2' alternates sliding-window and global layers; " + not_modelled);
-    CHECK(config_error("deepseek-v3.json") ==
-          "deepseek-v3.json: field 'kv_lora_rank': multi-head latent attention (DeepSeek) caches a latent vector, not "
-          "K and V per head; " + not_modelled);
-    CHECK(config_error("gemma-3-27b.json") ==
-          "gemma-3-27b.json: field 'text_config': a multimodal config: its language model is nested in text_config, "
-          "which kvbench does not read yet (save that object as a config.json of its own)");
-    CHECK(config_error("qwen2-half-window.json") ==
-          "qwen2-half-window.json: field 'max_window_layers': 14 of 28 layers attend to everything and the others "
-          "through a window of 4096; " + not_modelled);
+TEST_CASE("per-layer windows from layer_types, sliding_window_pattern or the family, and text_config") {
+    // gpt-oss: layer_types alternate, sliding first; a window of 128 and sink logits.
+    const ModelPreset oss = parse_hf_config(fixture("gpt-oss-20b.json"), "gpt-oss-20b.json", "oss");
+    CHECK(oss.layer_windows == std::vector<std::uint32_t>{128, 0, 128, 0, 128, 0, 128, 0});
+    CHECK(oss.attention_sinks);
+    // Gemma 3: sliding_window_pattern 6, layer i global when i + 1 is a multiple of 6.
+    const ModelPreset gemma3 = parse_hf_config(fixture("gemma-3-1b.json"), "gemma-3-1b.json", "g");
+    REQUIRE(gemma3.layer_windows.size() == 26);
+    for (std::size_t layer = 0; layer < 26; ++layer) {
+        CAPTURE(layer);
+        CHECK(gemma3.layer_windows[layer] == ((layer + 1) % 6 == 0 ? 0u : 512u));
+    }
+    // Gemma 2 states no pattern: its family's, even layers local.
+    const ModelPreset gemma2 = parse_hf_config(fixture("gemma-2-9b.json"), "gemma-2-9b.json", "g");
+    CHECK(window_label(gemma2) == "4096:LG");
+    CHECK(gemma2.layer_windows == preset("gemma-2-9b").layer_windows);
+    // Gemma 3's language model nested in text_config, its pattern the family's.
+    const ModelPreset nested = parse_hf_config(fixture("gemma-3-27b.json"), "gemma-3-27b.json", "g");
+    CHECK(nested.n_layers == 62);
+    CHECK(nested.layer_windows == preset("gemma-3-27b").layer_windows);
+    // Qwen2: the window on the layers from max_window_layers on.
+    const ModelPreset qwen2 = parse_hf_config(fixture("qwen2-half-window.json"), "q.json", "q");
+    REQUIRE(qwen2.layer_windows.size() == 28);
+    CHECK(qwen2.layer_windows[13] == 0);
+    CHECK(qwen2.layer_windows[14] == 4096);
+    CHECK(qwen2.layer_windows[27] == 4096);
+}
+
+TEST_CASE("the issue's configs written from their published config.json bill their true KV bytes") {
+    CacheLayout f16;
+    // Gemma-2-9B, N=8192: 21 global layers x 8192 + 21 local x 4096 positions, 8192 bytes each.
+    const ModelPreset gemma2 = parse_hf_config(fixture("gemma-2-9b.json"), "gemma-2-9b.json", "g");
+    CHECK(sequence_bill(gemma2, 8192, f16).kv_bytes == 2113929216);
+    // Gemma-3-27B, N=32768: 10 global layers x 32768 + 52 local x 1024 positions, 8192 bytes each.
+    const ModelPreset gemma3 = parse_hf_config(fixture("gemma-3-27b.json"), "gemma-3-27b.json", "g");
+    CHECK(sequence_bill(gemma3, 32768, f16).kv_bytes == 3120562176);
+    // GPT-OSS-120B, N=32768: 18 full layers x 32768 + 18 sliding x 128 positions, 2048 bytes each.
+    const ModelPreset oss = parse_hf_config(fixture("gpt-oss-120b.json"), "gpt-oss-120b.json", "oss");
+    CHECK(sequence_bill(oss, 32768, f16).kv_bytes == 1212678144);
+    CHECK(oss.moe == MoeShape{.n_experts = 128, .n_active = 4, .n_shared = 0, .expert_dim = 2880, .n_dense_layers = 0});
+    // DeepSeek-V3: 61 x (512 + 64) x 2 bytes per token, the latent cache.
+    const ModelPreset deepseek = parse_hf_config(fixture("deepseek-v3.json"), "deepseek-v3.json", "d");
+    CHECK(kv_bytes_per_token(deepseek, KvDtype::f16) == 70272);
+    CHECK(deepseek.mla == MlaShape{.kv_lora_rank = 512, .rope_dim = 64, .nope_dim = 128, .v_head_dim = 128,
+                                   .q_lora_rank = 1536});
+    CHECK(deepseek.moe == MoeShape{.n_experts = 256, .n_active = 8, .n_shared = 1, .expert_dim = 2048,
+                                   .n_dense_layers = 3});
+    CHECK(deepseek.ffn_dim == 18432);
+}
+
+TEST_CASE("GPT-OSS-120B on an 80 GiB device, weights at 4 bits: the batch at 32K and the longest context") {
+    MemoryRequest request;
+    request.models = {preset("gpt-oss-120b")};
+    request.seq = {32768};
+    request.batch = {1};
+    request.kv_dtypes = {KvDtype::f16};
+    request.weight_dtype = KvDtype::int4;
+    request.twins = false;
+    request.budget_bytes = std::uint64_t{80} << 30;
+    const std::vector<MemoryRow> rows = plan_memory(request);
+    REQUIRE(rows.size() == 1);
+    // Weights: 116829156672 / 2 bytes. The cache has 85899345920 - 58414578336 = 27484767584 bytes.
+    CHECK(rows[0].weight_bytes == 58414578336);
+    // A sequence of 32768 is 18 x (32768 + 128) x 2048 = 1212678144 bytes: 22 of them fit.
+    CHECK(*rows[0].max_batch == 22);
+    // One sequence: 18 x 2048 x (N + 128) <= 27484767584, so N + 128 <= 745572.
+    CHECK(*rows[0].max_seq == 745444);
+}
+
+TEST_CASE("N* in the plan: llama-3-8b at bf16 weights and an f16 cache, and never for a capped cache") {
+    MemoryRequest request;
+    request.models = {preset("llama-3-8b"), preset("gpt2")};
+    request.seq = {8192};
+    request.batch = {1, 8};
+    request.kv_dtypes = {KvDtype::f16};
+    request.weight_dtype = KvDtype::bf16;
+    request.twins = false;
+    const std::vector<MemoryRow> rows = plan_memory(request);
+    REQUIRE(rows.size() == 4);
+    // docs/counting.md: (41943040 + 176160768) x 2 + 2 x 4096 x 4 norm bytes per layer, over
+    // 2 x 8 x 128 x 2 = 4096 bytes per position and layer.
+    CHECK(rows[0].n_star == std::optional<std::uint64_t>(106504));
+    CHECK(rows[1].n_star == std::optional<std::uint64_t>(13313));
+    // GPT-2's MLP has two matrices, not the full layer's three: no N* rather than a wrong one.
+    CHECK_FALSE(rows[2].n_star.has_value());
+    CHECK_FALSE(rows[2].n_star_never);
+    // Mistral with a window of 4096 on every layer: its cache stops at 4096 positions.
+    request.models = {preset("mistral-7b")};
+    request.batch = {1};
+    CHECK(plan_memory(request)[0].n_star_never);
+}
+
+TEST_CASE("what kvbench does not model is refused naming the field") {
+    const auto replaced = [](std::string text, const std::string& from, const std::string& to) {
+        REQUIRE(text.find(from) != std::string::npos);
+        return text.replace(text.find(from), from.size(), to);
+    };
+    CHECK_THROWS_WITH_AS(parse_hf_config(replaced(fixture("gpt-oss-20b.json"), "\"full_attention\"",
+                                                  "\"chunked_attention\""),
+                                         "c.json", "x"),
+                         doctest::Contains("c.json: field 'layer_types': layer 1 is \"chunked_attention\""),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(parse_hf_config(replaced(fixture("gemma-3-1b.json"), "\"gemma3_text\"", "\"llama4_text\""),
+                                         "c.json", "x"),
+                         doctest::Contains("c.json: field 'model_type': 'llama4_text' attends in chunks"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_hf_config(replaced(fixture("deepseek-v3.json"), "\"v_head_dim\": 128", "\"x\": 1"),
+                                         "c.json", "x"),
+                         doctest::Contains("c.json: field 'v_head_dim': missing"), ConfigError);
     CHECK(config_error("mamba-2.8b.json").find("mamba-2.8b.json: field 'model_type': 'mamba' is not a type kvbench "
-                                               "knows to attend alike on every layer (it reads gpt2, ") == 0);
+                                               "knows how its layers attend (it reads gpt2, ") == 0);
     CHECK_THROWS_WITH_AS(parse_hf_config(R"({"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 1})",
                                          "c.json", "x"),
                          doctest::Contains("c.json: field 'model_type': missing (it reads gpt2, "), ConfigError);
@@ -350,7 +463,7 @@ TEST_CASE("layers that agree are one model: uniform layer_types, a window on eve
     const ModelPreset qwen3 = parse_hf_config(fixture("qwen3-8b.json"), "qwen3-8b.json", "qwen3-8b");
     CHECK(qwen3.n_kv_heads == 8);
     CHECK(qwen3.head_dim == 128);
-    CHECK_FALSE(qwen3.sliding_window);
+    CHECK(qwen3.layer_windows.empty());
     CHECK(qwen3.max_position_embeddings == std::optional<std::uint64_t>(40960));
     const auto replaced = [](std::string text, const std::string& from, const std::string& to) {
         REQUIRE(text.find(from) != std::string::npos);
@@ -360,14 +473,13 @@ TEST_CASE("layers that agree are one model: uniform layer_types, a window on eve
     // it; at 0, every layer does.
     const std::string qwen2 = fixture("qwen2-half-window.json");
     const std::string layers_14 = "\"max_window_layers\": 14";
-    CHECK_FALSE(parse_hf_config(replaced(qwen2, layers_14, "\"max_window_layers\": 28"), "q", "q").sliding_window);
-    CHECK(parse_hf_config(replaced(qwen2, layers_14, "\"max_window_layers\": 0"), "q", "q").sliding_window ==
-          std::optional<std::uint64_t>(4096));
-    // A Gemma-3 pattern of 1 is a window on every layer.
-    const std::string gemma3 =
-        replaced(replaced(fixture("gemma-3-1b.json"), "\"gemma3_text\"", "\"gemma\""), "\"sliding_window_pattern\": 6",
-                 "\"sliding_window_pattern\": 1");
-    CHECK(parse_hf_config(gemma3, "g.json", "g").sliding_window == std::optional<std::uint64_t>(512));
+    CHECK(parse_hf_config(replaced(qwen2, layers_14, "\"max_window_layers\": 28"), "q", "q").layer_windows.empty());
+    CHECK(parse_hf_config(replaced(qwen2, layers_14, "\"max_window_layers\": 0"), "q", "q").layer_windows ==
+          std::vector<std::uint32_t>(28, 4096));
+    // A Gemma-3 pattern of 1 makes every layer global, as transformers reads it.
+    const std::string gemma3 = replaced(fixture("gemma-3-1b.json"), "\"sliding_window_pattern\": 6",
+                                        "\"sliding_window_pattern\": 1");
+    CHECK(parse_hf_config(gemma3, "g.json", "g").layer_windows.empty());
 }
 
 TEST_CASE("a sheet in csv keeps exact bytes and every column; table and md only the table's") {

@@ -25,7 +25,8 @@ namespace {
 // each decoded element moves by a seeded uniform amount of up to 10u, u of the element for f16
 // and bf16 and of its vector's largest for int8 (kv_unit_roundoff), then the naive twin attends.
 FlopCount attend_decode_ten_u(const ModelConfig& config, const float* q, std::size_t q_stride, const KvCache& cache,
-                              std::size_t layer, std::size_t n_ctx, float* out, DecodeAttentionScratch& scratch) {
+                              std::size_t layer, std::size_t n_ctx, float* out, DecodeAttentionScratch& scratch,
+                              const float* sinks) {
     ModelConfig f32_config = config;
     f32_config.kv_dtype = KvDtype::f32;
     KvCache noisy(f32_config, n_ctx);
@@ -53,14 +54,14 @@ FlopCount attend_decode_ten_u(const ModelConfig& config, const float* q, std::si
         }
     }
     noisy.extend_to(n_ctx);
-    return attend_decode_naive(f32_config, q, q_stride, noisy, layer, n_ctx, out, scratch);
+    return attend_decode_naive(f32_config, q, q_stride, noisy, layer, n_ctx, out, scratch, sinks);
 }
 
 // A cached step whose attention forgets the key and value it has just stored.
 FlopCount attend_decode_dropping_newest(const ModelConfig& config, const float* q, std::size_t q_stride,
                                         const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
-                                        DecodeAttentionScratch& scratch) {
-    return attend_decode(config, q, q_stride, cache, layer, n_ctx - 1, out, scratch);
+                                        DecodeAttentionScratch& scratch, const float* sinks) {
+    return attend_decode(config, q, q_stride, cache, layer, n_ctx - 1, out, scratch, sinks);
 }
 
 // A projection whose small-m kernel (the rows linear() gives it: up to 3 groups of 8) ignores
@@ -84,9 +85,10 @@ std::uint64_t linear_ignoring_beta(const float* x, std::size_t n_rows, std::size
 
 // A causal attention that gets the block of query rows [192, 256) wrong by 1 %: past the first
 // 128 positions, where --check used to stop looking.
-FlopCount attend_causal_wrong_fourth_block(const ModelConfig& config, const float* qkv, float* out,
-                                           CausalAttentionScratch& scratch, const std::atomic<bool>* stop) {
-    const FlopCount flops = attend_causal(config, qkv, out, scratch, stop);
+FlopCount attend_causal_wrong_fourth_block(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
+                                           CausalAttentionScratch& scratch, const std::atomic<bool>* stop,
+                                           const float* sinks) {
+    const FlopCount flops = attend_causal(config, layer, qkv, out, scratch, stop, sinks);
     const std::size_t q_dim = config.q_dim();
     for (std::size_t b = 0; b < config.n_batch; ++b) {
         for (std::size_t i = 192; i < std::min<std::size_t>(256, config.seq_len); ++i) {

@@ -50,6 +50,47 @@ code=$?
 grep -q "kvbench_plot: error: .*cut.csv lacks the columns flops, bytes, kv_bytes" <<<"$out" || fail "unclear message: $out"
 ls "$dir" | grep -q "^cut-" && fail "images written for a refused CSV"
 
+# A history (kvbench history -f csv) of two runs in a results database: one figure, a line per
+# point and machine over the runs.
+rm -f "$dir/history.sqlite"
+for run in 1 2; do
+  "$kvbench" sweep -n 16,32 "${tiny[@]}" -t 1 -r 2 -w 1 --no-roofline -q --db "$dir/history.sqlite" >/dev/null 2>&1 \
+    || fail "kvbench sweep --db (run $run) failed"
+done
+"$kvbench" history --db "$dir/history.sqlite" -g 1 -f csv -o "$dir/hist.csv" 2>/dev/null || fail "kvbench history failed"
+out=$("${plot[@]}" "$dir/hist.csv" 2>&1) || fail "plotting a history failed: $out"
+check_png "$dir/hist-history.png"
+grep -q "hist-history.png: 4 series: cached B=1 N=16 D=64 H=4 G=1 (m1); cached B=1 N=32 D=64 H=4 G=1 (m1)" <<<"$out" \
+  || fail "history series: $out"
+[ ! -e "$dir/hist-latency.png" ] || fail "a sweep figure drawn from a history CSV"
+head -1 "$dir/hist.csv" >"$dir/empty-hist.csv"
+out=$("${plot[@]}" "$dir/empty-hist.csv" 2>&1)
+[ $? -eq 2 ] && grep -q "no matching point" <<<"$out" || fail "an empty history: $out"
+# A bad file leaves no output folder behind: every input is read before anything is created.
+out=$("${plot[@]}" "$dir/cut.csv" -o "$dir/never" 2>&1)
+[ $? -eq 2 ] || fail "a bad CSV with -o did not exit 2: $out"
+[ ! -e "$dir/never" ] || fail "the output folder was created for a refused CSV"
+
+# --kv-dtype runs: the series keep the order given, the uncached one has no cache, and the kv
+# figure's bytes per element are each type's (int8: one f32 scale per cached vector).
+"$kvbench" sweep -n 16,32 -d 64 --heads 4 -g 4 --kv-dtype int8,f16 -t 1 -r 2 -w 1 --cache-state warm --no-roofline \
+  --format csv -o "$dir/kv.csv" >/dev/null 2>&1 || fail "kvbench sweep --kv-dtype failed"
+out=$("${plot[@]}" "$dir/kv.csv" --figures latency,kv --format svg -o "$dir/kv" 2>&1) || fail "plotting kv types failed: $out"
+grep -q "kv-latency.svg: 3 series: MHA cached int8; MHA cached f16; MHA uncached no cache" <<<"$out" \
+  || fail "kv types not in the order given: $out"
+grep -q "2·L·B·N·G·dh·c bytes, c = 1 + 4/dh (int8), 2 (f16)" "$dir/kv/kv-kv.svg" || fail "the kv figure's bytes per element"
+
+# The script runs by itself, and an interpreter without matplotlib gets one line saying what to do.
+[ -x "$2" ] || fail "$2 is not executable"
+[ "$(head -1 "$2")" = "#!/usr/bin/env python3" ] || fail "$2 does not start with #!/usr/bin/env python3"
+out=$(/usr/bin/python3 -S "$2" "$dir/threads.csv" -o "$dir/no-matplotlib" 2>&1)
+code=$?
+[ "$code" -eq 1 ] || fail "exit $code without matplotlib, expected 1: $out"
+grep -q "^kvbench_plot: error: matplotlib is missing for /usr/bin/python3: install Debian's python3-matplotlib" <<<"$out" \
+  || fail "unclear message without matplotlib: $out"
+grep -q Traceback <<<"$out" && fail "a traceback without matplotlib: $out"
+[ ! -e "$dir/no-matplotlib" ] || fail "an output folder created without matplotlib"
+
 # Bad options are usage errors.
 "${plot[@]}" "$dir/threads.csv" --figures nonsense >/dev/null 2>&1 && fail "an unknown figure was accepted"
 "${plot[@]}" --help | grep -q "roofline" || fail "--help does not list the figures"

@@ -131,12 +131,12 @@ TEST_CASE("the csv header starts with the contract columns in order") {
 
 TEST_CASE("the csv header carries the provenance columns after the spec ones") {
     for (const char* name : {"grouping", "cache_state", "latency_us_p90", "latency_us_mean", "latency_cv_pct",
-                             "latency_mdape_pct", "verify_rel_error", "kv_rel_error", "fits_in_llc", "flops_executed", "noisy", "reps_policy",
+                             "latency_mdape_pct", "verify_rel_error", "kv_rel_error", "fits_in_llc", "flops_executed", "noisy", "flags", "reps_policy",
                              "seed", "warmup", "roofline_peak_gflops", "roofline_peak_gb_per_s", "roofline_source",
                              "tool_version", "git_commit",
                              "build_type", "compiler", "kernel_isa", "cpu_model", "blas_library", "blas_threading",
-                             "openblas_coretype", "openblas_l2_size", "transparent_hugepage", "schema_version", "command_line",
-                             "timestamp"}) {
+                             "openblas_coretype", "openblas_l2_size", "transparent_hugepage", "schema_version", "shard",
+                             "command_line", "timestamp"}) {
         CHECK_NOTHROW(column_index(name));
     }
 }
@@ -177,17 +177,17 @@ TEST_CASE("two fabricated rows give the golden csv") {
         "path,batch,seq,dim,heads,kv_heads,head_dim,layers,threads,kv_dtype,flops,bytes,kv_bytes,reps,"
         "latency_us_median,latency_us_min,latency_us_max,gflops,gb_per_s,roofline_pct,speedup,grouping,cache_state,"
         "latency_us_p90,latency_us_mean,latency_cv_pct,latency_mdape_pct,verify_rel_error,kv_rel_error,fits_in_llc,flops_executed,"
-        "noisy,reps_policy,seed,warmup,roofline_peak_gflops,roofline_peak_gb_per_s,roofline_source,tool_version,"
+        "noisy,flags,reps_policy,seed,warmup,roofline_peak_gflops,roofline_peak_gb_per_s,roofline_source,tool_version,"
         "git_commit,build_type,compiler,kernel_isa,cpu_model,blas_library,blas_threading,openblas_coretype,openblas_l2_size,"
-        "transparent_hugepage,schema_version,command_line,timestamp\n"
+        "transparent_hugepage,schema_version,shard,command_line,timestamp\n"
         "cached,1,4,8,2,1,4,1,2,f32,512,960,128,3,1.100,1.000,1.200,0.465455,0.872727,10.9091,3.81818,MQA,cold,"
-        "1.180,1.100,9.09091,9.09091,3e-07,,true,512,true,reps=20 warmup=3,1,3,100,8,measured this run,"
+        "1.180,1.100,9.09091,9.09091,3e-07,,true,512,true,noisy,reps=20 warmup=3,1,3,100,8,measured this run,"
         "0.1.0,abc1234,Release,GNU 12.2.0,avx2+fma,\"AMD \"\"Zen\"\", 8-core\","
-        "OpenBLAS 0.3.21,openmp,,,madvise,2,\"kvbench sweep -g 4,1 -o 'a b.csv'\",2024-01-02T03:04:05Z\n"
+        "OpenBLAS 0.3.21,openmp,,,madvise,2,,\"kvbench sweep -g 4,1 -o 'a b.csv'\",2024-01-02T03:04:05Z\n"
         "uncached,1,4,8,2,1,4,1,2,f32,1856,1152,128,2,4.200,4.000,4.400,0.441905,0.274286,3.42857,1,MQA,cold,"
-        "4.360,4.200,6.73435,4.7619,3e-07,,true,2048,false,reps=20 warmup=3,1,3,100,8,measured this run,"
+        "4.360,4.200,6.73435,4.7619,3e-07,,true,2048,false,,reps=20 warmup=3,1,3,100,8,measured this run,"
         "0.1.0,abc1234,Release,GNU 12.2.0,avx2+fma,\"AMD \"\"Zen\"\", 8-core\","
-        "OpenBLAS 0.3.21,openmp,,,madvise,2,\"kvbench sweep -g 4,1 -o 'a b.csv'\",2024-01-02T03:04:05Z\n";
+        "OpenBLAS 0.3.21,openmp,,,madvise,2,,\"kvbench sweep -g 4,1 -o 'a b.csv'\",2024-01-02T03:04:05Z\n";
     CHECK(render(write_csv, two_rows()) == expected);
 }
 
@@ -453,4 +453,56 @@ TEST_CASE("a row with an explicit head dimension states it and reads back as the
     std::istringstream zero(plain);
     CHECK_THROWS_WITH_AS(read_csv_report(zero), "row 1: column head_dim: '0' is not a positive number",
                          std::runtime_error);
+}
+
+TEST_CASE("the flags column lists a row's marks in the schema's words") {
+    std::vector<ResultRow> rows = two_rows();
+    CHECK(row_flags(rows[0]) == "noisy");
+    CHECK(row_flags(rows[1]).empty());
+    rows[1].slow = true;
+    rows[1].roofline_pct = 180.0;
+    CHECK(row_flags(rows[1]) == "slow above_roofline");
+    // Every word the rows can carry is one the schema file explains (docs/csv.md#flags).
+    std::vector<std::string> words;
+    for (const FlagWord& flag : flag_words()) {
+        CHECK_FALSE(flag.meaning.empty());
+        words.push_back(flag.word);
+    }
+    std::sort(words.begin(), words.end());
+    CHECK(words == std::vector<std::string>{"above_roofline", "noisy", "slow"});
+    const auto records = kvbench::test::parse_csv(render(write_csv, rows));
+    CHECK(records[1][column_index("flags")] == "noisy");
+    CHECK(records[2][column_index("flags")] == "slow above_roofline");
+}
+
+TEST_CASE("a step far slower than the machine allows is marked slow when its row is built") {
+    // small_mqa() takes 120 ns at 8 GB/s, below the 100 µs where the check starts: a larger point.
+    ModelConfig config = small_mqa();
+    config.seq_len = 4096;
+    config.model_dim = 1024;
+    config.n_heads = 16;
+    config.n_kv_heads = 16;
+    const Roofline roofline = small_roofline();  // 8 GB/s
+    const double bound_ns = 1e9 * roofline_time_s(step_flops(config, DecodePath::cached),
+                                                  step_bytes(config, DecodePath::cached), roofline);
+    REQUIRE(bound_ns > slow_check_min_bound_s * 1e9);
+    const auto row_at = [&](double median_ns) {
+        const auto ns = static_cast<std::int64_t>(median_ns);
+        return make_result_row(DecodePath::cached, {config, 2}, path_measured({ns, ns, ns}, 0, 0),
+                               step_cost(config, DecodePath::cached), RunOptions{}, &roofline, fixed_environment(),
+                               std::nullopt);
+    };
+    // The estimate is the bound at estimate_achieved_fraction: 10x it is slow, 9x is not.
+    CHECK(row_at(11 * bound_ns / estimate_achieved_fraction).slow);
+    CHECK_FALSE(row_at(9 * bound_ns / estimate_achieved_fraction).slow);
+}
+
+TEST_CASE("a slow row read back from a csv is still slow") {
+    std::vector<ResultRow> rows = two_rows();
+    rows[0].slow = true;
+    std::istringstream in(render(write_csv, rows));
+    const std::vector<SavedRow> read = read_csv_report(in);
+    REQUIRE(read.size() == 2);
+    CHECK(read[0].row.slow);
+    CHECK_FALSE(read[1].row.slow);
 }

@@ -26,9 +26,11 @@ ResultRow row_at(const ModelConfig& c, DecodePath path, std::size_t n_threads, d
     row.path = path;
     row.n_threads = n_threads;
     row.cost = step_cost(c, path);
+    row.stats.n_samples = 20;
     row.stats.median_ns = median_ns;
     row.stats.cv = cv;
     row.stats.mdape = cv / 2;
+    row.stats.median_uncertainty = estimated_median_uncertainty(row.stats.mdape, row.stats.n_samples);
     row.noisy = noisy;
     return row;
 }
@@ -53,7 +55,9 @@ TEST_CASE("noisy rows give one line with the count, the worst row and the fixes"
     }
     const std::optional<std::string> message = noise_warning(rows, NoiseContext{20, 0, false, 2});
     REQUIRE(message);
-    CHECK(message->rfind("9 of 12 rows noisy, marked ! (worst: B=1 N=512 D=1024 H=16 G=16 L=1 T=2 cached, CV 14 %", 0) == 0);
+    CHECK(message->rfind("9 of 12 rows noisy, marked ! (worst: B=1 N=512 D=1024 H=16 G=16 L=1 T=2 cached, median ±6 % "
+                          "at 95 % confidence over 20 repetitions)",
+                          0) == 0);
     CHECK(message->find("try -r 50 -w 10, or --interleave, or -t 1 (leave a core to the system)") != std::string::npos);
 }
 
@@ -111,4 +115,33 @@ TEST_CASE("steps too short for their bound to mean anything are not judged") {
     REQUIRE(assumed_bound_ns(row) < slow_check_min_bound_s * 1e9);
     row.stats.median_ns = 100 * assumed_bound_ns(row);
     CHECK_FALSE(slow_rows_warning({row}, {}));
+}
+
+TEST_CASE("rows above their roofline give one line naming the worst and how to measure it again") {
+    std::vector<ResultRow> rows;
+    for (const double pct : {80.0, 170.0, 195.0}) {
+        ResultRow row = row_at(model(1024, 16), DecodePath::uncached, 2, 1e7, false);
+        row.roofline_pct = pct;
+        row.roofline_source = "saved (measured 2026-12-01T10:00:00Z, quick)";
+        rows.push_back(row);
+    }
+    CHECK(threads_above_roofline(rows) == std::vector<std::size_t>{2});
+    const std::optional<std::string> message = above_roofline_warning(rows, {});
+    REQUIRE(message);
+    CHECK(message->rfind("2 of 3 rows above 100 % of the roofline, marked ^ (worst: B=1 N=1024 D=1024 H=16 G=16 L=1 "
+                         "T=2 uncached, 195 % of the roofline saved (measured 2026-12-01T10:00:00Z, quick)): the "
+                         "roofline is lower than this machine, measured while it was busy; measure it again with "
+                         "`kvbench roofline -t 2` when the machine is idle",
+                         0) == 0);
+    // A quick roofline measured again in the run: what it found, and that it is saved.
+    Roofline full;
+    full.peak_gflops = 210;
+    full.peak_gbps = 88.4;
+    const std::optional<std::string> replaced = above_roofline_warning(rows, {{2, full}});
+    REQUIRE(replaced);
+    CHECK(replaced->find("it was a quick one, measured low; measured it fully now (88.4 GB/s, 210 GFLOP/s) and saved "
+                         "it, so later runs use it") != std::string::npos);
+    rows.erase(rows.begin() + 1, rows.end());
+    CHECK_FALSE(above_roofline_warning(rows, {}));
+    CHECK(threads_above_roofline(rows).empty());
 }

@@ -1,5 +1,6 @@
 // Roofline: JSON round trip, error messages that name the file, and the bound's arithmetic.
 #include "kvbench/measure/roofline.hpp"
+#include "kvbench/measure/run_context.hpp"
 
 #include "kvbench/measure/cache_flush.hpp"
 
@@ -311,4 +312,22 @@ TEST_CASE("the quick roofline is a smaller sgemm, and says it is quick") {
     CHECK(quick.quick);
     CHECK(quick.sgemm_dim < kvbench::RooflineOptions{}.sgemm_dim);
     CHECK(quick.n_reps >= 1);
+}
+
+TEST_CASE("only a quick roofline of the run's own is measured again when rows beat it") {
+    kvbench::Roofline full;
+    full.peak_gflops = 200;
+    full.peak_gbps = 80;
+    full.quick = false;
+    kvbench::RooflinePolicy saved;
+    // Not quick: it stays, whatever the rows did (measuring it again is the user's call).
+    CHECK(kvbench::replace_beaten_quick_rooflines({{1, full}}, {1}, saved, {}).empty());
+    // A --roofline file is the user's, quick or not; --no-roofline has none to replace.
+    kvbench::Roofline quick = full;
+    quick.quick = true;
+    kvbench::RooflinePolicy given;
+    given.given = kvbench::GivenRoofline{"r.json", quick};
+    CHECK(kvbench::replace_beaten_quick_rooflines({{1, quick}}, {1}, given, {}).empty());
+    // A thread count no row beat keeps its quick roofline.
+    CHECK(kvbench::replace_beaten_quick_rooflines({{1, quick}}, {2}, saved, {}).empty());
 }

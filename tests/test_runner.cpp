@@ -1,4 +1,5 @@
 #include "kvbench/measure/runner.hpp"
+#include "kvbench/measure/resident_points.hpp"
 
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
@@ -7,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <memory>
 
 using namespace kvbench;
 using kvbench::test::make_config;
@@ -207,4 +209,21 @@ TEST_CASE("a raised stop flag ends interleaved rounds with no point finished") {
     run_interleaved({{make_config(1, 16, 64, 4, 4, 1), 1}}, RunOptions{}, {}, InterleaveOptions{}, stop,
                     [](std::size_t) {}, [&](std::size_t, const PointMeasurement*, std::exception_ptr) { ++n_finished; });
     CHECK(n_finished == 0);
+}
+
+TEST_CASE("resident points keep within their budget, releasing the least recently used first") {
+    kvbench::ResidentPoints<int> resident(100);
+    resident.insert(0, std::make_unique<int>(10), 40);
+    resident.insert(1, std::make_unique<int>(11), 40);
+    REQUIRE(resident.find(0) != nullptr);  // 0 is now more recent than 1
+    resident.make_room(40);                // 120 > 100: the least recent, 1, goes
+    CHECK(resident.find(1) == nullptr);
+    CHECK(*resident.find(0) == 10);
+    CHECK(resident.resident_bytes() == 40);
+    resident.insert(2, std::make_unique<int>(12), 40);
+    resident.make_room(500);  // larger than the budget: every point goes, and the new one will stay alone
+    CHECK(resident.size() == 0);
+    CHECK(resident.resident_bytes() == 0);
+    resident.release(7);  // not resident: nothing happens
+    CHECK(resident.size() == 0);
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <stdexcept>
 #include <vector>
 
@@ -59,15 +60,67 @@ TEST_CASE("summarizing no samples is refused") {
     CHECK_THROWS_AS(summarize(std::vector<std::int64_t>{}), std::invalid_argument);
 }
 
-TEST_CASE("a point is noisy when its spread is broad, not when one repetition is an outlier") {
+// Made-up timings: `n` samples spread evenly over median · (1 ± spread), in a shuffled order.
+std::vector<std::int64_t> even_spread(std::size_t n, double spread) {
+    std::vector<std::int64_t> samples;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double position = static_cast<double>((i * 37) % n) / static_cast<double>(n - 1);  // 0..1
+        samples.push_back(std::llround(100'000 * (1 - spread + 2 * spread * position)));
+    }
+    return samples;
+}
+
+TEST_CASE("the median's uncertainty follows the spread and shrinks with the square root of the count") {
+    // MdAPE 0.2 over 7 samples: t(6) = 2.4469 · 1.2533 · 1.4826 · 0.2 / √7.
+    const Stats few = summarize(std::vector<std::int64_t>{80, 120, 90, 110, 100, 70, 130});
+    CHECK(few.mdape == doctest::Approx(0.2));
+    CHECK(few.median_uncertainty == doctest::Approx(2.4469 * 1.2533 * 1.4826 * 0.2 / std::sqrt(7.0)).epsilon(1e-3));
+    // Four times the samples of the same spread: about half the uncertainty (t falls too).
+    CHECK(estimated_median_uncertainty(0.05, 400) == doctest::Approx(estimated_median_uncertainty(0.05, 100) / 2).epsilon(0.01));
+    CHECK(estimated_median_uncertainty(0.0, 5) == 0);
+    CHECK_THROWS_AS(estimated_median_uncertainty(0.1, 1), std::invalid_argument);
+}
+
+TEST_CASE("a point is noisy when its median is uncertain, not when one repetition is an outlier") {
     // One slow outlier among steady samples: CV above 5 %, but the median barely moves.
-    const kvbench::Stats outlier = kvbench::summarize(std::vector<std::int64_t>{100, 100, 101, 99, 100, 100, 100, 100, 100, 160});
+    const Stats outlier = summarize(std::vector<std::int64_t>{100, 100, 101, 99, 100, 100, 100, 100, 100, 160});
     CHECK(outlier.cv > 0.05);
-    CHECK_FALSE(kvbench::is_noisy(outlier));
-    // A broad spread: CV and MdAPE both high.
-    const kvbench::Stats broad = kvbench::summarize(std::vector<std::int64_t>{80, 120, 90, 110, 100, 70, 130});
-    CHECK(kvbench::is_noisy(broad));
+    CHECK_FALSE(is_noisy(outlier));
+    // A few broadly spread samples: the median could be anywhere in a wide range.
+    CHECK(is_noisy(summarize(std::vector<std::int64_t>{80, 120, 90, 110, 100, 70, 130})));
+    CHECK(is_noisy(summarize(std::vector<std::int64_t>{100, 108, 93, 104, 97})));
+    // The slowest steps get 5 repetitions: 1 % apart they are steady, and so is one outlier of 5.
+    CHECK_FALSE(is_noisy(summarize(std::vector<std::int64_t>{1000, 1010, 990, 1005, 995})));
+    CHECK_FALSE(is_noisy(summarize(std::vector<std::int64_t>{1000, 1010, 990, 1005, 1600})));
     // Steady samples, and too few samples to judge.
-    CHECK_FALSE(kvbench::is_noisy(kvbench::summarize(std::vector<std::int64_t>{100, 101, 99, 100})));
-    CHECK_FALSE(kvbench::is_noisy(kvbench::summarize(std::vector<std::int64_t>{50, 150})));
+    CHECK_FALSE(is_noisy(summarize(std::vector<std::int64_t>{100, 101, 99, 100})));
+    CHECK_FALSE(is_noisy(summarize(std::vector<std::int64_t>{50, 150})));
+}
+
+TEST_CASE("many samples of a broad but steady spread pin the median down") {
+    // A cold cached step: ±15 % around the median, 300 repetitions. The CV (8.7 %) and MdAPE
+    // (7.5 %) are high, but the median is known to within about 1.5 %.
+    const Stats steady = summarize(even_spread(300, 0.15));
+    CHECK(steady.cv > 0.05);
+    CHECK(steady.mdape > 0.05);
+    CHECK(steady.median_uncertainty < 0.02);
+    CHECK_FALSE(is_noisy(steady));
+    // The same spread over 10 repetitions is noisy.
+    CHECK(is_noisy(summarize(even_spread(10, 0.15))));
+}
+
+TEST_CASE("a spread that splits in two is noisy however many samples there are") {
+    // Half the repetitions 30 % slower (another process on a core half the time): the median
+    // falls between the two and moves with the split. The estimate from MdAPE (13 %) over 400
+    // samples says 2.4 %; the interval between order statistics says 13 %.
+    std::vector<std::int64_t> split;
+    for (std::size_t i = 0; i < 400; ++i) split.push_back(i % 2 == 0 ? 100'000 : 130'000);
+    const Stats stats = summarize(split);
+    CHECK(estimated_median_uncertainty(stats.mdape, stats.n_samples) < noisy_median_uncertainty);
+    CHECK(stats.median_uncertainty == doctest::Approx(15.0 / 115.0));
+    CHECK(is_noisy(stats));
+    // A clear majority at one speed keeps the median there: not noisy.
+    std::vector<std::int64_t> mostly_fast;
+    for (std::size_t i = 0; i < 400; ++i) mostly_fast.push_back(i % 5 == 0 ? 130'000 : 100'000);
+    CHECK_FALSE(is_noisy(summarize(mostly_fast)));
 }

@@ -1,11 +1,14 @@
 // The human tables on made-up rows: golden text at 80 columns for a default-sweep-like grid, a grid
 // where every axis varies, and Markdown. KVBENCH_UPDATE_GOLDEN=1 rewrites tests/golden/ from the
 // current output (then read the diff before committing it).
+#include "kvbench/report/headline.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/summary_tables.hpp"
+#include "kvbench/report/units.hpp"
 
 #include <algorithm>
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <sstream>
@@ -44,6 +47,7 @@ ResultRow made_up_row(const ModelConfig& c, DecodePath path, std::size_t n_threa
     row.stats.p90_ns = 1.1 * median_ns;
     row.stats.cv = cv;
     row.stats.mdape = cv / 2;
+    row.stats.median_uncertainty = estimated_median_uncertainty(row.stats.mdape, row.stats.n_samples);
     row.gflops = static_cast<double>(row.cost.flops) / median_ns;
     row.gbps = static_cast<double>(row.cost.bytes) / median_ns;
     if (has_roofline) {
@@ -52,7 +56,7 @@ ResultRow made_up_row(const ModelConfig& c, DecodePath path, std::size_t n_threa
         row.roofline_pct = 100 * bound_s / (median_ns * 1e-9);
     }
     row.fits_in_llc = row.cost.bytes < (std::uint64_t{32} << 20);
-    row.noisy = cv > 0.05 && row.stats.mdape > 0.02;
+    row.noisy = is_noisy(row.stats);
     return row;
 }
 
@@ -184,10 +188,14 @@ TEST_CASE("with every axis varying the tables split rather than wrap, and match 
 TEST_CASE("markdown tables match the golden text and escape what github would render") {
     const std::string text = render_markdown(default_like_rows());
     check_golden("default_sweep.md", text);
-    // Footnotes start with their marks: escaped, they stay text instead of becoming bullets.
-    CHECK(text.find("\n\\* the step's working set") != std::string::npos);
-    CHECK(text.find("\n* ") == std::string::npos);
-    CHECK(text.find("\n- ") == std::string::npos);
+    // Footnotes start with their marks: escaped, they stay text instead of becoming bullets. Only
+    // the headline, last, is a list.
+    const std::size_t headline = text.find("\n### Headline\n\n- the KV cache made the step ");
+    REQUIRE(headline != std::string::npos);
+    const std::string tables = text.substr(0, headline);
+    CHECK(tables.find("\n\\* the step's working set") != std::string::npos);
+    CHECK(tables.find("\n* ") == std::string::npos);
+    CHECK(tables.find("\n- ") == std::string::npos);
     // Every table line has as many cells as its header: no stray '|'.
     std::size_t n_bars = 0;
     for (const std::string& line : lines_of(text)) {
@@ -304,4 +312,113 @@ TEST_CASE("dh shows only when a row sets the head dimension apart from D/H") {
     // A run where every row sets the same dh keeps it in the caption.
     const std::vector<ResultRow> same{made_up_row(gemma, DecodePath::cached, 2, "cold", 1.3e6, 0.01, false)};
     CHECK(render_table(same).find("dh=256") != std::string::npos);
+}
+
+TEST_CASE("the default sweep ends with a headline of at most five lines, computed from its rows") {
+    const std::vector<ResultRow> rows = default_like_rows();
+    const std::string text = render_table(rows);
+    const std::size_t start = text.rfind("\n\nHeadline (medians of this run)\n");
+    REQUIRE(start != std::string::npos);
+    const std::vector<std::string> headline = lines_of(text.substr(start + 2));
+    CHECK(headline.size() <= 5);
+    // The extreme speedups, where they were measured.
+    double lowest = 1e300, highest = 0;
+    for (const ResultRow& row : rows) {
+        if (row.path != DecodePath::cached) continue;
+        lowest = std::min(lowest, *row.speedup);
+        highest = std::max(highest, *row.speedup);
+    }
+    CHECK(headline[1] == "  the KV cache made the step " + format_ratio(lowest) + " (N=128 MHA) to " +
+                             format_ratio(highest) + " (N=4096 MQA) faster");
+    // GQA-4's cached medians over MHA's at each N: 5e5 + 40·N·G, so (5e5 + 160 N) / (5e5 + 640 N).
+    const auto share = [](double n, double g) { return (5e5 + 40 * n * g) / (5e5 + 40 * n * 16); };
+    CHECK(headline[2] == fmt::format("  GQA-4's cached step took {:.0f}-{:.0f} % of MHA's time, MQA's {:.0f}-{:.0f} %",
+                                     100 * share(4096, 4), 100 * share(128, 4), 100 * share(4096, 1),
+                                     100 * share(128, 1)));
+    CHECK(headline[3] == "  GQA-4's KV cache is 4x smaller than MHA's, MQA's 16x");
+}
+
+TEST_CASE("the headline leaves out slow rows and says so, and is absent when nothing compares") {
+    std::vector<ResultRow> rows = default_like_rows();
+    // A cached row under contention: 100 times too slow, a speedup of 1.5x.
+    rows[0].stats.median_ns *= 100;
+    rows[0].speedup = 1.5;
+    rows[0].slow = true;
+    const Headline headline = make_headline(rows);
+    CHECK(headline.n_slow_left_out == 1);
+    REQUIRE_FALSE(headline.empty());
+    CHECK(headline.sentences[0].find("1.50x") == std::string::npos);
+    std::ostringstream out;
+    write_headline(out, headline, terminal_columns);
+    CHECK(out.str().rfind("Headline (medians of this run; 1 row marked ? left out)\n", 0) == 0);
+    // One MHA row alone: no speedup, no grouping, nothing to say.
+    std::vector<ResultRow> alone{rows[2]};
+    alone[0].speedup.reset();
+    CHECK(make_headline(alone).empty());
+    CHECK(render_table(alone).find("Headline") == std::string::npos);
+}
+
+TEST_CASE("the headline compares each reduced kv type with f32 at the same point") {
+    std::vector<ResultRow> rows;
+    ModelConfig f32 = model(8, 4096, 1024, 16, 16, 1);
+    ModelConfig int8 = f32;
+    int8.kv_dtype = KvDtype::int8;
+    ResultRow f32_row = made_up_row(f32, DecodePath::cached, 2, "cold", 4e6, 0.01, false);
+    ResultRow int8_row = made_up_row(int8, DecodePath::cached, 2, "cold", 3e6, 0.01, false);
+    int8_row.kv_dtype = "int8";
+    int8_row.kv_rel_error = 2.5e-3;
+    rows = {f32_row, int8_row};
+    const Headline headline = make_headline(rows);
+    REQUIRE(headline.sentences.size() == 1);
+    // f32: 2·4 bytes per element; int8: 2·(1 + 4/64) per element of dh = 64.
+    CHECK(headline.sentences[0] == "int8's cache is 3.76x smaller than f32's and its step took 75 % of the time "
+                                   "(error up to 2.5e-03)");
+}
+
+TEST_CASE("a slow row is marked ? and a row above its roofline ^, each with its footnote") {
+    std::vector<ResultRow> rows = default_like_rows();
+    rows[4].slow = true;
+    rows[6].roofline_pct = 150.0;
+    const std::string text = render_table(rows);
+    const std::string latency = block_of(text, "Latency");
+    CHECK(latency.find("? slow: 10x or more the time this machine allows") != std::string::npos);
+    CHECK(std::count(latency.begin(), latency.end(), '?') == 2);  // the mark and its footnote
+    const std::string throughput = block_of(text, "Throughput");
+    CHECK(throughput.find("150.0^") != std::string::npos);
+    CHECK(throughput.find("^ above 100 %: faster than the roofline allows") != std::string::npos);
+    // A warm step that fits in the last-level cache may beat the DRAM roof: no mark.
+    rows[6].cache_state = "warm";
+    rows[6].fits_in_llc = true;
+    CHECK_FALSE(above_roofline(rows[6]));
+}
+
+TEST_CASE("tables use the width they are given, and split only beyond it") {
+    TableOptions wide;
+    wide.width = 200;
+    const std::string text = render_table(every_axis_rows(), wide);
+    CHECK(text.find("(continued)") == std::string::npos);
+    CHECK(widest_line(text) > terminal_columns);
+    CHECK(widest_line(text) <= 200);
+    CHECK(render_table(every_axis_rows()).find("(continued)") != std::string::npos);
+}
+
+TEST_CASE("with a reduced kv cache the uncached row has no cache type, and each type shows its error") {
+    ModelConfig f16 = model(1, 512, 1024, 16, 4, 1);
+    f16.kv_dtype = KvDtype::f16;
+    ModelConfig f32 = f16;
+    f32.kv_dtype = KvDtype::f32;
+    ResultRow cached = made_up_row(f16, DecodePath::cached, 2, "cold", 1e5, 0.01, false);
+    cached.kv_dtype = "f16";
+    cached.kv_rel_error = 9.7e-5;
+    const ResultRow uncached = made_up_row(f32, DecodePath::uncached, 2, "cold", 1e7, 0.01, false);
+    const std::string text = render_table({cached, uncached});
+    const std::string latency = block_of(text, "Latency");
+    CHECK(latency.find("  none  uncached") != std::string::npos);
+    CHECK(latency.find("kv none: the uncached forward keeps no cache") != std::string::npos);
+    CHECK(latency.find("f32") == std::string::npos);
+    // One line per configuration: the f16 one, with the uncached FLOPs beside its own.
+    const std::string flops = block_of(text, "FLOPs per step");
+    CHECK(lines_of(flops).size() == 6);  // title, caption, two header lines, the rule and one line
+    CHECK(flops.find("f32") == std::string::npos);
+    CHECK(block_of(text, "KV memory").find("9.7e-05") != std::string::npos);
 }

@@ -1,14 +1,20 @@
-// The `kvbench compare` subcommand: options, reading both files, the comparison, its exit status.
+// The `kvbench compare` subcommand: options, reading both sides (files or runs of a results database), the comparison, its exit status.
 #include "cli/compare_command.hpp"
 
+#include "cli/exit_status.hpp"
+#include "cli/output_options.hpp"
 #include "kvbench/compare/compare_report.hpp"
 #include "kvbench/compare/comparison.hpp"
 #include "kvbench/compare/result_file.hpp"
+#include "kvbench/compare/run_selection.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/report/database.hpp"
 
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -16,45 +22,100 @@ namespace kvbench {
 
 namespace {
 
-constexpr const char* footer = R"(Verdicts: a Mann-Whitney U test on every repetition (JSON reports, Google
-Benchmark JSON), alpha 0.05; CSV reports keep no samples, so a change counts
-there only when the [min, max] ranges do not overlap. SLOWER = significantly
-worse by more than --threshold; COUNTS DIFFER = flops, bytes or kv_bytes differ
+constexpr const char* footer = R"(BASE and NEW: result files (sweep/generate CSV, JSON or JSON Lines; Google
+Benchmark JSON), or runs of the results database --db names: run:12,
+commit:abc1234, machine:epyc, or terms joined by commas (commit:abc1234,
+machine:epyc); runs that share a configuration give the latest run's row.
+
+Verdicts: a Mann-Whitney U test on every repetition (JSON reports, Google
+Benchmark JSON, the database), alpha 0.05, and the shift of NEW against BASE
+with its 95 % interval (Hodges-Lehmann); CSV reports keep no samples, so a
+change counts there only when the [min, max] ranges do not overlap. SLOWER =
+significantly worse by more than --threshold (with --require-interval: the
+whole interval worse by more); COUNTS DIFFER = flops, bytes or kv_bytes differ
 (the rows did different work).
 
 Examples:
   kvbench compare results/reference-sweep-2026-12-01.csv new.csv
   kvbench compare old.json new.json --metric speedup --threshold 25% -f md
+  kvbench compare --db results.sqlite --base commit:abc1234 --new commit:def5678
   scripts/bench-gate.sh    the CI gate: a short sweep against results/gate/
 
-Exit status: 0 no failing row; 1 a SLOWER or COUNTS DIFFER row; 2 bad usage.)";
+Exit status: 0 no failing row; 1 a SLOWER or COUNTS DIFFER row; 2 bad usage;
+3 NEW does not cover BASE: no row in common, or BASE rows missing from NEW
+(--allow-missing lists them instead).)";
 
-// "5%" or "5": a percentage from 0 to 1000.
-double parse_threshold(const std::string& text) {
-    std::string digits = text;
-    if (!digits.empty() && digits.back() == '%') digits.pop_back();
-    double value = -1;
-    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-    if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || value < 0 || value > 1000) {
-        throw ConfigError(fmt::format("--threshold '{}': must be a percentage from 0 to 1000 (e.g. 5%)", text));
+// The results database selectors read from: --db, else $KVBENCH_DB.
+std::string database_for(const CompareCliOptions& options, const std::string& side, const std::string& selector) {
+    if (options.db) return *options.db;
+    if (const std::optional<std::string> configured = default_database()) return *configured;
+    throw ConfigError(fmt::format("{} {}: names runs of a results database: give --db FILE (or set ${})", side,
+                                  selector, database_variable));
+}
+
+ResultFile read_side(const CompareCliOptions& options, const std::string& text, const std::string& side) {
+    if (is_run_selector(text)) {
+        const RunSelector selector = parse_run_selector(text, side);
+        const std::string path = database_for(options, side, text);
+        try {
+            return read_selected_runs(ResultsDatabase::open_for_reading(path), selector);
+        } catch (const std::runtime_error& error) {
+            throw ConfigError(fmt::format("--db {}: {}", path, error.what()));
+        }
     }
-    return value;
+    if (!std::filesystem::exists(text)) {
+        throw ConfigError(fmt::format("{} {}: no such file (or name runs of --db: run:12, commit:abc1234, machine:epyc)",
+                                      side, text));
+    }
+    if (is_sqlite_file(text)) {
+        throw ConfigError(fmt::format("{} {}: a results database: name its runs, e.g. kvbench compare --db {} run:1 "
+                                      "run:2 (kvbench history --db {} lists them)",
+                                      side, text, text, text));
+    }
+    return read_result_file(text);
 }
 
 }  // namespace
 
+double parse_threshold(const std::string& text) {
+    std::string digits = text;
+    const bool percent = !digits.empty() && digits.back() == '%';
+    if (percent) digits.pop_back();
+    double value = -1;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    // !(0 <= value <= 1000) also refuses nan and inf, which from_chars reads.
+    if (digits.empty() || error != std::errc() || end != digits.data() + digits.size() || !(value >= 0 && value <= 1000)) {
+        throw ConfigError(fmt::format("--threshold '{}': must be a percentage from 0 to 1000 (e.g. 5%)", text));
+    }
+    if (!percent && value > 0 && value < 1) {
+        throw ConfigError(fmt::format("--threshold {0}: a bare number is a percentage, so this is {0} %, not {1:g} %; "
+                                      "write {1:g}% for {1:g} percent, or {0}% if you mean {0} %",
+                                      text, 100 * value));
+    }
+    return value;
+}
+
 CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options) {
     CLI::App* command = app.add_subcommand(
-        "compare", "Compare two result files (sweep/generate CSV or JSON, Google Benchmark JSON) row by row");
-    command->add_option("BASE", options.base_path, "The reference result file")->type_name("FILE")->required()->check(CLI::ExistingFile);
-    command->add_option("NEW", options.new_path, "The result file to judge against BASE")
-        ->type_name("FILE")
-        ->required()
-        ->check(CLI::ExistingFile);
+        "compare", "Compare two result files, or two runs of the results database, row by row: faster, slower or "
+                   "the same, and by how much");
+    command->add_option("BASE,--base", options.base_path, "The reference: a result file, or runs of --db (run:12, commit:abc1234)")
+        ->type_name("FILE|RUNS")
+        ->required();
+    command->add_option("NEW,--new", options.new_path, "What to judge against BASE: a result file, or runs of --db")
+        ->type_name("FILE|RUNS")
+        ->required();
+    command->add_option("--db", options.db,
+                        fmt::format("The results database BASE and NEW name runs of (default: ${})", database_variable))
+        ->type_name("FILE");
     command->add_option("--threshold", options.threshold,
-                        "A row fails when significantly worse by more than this percentage")
+                        "A row fails when significantly worse by more than this percentage (5% or 5; 0.05 is "
+                        "refused as ambiguous)")
         ->type_name("PCT")
         ->capture_default_str();
+    command->add_flag("--require-interval", options.require_interval,
+                      "A row fails only when its whole 95 % interval is worse by more than --threshold: the "
+                      "slowdown exceeds it with 95 % confidence (1 - --alpha); rows without samples never fail");
     command->add_option("--metric", options.metric,
                         "What to compare: latency (the row's own time), or the ratios speedup (uncached / cached), "
                         "mha_ratio (MHA's time / this grouping's), roofline_pct, gflops")
@@ -71,7 +132,9 @@ CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options) {
         ->type_name("slower|counts")
         ->check(CLI::IsMember({"slower", "counts"}))
         ->capture_default_str();
-    command->add_option("--alpha", options.alpha, "Significance level of the U test")
+    command->add_flag("--allow-missing", options.allow_missing,
+                      "Rows of BASE that NEW lacks are listed, not a failure (exit 3 without it)");
+    command->add_option("--alpha", options.alpha, "Significance level of the U test; the interval is at 1 - alpha")
         ->check(CLI::Range(0.0001, 0.5))
         ->capture_default_str();
     command->footer(footer);
@@ -90,16 +153,20 @@ int run_compare_command(const CompareCliOptions& options) {
     compare_options.metric = metrics.at(options.metric);
     compare_options.threshold_pct = parse_threshold(options.threshold);
     compare_options.alpha = options.alpha;
+    compare_options.require_interval = options.require_interval;
 
-    const ResultFile base = read_result_file(options.base_path);
-    const ResultFile other = read_result_file(options.new_path);
+    const ResultFile base = read_side(options, options.base_path, "BASE");
+    const ResultFile other = read_side(options, options.new_path, "NEW");
     const Comparison comparison = compare_results(base, other, compare_options);
     write_comparison(std::cout, comparison, formats.at(options.format));
     std::cout.flush();  // the table first, then any failure line on stderr, in a log that merges both
 
     if (comparison.rows.empty() && comparison.n_without_metric == 0) {
-        fmt::print(stderr, "kvbench: error: {} and {} have no row in common\n", options.base_path, options.new_path);
-        return 1;
+        fmt::print(stderr,
+                   "kvbench: compare: {} and {} have no row in common: nothing was compared (they measured "
+                   "different grids, or one is empty); exit {}\n",
+                   options.base_path, options.new_path, exit_incomplete);
+        return exit_incomplete;
     }
     const std::size_t n_counts = count_verdicts(comparison, Verdict::counts_differ);
     const std::size_t n_slower = count_verdicts(comparison, Verdict::regression);
@@ -111,10 +178,18 @@ int run_compare_command(const CompareCliOptions& options) {
                 failed.push_back(fmt::format("{} ({})", row.label, verdict_name(row.verdict)));
             }
         }
-        fmt::print(stderr, "kvbench: compare: {} failed on {} (threshold {}): {}\n", options.new_path,
-                   metric_name(compare_options.metric), options.threshold, fmt::join(failed, "; "));
+        fmt::print(stderr, "kvbench: compare: {} failed on {} (threshold {}{}): {}\n", options.new_path,
+                   metric_name(compare_options.metric), options.threshold,
+                   options.require_interval ? ", whole interval" : "", fmt::join(failed, "; "));
     }
-    return fail ? 1 : 0;
+    const bool incomplete = !comparison.only_in_base.empty() && !options.allow_missing;
+    if (incomplete) {
+        fmt::print(stderr,
+                   "kvbench: compare: {} lacks {} of the {} rows of {} (listed under \"only in BASE\"): a run that "
+                   "stopped early, or another grid? --allow-missing compares the rows there are\n",
+                   options.new_path, comparison.only_in_base.size(), comparison.n_base_rows, options.base_path);
+    }
+    return fail ? exit_failure : incomplete ? exit_incomplete : exit_ok;
 }
 
 }  // namespace kvbench

@@ -2,6 +2,7 @@
 #include "cli/generate_command.hpp"
 
 #include "cli/command_line.hpp"
+#include "cli/dry_run.hpp"
 #include "cli/exit_status.hpp"
 #include "cli/generation_tables.hpp"
 #include "cli/grid_guard.hpp"
@@ -28,8 +29,6 @@
 namespace kvbench {
 
 namespace {
-
-constexpr double long_run_seconds = 60;  // warn before runs longer than this
 
 // What measuring hands on: every finished path and row, and what --verify found.
 struct GenerationOutcome {
@@ -66,6 +65,10 @@ RunContext prepare_generation(const GeneratePlan& plan, const RunMessages& messa
     request.skip_warning = [](const GridPoint& point, const PointMemory& needed, const MemoryLimit& limit) {
         return memory_skip_warning(shape_label(point), needed, limit);
     };
+    request.skip_summary = [](const std::vector<SkippedPoint>& skipped, std::size_t n_points, const MemoryLimit& limit) {
+        return memory_skip_summary(skipped, n_points, limit, [](const GridPoint& p) { return shape_label(p); },
+                                   "configuration");
+    };
     request.nothing_fits = "configuration";
     request.nothing_fits_hint = "choose a smaller --prompt, --new, --batch, --dim or --layers";
     request.estimate_of = [&plan](const GridPoint& point, const Roofline* roofline, const Environment& env) {
@@ -75,16 +78,13 @@ RunContext prepare_generation(const GeneratePlan& plan, const RunMessages& messa
 }
 
 // The uncached path grows as N²: say how long the run will take before starting it.
-void warn_if_long(const RunContext& context, const RunMessages& messages) {
-    const RunEstimate& estimate = context.estimate;
-    if (estimate.total_seconds <= long_run_seconds) return;
-    messages.warning(fmt::format(
-        "this generation will take about {} ({}; {}); lower --new or --prompt, or use --paths cached, for a shorter "
-        "run",
-        format_duration_ns(estimate.total_seconds * 1e9), plural(estimate.n_units, "step"),
-        context.rooflines.empty()
-            ? fmt::format("assuming {}: run `kvbench roofline` for this machine's figures", describe_assumed_roofline())
-            : "estimated from the saved roofline"));
+void announce_long_run(const RunContext& context, const RunMessages& messages) {
+    if (const std::optional<std::string> notice =
+            long_run_notice("generation", context.estimate, "step", context.rooflines.empty(),
+                            "--dry-run lists the configurations; lower --new or --prompt, or use --paths cached, "
+                            "for a shorter run")) {
+        messages.notice(*notice);
+    }
 }
 
 // ---- Step: measure (and save after every configuration) ---------------------------------
@@ -154,11 +154,13 @@ GenerationOutcome measure_generations(const GeneratePlan& plan, const RunContext
 // After the report: the run's description, the summary and the growth law.
 void print_generation_tables(const GeneratePlan& plan, const GenerationOutcome& outcome, const RunContext& context,
                              const ExportResult& exported, const OutputStreams& streams) {
+    if (outcome.rows.rows.empty()) return;  // stopped before the first configuration finished
     std::ostream& tables = streams.tables_after(exported);
-    tables << describe_run(outcome.rows.rows, context.env) << "\n\n";
-    write_text_table(tables, generation_summary_table(outcome.paths, plan));
+    const std::size_t width = streams.table_width();
+    tables << describe_run(outcome.rows.rows, context.env, width) << "\n\n";
+    write_text_table(tables, generation_summary_table(outcome.paths, plan), width);
     tables << '\n';
-    write_text_table(tables, generation_growth_table(outcome.paths, plan, context.rooflines));
+    write_text_table(tables, generation_growth_table(outcome.paths, plan, context.rooflines), width);
     tables.flush();
 }
 
@@ -172,10 +174,10 @@ int report_generation_outcome(const GeneratePlan& plan, const GenerationOutcome&
     if (!outcome.verify_failures.empty()) {
         for (const std::string& failure : outcome.verify_failures) messages.failure("--verify failed at " + failure);
     } else if (plan.generation.verify && !outcome.rows.rows.empty()) {
-        streams.tables() << fmt::format("verify: cached output == uncached forward at every step; worst relative "
+        streams.notes() << fmt::format("verify: cached output == uncached forward at every step; worst relative "
                                         "error {:.2e} (tolerance {:.0e})\n",
                                         outcome.verified.worst_f32_error, f32_verify_tolerance());
-        streams.tables().flush();
+        streams.notes().flush();
     }
     announce_written(streams, exported, outcome.rows.rows.size());
     exporter.check_report_stream();
@@ -194,15 +196,22 @@ int run_generate_command(const GenerateCliOptions& options) {
     const GeneratePlan plan = plan_generation(options, messages);
     const OutputStreams streams(plan.out);
     const RunContext context = prepare_generation(plan, messages);
-    warn_if_long(context, messages);
-    confirm_grid_size(context.points.size(), context.estimate.total_seconds, plan.likely_intent, plan.yes, "");
-    ExportManager exporter(to_export_plan(plan.out, plan.table, "generation", "the summary"), context.env, messages,
-                           std::cout);
+    if (plan.dry_run) return emit_dry_run(generate_dry_run_sheet(plan, context), plan.out);
+    confirm_grid_size(context.points.size(), context.estimate.total_seconds, plan.likely_intent, plan.yes,
+                      "kvbench generate");
+    announce_long_run(context, messages);
+    ExportPlan export_plan = to_export_plan(plan.out, plan.table, "generation", "the summary");
+    export_plan.command = "generate";
+    ExportManager exporter(std::move(export_plan), context.env, messages, std::cout);
     const GenerationOutcome outcome = measure_generations(plan, context, exporter, streams);
-    const ExportResult exported = exporter.finish(outcome.rows);
+    const ExportResult exported =
+        exporter.finish(outcome.rows, outcome.interrupted ? RunStatus::stopped : RunStatus::finished);
     print_generation_tables(plan, outcome, context, exported, streams);
     if (const std::optional<std::string> slow = slow_rows_warning(outcome.rows.rows, context.rooflines)) {
         messages.warning(*slow);
+    }
+    if (const std::optional<std::string> above = above_roofline_warning(outcome.rows.rows, {})) {
+        messages.warning(*above);
     }
     return report_generation_outcome(plan, outcome, context, exported, exporter, streams, messages);
 }

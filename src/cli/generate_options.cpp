@@ -1,6 +1,7 @@
 // Registration of `kvbench generate`'s flags and the checks that turn them into a GeneratePlan.
 #include "cli/generate_options.hpp"
 
+#include "cli/attention_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/grid_guard.hpp"
 #include "cli/kv_dtype_option.hpp"
@@ -24,6 +25,7 @@ constexpr const char* generate_examples = R"(Examples:
   kvbench generate -o gen.csv               one CSV row per step in the file
   kvbench generate -p 256 --new 1K --fit-from 512
                                             fit the growth law where N is large
+  kvbench generate -p 8K --dry-run          the cost and time of a long one
 
 Step 0 is the prefill (context P): its time is the time to first token. Steps
 1..T decode at N = P+1 .. P+T. Lists and suffixes as in `kvbench sweep --help`
@@ -31,9 +33,11 @@ Step 0 is the prefill (context P): its time is the time to first token. Steps
 
 Exit status: 0 ok; 1 a step or a write failed; 2 bad usage; 130 Ctrl-C.)";
 
-// One row per step in csv, json and jsonl; the table is the terminal's summary only.
+// One row per step in csv, json, jsonl and the results database (sql, sqlite); the table is the
+// terminal's summary only.
 const OutputFormats& generate_formats() {
-    static const OutputFormats formats{OutputFormat::table, OutputFormat::csv, OutputFormat::json, OutputFormat::jsonl};
+    static const OutputFormats formats{OutputFormat::table, OutputFormat::csv, OutputFormat::json,
+                                       OutputFormat::jsonl, OutputFormat::sql, OutputFormat::sqlite};
     return formats;
 }
 
@@ -58,6 +62,7 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
                 "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
     list_option(*generate, "-l,--layers", options.layers, "Stacked attention layers L");
     list_option(*generate, "--kv-dtype", options.kv_dtype, kv_dtype_help);
+    add_attention_options(*generate, options.attention);
     add_model_options(*generate, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim,
                       options.model_note);
     list_option(*generate, "-t,--threads", options.threads,
@@ -74,7 +79,11 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
                        "Check at every step that the cached output equals the uncached forward's (1e-4)");
     generate->add_flag("-y,--yes", options.yes,
                        "Run a grid of more than 200 configurations or an estimated hour (refused without it)");
+    generate->add_flag("--dry-run", options.dry_run,
+                       "List the configurations with the generation's FLOPs, memory and estimated time; run "
+                       "nothing. With -o or -f, the list in that format (csv, json, jsonl) for scripts");
     add_output_options(generate, options.out, generate_formats(), false);
+    add_database_options(generate, options.out);
     generate->add_option("--fit-from", options.fit_from,
                          "Fit the growth law a*N^k only over steps with N >= this (default: every decode step)")
         ->type_name("N");
@@ -100,10 +109,12 @@ GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
     spec.kv_dtypes = parse_stored_kv_dtypes(options.kv_dtype);
+    apply_attention_options(options.attention, spec);
     spec.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)
                                    : std::vector<std::size_t>{default_thread_count()};
     plan.grid = expand(spec);
     plan.yes = options.yes;
+    plan.dry_run = options.dry_run;
     plan.likely_intent = likely_grid_intent({{"-b", options.batch}, {"-d", options.dim}, {"--heads", options.heads},
                                              {"-g", options.kv_heads}, {"-l", options.layers},
                                              {"-t", options.threads.value_or("")}});

@@ -53,6 +53,12 @@ std::optional<GrowthFit> model_growth(const GenerationPath& result, const Genera
     return fit_growth(n, t, from_n);
 }
 
+// N* of the step generated: "never" when every layer's window caps the cache below the weights.
+std::string crossover_cell(const ModelConfig& config) {
+    const std::optional<std::uint64_t> n_star = kv_weight_crossover(config);
+    return n_star ? fmt::format("{}", *n_star) : "never";
+}
+
 }  // namespace
 
 TextTable generation_summary_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan) {
@@ -105,12 +111,14 @@ TextTable generation_summary_table(const std::vector<GenerationPath>& results, c
                                 plan.generation.n_new),
                     {"configuration", "grouping", "path", "first token\n" + first_unit.name,
                      "per token\n" + decode_unit.name, "p90\n" + decode_unit.name, "total\n" + total_unit.name,
-                     "tokens/s", "FLOPs", "KV at end", "uncached/\ncached"},
+                     "tokens/s", "FLOPs", "KV at end", "N*", "uncached/\ncached"},
                     {Align::left, Align::left, Align::left, Align::right, Align::right, Align::right,
-                     Align::right, Align::right, Align::right, Align::right, Align::right},
+                     Align::right, Align::right, Align::right, Align::right, Align::right, Align::right},
                     {},
                     "first token: the prefill (step 0); per token and p90: the decode steps' median and 90th "
-                    "percentile; tokens/s: B·T over the decode steps' time; uncached/cached: total times."};
+                    "percentile; tokens/s: B·T over the decode steps' time; N*: the context at which a cached "
+                    "step reads as many KV-cache bytes as weight bytes (docs/counting.md), past which the "
+                    "cache dominates the step; uncached/cached: total times."};
     for (std::size_t r = 0; r < results.size(); ++r) {
         const GenerationPath& result = results[r];
         const Times& t = times[r];
@@ -130,7 +138,8 @@ TextTable generation_summary_table(const std::vector<GenerationPath>& results, c
             {shape_label(result.point, result.path), grouping_label(c.n_heads, c.n_kv_heads), path_name(result.path),
              time_cell(t.first_ns, first_unit), time_cell(t.per_token_ns, decode_unit), time_cell(t.p90_ns, decode_unit),
              format_in(t.total_ns, total_unit), t.rate, format_flops(static_cast<double>(t.flops)),
-             result.path == DecodePath::cached ? format_bytes(kv_cache_bytes(last)) : "none", ratio});
+             result.path == DecodePath::cached ? format_bytes(kv_cache_bytes(last)) : "none", crossover_cell(c),
+             ratio});
     }
     return table;
 }

@@ -8,18 +8,26 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace kvbench {
 
-namespace {
-
-// A long run in the unit people plan with: "21 min", "5.9 h" rather than "21314 s".
 std::string format_run_time(double seconds) {
     if (seconds < 60) return format_duration_ns(seconds * 1e9);
     if (seconds < 3600) return fmt::format("{:.0f} min", seconds / 60);
     return fmt::format("{:.1f} h", seconds / 3600);
 }
 
-}  // namespace
+std::optional<std::string> long_run_notice(std::string_view what, const RunEstimate& estimate, std::string_view unit,
+                                           bool assumed, std::string_view advice) {
+    if (estimate.total_seconds <= long_run_seconds) return std::nullopt;
+    return fmt::format("this {} will take about {} ({}, {}): {}", what, format_run_time(estimate.total_seconds),
+                       format_count(estimate.n_units, unit),
+                       assumed ? fmt::format("assuming {}; `kvbench roofline` measures this machine's",
+                                             describe_assumed_roofline())
+                               : "estimated from the roofline",
+                       advice);
+}
 
 std::optional<std::string> likely_grid_intent(const std::vector<std::pair<std::string_view, std::string_view>>& axes) {
     for (const auto& [option, text] : axes) {
@@ -48,6 +56,22 @@ std::string memory_skip_warning(const std::string& label, const PointMemory& nee
     if (needed.largest) {
         warning += fmt::format("; most of it {} ({}): {}", needed.largest->name, format_bytes(needed.largest->bytes),
                                needed.largest->hint);
+    }
+    return warning;
+}
+
+std::string memory_skip_summary(const std::vector<SkippedPoint>& skipped, std::size_t n_points, const MemoryLimit& limit,
+                                const std::function<std::string(const GridPoint&)>& label, std::string_view unit) {
+    const SkippedPoint& smallest = *std::min_element(skipped.begin(), skipped.end(), [](const auto& a, const auto& b) {
+        return a.needed.total_bytes < b.needed.total_bytes;
+    });
+    std::string warning = fmt::format("skipping {} of {}: each needs more than {} ({}); the smallest, {}, needs {}",
+                                      skipped.size(), plural(n_points, unit), limit.name,
+                                      format_bytes(limit.bytes.value_or(0)), label(smallest.point),
+                                      format_bytes(smallest.needed.total_bytes));
+    if (smallest.needed.largest) {
+        warning += fmt::format(", most of it {} ({}): {}", smallest.needed.largest->name,
+                               format_bytes(smallest.needed.largest->bytes), smallest.needed.largest->hint);
     }
     return warning;
 }

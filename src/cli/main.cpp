@@ -3,8 +3,13 @@
 #include "cli/compare_command.hpp"
 #include "cli/exit_status.hpp"
 #include "cli/generate_command.hpp"
+#include "cli/history_command.hpp"
+#include "cli/hardware_command.hpp"
+#include "cli/help_command.hpp"
 #include "cli/memory_command.hpp"
+#include "cli/merge_command.hpp"
 #include "cli/models_command.hpp"
+#include "cli/plan_command.hpp"
 #include "cli/roofline_command.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/sweep_options.hpp"
@@ -40,9 +45,19 @@ constexpr const char* overview = R"(Quick start:
                             step, cached vs uncached
   kvbench memory --model llama-3-8b --seq 8192 --budget 24GiB
                             a real model's KV-cache bill, and what fits
+  kvbench plan --model llama-3-70b --hardware h100-sxm --tp 8 --tpot 50ms
+                            the largest batch and context within 50 ms a
+                            token, predicted (--calibrate or --efficiency)
   kvbench compare BASE NEW  two result files row by row: faster, slower or
-                            the same within noise (exit 1 on a slowdown)
-  kvbench sweep --help      every axis, output format and option
+                            the same within noise, and by how much (a 95 %
+                            interval); exit 1 on a slowdown
+  kvbench sweep --db results.sqlite    add the run to a results database
+  kvbench history --db results.sqlite -n 1024 -g 4
+                            a point's latency across commits and machines
+  kvbench sweep --shard 2/4 -o s2.json, then kvbench merge s*.json -o all.json
+                            one grid over four machines
+  kvbench sweep --help      every axis, output format and option (or
+                            kvbench help sweep)
 
 Exit status: 0 success; 1 a point or the --verify check failed, or a report
 could not be written; 2 bad usage (nothing is run); 128 + the signal when
@@ -80,8 +95,18 @@ int main(int argc, char** argv) {
     CLI::App* memory = kvbench::add_memory_command(app, memory_options);
     kvbench::ModelsCliOptions models_options;
     CLI::App* models = kvbench::add_models_command(app, models_options);
+    kvbench::PlanCliOptions plan_options;
+    CLI::App* plan = kvbench::add_plan_command(app, plan_options);
+    kvbench::HardwareCliOptions hardware_options;
+    CLI::App* hardware = kvbench::add_hardware_command(app, hardware_options);
     kvbench::CompareCliOptions compare_options;
     CLI::App* compare = kvbench::add_compare_command(app, compare_options);
+    kvbench::HistoryCliOptions history_options;
+    CLI::App* history = kvbench::add_history_command(app, history_options);
+    kvbench::MergeCliOptions merge_options;
+    CLI::App* merge = kvbench::add_merge_command(app, merge_options);
+    std::string help_topic;
+    CLI::App* help = kvbench::add_help_command(app, help_topic);
 
     kvbench::record_command_line(argc, argv);  // for the reports' command_line column
     try {
@@ -90,7 +115,7 @@ int main(int argc, char** argv) {
         // Help and version are "errors" that exit 0 and print to stdout.
         if (error.get_exit_code() == 0) return finish_stdout(app.exit(error));
         const CLI::App* command = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
-        fmt::print(stderr, "kvbench: error: {}; see kvbench{} --help\n", kvbench::describe_parse_error(app, error),
+        fmt::print(stderr, "kvbench: error: {}; see kvbench{} --help\n", kvbench::without_library_tags(kvbench::describe_parse_error(app, error)),
                    command ? " " + command->get_name() : "");
         return exit_usage;
     }
@@ -101,17 +126,22 @@ int main(int argc, char** argv) {
         if (generate->parsed()) return finish_stdout(kvbench::run_generate_command(generate_options));
         if (memory->parsed()) return finish_stdout(kvbench::run_memory_command(memory_options));
         if (models->parsed()) return finish_stdout(kvbench::run_models_command(models_options));
+        if (plan->parsed()) return finish_stdout(kvbench::run_plan_command(plan_options));
+        if (hardware->parsed()) return finish_stdout(kvbench::run_hardware_command(hardware_options));
         if (compare->parsed()) return finish_stdout(kvbench::run_compare_command(compare_options));
+        if (history->parsed()) return finish_stdout(kvbench::run_history_command(history_options));
+        if (merge->parsed()) return finish_stdout(kvbench::run_merge_command(merge_options));
+        if (help->parsed()) return finish_stdout(kvbench::run_help_command(app, help_topic));
         fmt::print("{}", app.help());
         return finish_stdout(0);
     } catch (const kvbench::ConfigError& error) {
-        fmt::print(stderr, "kvbench: error: {}\n", error.what());
+        fmt::print(stderr, "kvbench: error: {}\n", kvbench::without_library_tags(error.what()));
         return exit_usage;
     } catch (const std::bad_alloc&) {
         fmt::print(stderr, "kvbench: error: out of memory; lower --seq, --batch or --dim, or set --max-memory\n");
         return exit_failure;
     } catch (const std::exception& error) {
-        fmt::print(stderr, "kvbench: error: {}\n", error.what());
+        fmt::print(stderr, "kvbench: error: {}\n", kvbench::without_library_tags(error.what()));
         return exit_failure;
     }
 }

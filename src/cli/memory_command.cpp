@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace kvbench {
 
@@ -28,19 +29,25 @@ constexpr const char* memory_examples = R"(Examples:
       several models and contexts at once
   kvbench memory --model mistral-7b --seq 32768 --window none
       without Mistral's 4096-token sliding window
+  kvbench memory --model gemma-3-27b,gpt-oss-120b,deepseek-v3 --seq 32K
+      per-layer windows and latent caches, and N* for each
   kvbench memory --model llama-3-8b --seq 1000 --block-size 16
       paged, as vLLM: the bytes lost to each sequence's last block
   kvbench memory --model-config path/to/config.json --params 8B --budget 24GiB
       any model on disk (a config.json has no parameter count)
 
-Bytes per token = 2 (K and V) x layers x KV heads x head dim x element size
-(docs/memory.md). Sizes in the table are binary (KiB, MiB, GiB); csv and json
-give exact bytes.
+Bytes per token = 2 (K and V) x layers x KV heads x head dim x element size;
+latent attention (DeepSeek) caches (kv_lora_rank + RoPE dim) per layer instead,
+and a windowed layer holds at most its window (docs/memory.md). N* is the
+context at which a step reads as many bytes of cache as of weights. Sizes in
+the table are binary (KiB, MiB, GiB); csv and json give exact bytes.
 
 Exit status: 0 ok; 1 a write failed; 2 bad usage.)";
 
 // Largest count any axis of the plan accepts: contexts and batches beyond 2^40 are typos.
 constexpr std::uint64_t max_axis_value = std::uint64_t{1} << 40;
+// A layer's window is a 32-bit count (ModelConfig::layer_windows).
+constexpr std::uint64_t max_window = std::numeric_limits<std::uint32_t>::max();
 
 std::vector<KvDtype> parse_kv_dtypes(const std::vector<std::string>& names) {
     std::vector<KvDtype> dtypes;
@@ -96,7 +103,7 @@ MemoryRequest to_memory_request(const MemoryCliOptions& options) {
             request.window = std::optional<std::uint64_t>();
         } else {
             try {
-                request.window = parse_whole_number(*options.window, "--window", 1, max_axis_value);
+                request.window = parse_whole_number(*options.window, "--window", 1, max_window);
             } catch (const ConfigError& error) {
                 throw ConfigError(fmt::format("{} (a token count, or none for no window)", error.what()));
             }
@@ -128,6 +135,40 @@ SheetCell count_cell(std::uint64_t n) { return {n, fmt::format("{}", n)}; }
 SheetCell text_cell(const std::string& text) { return {text, text}; }
 SheetCell null_cell() { return {nullptr, "-"}; }
 
+// "L=32 D=4096 H=32 G=8 dh=128 (GQA-8), F=14336": what the plan counts of the model.
+std::string shape_summary(const ModelPreset& model) {
+    std::string shape =
+        model.mla.kv_lora_rank != 0
+            ? fmt::format("L={} D={} H={} (MLA: latent {} + RoPE key {} per position and layer)", model.n_layers,
+                          model.model_dim, model.n_heads, model.mla.kv_lora_rank, model.mla.rope_dim)
+            : fmt::format("L={} D={} H={} G={} dh={} ({})", model.n_layers, model.model_dim, model.n_heads,
+                          model.n_kv_heads, model.head_dim, grouping_label(model.n_heads, model.n_kv_heads));
+    if (model.ffn_dim != 0) shape += fmt::format(", F={}", model.ffn_dim);
+    if (model.moe.n_experts != 0) {
+        shape += fmt::format(", {} experts of {} ({} active, {} shared)", model.moe.n_experts, model.moe.expert_dim,
+                             model.moe.n_active, model.moe.n_shared);
+    }
+    return shape;
+}
+
+std::string n_star_note(const MemoryRequest& request) {
+    std::string note = fmt::format("N*: the context at which one decode step of B sequences reads as many KV-cache "
+                                   "bytes as weight bytes (its decoder layers at {}, embeddings aside; MoE: the "
+                                   "experts B tokens can reach); past it the cache dominates the step "
+                                   "(docs/counting.md).",
+                                   kv_dtype_info(request.weight_dtype).name);
+    if (!find_weight_dtype(kv_dtype_info(request.weight_dtype).name)) {
+        note += fmt::format(" - at --weight-dtype {}: the step has no kernel for it (f32, bf16, f16 or int8).",
+                            kv_dtype_info(request.weight_dtype).name);
+    }
+    for (const ModelPreset& model : request.models) {
+        if (model_config_of(model).block != BlockKind::full) {
+            note += fmt::format(" - for {}: its MLP is unknown or not a gated one kvbench runs.", model.name);
+        }
+    }
+    return note;
+}
+
 Sheet memory_sheet(const MemoryRequest& request, const std::vector<MemoryRow>& rows) {
     const bool budget = request.budget_bytes.has_value();
     const bool paged = request.block_size > 1;
@@ -136,30 +177,34 @@ Sheet memory_sheet(const MemoryRequest& request, const std::vector<MemoryRow>& r
 
     Sheet sheet;
     sheet.title = "KV-cache memory plan";
-    const auto column = [&](std::string key, std::string header, Align align, bool in_table) {
-        sheet.columns.push_back({std::move(key), std::move(header), align, in_table});
+    const auto column = [&](std::string key, std::string header, Align align, bool in_table,
+                            SheetRole role = SheetRole::figure) {
+        sheet.columns.push_back({std::move(key), std::move(header), align, in_table, role});
     };
-    column("model", "model", Align::left, true);
-    column("grouping", "grouping", Align::left, true);
+    // A line is a model, its grouping, and what varies of its KV dtype, N and B: those that do
+    // not vary go in the caption, so the table keeps to a terminal's width.
+    column("model", "model", Align::left, true, SheetRole::key);
+    column("grouping", "grouping", Align::left, true, SheetRole::key);
     column("twin", "twin", Align::left, false);
     column("layers", "L", Align::right, false);
     column("heads", "H", Align::right, false);
     column("kv_heads", "G", Align::right, true);
     column("head_dim", "dh", Align::right, false);
-    column("kv_dtype", "KV dtype", Align::left, true);
+    column("kv_dtype", "KV dtype", Align::left, true, SheetRole::axis);
     column("window", "window", Align::right, windowed);
     column("block_size", "block", Align::right, false);
-    column("seq", "N", Align::right, true);
+    column("seq", "N", Align::right, true, SheetRole::axis);
     column("cached_tokens", "cached", Align::right, windowed);
-    column("batch", "B", Align::right, true);
+    column("batch", "B", Align::right, true, SheetRole::axis);
     column("kv_bytes_per_token", "KV/token", Align::right, true);
-    column("kv_bytes_per_seq", "KV/sequence", Align::right, true);
+    column("kv_bytes_per_seq", "KV/seq", Align::right, true);
     column("block_waste_bytes_per_seq", "last-block waste", Align::right, paged);
     column("kv_bytes_total", "KV total", Align::right, true);
     column("weight_dtype", "weight dtype", Align::left, false);
     column("params", "params", Align::right, false);
     column("weight_bytes", "weights", Align::right, true);
-    column("total_bytes", "weights + KV", Align::right, true);
+    column("total_bytes", "weights+KV", Align::right, true);
+    column("n_star", "N*", Align::right, true);
     column("budget_bytes", "budget", Align::right, false);
     column("fits", "fits", Align::left, budget);
     column("max_batch", "max B at N", Align::right, budget);
@@ -175,7 +220,7 @@ Sheet memory_sheet(const MemoryRequest& request, const std::vector<MemoryRow>& r
         cells.push_back(count_cell(row.n_kv_heads));
         cells.push_back(count_cell(row.head_dim));
         cells.push_back(text_cell(std::string(kv_dtype_info(row.kv_dtype).name)));
-        cells.push_back(row.window ? count_cell(*row.window) : null_cell());
+        cells.push_back(row.window ? SheetCell{*row.window, row.window_layers} : null_cell());
         cells.push_back(count_cell(row.block_size));
         cells.push_back(count_cell(row.seq_len));
         cells.push_back(count_cell(row.sequence.cached_tokens));
@@ -188,6 +233,11 @@ Sheet memory_sheet(const MemoryRequest& request, const std::vector<MemoryRow>& r
         cells.push_back(row.n_params > 0 ? SheetCell{row.n_params, format_count(row.n_params)} : null_cell());
         cells.push_back(row.n_params > 0 ? bytes_cell(row.weight_bytes) : null_cell());
         cells.push_back(bytes_cell(row.total_bytes));
+        if (row.n_star) {
+            cells.push_back(count_cell(*row.n_star));
+        } else {
+            cells.push_back(row.n_star_never ? text_cell("never") : null_cell());
+        }
         cells.push_back(row.budget_bytes ? bytes_cell(*row.budget_bytes) : null_cell());
         cells.push_back(budget ? SheetCell{row.fits, row.fits ? "yes" : "no"} : null_cell());
         cells.push_back(row.max_batch ? count_cell(*row.max_batch) : null_cell());
@@ -200,9 +250,7 @@ Sheet memory_sheet(const MemoryRequest& request, const std::vector<MemoryRow>& r
 
     const std::string_view weight_dtype = kv_dtype_info(request.weight_dtype).name;
     for (const ModelPreset& model : request.models) {
-        std::string line = fmt::format("{}: L={} D={} H={} G={} dh={} ({})", model.name, model.n_layers,
-                                       model.model_dim, model.n_heads, model.n_kv_heads, model.head_dim,
-                                       grouping_label(model.n_heads, model.n_kv_heads));
+        std::string line = fmt::format("{}: {}", model.name, shape_summary(model));
         if (model.n_params > 0) {
             const std::uint64_t weights = weight_bytes(model.n_params, request.weight_dtype);
             line += fmt::format(", {} parameters = {} of weights at {}", format_count(model.n_params),
@@ -216,11 +264,17 @@ Sheet memory_sheet(const MemoryRequest& request, const std::vector<MemoryRow>& r
                                     format_bytes(*request.budget_bytes - weights), format_bytes(*request.budget_bytes));
             }
         }
-        const std::optional<std::uint64_t> window = request.window ? *request.window : model.sliding_window;
-        if (window) line += fmt::format("; window {} tokens", *window);
+        const ModelPreset planned = request.window ? with_window(model, *request.window) : model;
+        if (const std::optional<std::uint64_t> window = largest_window(planned)) {
+            const std::string pattern = window_pattern(model_config_of(planned));
+            line += pattern == "all" ? fmt::format("; window {} tokens", *window)
+                                     : fmt::format("; window {} tokens on the layers marked L of {} (repeating)",
+                                                   *window, pattern);
+        }
         line += fmt::format(" [{}]", model.source);
         sheet.notes.push_back(line);
     }
+    sheet.notes.push_back(n_star_note(request));
     if (request.twins) {
         sheet.notes.push_back("twin: the same model with G = H (MHA) or G = 1 (MQA), to show what its grouping saves.");
     }

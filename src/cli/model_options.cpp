@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -30,6 +31,13 @@ std::string read_text_file(const std::string& path, std::string_view option) {
     return text.str();
 }
 
+std::string lowercase(std::string_view text) {
+    std::string lower(text);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
+    return lower;
+}
+
 struct ModelChoice {
     std::optional<std::string> name;    // --model
     std::optional<std::string> config;  // --model-config
@@ -44,9 +52,14 @@ std::vector<ModelPreset> load_presets(const std::optional<std::string>& presets_
 
 const ModelPreset& find_model(const std::vector<ModelPreset>& presets, std::string_view name) {
     if (const ModelPreset* preset = find_preset(presets, name)) return *preset;
+    // Model names are written in many cases (Llama-3-8B, LLAMA-3-8B): any of them names the preset.
+    const std::string lower = lowercase(name);
+    for (const ModelPreset& preset : presets) {
+        if (lowercase(preset.name) == lower) return preset;
+    }
     std::vector<std::string> names;
     for (const ModelPreset& preset : presets) names.push_back(preset.name);
-    const std::optional<std::string> hint = closest_name(name, names);
+    const std::optional<std::string> hint = closest_name(lower, names);
     throw ConfigError(fmt::format("--model {}: unknown model{}; `kvbench models` lists them, --model-config FILE "
                                   "reads any Hugging Face config.json",
                                   name, hint ? fmt::format(" (did you mean {}?)", *hint) : ""));
@@ -91,7 +104,7 @@ void add_model_options(CLI::App& command, std::string& dim, std::string& heads, 
             throw CLI::ValidationError(error.what());
         }
         const std::string flag = choice->name ? "--model " + *choice->name : "--model-config " + *choice->config;
-        note = unapplied_window_note(preset, flag);
+        note = unapplied_parts_note(preset, flag);
         const auto set_unless_typed = [app](const char* option, std::string& value, std::uint64_t preset_value) {
             if (app->get_option(option)->count() == 0) value = fmt::format("{}", preset_value);
         };

@@ -4,6 +4,7 @@
 #include "cli/model_options.hpp"
 #include "cli/plan_sheet.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/plan/memory_plan.hpp"
 #include "kvbench/report/units.hpp"
 
 #include <fmt/format.h>
@@ -24,15 +25,27 @@ int run_models_command(const ModelsCliOptions& options) {
 
     Sheet sheet;
     sheet.title = "Model presets";
-    sheet.columns = {{"name", "name", Align::left},         {"layers", "L", Align::right},
+    sheet.columns = {{"name", "name", Align::left, true, SheetRole::key}, {"layers", "L", Align::right},
                      {"hidden_size", "D", Align::right},    {"heads", "H", Align::right},
                      {"kv_heads", "G", Align::right},       {"head_dim", "dh", Align::right},
                      {"params", "params", Align::right},    {"grouping", "grouping", Align::left},
-                     {"sliding_window", "window", Align::right}, {"source", "source", Align::left, false}};
+                     {"window", "window", Align::right},    {"ffn_dim", "F", Align::right},
+                     {"experts", "experts", Align::left},   {"kv_bytes_per_token", "KV/token f16", Align::right},
+                     {"max_position_embeddings", "context", Align::right, false},
+                     {"source", "source", Align::left, false}};
     for (const ModelPreset& preset : presets) {
         const auto count = [](std::uint64_t n) { return SheetCell{n, fmt::format("{}", n)}; };
         const std::string params = format_number(static_cast<double>(preset.n_params) / 1e9) + " B";
-        const std::string grouping = grouping_label(preset.n_heads, preset.n_kv_heads);
+        const std::string grouping = preset.mla.kv_lora_rank != 0
+                                         ? fmt::format("MLA r={}+{}", preset.mla.kv_lora_rank, preset.mla.rope_dim)
+                                         : grouping_label(preset.n_heads, preset.n_kv_heads);
+        const std::string window = window_label(preset);
+        const MoeShape& moe = preset.moe;
+        const std::string experts =
+            moe.n_experts == 0 ? "-" : fmt::format("{}/{}{} x {}", moe.n_active, moe.n_experts,
+                                                   moe.n_shared != 0 ? fmt::format("+{}", moe.n_shared) : "",
+                                                   moe.expert_dim);
+        const std::uint64_t kv_per_token = kv_bytes_per_token(preset, KvDtype::f16);
         sheet.rows.push_back({{preset.name, preset.name},
                               count(preset.n_layers),
                               count(preset.model_dim),
@@ -41,11 +54,19 @@ int run_models_command(const ModelsCliOptions& options) {
                               count(preset.head_dim),
                               {preset.n_params, params},
                               {grouping, grouping},
-                              preset.sliding_window ? count(*preset.sliding_window) : SheetCell{nullptr, "-"},
+                              window.empty() ? SheetCell{nullptr, "-"} : SheetCell{window, window},
+                              preset.ffn_dim != 0 ? count(preset.ffn_dim) : SheetCell{nullptr, "-"},
+                              moe.n_experts == 0 ? SheetCell{nullptr, "-"} : SheetCell{experts, experts},
+                              {kv_per_token, format_bytes(kv_per_token)},
+                              preset.max_position_embeddings ? count(*preset.max_position_embeddings)
+                                                             : SheetCell{nullptr, "-"},
                               {preset.source, preset.source}});
     }
     sheet.notes.push_back("Numbers from each model's Hugging Face config (csv and json name it: -f csv); "
                           "params counted with embeddings.");
+    sheet.notes.push_back("window 4096:LG: a window of 4096 on the layers marked L of the repeating unit (layer 0 "
+                          "first); experts K/E+S x Fe: K of E routed experts and S shared ones, each Fe wide; F: "
+                          "the dense MLP's width (- for an MLP of two matrices).");
     sheet.notes.push_back("kvbench memory --model NAME plans one; --model NAME in sweep and generate runs its shape.");
     emit_sheet(sheet, output);
     return 0;

@@ -2,12 +2,14 @@
 #include "cli/output_options.hpp"
 
 #include "kvbench/engine/config.hpp"
+#include "kvbench/report/database.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -49,6 +51,16 @@ OutputFormats file_formats(const OutputFormats& formats, bool table_to_file) {
     return kept;
 }
 
+// ".csv .json .jsonl .md .txt (table)": the extensions -o reads a format from.
+std::string extension_list(const OutputFormats& to_file) {
+    std::vector<std::string> extensions;
+    for (const OutputFormat format : to_file) {
+        extensions.push_back(format == OutputFormat::table ? ".txt (table)" : fmt::format(".{}", format_name(format)));
+    }
+    std::stable_partition(extensions.begin(), extensions.end(), [](const std::string& e) { return e != ".txt (table)"; });
+    return fmt::format("{}", fmt::join(extensions, " "));
+}
+
 OutputFormat checked_format(const std::string& name, const std::string& flag, const OutputFormats& formats) {
     const std::optional<OutputFormat> format = parse_format_name(name);
     if (!format) throw ConfigError(fmt::format("{} {}: not a format (choose {})", flag, name, list_of(formats)));
@@ -64,6 +76,39 @@ void refuse_format_as_file(const std::string& path) {
     throw ConfigError(fmt::format("-o {0}: names a format, not a file: did you mean --format {1}? "
                                   "(a file named {0}: -o ./{0})",
                                   path, lowercase(path)));
+}
+
+// A database target: also a file kvbench can add a run to (database.hpp).
+void check_database_target(const std::string& path, const std::string& flag) {
+    check_output_file(path, flag);
+    try {
+        check_database_file(path);
+    } catch (const std::runtime_error& error) {
+        throw ConfigError(fmt::format("{} {}: {}", flag, path, error.what()));
+    }
+}
+
+void check_target(const OutputTarget& target, const std::string& flag) {
+    if (target.format == OutputFormat::sqlite) {
+        check_database_target(target.path, flag);
+    } else {
+        check_output_file(target.path, flag);
+    }
+}
+
+// --db FILE, else $KVBENCH_DB when set and not empty, unless --no-db; with the flag that named it.
+std::optional<std::pair<std::string, std::string>> database_option(const OutputCliOptions& options) {
+    if (options.no_db) return std::nullopt;
+    if (options.db) {
+        if (options.db->empty()) {
+            throw ConfigError("--db: the file name is empty (name the results database, e.g. --db results.sqlite; "
+                              "--no-db for none)");
+        }
+        return std::pair{*options.db, std::string("--db")};
+    }
+    const std::optional<std::string> configured = default_database();
+    if (!configured) return std::nullopt;
+    return std::pair{*configured, fmt::format("${} (--no-db ignores it)", database_variable)};
 }
 
 std::string absolute_normal(const std::string& path) {
@@ -103,6 +148,12 @@ OutputTarget parse_export(const std::string& spec, const OutputFormats& formats)
 
 }  // namespace
 
+std::optional<std::string> default_database() {
+    const char* configured = std::getenv(database_variable);
+    if (configured == nullptr || *configured == '\0') return std::nullopt;
+    return std::string(configured);
+}
+
 std::vector<OutputTarget> OutputPlan::files() const {
     std::vector<OutputTarget> targets;
     if (file) targets.push_back({format, *file});
@@ -111,8 +162,8 @@ std::vector<OutputTarget> OutputPlan::files() const {
 }
 
 const OutputFormats& all_output_formats() {
-    static const OutputFormats formats{OutputFormat::table, OutputFormat::csv, OutputFormat::json,
-                                       OutputFormat::jsonl, OutputFormat::md};
+    static const OutputFormats formats{OutputFormat::table, OutputFormat::csv,  OutputFormat::json,  OutputFormat::jsonl,
+                                       OutputFormat::md,    OutputFormat::sql,  OutputFormat::sqlite};
     return formats;
 }
 
@@ -123,6 +174,8 @@ const char* format_name(OutputFormat format) {
     case OutputFormat::json: return "json";
     case OutputFormat::jsonl: return "jsonl";
     case OutputFormat::md: return "md";
+    case OutputFormat::sql: return "sql";
+    case OutputFormat::sqlite: return "sqlite";
     }
     return "?";
 }
@@ -138,6 +191,7 @@ std::optional<OutputFormat> parse_format_name(const std::string& name) {
 std::optional<OutputFormat> format_of_extension(const std::string& path) {
     const std::string extension = lowercase(fs::path(path).extension().string());
     if (extension == ".txt") return OutputFormat::table;
+    if (extension == ".db" || extension == ".sqlite3") return OutputFormat::sqlite;
     if (extension.size() < 2 || extension == ".table") return std::nullopt;
     return parse_format_name(extension.substr(1));
 }
@@ -149,16 +203,12 @@ void add_output_options(CLI::App* command, OutputCliOptions& options, const Outp
                         fmt::format("Report format: {}\n(any case; default: from -o's\nextension, else {})",
                                     list_of(formats), format_name(formats.front())))
         ->type_name("FORMAT");
-    std::string extensions;
-    for (const OutputFormat format : to_file) {
-        if (format != OutputFormat::table) extensions += fmt::format(".{} ", format_name(format));
-    }
-    extensions += table_to_file ? ".txt (table)" : "";
-    if (extensions.back() == ' ') extensions.pop_back();
+    const std::string database_note =
+        writes(formats, OutputFormat::sqlite) ? "\n(.sqlite or .db: the run is added to\nthat database)" : "";
     command->add_option("-o,--output", options.output,
                         fmt::format("Write the report to FILE, whole or not at\nall; its extension gives the "
-                                    "format:\n{}\n-o - writes it to stdout, the tables to\nstderr",
-                                    extensions))
+                                    "format:\n{}{}\n-o - writes it to stdout, the tables to\nstderr",
+                                    extension_list(to_file), database_note))
         ->type_name("FILE");
     const std::string example = table_to_file ? "md:a.md" : "json:a.json";
     command->add_option("--export", options.exports,
@@ -169,6 +219,16 @@ void add_output_options(CLI::App* command, OutputCliOptions& options, const Outp
     CLI::Option* quiet = command->add_flag("-q,--quiet", options.quiet,
                                            "Print only the report and errors: no\ntables, warnings or messages");
     command->add_flag("-v,--verbose", options.verbose, "One line per finished point on stderr")->excludes(quiet);
+}
+
+void add_database_options(CLI::App* command, OutputCliOptions& options) {
+    CLI::Option* db = command->add_option("--db", options.db,
+                                          fmt::format("Add the run to the results database FILE\n(SQLite, created if "
+                                                      "missing), point by\npoint (default: ${})",
+                                                      database_variable))
+                          ->type_name("FILE");
+    command->add_flag("--no-db", options.no_db, fmt::format("Write no database, whatever ${} says", database_variable))
+        ->excludes(db);
 }
 
 ExportPlan to_export_plan(const OutputPlan& out, const TableOptions& table, const std::string& run_name,
@@ -202,13 +262,14 @@ OutputPlan to_output_plan(const OutputCliOptions& options, const OutputFormats& 
         }
         if (!given && !implied) {
             throw ConfigError(fmt::format("-o {}: cannot tell the format from the name: give --format or end it in "
-                                          ".csv, .json, .jsonl, .md or .txt",
-                                          path));
+                                          "{}",
+                                          path, extension_list(file_formats(formats, table_to_file))));
         }
         plan.format = given ? *given : *implied;
         if (!writes(formats, plan.format)) {
             throw ConfigError(fmt::format("-o {}: this command writes {} only", path, list_of(formats)));
         }
+        if (plan.format == OutputFormat::sqlite) check_database_target(path, "-o");
         if (plan.format == OutputFormat::table && !table_to_file) {
             throw ConfigError(fmt::format("-o {}: the tables go to the terminal only; write {} to a file (e.g. "
                                           "-o {}.csv)",
@@ -216,6 +277,11 @@ OutputPlan to_output_plan(const OutputCliOptions& options, const OutputFormats& 
                                           fs::path(path).replace_extension().string()));
         }
         plan.file = path;
+    }
+
+    if (!plan.file && plan.format == OutputFormat::sqlite) {
+        throw ConfigError("--format sqlite: a database is a file, not a stream: give -o FILE.sqlite or --db FILE "
+                          "(or --format sql for its SQL on stdout)");
     }
 
     std::vector<std::string> seen;
@@ -228,22 +294,38 @@ OutputPlan to_output_plan(const OutputCliOptions& options, const OutputFormats& 
                                           target.path));
         }
         seen.push_back(key);
-        check_output_file(target.path, "--export " + spec);
+        check_target(target, "--export " + spec);
         plan.exports.push_back(std::move(target));
+    }
+    if (const auto database = database_option(options); database && writes(formats, OutputFormat::sqlite)) {
+        const auto& [path, flag] = *database;
+        const OutputTarget target{OutputFormat::sqlite, path};
+        const std::string key = absolute_normal(path);
+        const std::vector<OutputTarget> targets = plan.files();
+        const auto same = std::find_if(targets.begin(), targets.end(),
+                                       [&](const OutputTarget& t) { return absolute_normal(t.path) == key; });
+        if (same == targets.end()) {
+            check_target(target, flag);
+            plan.exports.push_back(target);
+        } else if (same->format != OutputFormat::sqlite) {
+            throw ConfigError(fmt::format("{} {}: -o or --export already writes {} there (name another file for the "
+                                          "database)",
+                                          flag, path, format_name(same->format)));
+        }  // else -o or --export names the same database: the run goes there once
     }
     return plan;
 }
 
-void check_output_file(const std::string& output, const std::string& flag) {
+void check_output_file(const std::string& output, const std::string& flag, const std::string& example) {
     if (output.empty()) {
-        throw ConfigError(fmt::format("{}: the file name is empty (name the report file, e.g. {} sweep.csv)", flag,
-                                      flag));
+        throw ConfigError(fmt::format("{}: the file name is empty (name the report file, e.g. {} {})", flag, flag,
+                                      example));
     }
     std::error_code ignored;
     const fs::file_status status = fs::status(output, ignored);
     if (fs::is_directory(status)) {
-        throw ConfigError(fmt::format("{} {}: is a directory (name a file inside it, e.g. {}/sweep.csv)", flag,
-                                      output, fs::path(output).lexically_normal().string()));
+        throw ConfigError(fmt::format("{} {}: is a directory (name a file inside it, e.g. {}/{})", flag, output,
+                                      (fs::path(output).lexically_normal() / "").parent_path().string(), example));
     }
     // The report is written beside its file and renamed over it (files/atomic_file.hpp), so
     // a device such as /dev/full or /dev/null would be replaced by a regular file.

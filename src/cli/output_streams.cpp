@@ -3,15 +3,25 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
+
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 namespace kvbench {
 
 namespace {
 
 std::atomic<bool> silenced{false};
+
+// Wider than any table kvbench prints: a bogus $COLUMNS cannot make lines absurdly long.
+constexpr std::size_t max_table_width = 1000;
 
 // Writes go nowhere: a stream without a buffer only sets its badbit.
 std::ostream& null_stream() {
@@ -23,15 +33,39 @@ std::ostream& null_stream() {
 }  // namespace
 
 OutputStreams::OutputStreams(const OutputPlan& plan)
-    : quiet_(plan.quiet), verbose_(plan.verbose), stdout_is_report_(plan.stdout_is_report()) {
+    : quiet_(plan.quiet),
+      verbose_(plan.verbose),
+      stdout_is_report_(plan.stdout_is_report()),
+      tables_are_report_(!plan.file && plan.format == OutputFormat::table) {
     silenced = plan.quiet;
 }
 
 std::ostream& OutputStreams::report() const { return std::cout; }
 
 std::ostream& OutputStreams::tables() const {
+    if (quiet_ && !tables_are_report_) return null_stream();
+    return stdout_is_report_ ? std::cerr : std::cout;
+}
+
+std::ostream& OutputStreams::notes() const {
     if (quiet_) return null_stream();
     return stdout_is_report_ ? std::cerr : std::cout;
+}
+
+std::size_t OutputStreams::table_width() const {
+    // An explicit COLUMNS wins, as for ls and man; a terminal says its own width.
+    if (const char* columns = std::getenv("COLUMNS"); columns != nullptr && *columns != '\0') {
+        std::size_t value = 0;
+        const char* end = columns + std::strlen(columns);
+        const auto [stop, error] = std::from_chars(columns, end, value);
+        if (error == std::errc() && stop == end) return std::clamp(value, terminal_columns, max_table_width);
+    }
+    const int fd = stdout_is_report_ ? STDERR_FILENO : STDOUT_FILENO;
+    winsize size{};
+    if (::isatty(fd) == 1 && ::ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
+        return std::clamp(static_cast<std::size_t>(size.ws_col), terminal_columns, max_table_width);
+    }
+    return terminal_columns;
 }
 
 std::ostream& OutputStreams::tables_after(const ExportResult& exported) const {

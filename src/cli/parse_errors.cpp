@@ -124,4 +124,9 @@ std::string describe_parse_error(const CLI::App& app, const CLI::ParseError& err
     return message;
 }
 
+std::string without_library_tags(std::string message) {
+    static const std::regex tag(R"(\[json\.exception\.[a-z_]+\.[0-9]+\] )");
+    return std::regex_replace(message, tag, "");
+}
+
 }  // namespace kvbench

@@ -9,8 +9,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
+#include <stdexcept>
 #include <string_view>
 
 namespace kvbench {
@@ -38,8 +41,8 @@ void write_pipe_row(std::ostream& out, const std::vector<std::string>& cells) {
     out << '\n';
 }
 
-void write_notes(std::ostream& out, const Sheet& sheet) {
-    for (const std::string& note : sheet.notes) out << wrap_text(note, 0, 2) << '\n';
+void write_notes(std::ostream& out, const Sheet& sheet, std::size_t width) {
+    for (const std::string& note : sheet.notes) out << wrap_text(note, 0, 2, width) << '\n';
 }
 
 // The columns a format shows: all in csv and json, the in_table ones in table and md.
@@ -48,6 +51,7 @@ Sheet shown_in(const Sheet& sheet, OutputFormat format) {
     Sheet shown;
     shown.title = sheet.title;
     shown.notes = sheet.notes;
+    shown.table_rows = sheet.table_rows;
     for (const SheetColumn& column : sheet.columns) {
         if (column.in_table) shown.columns.push_back(column);
     }
@@ -60,24 +64,55 @@ Sheet shown_in(const Sheet& sheet, OutputFormat format) {
     return shown;
 }
 
+// The terminal's table: the caption for the axes with one value, the key and varying axis
+// columns first (repeated in each part when it must split), then the figures.
+SummaryTable sheet_table(const Sheet& sheet) {
+    std::vector<std::size_t> keys, figures;
+    std::vector<std::string> constants;
+    for (std::size_t i = 0; i < sheet.columns.size(); ++i) {
+        const SheetColumn& column = sheet.columns[i];
+        const bool one_value = std::all_of(sheet.rows.begin(), sheet.rows.end(), [&](const std::vector<SheetCell>& row) {
+            return row[i].shown == sheet.rows.front()[i].shown;
+        });
+        if (column.role == SheetRole::axis && one_value && !sheet.rows.empty()) {
+            // Words read "KV dtype f16", numbers "N=32768".
+            constants.push_back(column.header + (column.align == Align::left ? " " : "=") + sheet.rows.front()[i].shown);
+        } else if (column.role != SheetRole::figure) {
+            keys.push_back(i);
+        } else {
+            figures.push_back(i);
+        }
+    }
+    std::vector<std::size_t> order = keys;
+    order.insert(order.end(), figures.begin(), figures.end());
+    SummaryTable table;
+    table.text.title = sheet.title;
+    table.caption = constants.empty() ? "" : fmt::format("every line: {}", fmt::join(constants, ", "));
+    table.n_key_columns = keys.size();
+    for (const std::size_t i : order) {
+        table.text.header.push_back(sheet.columns[i].header);
+        table.text.align.push_back(sheet.columns[i].align);
+    }
+    const std::size_t n_shown = sheet.table_rows == 0 ? sheet.rows.size() : std::min(sheet.table_rows, sheet.rows.size());
+    for (std::size_t r = 0; r < n_shown; ++r) {
+        std::vector<std::string>& line = table.text.lines.emplace_back();
+        for (const std::size_t i : order) line.push_back(sheet.rows[r][i].shown);
+    }
+    if (n_shown < sheet.rows.size()) {
+        table.text.footnote = fmt::format("... and {} more, left out here: -o FILE.csv or -f csv lists every one",
+                                          sheet.rows.size() - n_shown);
+    }
+    return table;
+}
+
 }  // namespace
 
-void write_sheet(std::ostream& out, OutputFormat format, const Sheet& all_columns) {
+void write_sheet(std::ostream& out, OutputFormat format, const Sheet& all_columns, std::size_t width) {
     const Sheet sheet = shown_in(all_columns, format);
     switch (format) {
     case OutputFormat::table: {
-        TextTable table;
-        table.title = sheet.title;
-        for (const SheetColumn& column : sheet.columns) {
-            table.header.push_back(column.header);
-            table.align.push_back(column.align);
-        }
-        for (const auto& row : sheet.rows) {
-            std::vector<std::string>& line = table.lines.emplace_back();
-            for (const SheetCell& cell : row) line.push_back(cell.shown);
-        }
-        write_text_table(out, table);
-        write_notes(out, sheet);
+        write_text_table(out, sheet_table(sheet), width);
+        write_notes(out, sheet, width);
         return;
     }
     case OutputFormat::md: {
@@ -127,7 +162,10 @@ void write_sheet(std::ostream& out, OutputFormat format, const Sheet& all_column
         }
         return;
     }
+    case OutputFormat::sql:
+    case OutputFormat::sqlite: break;  // measured runs only: sheet_formats() never offers them
     }
+    throw std::invalid_argument("write_sheet: a planner's sheet is not a run for the results database");
 }
 
 void emit_sheet(const Sheet& sheet, const OutputPlan& plan) {
@@ -138,8 +176,15 @@ void emit_sheet(const Sheet& sheet, const OutputPlan& plan) {
         written.push_back(target.path);
     }
     if (plan.stdout_is_report()) write_sheet(streams.report(), plan.format, sheet);
-    write_sheet(streams.tables(), OutputFormat::table, sheet);
+    write_sheet(streams.tables(), OutputFormat::table, sheet, streams.table_width());
     if (!written.empty()) streams.message(fmt::format("wrote {} to {}", count_rows(sheet.rows.size()), fmt::join(written, ", ")));
+}
+
+std::string first_line_of(const Sheet& sheet, OutputFormat format) {
+    std::ostringstream out;
+    write_sheet(out, format, sheet);
+    const std::string text = out.str();
+    return text.substr(0, text.find('\n'));
 }
 
 const OutputFormats& sheet_formats() {

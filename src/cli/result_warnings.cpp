@@ -25,7 +25,7 @@ std::optional<std::string> noise_warning(const std::vector<ResultRow>& rows, con
         if (!row.noisy) continue;
         ++n_noisy;
         all_cores = all_cores || (row.n_threads > 1 && row.n_threads >= context.n_cores);
-        if (worst == nullptr || row.stats.cv > worst->stats.cv) worst = &row;
+        if (worst == nullptr || row.stats.median_uncertainty > worst->stats.median_uncertainty) worst = &row;
     }
     if (worst == nullptr) return std::nullopt;
     std::vector<std::string> fixes;
@@ -39,9 +39,10 @@ std::optional<std::string> noise_warning(const std::vector<ResultRow>& rows, con
     if (all_cores) {
         fixes.emplace_back(fmt::format("-t {} (leave a core to the system)", std::max<std::size_t>(1, context.n_cores - 1)));
     }
-    return fmt::format("{} of {} noisy, marked ! (worst: {}, CV {:.0f} %, MdAPE {:.0f} %): try {}", n_noisy,
-                       format_count(rows.size(), "row"), row_label(*worst), 100 * worst->stats.cv,
-                       100 * worst->stats.mdape, fmt::join(fixes, ", or "));
+    return fmt::format("{} of {} noisy, marked ! (worst: {}, median ±{:.0f} % at 95 % confidence over {}): try {}",
+                       n_noisy, format_count(rows.size(), "row"), row_label(*worst),
+                       100 * worst->stats.median_uncertainty, format_count(worst->stats.n_samples, "repetition"),
+                       fmt::join(fixes, ", or "));
 }
 
 std::optional<std::string> slow_rows_warning(const std::vector<ResultRow>& rows,
@@ -52,18 +53,16 @@ std::optional<std::string> slow_rows_warning(const std::vector<ResultRow>& rows,
     std::size_t n_slow = 0;
     for (const ResultRow& row : rows) {
         const auto found = rooflines.find(row.n_threads);
-        const Roofline roofline = roofline_or_assumed(found == rooflines.end() ? nullptr : &found->second);
-        const double bound_s = roofline_time_s(row.cost.flops, row.cost.bytes, roofline);
-        if (bound_s < slow_check_min_bound_s || !(row.stats.median_ns > 0)) continue;
-        const double estimate_s = bound_s / estimate_achieved_fraction;
-        const double factor = row.stats.median_ns * 1e-9 / estimate_s;
-        if (factor < slow_factor) continue;
+        const Roofline* roofline = found == rooflines.end() ? nullptr : &found->second;
+        const std::optional<double> factor =
+            times_the_estimate(row.cost.flops, row.cost.bytes, row.stats.median_ns, roofline);
+        if (!factor || *factor < slow_factor) continue;
         ++n_slow;
-        if (factor > worst_factor) {
+        if (*factor > worst_factor) {
             worst = &row;
-            worst_factor = factor;
-            worst_estimate_s = estimate_s;
-            worst_assumed = found == rooflines.end();
+            worst_factor = *factor;
+            worst_estimate_s = row.stats.median_ns * 1e-9 / *factor;
+            worst_assumed = roofline == nullptr;
         }
     }
     if (worst == nullptr) return std::nullopt;
@@ -77,6 +76,42 @@ std::optional<std::string> slow_rows_warning(const std::vector<ResultRow>& rows,
         n_slow, format_count(rows.size(), "row"), slow_factor, row_label(*worst),
         format_duration_ns(worst->stats.median_ns), worst_factor, format_duration_ns(worst_estimate_s * 1e9),
         worst_assumed ? "an assumed " + describe_assumed_roofline() : "the roofline", fmt::join(fixes, ", or "));
+}
+
+std::vector<std::size_t> threads_above_roofline(const std::vector<ResultRow>& rows) {
+    std::vector<std::size_t> threads;
+    for (const ResultRow& row : rows) {
+        if (above_roofline(row) && std::find(threads.begin(), threads.end(), row.n_threads) == threads.end()) {
+            threads.push_back(row.n_threads);
+        }
+    }
+    return threads;
+}
+
+std::optional<std::string> above_roofline_warning(const std::vector<ResultRow>& rows,
+                                                  const std::map<std::size_t, Roofline>& replaced) {
+    const ResultRow* worst = nullptr;
+    std::size_t n_above = 0;
+    for (const ResultRow& row : rows) {
+        if (!above_roofline(row)) continue;
+        ++n_above;
+        if (worst == nullptr || *row.roofline_pct > *worst->roofline_pct) worst = &row;
+    }
+    if (worst == nullptr) return std::nullopt;
+    std::string message = fmt::format("{} of {} above 100 % of the roofline, marked ^ (worst: {}, {:.0f} % of the "
+                                      "roofline {}): the roofline is lower than this machine",
+                                      n_above, format_count(rows.size(), "row"), row_label(*worst),
+                                      *worst->roofline_pct, worst->roofline_source);
+    const auto found = replaced.find(worst->n_threads);
+    if (found == replaced.end()) {
+        return message + fmt::format(", measured while it was busy; measure it again with `kvbench roofline -t {}` "
+                                     "when the machine is idle",
+                                     worst->n_threads);
+    }
+    return message + fmt::format(": it was a quick one, measured low; measured it fully now ({:.1f} GB/s, {:.0f} "
+                                 "GFLOP/s) and saved it, so later runs use it (this run's figures stay against the "
+                                 "quick one)",
+                                 found->second.peak_gbps, found->second.peak_gflops);
 }
 
 }  // namespace kvbench

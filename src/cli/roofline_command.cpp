@@ -3,6 +3,7 @@
 
 #include "cli/command_line.hpp"
 #include "cli/option_conventions.hpp"
+#include "cli/output_options.hpp"
 #include "cli/output_streams.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/blas.hpp"
@@ -42,12 +43,9 @@ RooflinePlan to_roofline_plan(const RooflineCliOptions& options) {
                                           plural(plan.threads.size(), "thread count")));
         }
         const std::filesystem::path path = *options.output;
-        // Checked before measuring, so a typo costs nothing but this message.
-        const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
-        if (!std::filesystem::is_directory(dir)) {
-            throw ConfigError(fmt::format("--output {}: directory '{}' does not exist (create it first)",
-                                          path.string(), dir.string()));
-        }
+        // Checked before measuring (a directory, a missing one, no permission), so a typo costs
+        // nothing but this message.
+        check_output_file(path.string(), "-o", fmt::format("roofline-t{}.json", plan.threads.front()));
         plan.paths.push_back(path);
     } else {
         for (const std::size_t n_threads : plan.threads) plan.paths.push_back(default_roofline_path(n_threads));

@@ -2,9 +2,9 @@
 #include "cli/sweep_command.hpp"
 
 #include "cli/command_line.hpp"
+#include "cli/dry_run.hpp"
 #include "cli/exit_status.hpp"
 #include "cli/grid_guard.hpp"
-#include "cli/growth_summary.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/option_conventions.hpp"
 #include "cli/output_streams.hpp"
@@ -23,6 +23,7 @@
 
 #include <iostream>
 #include <optional>
+#include <utility>
 
 namespace kvbench {
 
@@ -54,8 +55,15 @@ RooflinePolicy roofline_policy(const SweepPlan& plan) {
 }
 
 RunContext prepare_sweep(const SweepPlan& plan, const RunMessages& messages) {
+    if (plan.shard) {
+        messages.notice(fmt::format("shard {}: {} of the grid's {} points, {:.0f} % of its estimated time (the split "
+                                    "every shard computes alike, docs/sharding.md)",
+                                    shard_label(*plan.shard), plan.grid.points.size(), plan.n_grid_points,
+                                    100 * plan.shard_weight_seconds / plan.grid_weight_seconds));
+    }
     RunRequest request;
     request.command_line = command_line();
+    if (plan.shard) request.shard = shard_label(*plan.shard);
     request.rooflines = roofline_policy(plan);
     request.max_memory_bytes = plan.max_memory_bytes;
     request.memory_of = [&plan](const GridPoint& point, const Environment& env) {
@@ -64,6 +72,9 @@ RunContext prepare_sweep(const SweepPlan& plan, const RunMessages& messages) {
     };
     request.skip_warning = [](const GridPoint& point, const PointMemory& needed, const MemoryLimit& limit) {
         return memory_skip_warning(point_label(point), needed, limit);
+    };
+    request.skip_summary = [](const std::vector<SkippedPoint>& skipped, std::size_t n_points, const MemoryLimit& limit) {
+        return memory_skip_summary(skipped, n_points, limit, point_label, "point");
     };
     request.nothing_fits = "point of the grid";
     request.nothing_fits_hint = "choose a smaller --seq, --batch, --dim or --layers, or raise --max-memory";
@@ -75,41 +86,16 @@ RunContext prepare_sweep(const SweepPlan& plan, const RunMessages& messages) {
 
 // ---- Step: dry run ----------------------------------------------------------------------
 
+// The grid with its counts, memory and estimate, on the terminal and in -o/-f's format. With
+// --resume, -o names the results to resume from: the plan goes to the terminal only.
 int print_dry_run(const SweepPlan& plan, const RunContext& context) {
-    TextTable table{"Dry run: the grid, nothing measured",
-                    {"point", "T", "grouping", "cached", "uncached", "KV cache", "weights", "scratch",
-                     "inputs", "flush+probe", "memory", "est. time"},
-                    {Align::left, Align::right, Align::left, Align::right, Align::right, Align::right,
-                     Align::right, Align::right, Align::right, Align::right, Align::right, Align::right},
-                    {},
-                    {}};
-    for (std::size_t i = 0; i < context.points.size(); ++i) {
-        const GridPoint& point = context.points[i];
-        auto flops = [&](bool run, DecodePath path) {
-            return run ? format_flops(static_cast<double>(step_flops(point.config, path))) : std::string("-");
-        };
-        const MemoryBudget budget = sweep_point_memory(point, plan, context.env);
-        table.lines.push_back({describe(point.config), fmt::format("{}", point.n_threads),
-                               grouping_label(point.config.n_heads, point.config.n_kv_heads),
-                               flops(plan.run.run_cached, DecodePath::cached),
-                               flops(times_uncached(point, plan.run), DecodePath::uncached),
-                               format_bytes(kv_cache_bytes(point.config)), format_bytes(budget.weights_bytes),
-                               format_bytes(budget.scratch_bytes), format_bytes(budget.inputs_bytes),
-                               format_bytes(budget.flush_bytes + budget.probe_bytes), format_bytes(budget.total_bytes()),
-                               format_duration_ns(context.estimate.point_seconds(i) * 1e9)});
+    OutputPlan out = plan.out;
+    if (plan.resume) {
+        out.file.reset();
+        out.exports.clear();
+        out.format = OutputFormat::table;
     }
-    table.footnote = fmt::format(
-        "{}, about {} in all. FLOPs per step (uncached '-': timed at the configuration's first "
-        "--kv-dtype); memory is what the point allocates (the KV cache, with the f32 copy a reduced type "
-        "holds while it is set up, weights, scratch and inputs, plus the cold-cache flush buffer and the "
-        "bandwidth probe); time {}.",
-        plural(context.points.size(), "point"), format_duration_ns(context.estimate.total_seconds * 1e9),
-        context.rooflines.empty()
-            ? fmt::format("assumes {} (run `kvbench roofline` for this machine's)", describe_assumed_roofline())
-            : "from the saved roofline");
-    write_text_table(std::cout, table);
-    check_report_stream(std::cout);
-    return exit_ok;
+    return emit_dry_run(sweep_dry_run_sheet(plan, context), out);
 }
 
 // ---- Step: resume -----------------------------------------------------------------------
@@ -138,33 +124,65 @@ SweepOutcome measure_sweep(const SweepPlan& plan, const RunContext& context, Gri
 
 // ---- Step: warnings ---------------------------------------------------------------------
 
-// One line each, for all rows at once, with a fix that applies to this run: noisy rows, rows an
-// order of magnitude slower than the machine allows (a busy or oversubscribed machine can time
-// steadily, with a small CV, and still wrongly), and a bandwidth that drifted from the roofline's.
+// One line each, for all rows at once, with a fix that applies to this run, said after the tables
+// so that they are read beside them: noisy rows, rows an order of magnitude slower than the
+// machine allows (a busy or oversubscribed machine can time steadily, with a small CV, and still
+// wrongly), rows above their roofline, and a bandwidth that drifted from the roofline's. A quick
+// roofline that rows beat is measured again first, so the next run does not inherit it.
 void warn_about_results(const SweepPlan& plan, const SweepOutcome& outcome, const RunContext& context,
                         const RunMessages& messages) {
     const std::vector<ResultRow> rows = outcome.rows.all();
     const NoiseContext noise{plan.run.n_reps, plan.run.min_time_s, plan.interleave, context.env.n_cores};
     if (const std::optional<std::string> message = noise_warning(rows, noise)) messages.warning(*message);
     if (const std::optional<std::string> message = slow_rows_warning(rows, context.rooflines)) messages.warning(*message);
-    if (outcome.stop_signal != 0 || outcome.n_finished == 0) return;
-    for (const std::string& drift : bandwidth_drift_warnings(context.rooflines, context.env)) messages.warning(drift);
+    const bool stopped = outcome.stop_signal != 0 || outcome.n_finished == 0;
+    const Rooflines replaced =
+        stopped ? Rooflines{}
+                : replace_beaten_quick_rooflines(context.rooflines, threads_above_roofline(rows),
+                                                 roofline_policy(plan), messages);
+    if (const std::optional<std::string> message = above_roofline_warning(rows, replaced)) messages.warning(*message);
+    if (stopped) return;
+    Rooflines drift_checked = context.rooflines;
+    for (const auto& [n_threads, roofline] : replaced) drift_checked.erase(n_threads);  // just measured
+    for (const std::string& drift : bandwidth_drift_warnings(drift_checked, context.env)) messages.warning(drift);
 }
 
 // ---- Step: tables -----------------------------------------------------------------------
 
-// After the report: the tables and the growth law a·N^k of each series with three or more
-// contexts (docs/generate.md).
+// After the report: the tables, the growth law a·N^k of each series with three or more contexts
+// (docs/generate.md) and the headline, within the terminal's width. Nothing when no point finished.
 void print_sweep_tables(const SweepPlan& plan, const SweepOutcome& outcome, const RunContext& context,
                         const ExportResult& exported, const OutputStreams& streams) {
     const std::vector<ResultRow> rows = outcome.rows.all();
+    if (rows.empty()) return;
+    TableOptions table = plan.table;
+    table.width = streams.table_width();
     std::ostream& tables = streams.tables_after(exported);
-    write_table(tables, rows, context.env, plan.table);
-    if (const std::optional<TextTable> growth = growth_table(rows)) {
-        tables << '\n';
-        write_text_table(tables, *growth);
-    }
+    write_table(tables, rows, context.env, table);
     tables.flush();
+}
+
+// ---- Step: a long run says so -----------------------------------------------------------
+
+// Before a long run starts: how long the points left to measure take, and how not to lose them
+// (as generate does).
+void announce_long_run(const SweepPlan& plan, const RunContext& context, const GridRows& resumed,
+                       const RunMessages& messages) {
+    RunEstimate left;
+    for (std::size_t i = 0; i < context.points.size(); ++i) {
+        if (!resumed.by_point[i].empty()) continue;
+        left.total_seconds += context.estimate.point_seconds(i);
+        ++left.n_units;
+    }
+    const std::string keep = resumable_output(plan.out)
+                                 ? fmt::format("{} keeps every finished point, and the same command with --resume "
+                                               "measures the rest after a stop",
+                                               *plan.out.file)
+                                 : "-o FILE.csv keeps every finished point, and --resume measures the rest after a stop";
+    if (const std::optional<std::string> notice =
+            long_run_notice("sweep", left, "point", context.rooflines.empty(), "--dry-run lists them; " + keep)) {
+        messages.notice(*notice);
+    }
 }
 
 }  // namespace
@@ -177,13 +195,15 @@ int run_sweep_command(const SweepCliOptions& options) {
     if (plan.dry_run) return print_dry_run(plan, context);
     confirm_grid_size(context.points.size(), context.estimate.total_seconds, plan.likely_intent, plan.yes,
                       "kvbench sweep");
+    GridRows resumed = resumed_rows(plan, context, messages);
+    announce_long_run(plan, context, resumed, messages);
     ExportManager exporter(to_export_plan(plan.out, plan.table, "sweep", "the results"), context.env, messages,
                            std::cout);
-    const SweepOutcome outcome =
-        measure_sweep(plan, context, resumed_rows(plan, context, messages), exporter, streams, messages);
-    warn_about_results(plan, outcome, context, messages);
-    const ExportResult exported = exporter.finish({outcome.rows.all(), {}});
+    const SweepOutcome outcome = measure_sweep(plan, context, std::move(resumed), exporter, streams, messages);
+    const ExportResult exported =
+        exporter.finish({outcome.rows.all(), {}}, outcome.stop_signal != 0 ? RunStatus::stopped : RunStatus::finished);
     print_sweep_tables(plan, outcome, context, exported, streams);
+    warn_about_results(plan, outcome, context, messages);
     exporter.check_report_stream();
     return report_sweep_outcome(plan, outcome, exported, exporter, streams, messages);
 }

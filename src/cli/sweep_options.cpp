@@ -2,6 +2,7 @@
 #include "cli/sweep_options.hpp"
 
 #include "kvbench/engine/blas.hpp"
+#include "cli/attention_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/grid_guard.hpp"
 #include "cli/kv_dtype_option.hpp"
@@ -63,7 +64,56 @@ constexpr bool check_by_default = true;  // a Debug build is for finding bugs, n
 // Most repetitions (timed or warm-up) one point may ask for: a guard against typos.
 constexpr std::uint64_t max_repetitions = 1000000;
 
+// Most shards of one grid: far beyond any fleet, a guard against typos.
+constexpr std::size_t max_shards = 10000;
+
+// Keeps the points of plan.shard, and the weights the split used, for the shard's message.
+void keep_shard_points(SweepPlan& plan) {
+    plan.n_grid_points = plan.grid.points.size();
+    if (!plan.shard) return;
+    const Shard& shard = *plan.shard;
+    if (shard.count > plan.n_grid_points) {
+        throw ConfigError(fmt::format("--shard {}: the grid has {} points, so {} of the {} shards would be empty: use "
+                                      "at most {} shards (--shard K/{})",
+                                      shard_label(shard), plan.n_grid_points, shard.count - plan.n_grid_points,
+                                      shard.count, plan.n_grid_points, plan.n_grid_points));
+    }
+    const std::vector<double> weights = shard_weights(plan.grid.points, plan.run);
+    std::vector<GridPoint> kept;
+    for (const std::size_t i : shard_point_indices(weights, shard)) {
+        kept.push_back(plan.grid.points[i]);
+        plan.shard_weight_seconds += weights[i];
+    }
+    for (const double weight : weights) plan.grid_weight_seconds += weight;
+    plan.grid.points = std::move(kept);
+}
+
 }  // namespace
+
+Shard parse_shard(const std::string& text) {
+    const std::size_t slash = text.find('/');
+    const auto number = [&](std::string_view digits, std::size_t& value) {
+        const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+        return !digits.empty() && error == std::errc() && end == digits.data() + digits.size();
+    };
+    Shard shard;
+    const std::string_view view(text);
+    if (slash == std::string::npos || !number(view.substr(0, slash), shard.index) ||
+        !number(view.substr(slash + 1), shard.count)) {
+        throw ConfigError(fmt::format("--shard {}: write K/N, shard K of N counted from 1 (e.g. --shard 2/4)", text));
+    }
+    if (shard.count < 1 || shard.count > max_shards || shard.index < 1 || shard.index > shard.count) {
+        throw ConfigError(fmt::format("--shard {}: K must be from 1 to N, and N from 1 to {} (the shards of four "
+                                      "are 1/4, 2/4, 3/4 and 4/4)",
+                                      text, max_shards));
+    }
+    return shard;
+}
+
+bool resumable_output(const OutputPlan& out) {
+    return out.file && (out.format == OutputFormat::csv || out.format == OutputFormat::json ||
+                        out.format == OutputFormat::jsonl);
+}
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
     CLI::App* sweep = app.add_subcommand("sweep", "Measure the cached and uncached decode step over a grid");
@@ -79,6 +129,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                 "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
     list_option(*sweep, "-l,--layers", options.layers, "Stacked attention layers L");
     list_option(*sweep, "--kv-dtype", options.kv_dtype, kv_dtype_help);
+    add_attention_options(*sweep, options.attention);
     add_model_options(*sweep, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim,
                       options.model_note);
     list_option(*sweep, "-t,--threads", options.threads,
@@ -122,10 +173,12 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "Before timing a point, compare each fast kernel with its naive twin on the point's data "
                     "(always on in Debug builds)");
     sweep->add_flag("--dry-run", options.dry_run,
-                    "List the grid with FLOPs, KV bytes, peak memory and estimated time; run nothing");
+                    "List the grid with FLOPs, KV bytes, peak memory and estimated time; run nothing. "
+                    "With -o or -f, the list in that format (csv, json, ...) for scripts");
     sweep->add_flag("-y,--yes", options.yes,
                     "Run a grid of more than 200 points or an estimated hour (refused without it)");
     add_output_options(sweep, options.out, all_output_formats());
+    add_database_options(sweep, options.out);
     sweep->add_option("--max-memory", options.max_memory,
                       "Refuse points needing more than this: 8GiB or 8G = 8·2^30 bytes (IEC), 8GB = 8·10^9 "
                       "(SI) (default: available memory)")
@@ -147,6 +200,11 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "Run without a roofline: no roofline %, no first-run measurement, no bandwidth drift check")
         ->excludes("--roofline")
         ->excludes("--measure-roofline");
+    sweep->add_option("--shard", options.shard,
+                      "Run shard K of N: a share of the grid balanced by estimated time, the same on every "
+                      "machine, so N machines run the whole grid; `kvbench merge` joins their reports "
+                      "(docs/sharding.md)")
+        ->type_name("K/N");
     sweep->add_option("--time-unit", options.time_unit,
                       "Unit of the tables' times: auto (per column, from its values), ns, us, ms or s")
         ->type_name("UNIT")
@@ -164,6 +222,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
     spec.kv_dtypes = parse_stored_kv_dtypes(options.kv_dtype);
+    apply_attention_options(options.attention, spec);
     spec.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)
                                    : std::vector<std::size_t>{default_thread_count()};
     // 0: --reps not given, the count adapts to --min-time.
@@ -207,11 +266,12 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     plan.interleave = options.interleave;
     plan.resume = options.resume;
     plan.table.time_unit = parse_time_unit(parse_choice(options.time_unit, "--time-unit", {"auto", "ns", "us", "ms", "s"}));
+    if (options.shard) plan.shard = parse_shard(*options.shard);
+    keep_shard_points(plan);
     // The files last: every check before them is free, and the output checks create (and remove) a file.
     if (options.roofline) plan.roofline = load_given_roofline(*options.roofline);
     plan.out = to_output_plan(options.out, all_output_formats());
-    if (plan.resume && (!plan.out.file || (plan.out.format != OutputFormat::csv && plan.out.format != OutputFormat::json &&
-                                           plan.out.format != OutputFormat::jsonl))) {
+    if (plan.resume && !resumable_output(plan.out)) {
         throw ConfigError("--resume needs -o FILE in csv, json or jsonl: it reads the finished points back "
                           "from that file");
     }

@@ -45,6 +45,25 @@ std::string point_details(std::size_t i, std::size_t n_points, const std::string
     return fmt::format("kvbench: point {}/{} {}: {}", i + 1, n_points, label, fmt::join(parts, "; "));
 }
 
+// After "interrupted (SIGINT)": how far the sweep got, where the finished points are, and how to
+// measure the rest.
+std::string interrupted_how(const SweepPlan& plan, const SweepOutcome& outcome, const ExportResult& exported) {
+    const std::size_t n_points = outcome.n_points + outcome.n_resumed;
+    if (outcome.n_finished == 0 && outcome.n_resumed == 0) return "before the first point finished; nothing was measured";
+    const std::string done = fmt::format("after {} of {}", outcome.n_finished, plural(outcome.n_points, "point"));
+    const bool file_written = resumable_output(plan.out) &&
+                              std::any_of(exported.written.begin(), exported.written.end(),
+                                          [&](const OutputTarget& target) { return target.path == *plan.out.file; });
+    if (file_written) {
+        return fmt::format("{}; {} holds the {} finished: the same command with --resume measures the other {}", done,
+                           *plan.out.file, outcome.n_finished + outcome.n_resumed,
+                           n_points - outcome.n_finished - outcome.n_resumed);
+    }
+    return fmt::format("{}; {} holds the finished ones (-o FILE.csv keeps them in a file, and --resume then measures "
+                       "the rest)",
+                       done, exported.holder());
+}
+
 }  // namespace
 
 std::string point_label(const GridPoint& point) {
@@ -197,7 +216,7 @@ std::uint64_t SweepScheduler::resident_budget_bytes() const {
 
 int report_sweep_outcome(const SweepPlan& plan, const SweepOutcome& outcome, const ExportResult& exported,
                          const ExportManager& exporter, const OutputStreams& streams, const RunMessages& messages) {
-    std::ostream& notes = streams.tables();
+    std::ostream& notes = streams.notes();
     const VerifyTally& verified = outcome.verified;
     if (plan.run.verify && verified.n_f32 > 0 && outcome.failures.empty()) {
         notes << fmt::format("verify: cached step == uncached forward at {}{}; worst relative error "
@@ -226,9 +245,8 @@ int report_sweep_outcome(const SweepPlan& plan, const SweepOutcome& outcome, con
                                      plural(outcome.n_points, "point"), exported.holder(), plural(n_rows, "row")));
     }
     if (outcome.stop_signal != 0) {
-        fmt::print(stderr, "kvbench: interrupted (SIG{}) after {} of {}; {} holds the finished ones\n",
-                   sigabbrev_np(outcome.stop_signal), outcome.n_finished, plural(outcome.n_points, "point"),
-                   exported.holder());
+        fmt::print(stderr, "kvbench: interrupted (SIG{}) {}\n", sigabbrev_np(outcome.stop_signal),
+                   interrupted_how(plan, outcome, exported));
         return exit_for_signal(outcome.stop_signal);
     }
     return outcome.failures.empty() && exported.failed.empty() ? exit_ok : exit_failure;

@@ -26,27 +26,44 @@ std::string evidence(const ComparedRow& row) {
     return "-";
 }
 
+std::string confidence_label(const Comparison& comparison) { return fmt::format("{:g} %", 100 * (1 - comparison.alpha)); }
+
+// "[+8.0, +15.3] %": the Hodges–Lehmann interval in percent of BASE's median; "-" without samples.
+std::string interval_cell(const ComparedRow& row) {
+    if (!row.shift) return "-";
+    return fmt::format("[{:+.1f}, {:+.1f}] %", row.percent_of_base(row.shift->low), row.percent_of_base(row.shift->high));
+}
+
 std::vector<std::string> header(const Comparison& comparison) {
     const char* unit = metric_unit(comparison.metric);
-    return {"row", fmt::format("base {} {}", metric_name(comparison.metric), unit),
-            fmt::format("new {} {}", metric_name(comparison.metric), unit), "change", "test", "verdict"};
+    return {"row",
+            fmt::format("base {} {}", metric_name(comparison.metric), unit),
+            fmt::format("new {} {}", metric_name(comparison.metric), unit),
+            "change",
+            fmt::format("shift, {} interval", confidence_label(comparison)),
+            "test",
+            "verdict"};
 }
 
 std::vector<std::string> cells(const ComparedRow& row) {
     std::string verdict = verdict_name(row.verdict);
     if (!row.counts_note.empty()) verdict += " (" + row.counts_note + ")";
-    return {row.label, figure(row.base.median), figure(row.other.median), fmt::format("{:+.1f} %", row.change_pct),
-            evidence(row), verdict};
+    return {row.label,     figure(row.base.median), figure(row.other.median), fmt::format("{:+.1f} %", row.change_pct),
+            interval_cell(row), evidence(row),   verdict};
 }
 
 std::string summary(const Comparison& comparison) {
-    std::string line = fmt::format("{} rows: {} faster, {} same, {} slower, {} slower by more than {:g} %, {} with other counts",
+    std::string line = fmt::format("{} rows: {} faster, {} same, {} slower, {} slower by more than {:g} %{}, {} with other counts",
                                    comparison.rows.size(), count_verdicts(comparison, Verdict::faster),
                                    count_verdicts(comparison, Verdict::same), count_verdicts(comparison, Verdict::slower),
                                    count_verdicts(comparison, Verdict::regression), comparison.threshold_pct,
+                                   comparison.require_interval ? fmt::format(" with {} confidence", confidence_label(comparison)) : "",
                                    count_verdicts(comparison, Verdict::counts_differ));
     if (const std::size_t unknown = count_verdicts(comparison, Verdict::unknown)) {
         line += fmt::format(", {} unknown (one sample)", unknown);
+    }
+    if (const std::size_t unclear = count_verdicts(comparison, Verdict::unclear)) {
+        line += fmt::format(", {} unclear (ranges overlap, medians {:g} % or more apart)", unclear, comparison.threshold_pct);
     }
     return line;
 }
@@ -70,6 +87,16 @@ std::vector<std::string> notes(const Comparison& comparison) {
     if (comparison.n_without_metric > 0) {
         lines.push_back(fmt::format("{} matched rows have no {} (docs/compare.md#metrics)", comparison.n_without_metric,
                                     metric_name(comparison.metric)));
+    }
+    if (comparison.n_without_samples > 0) {
+        lines.push_back(fmt::format(
+            "{} of {} rows carry no samples (a CSV keeps none): they are judged by whether their [min, max] ranges "
+            "overlap, which one wild repetition hides a change of any size behind, and have no interval; compare "
+            "JSON or JSON Lines reports (-o run.json keeps every repetition) for a U test and an interval",
+            comparison.n_without_samples, comparison.rows.size()));
+        if (comparison.require_interval) {
+            lines.push_back("--require-interval: a row without an interval is never SLOWER");
+        }
     }
     lines.push_back(summary(comparison));
     lines.push_back(geomean_line(comparison));
@@ -101,7 +128,7 @@ void write_table(std::ostream& out, const Comparison& comparison) {
 void write_markdown(std::ostream& out, const Comparison& comparison) {
     out << "**" << comparison.provenance_note << "**\n\n";
     out << "| " << fmt::format("{}", fmt::join(header(comparison), " | ")) << " |\n";
-    out << "| --- | ---: | ---: | ---: | --- | --- |\n";
+    out << "| --- | ---: | ---: | ---: | ---: | --- | --- |\n";
     for (const ComparedRow& row : comparison.rows) out << "| " << fmt::format("{}", fmt::join(cells(row), " | ")) << " |\n";
     out << '\n';
     for (const std::string& line : notes(comparison)) out << line << "  \n";
@@ -114,6 +141,7 @@ void write_json(std::ostream& out, const Comparison& comparison) {
     j["unit"] = metric_unit(comparison.metric);
     j["threshold_pct"] = comparison.threshold_pct;
     j["alpha"] = comparison.alpha;
+    j["require_interval"] = comparison.require_interval;
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const ComparedRow& row : comparison.rows) {
         nlohmann::ordered_json r;
@@ -123,6 +151,14 @@ void write_json(std::ostream& out, const Comparison& comparison) {
         r["change_pct"] = row.change_pct;
         r["test"] = row.test == Test::u_test ? "u_test" : row.test == Test::overlap ? "overlap" : "none";
         r["p_value"] = row.p_value ? nlohmann::ordered_json(*row.p_value) : nlohmann::ordered_json(nullptr);
+        if (row.shift) {
+            r["shift"] = {{"estimate", row.shift->shift},         {"low", row.shift->low},
+                          {"high", row.shift->high},              {"estimate_pct", row.percent_of_base(row.shift->shift)},
+                          {"low_pct", row.percent_of_base(row.shift->low)}, {"high_pct", row.percent_of_base(row.shift->high)},
+                          {"confidence", row.shift->achieved},    {"exact", row.shift->exact}};
+        } else {
+            r["shift"] = nullptr;
+        }
         r["verdict"] = verdict_name(row.verdict);
         r["counts"] = row.counts_note.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.counts_note);
         rows.push_back(std::move(r));
@@ -131,6 +167,7 @@ void write_json(std::ostream& out, const Comparison& comparison) {
     j["only_in_base"] = comparison.only_in_base;
     j["only_in_new"] = comparison.only_in_new;
     j["rows_without_metric"] = comparison.n_without_metric;
+    j["rows_without_samples"] = comparison.n_without_samples;
     j["geomean_ratio"] = comparison.geomean_ratio ? nlohmann::ordered_json(*comparison.geomean_ratio)
                                                   : nlohmann::ordered_json(nullptr);
     out << j.dump(2) << '\n';

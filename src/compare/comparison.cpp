@@ -44,7 +44,7 @@ std::string short_name(const std::string& column) {
 }
 
 // path, B, N, D, H, G always; the other key columns only when they vary, so labels stay short.
-std::vector<bool> shown_columns(const std::vector<std::string>& columns, const std::vector<const ResultEntry*>& rows) {
+std::vector<bool> shown_columns(const std::vector<std::string>& columns, const std::vector<Key>& keys) {
     static const std::set<std::string> always = {"benchmark", "path", "batch", "seq", "dim", "heads", "kv_heads"};
     std::vector<bool> shown(columns.size(), false);
     for (std::size_t c = 0; c < columns.size(); ++c) {
@@ -52,7 +52,7 @@ std::vector<bool> shown_columns(const std::vector<std::string>& columns, const s
             shown[c] = true;
             continue;
         }
-        for (const ResultEntry* row : rows) shown[c] = shown[c] || row->key[c] != rows.front()->key[c];
+        for (const Key& key : keys) shown[c] = shown[c] || key[c] != keys.front()[c];
     }
     return shown;
 }
@@ -140,16 +140,30 @@ std::string counts_difference(const ResultEntry& base, const ResultEntry& other)
     return fmt::format("{}", fmt::join(differences, ", "));
 }
 
+// How much worse than BASE, in percent: positive when worse, whichever way the metric improves.
+double worse_pct_of(double change_pct, Metric metric) { return lower_is_better(metric) ? change_pct : -change_pct; }
+
+// The least a row is worse by, with 1 − alpha confidence: the interval's end nearest to "better".
+std::optional<double> least_worse_pct(const ComparedRow& row, Metric metric) {
+    if (!row.shift) return std::nullopt;
+    const double low = worse_pct_of(row.percent_of_base(row.shift->low), metric);
+    const double high = worse_pct_of(row.percent_of_base(row.shift->high), metric);
+    return std::min(low, high);
+}
+
 void judge(ComparedRow& row, const CompareOptions& options) {
     const MetricValues& a = row.base;
     const MetricValues& b = row.other;
     row.change_pct = a.median != 0 ? 100 * (b.median - a.median) / a.median : 0;
+    if (a.samples.size() >= min_u_test_samples && b.samples.size() >= min_u_test_samples) {
+        row.shift = hodges_lehmann(a.samples, b.samples, 1 - options.alpha);
+    }
     if (!row.counts_note.empty()) {
         row.verdict = Verdict::counts_differ;
         return;
     }
     bool significant = false;
-    if (a.samples.size() >= min_u_test_samples && b.samples.size() >= min_u_test_samples) {
+    if (row.shift) {
         row.test = Test::u_test;
         const UTest u = mann_whitney_u(a.samples, b.samples);
         row.p_value = u.p_value;
@@ -162,11 +176,16 @@ void judge(ComparedRow& row, const CompareOptions& options) {
         row.verdict = Verdict::unknown;
         return;
     }
-    const double worse_pct = lower_is_better(options.metric) ? row.change_pct : -row.change_pct;
+    const double worse_pct = worse_pct_of(row.change_pct, options.metric);
     if (!significant || worse_pct == 0) {
-        row.verdict = Verdict::same;
+        // Ranges are a blunt test: one wild repetition hides a change of any size.
+        const bool blunt = row.test == Test::overlap && std::abs(row.change_pct) > options.threshold_pct;
+        row.verdict = blunt ? Verdict::unclear : Verdict::same;
     } else if (worse_pct < 0) {
         row.verdict = Verdict::faster;
+    } else if (options.require_interval) {
+        const std::optional<double> least = least_worse_pct(row, options.metric);
+        row.verdict = least && *least > options.threshold_pct ? Verdict::regression : Verdict::slower;
     } else {
         row.verdict = worse_pct > options.threshold_pct ? Verdict::regression : Verdict::slower;
     }
@@ -240,6 +259,7 @@ const char* verdict_name(Verdict verdict) {
     case Verdict::regression: return "SLOWER";
     case Verdict::counts_differ: return "COUNTS DIFFER";
     case Verdict::unknown: return "unknown";
+    case Verdict::unclear: return "unclear";
     }
     return "?";
 }
@@ -258,16 +278,18 @@ Comparison compare_results(const ResultFile& base, const ResultFile& other, cons
     for (const ResultEntry& entry : base.rows) base_index[entry.key] = &entry;
     for (const ResultEntry& entry : other.rows) other_index[entry.key] = &entry;
 
-    std::vector<const ResultEntry*> all_rows;
-    for (const ResultEntry& entry : base.rows) all_rows.push_back(&entry);
-    for (const ResultEntry& entry : other.rows) all_rows.push_back(&entry);
-    const std::vector<bool> shown = all_rows.empty() ? std::vector<bool>() : shown_columns(base.key_columns, all_rows);
+    std::vector<Key> all_keys;
+    for (const ResultEntry& entry : base.rows) all_keys.push_back(entry.key);
+    for (const ResultEntry& entry : other.rows) all_keys.push_back(entry.key);
+    const std::vector<bool> shown = all_keys.empty() ? std::vector<bool>() : shown_columns(base.key_columns, all_keys);
     const auto label = [&](const Key& key) { return label_of(base.key_columns, shown, key); };
 
     Comparison comparison;
     comparison.metric = options.metric;
     comparison.threshold_pct = options.threshold_pct;
     comparison.alpha = options.alpha;
+    comparison.require_interval = options.require_interval;
+    comparison.n_base_rows = base.rows.size();
     comparison.provenance_note = provenance_note(base, other);
     double log_sum = 0;
     std::size_t n_logs = 0;
@@ -289,6 +311,7 @@ Comparison compare_results(const ResultFile& base, const ResultFile& other, cons
         row.other = *b;
         row.counts_note = counts_difference(entry, *match->second);
         judge(row, options);
+        if (row.test == Test::overlap) ++comparison.n_without_samples;
         if (a->median > 0 && b->median > 0) {
             log_sum += std::log(b->median / a->median);
             ++n_logs;
@@ -300,6 +323,22 @@ Comparison compare_results(const ResultFile& base, const ResultFile& other, cons
     }
     if (n_logs > 0) comparison.geomean_ratio = std::exp(log_sum / static_cast<double>(n_logs));
     return comparison;
+}
+
+std::vector<std::string> row_labels(const std::vector<std::string>& key_columns, const std::vector<Key>& keys) {
+    std::vector<std::string> labels;
+    if (keys.empty()) return labels;
+    const std::vector<bool> shown = shown_columns(key_columns, keys);
+    for (const Key& key : keys) labels.push_back(label_of(key_columns, shown, key));
+    return labels;
+}
+
+std::vector<std::optional<MetricValues>> metric_of_rows(const ResultFile& file, Metric metric) {
+    std::map<Key, const ResultEntry*> index;
+    for (const ResultEntry& entry : file.rows) index[entry.key] = &entry;
+    std::vector<std::optional<MetricValues>> values;
+    for (const ResultEntry& entry : file.rows) values.push_back(metric_values(file, entry, index, metric));
+    return values;
 }
 
 std::size_t count_verdicts(const Comparison& comparison, Verdict verdict) {

@@ -44,10 +44,21 @@ Ranking rank(std::span<const double> base, std::span<const double> other) {
     return ranking;
 }
 
-// P(U >= u) under the null hypothesis. The number of orderings of m and n values with
-// U = k is the coefficient of q^k in the Gaussian binomial [m+n choose m]_q, built one
-// factor (1 − q^(n+i)) / (1 − q^i) at a time; each partial product has integer coefficients.
+// P(U >= u) under the null hypothesis.
 double exact_upper_tail(std::size_t m, std::size_t n, std::size_t u) {
+    const std::vector<double> count = u_null_counts(m, n);
+    const double total = std::accumulate(count.begin(), count.end(), 0.0);
+    double tail = 0;
+    for (std::size_t k = u; k <= m * n; ++k) tail += count[k];
+    return tail / total;
+}
+
+}  // namespace
+
+// The number of orderings of m and n values with U = k is the coefficient of q^k in the Gaussian
+// binomial [m+n choose m]_q, built one factor (1 − q^(n+i)) / (1 − q^i) at a time; each partial
+// product has integer coefficients.
+std::vector<double> u_null_counts(std::size_t m, std::size_t n) {
     if (m > n) std::swap(m, n);
     std::vector<double> count(m * n + m + 1, 0.0);  // room for the product before its division
     count[0] = 1;
@@ -56,13 +67,18 @@ double exact_upper_tail(std::size_t m, std::size_t n, std::size_t u) {
         for (std::size_t k = top; k >= n + i; --k) count[k] -= count[k - (n + i)];
         for (std::size_t k = i; k <= top; ++k) count[k] += count[k - i];
     }
-    const double total = std::accumulate(count.begin(), count.begin() + static_cast<std::ptrdiff_t>(m * n + 1), 0.0);
-    double tail = 0;
-    for (std::size_t k = u; k <= m * n; ++k) tail += count[k];
-    return tail / total;
+    count.resize(m * n + 1);
+    return count;
 }
 
-}  // namespace
+double u_sigma(double m, double n, double tie_term) {
+    const double total = m + n;
+    return std::sqrt(m * n / 12 * ((total + 1) - tie_term / (total * (total - 1))));
+}
+
+double pooled_tie_term(std::span<const double> base, std::span<const double> other) {
+    return rank(base, other).tie_term;
+}
 
 UTest mann_whitney_u(std::span<const double> base, std::span<const double> other) {
     assert(!base.empty() && !other.empty());
@@ -79,8 +95,7 @@ UTest mann_whitney_u(std::span<const double> base, std::span<const double> other
         test.p_value = std::min(1.0, 2 * exact_upper_tail(base.size(), other.size(), static_cast<std::size_t>(u_max)));
         return test;
     }
-    const double n = n1 + n2;
-    const double sigma = std::sqrt(n1 * n2 / 12 * ((n + 1) - ranking.tie_term / (n * (n - 1))));
+    const double sigma = u_sigma(n1, n2, ranking.tie_term);
     if (sigma == 0) return test;  // every value tied: no evidence of a difference, p = 1
     const double z = (u_max - n1 * n2 / 2 - 0.5) / sigma;  // 0.5: continuity correction
     const boost::math::normal_distribution<double> normal;

@@ -80,8 +80,7 @@ void take_provenance(ResultFile& file, const std::map<std::string, std::string>&
 }
 
 // A kvbench report of any schema, read through the report schema's reader: its cells are in
-// the current schema whatever wrote them. A JSON report's provenance is its environment block;
-// a CSV's or JSON Lines', the first row's columns.
+// the current schema whatever wrote them.
 ResultFile parse_kvbench_report(const std::string& text, OutputFormat format, const std::string& name) {
     static const std::map<OutputFormat, std::string> kinds = {
         {OutputFormat::csv, "kvbench CSV"}, {OutputFormat::json, "kvbench JSON"}, {OutputFormat::jsonl, "kvbench JSON Lines"}};
@@ -91,27 +90,7 @@ ResultFile parse_kvbench_report(const std::string& text, OutputFormat format, co
     } catch (const std::runtime_error& error) {
         bad_file(name, error.what());
     }
-    std::set<std::string> present(report.columns.begin(), report.columns.end());
-    if (report.rows.empty() && format != OutputFormat::csv) {
-        for (const std::string& column : contract_columns()) present.insert(column);  // nothing to refuse
-    }
-    require_contract_columns(present, name);
-    ResultFile file;
-    file.kind = kinds.at(format);
-    set_key(file, present);
-    for (const ReportCellRow& row : report.rows) {
-        ResultEntry entry;
-        entry.cells = row.cells;
-        entry.samples_ns = row.samples_ns;
-        fill_key(entry, file.key_columns);
-        file.rows.push_back(std::move(entry));
-    }
-    if (format == OutputFormat::json) {
-        take_provenance(file, report.environment);
-    } else if (!file.rows.empty()) {
-        take_provenance(file, file.rows.front().cells);
-    }
-    return file;
+    return result_file_of_cells(report, kinds.at(format), name);
 }
 
 // Nanoseconds per unit of Google Benchmark's time_unit.
@@ -187,23 +166,49 @@ const std::vector<std::string>& build_columns() {
     return columns;
 }
 
+// A JSON report's or a database run's provenance is its environment block; a CSV's or JSON Lines',
+// the first row's columns.
+ResultFile result_file_of_cells(const ReportCells& report, const std::string& kind, const std::string& name) {
+    std::set<std::string> present(report.columns.begin(), report.columns.end());
+    if (report.rows.empty() && report.format != OutputFormat::csv) {
+        for (const std::string& column : contract_columns()) present.insert(column);  // nothing to refuse
+    }
+    require_contract_columns(present, name);
+    ResultFile file;
+    file.kind = kind;
+    set_key(file, present);
+    for (const ReportCellRow& row : report.rows) {
+        ResultEntry entry;
+        entry.cells = row.cells;
+        entry.samples_ns = row.samples_ns;
+        fill_key(entry, file.key_columns);
+        file.rows.push_back(std::move(entry));
+    }
+    if (!report.environment.empty()) {
+        take_provenance(file, report.environment);
+    } else if (!file.rows.empty()) {
+        take_provenance(file, file.rows.front().cells);
+    }
+    return checked_unique(std::move(file), name);
+}
+
 ResultFile parse_result_file(const std::string& text, const std::string& name) {
     const std::size_t first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string::npos || text[first] != '{') return checked_unique(parse_kvbench_report(text, OutputFormat::csv, name), name);
+    if (first == std::string::npos || text[first] != '{') return parse_kvbench_report(text, OutputFormat::csv, name);
     nlohmann::json report;
     try {
         report = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& error) {
         // More than one JSON value: JSON Lines, when its first line is an object.
         if (!starts_as_json_lines(text)) bad_file(name, fmt::format("not valid JSON ({})", error.what()));
-        return checked_unique(parse_kvbench_report(text, OutputFormat::jsonl, name), name);
+        return parse_kvbench_report(text, OutputFormat::jsonl, name);
     }
     try {
-        if (report.contains("rows")) return checked_unique(parse_kvbench_report(text, OutputFormat::json, name), name);
+        if (report.contains("rows")) return parse_kvbench_report(text, OutputFormat::json, name);
         if (report.contains("benchmarks")) return checked_unique(parse_gbench_json(report, name), name);
         if (report.contains("path")) {  // a JSON Lines report of one row
             const std::string line = text.ends_with('\n') ? text : text + '\n';
-            return checked_unique(parse_kvbench_report(line, OutputFormat::jsonl, name), name);
+            return parse_kvbench_report(line, OutputFormat::jsonl, name);
         }
     } catch (const nlohmann::json::exception& error) {
         bad_file(name, fmt::format("unexpected JSON layout ({})", error.what()));

@@ -30,21 +30,24 @@ namespace {
 constexpr float minus_infinity = -std::numeric_limits<float>::infinity();
 
 void merge_splits(const ModelConfig& config, std::size_t n_splits, const DecodeAttentionScratch& scratch,
-                  float* out);
+                  const float* sinks, float* out);
 
 }  // namespace
 
 FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q_stride,
                             const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
-                            DecodeAttentionScratch& scratch) {
+                            DecodeAttentionScratch& scratch, const float* sinks) {
     const std::size_t n_batch = config.n_batch;
     const std::size_t n_heads = config.n_heads;
     const std::size_t n_kv_heads = config.n_kv_heads;
     const std::size_t head_dim = config.head_dim();
     const std::size_t group_size = config.group_size();
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    // A window layer's ring holds exactly the positions the new token sees, in rotated order:
+    // its first n_attended slots are read as one block, whatever position each holds.
+    const std::size_t n_attended = config.attended_positions(layer, n_ctx);
     const std::size_t n_splits =
-        decode_split_count(n_batch * n_kv_heads, n_ctx, scratch.n_threads, scratch.max_splits);
+        decode_split_count(n_batch * n_kv_heads, n_attended, scratch.n_threads, scratch.max_splits);
     const std::size_t n_tasks = n_batch * n_kv_heads * n_splits;
     const std::size_t vector_bytes = head_dim * kv_element_bytes(cache.dtype());  // one cached K or V, scale apart
     const GroupKernel kernel = group_kernel_for(group_size, head_dim);  // every task's group has this shape
@@ -55,8 +58,8 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
         const std::size_t split = index % n_splits;
         const std::size_t kv_head = (index / n_splits) % n_kv_heads;
         const std::size_t b = index / (n_splits * n_kv_heads);
-        const std::size_t t_begin = split * n_ctx / n_splits;
-        const std::size_t t_end = (split + 1) * n_ctx / n_splits;
+        const std::size_t t_begin = split * n_attended / n_splits;
+        const std::size_t t_end = (split + 1) * n_attended / n_splits;
         const std::size_t first_head = kv_head * group_size;  // h / group_size == kv_head
         const std::size_t partial_row = (split * n_batch + b) * n_heads + first_head;
         GroupAttention problem;
@@ -94,28 +97,29 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
         }
     }
 
-    merge_splits(config, n_splits, scratch, out);
-    return {4ull * n_batch * n_heads * head_dim * n_ctx, executed};
+    merge_splits(config, n_splits, scratch, sinks, out);
+    return {4ull * n_batch * n_heads * head_dim * n_attended, executed};
 }
 
 namespace {
 
 // out[b][h] = the partial softmaxes of head h's splits rescaled to one max, summed and
-// normalised; in a fixed order, so results do not depend on thread timing.
+// normalised; in a fixed order, so results do not depend on thread timing. A sink logit is one
+// more term of the sum with no value: it joins the max and the normaliser only.
 void merge_splits(const ModelConfig& config, std::size_t n_splits, const DecodeAttentionScratch& scratch,
-                  float* out) {
+                  const float* sinks, float* out) {
     const std::size_t n_batch = config.n_batch;
     const std::size_t n_heads = config.n_heads;
     const std::size_t head_dim = config.head_dim();
     for (std::size_t b = 0; b < n_batch; ++b) {
         for (std::size_t h = 0; h < n_heads; ++h) {
-            float global_max = minus_infinity;
+            float global_max = sinks != nullptr ? sinks[h] : minus_infinity;
             for (std::size_t s = 0; s < n_splits; ++s) {
                 global_max = std::max(global_max, scratch.partial_max[(s * n_batch + b) * n_heads + h]);
             }
             float* dst = out + b * config.q_dim() + h * head_dim;
             std::fill(dst, dst + head_dim, 0.0f);
-            float total = 0.0f;
+            float total = sinks != nullptr ? std::exp(sinks[h] - global_max) : 0.0f;
             for (std::size_t s = 0; s < n_splits; ++s) {
                 const std::size_t row = (s * n_batch + b) * n_heads + h;
                 const float weight = std::exp(scratch.partial_max[row] - global_max);

@@ -92,6 +92,21 @@ void validate(const ModelConfig& config) {
     validate_layer_parts(config);
 }
 
+std::vector<std::uint32_t> layer_windows_for(std::uint32_t window, const std::string& pattern, std::size_t n_layers) {
+    if (window == 0) return {};
+    if (pattern == "all") return std::vector<std::uint32_t>(n_layers, window);
+    if (pattern.empty() || pattern.find_first_not_of("LG") != std::string::npos) {
+        throw ConfigError(fmt::format("--window-layers {}: give `all` or a unit of L (local) and G (global) "
+                                      "layers that repeats over the layers, e.g. LG or LLLLLG",
+                                      pattern.empty() ? "''" : pattern));
+    }
+    std::vector<std::uint32_t> windows(n_layers);
+    for (std::size_t layer = 0; layer < n_layers; ++layer) {
+        windows[layer] = pattern[layer % pattern.size()] == 'L' ? window : 0;
+    }
+    return windows;
+}
+
 std::string window_pattern(const ModelConfig& config) {
     const std::vector<std::uint32_t>& windows = config.layer_windows;
     if (windows.empty()) return "";

@@ -1,10 +1,83 @@
-// The counting formulas of docs/counting.md, written once. Requires a validated config.
+// The counting formulas of docs/counting.md, written once: every count is a sum over layers,
+// each layer attending to n_l = attended_positions(l, N) positions. Requires a validated config.
 #include "kvbench/engine/cost_model.hpp"
+
+#include <algorithm>
 
 namespace kvbench {
 
 namespace {
+
 std::uint64_t u64(std::size_t v) { return static_cast<std::uint64_t>(v); }
+
+// The query width of an MLA head: its position-free part and its RoPE part.
+std::uint64_t mla_qk_dim(const MlaShape& mla) { return u64(mla.nope_dim + mla.rope_dim); }
+
+bool has_experts_at(const ModelConfig& c, std::size_t layer) {
+    return c.block == BlockKind::full && c.has_experts() && layer >= c.moe.n_dense_layers;
+}
+
+std::uint64_t moe_layer_count(const ModelConfig& c) {
+    if (c.block != BlockKind::full || !c.has_experts()) return 0;
+    return u64(c.n_layers - c.moe.n_dense_layers);
+}
+
+// Bytes of one (n_out, n_in) weight matrix of the config's type.
+std::uint64_t matrix_bytes(const ModelConfig& c, std::uint64_t n_out, std::uint64_t n_in) {
+    return weight_matrix_bytes(c.weight_dtype, n_out, n_in);
+}
+
+// One SwiGLU MLP of width f: Wg and Wu (f outputs each), Wd (D outputs).
+std::uint64_t swiglu_bytes(const ModelConfig& c, std::uint64_t f) {
+    const std::uint64_t d = u64(c.model_dim);
+    return 2 * matrix_bytes(c, f, d) + matrix_bytes(c, d, f);
+}
+
+std::uint64_t attention_weight_bytes(const ModelConfig& c) {
+    const std::uint64_t d = u64(c.model_dim);
+    if (!c.is_latent()) {
+        return matrix_bytes(c, u64(c.q_dim()), d) + 2 * matrix_bytes(c, u64(c.kv_dim()), d) +
+               matrix_bytes(c, d, u64(c.q_dim()));
+    }
+    const MlaShape& m = c.mla;
+    const std::uint64_t h = u64(c.n_heads);
+    const std::uint64_t r = u64(m.kv_lora_rank);
+    const std::uint64_t q = m.q_lora_rank != 0
+                                ? matrix_bytes(c, u64(m.q_lora_rank), d) + matrix_bytes(c, h * mla_qk_dim(m), u64(m.q_lora_rank))
+                                : matrix_bytes(c, h * mla_qk_dim(m), d);
+    return q + matrix_bytes(c, r + u64(m.rope_dim), d) + matrix_bytes(c, h * u64(m.nope_dim), r) +
+           matrix_bytes(c, h * u64(m.v_head_dim), r) + matrix_bytes(c, d, h * u64(m.v_head_dim));
+}
+
+// Weight bytes of `layer` apart from its routed experts: attention, norms, dense MLP or router
+// and shared experts.
+std::uint64_t fixed_weight_bytes_of_layer(const ModelConfig& c, std::size_t layer) {
+    std::uint64_t bytes = attention_weight_bytes(c);
+    if (c.block != BlockKind::full) return bytes;
+    bytes += 2 * u64(c.model_dim) * norm_elem_bytes;
+    if (!has_experts_at(c, layer)) return bytes + swiglu_bytes(c, u64(c.ffn_dim));
+    return bytes + matrix_bytes(c, u64(c.moe.n_experts), u64(c.model_dim)) +
+           u64(c.moe.n_shared) * swiglu_bytes(c, u64(c.moe.expert_dim));
+}
+
+// Σ_{i=1..N} min(i, W): the (query, key) pairs of a causal forward of N tokens through a window
+// of W (0: none), the triangle N·(N+1)/2 when no window binds.
+std::uint64_t causal_pairs(std::uint64_t n, std::uint64_t window) {
+    if (window == 0 || window >= n) return n * (n + 1) / 2;
+    return window * (window + 1) / 2 + (n - window) * window;
+}
+
+// FLOPs per (query, key) pair of one layer's attention: scores and the weighted values.
+std::uint64_t flops_per_pair(const ModelConfig& c, DecodePath path) {
+    const std::uint64_t h = u64(c.n_heads);
+    if (!c.is_latent()) return 4 * h * u64(c.head_dim());
+    const MlaShape& m = c.mla;
+    // Cached (absorbed): scores over the latent and the RoPE key, values over the latent.
+    // Uncached (expanded): scores over d_n + d_r, values over d_v.
+    if (path == DecodePath::cached) return 2 * h * (2 * u64(m.kv_lora_rank) + u64(m.rope_dim));
+    return 2 * h * (mla_qk_dim(m) + u64(m.v_head_dim));
+}
+
 }  // namespace
 
 const char* path_name(DecodePath path) {
@@ -12,42 +85,114 @@ const char* path_name(DecodePath path) {
 }
 
 std::uint64_t weights_per_layer(const ModelConfig& c) {
-    // Wq and Wo are D×H·dh each, Wk and Wv D×G·dh each.
     const std::uint64_t d = u64(c.model_dim);
-    return 2 * d * u64(c.q_dim()) + 2 * d * u64(c.kv_dim());
+    if (!c.is_latent()) return 2 * d * u64(c.q_dim()) + 2 * d * u64(c.kv_dim());  // Wq, Wo; Wk, Wv
+    const MlaShape& m = c.mla;
+    const std::uint64_t h = u64(c.n_heads);
+    const std::uint64_t r = u64(m.kv_lora_rank);
+    const std::uint64_t q = m.q_lora_rank != 0 ? u64(m.q_lora_rank) * (d + h * mla_qk_dim(m)) : d * h * mla_qk_dim(m);
+    return q + d * (r + u64(m.rope_dim)) + h * r * (u64(m.nope_dim) + u64(m.v_head_dim)) + h * u64(m.v_head_dim) * d;
+}
+
+std::uint64_t mlp_weights_of_layer(const ModelConfig& c, std::size_t layer) {
+    if (c.block != BlockKind::full) return 0;
+    const std::uint64_t d = u64(c.model_dim);
+    if (!has_experts_at(c, layer)) return 3 * d * u64(c.ffn_dim);
+    const MoeShape& moe = c.moe;
+    return d * u64(moe.n_experts) + u64(moe.n_experts + moe.n_shared) * 3 * d * u64(moe.expert_dim);
+}
+
+std::uint64_t most_experts_read(const ModelConfig& c, DecodePath path) {
+    const std::uint64_t tokens = u64(c.n_batch) * (path == DecodePath::cached ? 1 : u64(c.seq_len));
+    return moe_layer_count(c) * std::min(u64(c.moe.n_experts), tokens * u64(c.moe.n_active));
+}
+
+std::uint64_t kv_vector_bytes_of(const ModelConfig& c) {
+    if (c.is_latent()) return kv_vector_bytes(c.kv_dtype, u64(c.mla.kv_lora_rank + c.mla.rope_dim));
+    return kv_vector_bytes(c.kv_dtype, u64(c.head_dim()));
+}
+
+std::uint64_t kv_bytes_per_position(const ModelConfig& c) {
+    const std::uint64_t vectors = c.is_latent() ? 1 : 2 * u64(c.n_kv_heads);  // K and V per KV head
+    return u64(c.n_layers) * vectors * kv_vector_bytes_of(c);
 }
 
 std::uint64_t step_flops(const ModelConfig& c, DecodePath path) {
-    const std::uint64_t p = weights_per_layer(c);
     const std::uint64_t n = u64(c.seq_len);
-    const std::uint64_t attn_width = u64(c.q_dim());  // H·dh
-    const std::uint64_t per_sequence = path == DecodePath::cached
-                                           ? 2 * p + 4 * attn_width * n
-                                           : 2 * n * p + 2 * attn_width * n * (n + 1);
-    return u64(c.n_layers) * u64(c.n_batch) * per_sequence;
+    const std::uint64_t pair = flops_per_pair(c, path);
+    const std::uint64_t projections = weights_per_layer(c);
+    std::uint64_t per_sequence = 0;
+    for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
+        // Experts: the router and the K routed plus S shared experts each token runs.
+        std::uint64_t per_token = projections;
+        if (has_experts_at(c, layer)) {
+            const MoeShape& moe = c.moe;
+            per_token += u64(c.model_dim) * (u64(moe.n_experts) + u64(moe.n_active + moe.n_shared) * 3 * u64(moe.expert_dim));
+        } else {
+            per_token += mlp_weights_of_layer(c, layer);
+        }
+        const std::uint64_t window = u64(c.window_of(layer));
+        per_sequence += path == DecodePath::cached
+                            ? 2 * per_token + pair * u64(c.attended_positions(layer, c.seq_len))
+                            : 2 * n * per_token + pair * causal_pairs(n, window);
+    }
+    return u64(c.n_batch) * per_sequence;
 }
 
-std::uint64_t kv_vector_bytes_of(const ModelConfig& c) { return kv_vector_bytes(c.kv_dtype, u64(c.head_dim())); }
-
-std::uint64_t step_bytes(const ModelConfig& c, DecodePath path) {
+std::uint64_t step_bytes(const ModelConfig& c, DecodePath path, std::optional<std::uint64_t> experts_read) {
     const std::uint64_t b = u64(c.n_batch);
     const std::uint64_t n = u64(c.seq_len);
     const std::uint64_t rows = path == DecodePath::cached ? b : b * n;  // activations read and written
-    // The uncached path keeps no cache: its K and V are f32 activations whatever kv_dtype says.
-    const std::uint64_t kv_vector = path == DecodePath::cached ? kv_vector_bytes_of(c)
-                                                               : u64(c.head_dim()) * activation_elem_bytes;
-    const std::uint64_t per_layer = weights_per_layer(c) * weight_elem_bytes +
-                                    2 * b * n * u64(c.n_kv_heads) * kv_vector +
-                                    2 * rows * u64(c.model_dim) * activation_elem_bytes;
-    return u64(c.n_layers) * per_layer;
+    std::uint64_t bytes = u64(c.n_layers) * 2 * rows * u64(c.model_dim) * activation_elem_bytes;
+    for (std::size_t layer = 0; layer < c.n_layers; ++layer) bytes += fixed_weight_bytes_of_layer(c, layer);
+    bytes += experts_read.value_or(most_experts_read(c, path)) * swiglu_bytes(c, u64(c.moe.expert_dim));
+    if (path == DecodePath::cached) return bytes + kv_cache_bytes(c);
+    // The uncached path keeps no cache: its K and V (MLA: expanded per head) are f32
+    // activations of all N positions, whatever kv_dtype says.
+    const std::uint64_t kv_width = c.is_latent() ? u64(c.n_heads) * (mla_qk_dim(c.mla) + u64(c.mla.v_head_dim))
+                                                 : 2 * u64(c.kv_dim());
+    return bytes + u64(c.n_layers) * b * n * kv_width * activation_elem_bytes;
 }
 
 std::uint64_t kv_cache_bytes(const ModelConfig& c) {
-    return 2 * u64(c.n_layers) * u64(c.n_batch) * u64(c.seq_len) * u64(c.n_kv_heads) * kv_vector_bytes_of(c);
+    const std::uint64_t vectors = c.is_latent() ? 1 : 2 * u64(c.n_kv_heads);
+    std::uint64_t positions = 0;
+    for (std::size_t layer = 0; layer < c.n_layers; ++layer) positions += u64(c.attended_positions(layer, c.seq_len));
+    return u64(c.n_batch) * positions * vectors * kv_vector_bytes_of(c);
 }
 
-StepCost step_cost(const ModelConfig& config, DecodePath path) {
-    return {step_flops(config, path), step_bytes(config, path), kv_cache_bytes(config)};
+StepCost step_cost(const ModelConfig& config, DecodePath path, std::optional<std::uint64_t> experts_read) {
+    return {step_flops(config, path), step_bytes(config, path, experts_read), kv_cache_bytes(config)};
+}
+
+std::uint64_t step_weight_bytes(const ModelConfig& c) {
+    std::uint64_t bytes = most_experts_read(c, DecodePath::cached) * swiglu_bytes(c, u64(c.moe.expert_dim));
+    for (std::size_t layer = 0; layer < c.n_layers; ++layer) bytes += fixed_weight_bytes_of_layer(c, layer);
+    return bytes;
+}
+
+std::optional<std::uint64_t> kv_weight_crossover(const ModelConfig& config) {
+    const std::uint64_t weights = step_weight_bytes(config);
+    ModelConfig at = config;
+    const auto kv_at = [&at](std::uint64_t n) {
+        at.seq_len = static_cast<std::size_t>(n);
+        return kv_cache_bytes(at);
+    };
+    // The cache grows with N until every window binds: past the largest window only the global
+    // layers grow, and with none the cache is capped.
+    std::uint64_t high = 1;
+    while (kv_at(high) < weights) {
+        if (high >= (std::uint64_t{1} << 48)) return std::nullopt;
+        const std::uint64_t before = kv_at(high);
+        high *= 2;
+        if (kv_at(high) == before) return std::nullopt;  // capped: no layer grows past here
+    }
+    std::uint64_t low = 0;  // kv_at(low) < weights, or low = 0
+    while (high - low > 1) {
+        const std::uint64_t mid = low + (high - low) / 2;
+        (kv_at(mid) < weights ? low : high) = mid;
+    }
+    return high;
 }
 
 }  // namespace kvbench

@@ -25,8 +25,6 @@ void require_measurable(const ModelConfig& config) {
     if (config.block == BlockKind::full) refuse("--block full (norms, RoPE and the MLP)");
     if (config.weight_dtype != WeightDtype::f32) refuse("--weight-dtype other than f32");
     if (config.has_experts()) refuse("--experts (a mixture of experts)");
-    if (!config.layer_windows.empty()) refuse("--window (sliding-window layers)");
-    if (config.attention_sinks) refuse("--sinks");
     if (config.is_latent()) refuse("--kv-lora-rank (latent attention)");
 }
 
@@ -170,7 +168,7 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
             store_kv(config, scratch.qkv.data() + b * qkv_dim, 1, cache, layer, b, pos);
         }
         count += kernels.attend_decode(config, scratch.qkv.data(), qkv_dim, cache, layer, pos + 1,
-                                       scratch.head_outputs.data(), scratch.attention_scratch);
+                                       scratch.head_outputs.data(), scratch.attention_scratch, w.sink_logits());
         record_attention(config, options, layer, scratch.head_outputs.data(), 0, 1);
         // beta = 1: the residual add rides on the output projection.
         const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_batch, config.q_dim(),
@@ -226,8 +224,8 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
                          *prefill, layer, b, 0);
             }
         }
-        count += kernels.attend_causal(config, scratch.qkv.data(), scratch.head_outputs.data(),
-                                       scratch.attention_scratch, stop);
+        count += kernels.attend_causal(config, layer, scratch.qkv.data(), scratch.head_outputs.data(),
+                                       scratch.attention_scratch, stop, w.sink_logits());
         record_attention(config, options, layer, scratch.head_outputs.data(), config.seq_len - 1, config.seq_len);
         const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_rows, config.q_dim(),
                                                        w.wo.view(), model_dim, 1.0f, x_out);

@@ -52,8 +52,9 @@ std::vector<float> columns(const float* rows, std::size_t n_rows, std::size_t st
     return out;
 }
 
-// attend_causal on the whole prompt against attention_reference at the sampled rows.
-KernelCheck check_causal_attention(const ModelConfig& config, const float* qkv, const float* fast_out) {
+// attend_causal on the whole prompt (layer 0, with its window) against attention_reference at the sampled rows.
+KernelCheck check_causal_attention(const ModelConfig& config, const float* qkv, const float* fast_out,
+                                   const float* sinks) {
     const std::size_t n = config.seq_len;
     const std::size_t head_dim = config.head_dim();
     const std::size_t qkv_dim = config.qkv_dim();
@@ -79,8 +80,12 @@ KernelCheck check_causal_attention(const ModelConfig& config, const float* qkv, 
                 const std::size_t h = (j + b) % config.n_heads;
                 if (h / config.group_size() != g) continue;
                 const std::size_t i = rows[j];
-                attention_reference(sequence + i * qkv_dim + h * head_dim, keys.data(), values.data(), i + 1, 1,
-                                    head_dim, out.data());
+                // Layer 0's window, if it has one, as a loop bound: row i sees the last n_seen positions.
+                const std::size_t n_seen = config.attended_positions(0, i + 1);
+                const std::size_t first = i + 1 - n_seen;
+                attention_reference(sequence + i * qkv_dim + h * head_dim, keys.data() + first * head_dim,
+                                    values.data() + first * head_dim, n_seen, 1, head_dim, out.data(),
+                                    sinks != nullptr ? sinks[h] : -std::numeric_limits<double>::infinity());
                 naive.insert(naive.end(), out.begin(), out.end());
                 const float* fast_row = fast_out + (b * n + i) * q_dim + h * head_dim;
                 fast.insert(fast.end(), fast_row, fast_row + head_dim);
@@ -185,8 +190,10 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
         }
         DecodeAttentionScratch scratch(config, config.seq_len, inputs.n_threads);
         std::vector<float> naive(n_batch * q_dim);  // (n_batch, q_dim) floats
-        kernels.attend_decode(config, step_qkv.data(), qkv_dim, cache, 0, config.seq_len, step_heads.data(), scratch);
-        attend_decode_naive(config, step_qkv.data(), qkv_dim, cache, 0, config.seq_len, naive.data(), scratch);
+        kernels.attend_decode(config, step_qkv.data(), qkv_dim, cache, 0, config.seq_len, step_heads.data(), scratch,
+                              layer.sink_logits());
+        attend_decode_naive(config, step_qkv.data(), qkv_dim, cache, 0, config.seq_len, naive.data(), scratch,
+                            layer.sink_logits());
         checks.push_back({"attend_decode", relative_error(step_heads, naive)});
     }
     std::vector<float> unused;
@@ -214,8 +221,9 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
                                       std::min(qkv_dim, checked_outputs), nullptr, unused));
 
         kernels.linear(inputs.prompt, n_rows, model_dim, layer.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
-        kernels.attend_causal(config, scratch.qkv.data(), scratch.head_outputs.data(), scratch.attention_scratch, nullptr);
-        checks.push_back(check_causal_attention(config, scratch.qkv.data(), scratch.head_outputs.data()));
+        kernels.attend_causal(config, 0, scratch.qkv.data(), scratch.head_outputs.data(), scratch.attention_scratch, nullptr,
+                              layer.sink_logits());
+        checks.push_back(check_causal_attention(config, scratch.qkv.data(), scratch.head_outputs.data(), layer.sink_logits()));
 
         for (std::size_t b = 0; b < n_batch; ++b) {
             std::copy_n(scratch.head_outputs.data() + b * n * q_dim, prefix * q_dim,

@@ -1,41 +1,80 @@
-// KvCache index math, element conversion at the boundary and length bookkeeping.
+// KvCache index math (per-layer rings), element conversion at the boundary and length bookkeeping.
 #include "kvbench/engine/kv_cache.hpp"
 
+#include "kvbench/engine/attention_shape.hpp"
 #include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/kv_convert.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace kvbench {
+
+namespace {
+
+// Slots of each layer's ring: its window where that is shorter than the longest context.
+std::vector<std::size_t> layer_capacities(const ModelConfig& config, std::size_t max_seq_len) {
+    std::vector<std::size_t> capacities(config.n_layers);
+    for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        capacities[layer] = config.attended_positions(layer, max_seq_len);
+    }
+    return capacities;
+}
+
+std::vector<std::size_t> layer_first_vectors(const ModelConfig& config, const std::vector<std::size_t>& capacities) {
+    const std::size_t per_slot = checked_mul(config.n_batch, cached_attention_shape(config).n_kv_heads);
+    std::vector<std::size_t> first(capacities.size());
+    std::size_t at = 0;
+    for (std::size_t layer = 0; layer < capacities.size(); ++layer) {
+        first[layer] = at;
+        at = checked_add(at, checked_mul(per_slot, capacities[layer]));
+    }
+    return first;
+}
+
+}  // namespace
 
 KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len)
     : dtype_(config.kv_dtype),
       element_bytes_(kv_element_bytes(config.kv_dtype)),
       n_batch_(config.n_batch),
-      n_kv_heads_(config.n_kv_heads),
-      head_dim_(config.head_dim()),
+      n_kv_heads_(cached_attention_shape(config).n_kv_heads),
+      head_dim_(cached_attention_shape(config).key_dim),
+      value_dim_(cached_attention_shape(config).value_dim),
+      values_in_keys_(cached_attention_shape(config).values_in_keys),
       max_seq_len_(max_seq_len),
+      capacity_(layer_capacities(config, max_seq_len)),
+      layer_first_(layer_first_vectors(config, capacity_)),
       keys_(checked_product({vectors_for(config, max_seq_len), head_dim_, element_bytes_})),
-      values_(keys_.size()),
+      values_(values_in_keys_ ? 0 : keys_.size()),
       key_scales_(kv_dtype_info(dtype_).scale_bytes != 0 ? vectors_for(config, max_seq_len) : 0),
-      value_scales_(key_scales_.size()) {
+      value_scales_(values_in_keys_ ? 0 : key_scales_.size()) {
     if (!kv_dtype_info(dtype_).stored_by_engine) {
         throw std::invalid_argument(fmt::format("KvCache: {} is not a type the engine stores", kv_dtype_info(dtype_).name));
     }
 }
 
 std::size_t KvCache::vectors_for(const ModelConfig& config, std::size_t max_seq_len) {
-    return checked_product({config.n_layers, config.n_batch, config.n_kv_heads, max_seq_len});
+    const std::vector<std::size_t> capacities = layer_capacities(config, max_seq_len);
+    std::size_t slots = 0;
+    for (const std::size_t capacity : capacities) slots = checked_add(slots, capacity);
+    return checked_product({slots, config.n_batch, cached_attention_shape(config).n_kv_heads});
 }
 
 std::size_t KvCache::bytes_for(const ModelConfig& config, std::size_t max_seq_len) {
-    return checked_product({2, vectors_for(config, max_seq_len), kv_vector_bytes(config.kv_dtype, config.head_dim())});
+    const AttentionShape shape = cached_attention_shape(config);
+    return checked_product({shape.values_in_keys ? std::size_t{1} : std::size_t{2}, vectors_for(config, max_seq_len),
+                            kv_vector_bytes(config.kv_dtype, shape.key_dim)});
 }
 
 std::size_t KvCache::first_vector(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
-    return ((layer * n_batch_ + batch) * n_kv_heads_ + kv_head) * max_seq_len_;
+    return layer_first_[layer] + (batch * n_kv_heads_ + kv_head) * capacity_[layer];
+}
+
+std::size_t KvCache::vector_of(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos) const {
+    return first_vector(layer, batch, kv_head) + pos % capacity_[layer];
 }
 
 std::byte* KvCache::element_address(const PageAlignedVector<std::byte>& storage, std::size_t vector) const {
@@ -46,6 +85,7 @@ float* KvCache::require_f32(const PageAlignedVector<std::byte>& storage, std::si
     if (dtype_ != KvDtype::f32) {
         throw std::logic_error(fmt::format("KvCache: float access to a {} cache", kv_dtype_info(dtype_).name));
     }
+    if (storage.empty()) throw std::logic_error("KvCache: a latent cache keeps its values in its keys");
     return reinterpret_cast<float*>(element_address(storage, vector));
 }
 
@@ -66,12 +106,13 @@ const void* KvCache::key_data(std::size_t layer, std::size_t batch, std::size_t 
     return element_address(keys_, first_vector(layer, batch, kv_head));
 }
 const void* KvCache::value_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
-    return element_address(values_, first_vector(layer, batch, kv_head));
+    return element_address(values_in_keys_ ? keys_ : values_, first_vector(layer, batch, kv_head));
 }
 const float* KvCache::key_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
     return key_scales_.empty() ? nullptr : key_scales_.data() + first_vector(layer, batch, kv_head);
 }
 const float* KvCache::value_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
+    if (values_in_keys_) return key_scales(layer, batch, kv_head);
     return value_scales_.empty() ? nullptr : value_scales_.data() + first_vector(layer, batch, kv_head);
 }
 
@@ -80,30 +121,38 @@ void KvCache::store(std::size_t layer, std::size_t batch, std::size_t kv_head, s
     if (pos >= max_seq_len_) {
         throw std::out_of_range(fmt::format("KV cache holds at most {} positions; cannot store {}", max_seq_len_, pos));
     }
-    const std::size_t vector = first_vector(layer, batch, kv_head) + pos;
+    const std::size_t vector = vector_of(layer, batch, kv_head, pos);
     float unused_scale = 0;
     float* key_scale = key_scales_.empty() ? &unused_scale : &key_scales_[vector];
-    float* value_scale = value_scales_.empty() ? &unused_scale : &value_scales_[vector];
     encode_kv_vector(dtype_, key, head_dim_, element_address(keys_, vector), key_scale);
+    if (values_in_keys_) return;
+    float* value_scale = value_scales_.empty() ? &unused_scale : &value_scales_[vector];
     encode_kv_vector(dtype_, value, head_dim_, element_address(values_, vector), value_scale);
 }
 
 void KvCache::load_key(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, float* key) const {
-    const std::size_t vector = first_vector(layer, batch, kv_head) + pos;
+    const std::size_t vector = vector_of(layer, batch, kv_head, pos);
     decode_kv_vector(dtype_, element_address(keys_, vector), head_dim_, key_scales_.empty() ? 0.0f : key_scales_[vector],
                      key);
 }
 
 void KvCache::load_value(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos,
                          float* value) const {
-    const std::size_t vector = first_vector(layer, batch, kv_head) + pos;
+    const std::size_t vector = vector_of(layer, batch, kv_head, pos);
+    if (values_in_keys_) {
+        std::vector<float> key(head_dim_);
+        load_key(layer, batch, kv_head, pos, key.data());
+        std::copy_n(key.begin(), value_dim_, value);
+        return;
+    }
     decode_kv_vector(dtype_, element_address(values_, vector), head_dim_,
                      value_scales_.empty() ? 0.0f : value_scales_[vector], value);
 }
 
 void KvCache::assign_converted(const KvCache& source) {
     if (source.dtype_ != KvDtype::f32 || source.keys_.size() != keys_.size() / element_bytes_ * sizeof(float) ||
-        source.max_seq_len_ != max_seq_len_ || source.head_dim_ != head_dim_) {
+        source.max_seq_len_ != max_seq_len_ || source.head_dim_ != head_dim_ ||
+        source.values_in_keys_ != values_in_keys_ || source.capacity_ != capacity_) {
         throw std::invalid_argument("KvCache::assign_converted: the source must be an f32 cache of the same shape");
     }
     const std::size_t n_vectors = keys_.size() / (head_dim_ * element_bytes_);
@@ -113,6 +162,7 @@ void KvCache::assign_converted(const KvCache& source) {
     for (std::size_t vector = 0; vector < n_vectors; ++vector) {
         encode_kv_vector(dtype_, key_floats + vector * head_dim_, head_dim_, element_address(keys_, vector),
                          key_scales_.empty() ? &unused_scale : &key_scales_[vector]);
+        if (values_in_keys_) continue;
         encode_kv_vector(dtype_, value_floats + vector * head_dim_, head_dim_, element_address(values_, vector),
                          value_scales_.empty() ? &unused_scale : &value_scales_[vector]);
     }
@@ -136,6 +186,17 @@ void KvCache::roll_back(std::size_t new_length) {
         throw std::out_of_range(fmt::format("KV cache of length {} cannot roll back to {}",
                                             length_, new_length));
     }
+    // Writing positions [new_length, length) overwrote positions capacity slots earlier; the step
+    // at new_length attends to its capacity - 1 predecessors, of which the overwritten ones are
+    // lost when more than one position is taken back from a ring that has wrapped.
+    for (std::size_t layer = 0; layer < capacity_.size(); ++layer) {
+        const bool wrapped = length_ > capacity_[layer];
+        if (wrapped && new_length != 0 && length_ - new_length > 1) {
+            throw std::out_of_range(fmt::format(
+                "KV cache: layer {}'s ring of {} positions cannot roll back from {} to {} (one position, or to 0)",
+                layer, capacity_[layer], length_, new_length));
+        }
+    }
     length_ = new_length;
 }
 
@@ -151,9 +212,12 @@ std::size_t KvCache::bytes() const {
 }
 
 std::vector<std::span<const std::byte>> KvCache::storage() const {
-    std::vector<std::span<const std::byte>> regions{{keys_.data(), keys_.size()}, {values_.data(), values_.size()}};
+    std::vector<std::span<const std::byte>> regions{{keys_.data(), keys_.size()}};
+    if (!values_.empty()) regions.emplace_back(values_.data(), values_.size());
     if (!key_scales_.empty()) {
         regions.emplace_back(reinterpret_cast<const std::byte*>(key_scales_.data()), key_scales_.size() * sizeof(float));
+    }
+    if (!value_scales_.empty()) {
         regions.emplace_back(reinterpret_cast<const std::byte*>(value_scales_.data()),
                              value_scales_.size() * sizeof(float));
     }

@@ -14,6 +14,21 @@
 
 namespace kvbench {
 
+namespace {
+
+// The first position that position i of layer `layer` attends to: 0, or the start of its window.
+std::size_t first_seen(const ModelConfig& config, std::size_t layer, std::size_t i) {
+    const std::size_t window = config.window_of(layer);
+    return window != 0 && i + 1 > window ? i + 1 - window : 0;
+}
+
+// Head h's sink logit, or minus infinity (no sink) when there are none.
+double sink_of(const float* sinks, std::size_t h) {
+    return sinks != nullptr ? sinks[h] : -std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
 std::uint64_t linear_naive(const float* x, std::size_t n_rows, std::size_t in_dim, WeightView w,
                            std::size_t out_dim, float beta, float* y) {
     std::uint64_t multiply_adds = 0;
@@ -108,12 +123,12 @@ std::size_t experts_naive(const ModelConfig& config, const LayerWeights& layer, 
 }
 
 std::uint64_t attention_reference(const float* q, const float* keys, const float* values, std::size_t n_ctx,
-                                  std::size_t group_size, std::size_t head_dim, float* out) {
+                                  std::size_t group_size, std::size_t head_dim, float* out, double sink_logit) {
     std::uint64_t multiply_adds = 0;
     const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
     std::vector<double> weights(n_ctx);
     for (std::size_t i = 0; i < group_size; ++i) {
-        double max_score = -std::numeric_limits<double>::infinity();
+        double max_score = sink_logit;
         for (std::size_t t = 0; t < n_ctx; ++t) {
             double dot = 0.0;
             for (std::size_t d = 0; d < head_dim; ++d) {
@@ -124,7 +139,7 @@ std::uint64_t attention_reference(const float* q, const float* keys, const float
             weights[t] = dot * scale;
             max_score = std::max(max_score, weights[t]);
         }
-        double sum = 0.0;
+        double sum = std::exp(sink_logit - max_score);  // 0 without a sink
         for (double& weight : weights) {
             weight = std::exp(weight - max_score);
             sum += weight;
@@ -143,31 +158,35 @@ std::uint64_t attention_reference(const float* q, const float* keys, const float
 
 FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::size_t q_stride,
                               const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
-                              DecodeAttentionScratch&) {
+                              DecodeAttentionScratch&, const float* sinks) {
     const std::size_t head_dim = config.head_dim();
+    // The window as a loop bound: positions [first, n_ctx), each looked up by its position (the
+    // cache finds its ring slot), so the twin shares no slot arithmetic with the kernel.
+    const std::size_t first = first_seen(config, layer, n_ctx - 1);
+    const std::size_t n_seen = n_ctx - first;
     // One KV head's cached vectors decoded one at a time by the scalar definition
     // (kv_convert.hpp), so the naive twin shares no conversion code with the kernel.
-    std::vector<float> keys(n_ctx * head_dim);    // (n_ctx, head_dim) floats
-    std::vector<float> values(n_ctx * head_dim);  // (n_ctx, head_dim) floats
+    std::vector<float> keys(n_seen * head_dim);    // (n_seen, head_dim) floats
+    std::vector<float> values(n_seen * head_dim);  // (n_seen, head_dim) floats
     std::uint64_t multiply_adds = 0;
     for (std::size_t b = 0; b < config.n_batch; ++b) {
         for (std::size_t h = 0; h < config.n_heads; ++h) {
             const std::size_t g = h / config.group_size();
             if (h % config.group_size() == 0) {
-                for (std::size_t t = 0; t < n_ctx; ++t) {
-                    cache.load_key(layer, b, g, t, keys.data() + t * head_dim);
-                    cache.load_value(layer, b, g, t, values.data() + t * head_dim);
+                for (std::size_t t = first; t < n_ctx; ++t) {
+                    cache.load_key(layer, b, g, t, keys.data() + (t - first) * head_dim);
+                    cache.load_value(layer, b, g, t, values.data() + (t - first) * head_dim);
                 }
             }
-            multiply_adds += attention_reference(q + b * q_stride + h * head_dim, keys.data(), values.data(), n_ctx,
-                                                 1, head_dim, out + b * config.q_dim() + h * head_dim);
+            multiply_adds += attention_reference(q + b * q_stride + h * head_dim, keys.data(), values.data(), n_seen,
+                                                 1, head_dim, out + b * config.q_dim() + h * head_dim, sink_of(sinks, h));
         }
     }
     return {2 * multiply_adds, 2 * multiply_adds};
 }
 
-FlopCount attend_causal_naive(const ModelConfig& config, const float* qkv, float* out,
-                              CausalAttentionScratch&, const std::atomic<bool>*) {
+FlopCount attend_causal_naive(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
+                              CausalAttentionScratch&, const std::atomic<bool>*, const float* sinks) {
     const std::size_t seq_len = config.seq_len;
     const std::size_t head_dim = config.head_dim();
     const std::size_t qkv_dim = config.qkv_dim();
@@ -184,10 +203,13 @@ FlopCount attend_causal_naive(const ModelConfig& config, const float* qkv, float
                 std::copy_n(k + config.kv_dim(), head_dim, values.data() + t * head_dim);
             }
             for (std::size_t i = 0; i < seq_len; ++i) {
-                // Causal mask: position i sees positions 0..i.
-                multiply_adds += attention_reference(sequence + i * qkv_dim + h * head_dim, keys.data(),
-                                                     values.data(), i + 1, 1, head_dim,
-                                                     out + (b * seq_len + i) * config.q_dim() + h * head_dim);
+                // Causal mask and window: position i sees positions first..i.
+                const std::size_t first = first_seen(config, layer, i);
+                multiply_adds += attention_reference(sequence + i * qkv_dim + h * head_dim,
+                                                     keys.data() + first * head_dim, values.data() + first * head_dim,
+                                                     i + 1 - first, 1, head_dim,
+                                                     out + (b * seq_len + i) * config.q_dim() + h * head_dim,
+                                                     sink_of(sinks, h));
             }
         }
     }
@@ -242,9 +264,12 @@ std::vector<float> forward_reference(const ModelConfig& config, const ModelWeigh
                     std::copy_n(v.data() + t * kv_dim + g * head_dim, head_dim, v_head.data() + t * head_dim);
                 }
                 for (std::size_t i = 0; i < seq_len; ++i) {
-                    // Causal mask: position i sees positions 0..i.
-                    attention_reference(q.data() + i * q_dim + h * head_dim, k_head.data(), v_head.data(),
-                                        i + 1, 1, head_dim, heads_out.data() + i * q_dim + h * head_dim);
+                    // Causal mask and window: position i sees positions first..i.
+                    const std::size_t first = first_seen(config, layer, i);
+                    attention_reference(q.data() + i * q_dim + h * head_dim, k_head.data() + first * head_dim,
+                                        v_head.data() + first * head_dim, i + 1 - first, 1, head_dim,
+                                        heads_out.data() + i * q_dim + h * head_dim,
+                                        sink_of(weights.layers[layer].sink_logits(), h));
                 }
             }
             linear_naive(heads_out.data(), seq_len, q_dim, w.wo.view(), dim, 0.0f, y.data());

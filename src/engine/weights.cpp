@@ -15,6 +15,8 @@ namespace {
 // change the weights drawn from the same seed.
 constexpr std::uint64_t input_stream = 0x5EED'1A7E'0000'0001ull;
 constexpr std::uint64_t cache_fill_stream = 0xCAC4'E000'0000'0003ull;
+// Sinks have a stream of their own, so a model with them has the same matrices as without.
+constexpr std::uint64_t sink_stream = 0x5141'C000'0000'0004ull;
 // A uniform variable on [-a, a) has variance a²/3.
 float uniform_bound_for_variance(double variance) {
     return static_cast<float>(std::sqrt(3.0 * variance));
@@ -29,7 +31,7 @@ std::size_t LayerWeights::wo_floats(const ModelConfig& config) { return checked_
 
 std::size_t LayerWeights::bytes() const {
     std::size_t total = wqkv.bytes() + wo.bytes() + mlp.bytes() + router.bytes() + shared_experts.bytes();
-    total += (attention_norm.size() + mlp_norm.size()) * sizeof(float);
+    total += (attention_norm.size() + mlp_norm.size() + sinks.size()) * sizeof(float);
     for (const MlpWeights& expert : experts) total += expert.bytes();
     return total;
 }
@@ -50,6 +52,7 @@ std::size_t layer_bytes_for(const ModelConfig& config, std::size_t layer) {
     const std::size_t dim = config.model_dim;
     std::size_t bytes = checked_add(WeightMatrix::bytes_for(dtype, config.qkv_dim(), dim),
                                     WeightMatrix::bytes_for(dtype, dim, config.q_dim()));
+    if (config.attention_sinks) bytes = checked_add(bytes, checked_mul(config.n_heads, sizeof(float)));
     if (config.block != BlockKind::full) return bytes;
     bytes = checked_add(bytes, checked_product({2, dim, sizeof(float)}));
     if (!layer_has_experts(config, layer)) return checked_add(bytes, mlp_bytes_for(dtype, dim, config.ffn_dim));
@@ -129,6 +132,14 @@ ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed) {
         for (std::size_t e = 0; e < moe.n_experts; ++e) layer.experts.push_back(draw_mlp(rng, config, moe.expert_dim, values));
         if (moe.n_shared != 0) layer.shared_experts = draw_mlp(rng, config, moe.n_shared * moe.expert_dim, values);
     }
+    if (config.attention_sinks) {
+        // Variance 1, the scale of the logits q·k / sqrt(dh) they compete with.
+        Rng sink_rng(seed ^ sink_stream);
+        for (LayerWeights& layer : weights.layers) {
+            layer.sinks.resize(config.n_heads);
+            fill_uniform(sink_rng, layer.sinks, uniform_bound_for_variance(1.0));
+        }
+    }
     return weights;
 }
 
@@ -174,19 +185,22 @@ void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t le
         values.resize(keys.size());
     }
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        // A ring layer keeps only its last capacity positions: fill its slots, whose values
+        // are as seeded as the positions they stand for.
+        const std::size_t n_slots = std::min(length, cache.capacity(layer));
         for (std::size_t b = 0; b < config.n_batch; ++b) {
             if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
             for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
                 if (cache.dtype() == KvDtype::f32) {
-                    fill_uniform(rng, {cache.keys(layer, b, g), length * head_dim}, bound);
-                    fill_uniform(rng, {cache.values(layer, b, g), length * head_dim}, bound);
+                    fill_uniform(rng, {cache.keys(layer, b, g), n_slots * head_dim}, bound);
+                    fill_uniform(rng, {cache.values(layer, b, g), n_slots * head_dim}, bound);
                     continue;
                 }
                 // The f32 fill draws all of a block's keys before its values: two streams.
                 Rng value_rng = rng;
-                value_rng.discard(length * head_dim);
-                for (std::size_t t0 = 0; t0 < length; t0 += positions_per_draw) {
-                    const std::size_t n = std::min(positions_per_draw, length - t0);
+                value_rng.discard(n_slots * head_dim);
+                for (std::size_t t0 = 0; t0 < n_slots; t0 += positions_per_draw) {
+                    const std::size_t n = std::min(positions_per_draw, n_slots - t0);
                     fill_uniform(rng, {keys.data(), n * head_dim}, bound);
                     fill_uniform(value_rng, {values.data(), n * head_dim}, bound);
                     for (std::size_t t = 0; t < n; ++t) {

@@ -124,6 +124,8 @@ std::vector<CacheInstance> read_data_caches(const std::filesystem::path& cpu_dir
     return caches;
 }
 
+}  // namespace
+
 std::string utc_timestamp_now() {
     const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     std::tm utc{};
@@ -132,8 +134,6 @@ std::string utc_timestamp_now() {
     const std::size_t length = std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
     return std::string(text, length);
 }
-
-}  // namespace
 
 std::string selected_hugepage_mode(const std::string& enabled_line) {
     const std::size_t open = enabled_line.find('[');

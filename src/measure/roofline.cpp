@@ -356,6 +356,18 @@ std::string describe_assumed_roofline() {
     return fmt::format("{:g} GFLOP/s and {:g} GB/s", assumed_peak_gflops, assumed_peak_gbps);
 }
 
+std::optional<double> times_the_estimate(std::uint64_t flops, std::uint64_t bytes, double median_ns,
+                                         const Roofline* roofline) {
+    const double bound_s = roofline_time_s(flops, bytes, roofline_or_assumed(roofline));
+    if (bound_s < slow_check_min_bound_s || !(median_ns > 0)) return std::nullopt;
+    return median_ns * 1e-9 / (bound_s / estimate_achieved_fraction);
+}
+
+bool is_slow(std::uint64_t flops, std::uint64_t bytes, double median_ns, const Roofline* roofline) {
+    const std::optional<double> factor = times_the_estimate(flops, bytes, median_ns, roofline);
+    return factor && *factor >= slow_factor;
+}
+
 double roofline_pct(double roofline_time_s, double measured_median_s) {
     return 100.0 * roofline_time_s / measured_median_s;
 }

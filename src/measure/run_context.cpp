@@ -105,17 +105,24 @@ void warn_about_threads(const Grid& grid, const Environment& env, const RunMessa
     }
 }
 
-// Drops, with one warning each, the points whose peak memory exceeds the limit.
+// Drops the points whose peak memory exceeds the limit, with one warning each, or one for all
+// when there are many (a huge grid must not bury its one error under a page of warnings).
 std::vector<GridPoint> keep_points_that_fit(const Grid& grid, const RunRequest& request, const MemoryLimit& limit,
                                             const Environment& env, const RunMessages& messages) {
     std::vector<GridPoint> kept;
+    std::vector<SkippedPoint> skipped;
     for (const GridPoint& point : grid.points) {
         const PointMemory needed = request.memory_of(point, env);
         if (limit.bytes && needed.total_bytes > *limit.bytes) {
-            messages.warning(request.skip_warning(point, needed, limit));
+            skipped.push_back({point, needed});
             continue;
         }
         kept.push_back(point);
+    }
+    if (skipped.size() <= max_skip_warnings || !request.skip_summary) {
+        for (const SkippedPoint& each : skipped) messages.warning(request.skip_warning(each.point, each.needed, limit));
+    } else {
+        messages.warning(request.skip_summary(skipped, grid.points.size(), limit));
     }
     if (kept.empty()) {
         throw ConfigError(fmt::format("no {} fits in {}: {}", request.nothing_fits, limit.name, request.nothing_fits_hint));
@@ -188,6 +195,23 @@ Rooflines load_rooflines(const RooflinePolicy& policy, const std::vector<GridPoi
     return rooflines;
 }
 
+Rooflines replace_beaten_quick_rooflines(const Rooflines& used, const std::vector<std::size_t>& beaten,
+                                         const RooflinePolicy& policy, const RunMessages& messages) {
+    Rooflines replaced;
+    if (policy.given || policy.none) return replaced;  // a file the user named is theirs to replace
+    for (const std::size_t n_threads : beaten) {
+        const Roofline* quick = roofline_of(used, n_threads);
+        if (quick == nullptr || !quick->quick || replaced.contains(n_threads)) continue;
+        try {
+            replaced.emplace(n_threads, measure_for_this_run(n_threads, RooflineOptions{}, messages));
+        } catch (const std::exception& error) {
+            messages.warning(fmt::format("could not measure the roofline again on {}: {}", thread_count(n_threads),
+                                         error.what()));
+        }
+    }
+    return replaced;
+}
+
 MemoryLimit memory_limit(std::optional<std::uint64_t> max_memory_bytes) {
     if (max_memory_bytes) return {max_memory_bytes, "--max-memory"};
     return {available_memory_bytes(), "the memory available now"};
@@ -212,6 +236,7 @@ Environment collect_run_environment(const std::string& command_line, const std::
 RunContext prepare_run(const Grid& grid, const RunRequest& request, const RunMessages& messages) {
     RunContext context;
     context.env = collect_run_environment(request.command_line, request.unoptimized_consequence, messages);
+    context.env.shard = request.shard;
     warn_about_threads(grid, context.env, messages);
     context.memory_limit = memory_limit(request.max_memory_bytes);
     context.points = keep_points_that_fit(grid, request, context.memory_limit, context.env, messages);

@@ -4,6 +4,7 @@
 
 #include "kvbench/measure/budget.hpp"
 #include "kvbench/measure/equivalence.hpp"
+#include "kvbench/measure/resident_points.hpp"
 
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/cost_model.hpp"
@@ -16,8 +17,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <list>
-#include <map>
 #include <random>
 #include <stdexcept>
 
@@ -408,35 +407,22 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
     std::vector<PointMeasurement> measured(points.size());
     std::vector<bool> failed(points.size(), false);
     std::vector<bool> was_started(points.size(), false);
-    std::map<std::size_t, std::unique_ptr<PointState>> resident;
-    std::list<std::size_t> least_recent;  // resident points, least recently used first
-    std::uint64_t resident_bytes = 0;
+    ResidentPoints<PointState> resident(interleave.resident_budget_bytes);
     WeightsCache weights;
     const Evict* cold_evict = options.cold_cache ? &evict : nullptr;
     auto stopped = [&] { return stop.load(std::memory_order_relaxed); };
 
-    auto release = [&](std::size_t i) {
-        if (resident.erase(i) == 0) return;
-        least_recent.remove(i);
-        resident_bytes -= point_memory_bytes(points[i], options);
-    };
     auto fail = [&](std::size_t i, std::exception_ptr error) {
         failed[i] = true;
-        release(i);
+        resident.release(i);
         for (Task& task : tasks) task.done = task.done || task.point == i;
         finished(i, nullptr, error);
     };
     // The point's state, built (and warmed up) when it is not resident.
     auto state_of = [&](std::size_t i) -> PointState& {
-        if (auto found = resident.find(i); found != resident.end()) {
-            least_recent.remove(i);
-            least_recent.push_back(i);
-            return *found->second;
-        }
+        if (PointState* state = resident.find(i)) return *state;
         const std::uint64_t bytes = point_memory_bytes(points[i], options);
-        while (!least_recent.empty() && resident_bytes + bytes > interleave.resident_budget_bytes) {
-            release(least_recent.front());
-        }
+        resident.make_room(bytes);
         if (!was_started[i]) started(i);
         auto state = std::make_unique<PointState>(points[i], options, weights.get(points[i].config, options.seed), &stop);
         if (!was_started[i] && options.check && !stopped()) measured[i].check_rel_error = state->check(points[i]);
@@ -444,9 +430,7 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
         if (!was_started[i]) measured[i].kv_rel_error = state->kv_rel_error();
         was_started[i] = true;
         for (const DecodePath path : timed_paths(points[i], options)) warm_up(*state, path, options, stopped);
-        resident_bytes += bytes;
-        least_recent.push_back(i);
-        return *resident.emplace(i, std::move(state)).first->second;
+        return resident.insert(i, std::move(state), bytes);
     };
 
     std::mt19937_64 shuffle(interleave.shuffle_seed);
@@ -484,7 +468,7 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
                 return other.point != i || other.done;
             });
             if (point_done && !failed[i]) {
-                release(i);
+                resident.release(i);
                 finished(i, &measured[i], nullptr);
                 measured[i] = {};
             }

@@ -7,21 +7,6 @@
 
 namespace kvbench {
 
-std::vector<std::uint32_t> layer_windows_for(std::uint32_t window, const std::string& pattern, std::size_t n_layers) {
-    if (window == 0) return {};
-    if (pattern == "all") return std::vector<std::uint32_t>(n_layers, window);
-    if (pattern.empty() || pattern.find_first_not_of("LG") != std::string::npos) {
-        throw ConfigError(fmt::format("--window-layers {}: give `all` or a unit of L (local) and G (global) "
-                                      "layers that repeats over the layers, e.g. LG or LLLLLG",
-                                      pattern.empty() ? "''" : pattern));
-    }
-    std::vector<std::uint32_t> windows(n_layers);
-    for (std::size_t layer = 0; layer < n_layers; ++layer) {
-        windows[layer] = pattern[layer % pattern.size()] == 'L' ? window : 0;
-    }
-    return windows;
-}
-
 namespace {
 
 // The shape outermost: every value of an axis that sets the weights.

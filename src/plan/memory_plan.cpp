@@ -2,8 +2,10 @@
 #include "kvbench/plan/memory_plan.hpp"
 
 #include "kvbench/engine/checked_size.hpp"
+#include "kvbench/engine/cost_model.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace kvbench {
 
@@ -11,19 +13,37 @@ namespace {
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
+std::uint64_t round_up(std::uint64_t tokens, std::uint64_t block) { return checked_mul(ceil_div(tokens, block), block); }
+
+// Positions layer `layer` of `model` holds at context seq_len.
+std::uint64_t cached_positions(const ModelPreset& model, std::size_t layer, std::uint64_t seq_len) {
+    const std::uint64_t window = model.layer_windows.empty() ? 0 : model.layer_windows[layer];
+    return window != 0 ? std::min(seq_len, window) : seq_len;
+}
+
 }  // namespace
 
 std::uint64_t kv_bytes_per_token(const ModelPreset& model, KvDtype kv_dtype) {
-    return checked_product({2, model.n_layers, model.n_kv_heads, kv_vector_bytes(kv_dtype, model.head_dim)});
+    ModelConfig config = model_config_of(model);
+    config.kv_dtype = kv_dtype;
+    return kv_bytes_per_position(config);
 }
 
 SequenceBill sequence_bill(const ModelPreset& model, std::uint64_t seq_len, const CacheLayout& layout) {
+    // Every layer of a model caches the same bytes per position; only how many differs.
+    const std::uint64_t per_layer_position = kv_bytes_per_token(model, layout.kv_dtype) / model.n_layers;
     SequenceBill bill;
-    bill.cached_tokens = layout.window ? std::min(seq_len, *layout.window) : seq_len;
-    bill.allocated_tokens = checked_mul(ceil_div(bill.cached_tokens, layout.block_size), layout.block_size);
-    const std::uint64_t per_token = kv_bytes_per_token(model, layout.kv_dtype);
-    bill.kv_bytes = checked_mul(bill.allocated_tokens, per_token);
-    bill.waste_bytes = (bill.allocated_tokens - bill.cached_tokens) * per_token;
+    std::uint64_t allocated = 0;
+    std::uint64_t cached = 0;
+    for (std::size_t layer = 0; layer < model.n_layers; ++layer) {
+        const std::uint64_t positions = cached_positions(model, layer, seq_len);
+        bill.cached_tokens = std::max(bill.cached_tokens, positions);
+        cached = checked_add(cached, positions);
+        allocated = checked_add(allocated, round_up(positions, layout.block_size));
+    }
+    bill.allocated_tokens = round_up(bill.cached_tokens, layout.block_size);
+    bill.kv_bytes = checked_mul(allocated, per_layer_position);
+    bill.waste_bytes = (allocated - cached) * per_layer_position;
     return bill;
 }
 
@@ -40,21 +60,40 @@ std::uint64_t max_batch(const ModelPreset& model, std::uint64_t seq_len, const C
 
 std::optional<std::uint64_t> max_context(const ModelPreset& model, std::uint64_t batch, const CacheLayout& layout,
                                          std::uint64_t kv_budget_bytes) {
-    const std::uint64_t per_token = kv_bytes_per_token(model, layout.kv_dtype);
-    // Tokens each sequence may hold, then whole blocks of them: the cache of a context of
-    // `tokens` tokens is ceil(tokens / block) blocks, so the longest context fills its last block.
-    const std::uint64_t tokens = kv_budget_bytes / per_token / batch;
-    const std::uint64_t fitting = tokens / layout.block_size * layout.block_size;
-    if (layout.window && fitting >= ceil_div(*layout.window, layout.block_size) * layout.block_size) {
-        return std::nullopt;
+    const auto fits = [&](std::uint64_t seq_len) {
+        const std::uint64_t per_sequence = sequence_bill(model, seq_len, layout).kv_bytes;
+        return per_sequence <= kv_budget_bytes / batch;  // batch * per_sequence <= budget, in whole sequences
+    };
+    const bool every_layer_windowed =
+        !model.layer_windows.empty() &&
+        std::find(model.layer_windows.begin(), model.layer_windows.end(), 0u) == model.layer_windows.end();
+    if (every_layer_windowed && fits(*largest_window(model))) return std::nullopt;
+    // The bill grows with the context: double past the answer, then bisect. Below one token per
+    // layer-position of budget the doubling ends well before the sizes overflow.
+    std::uint64_t low = 0;  // fits, or 0
+    std::uint64_t high = 1;
+    while (fits(high)) {
+        low = high;
+        high *= 2;
     }
-    return fitting;
+    while (high - low > 1) {
+        const std::uint64_t mid = low + (high - low) / 2;
+        (fits(mid) ? low : high) = mid;
+    }
+    return low;
 }
 
 ModelPreset with_kv_heads(const ModelPreset& model, std::uint64_t n_kv_heads) {
     ModelPreset twin = model;
     twin.n_kv_heads = n_kv_heads;
     return twin;
+}
+
+ModelPreset with_window(const ModelPreset& model, std::optional<std::uint64_t> window) {
+    ModelPreset windowed = model;
+    windowed.layer_windows.clear();
+    if (window) windowed.layer_windows.assign(model.n_layers, static_cast<std::uint32_t>(*window));
+    return windowed;
 }
 
 }  // namespace kvbench

@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/engine/cost_model.hpp"
 
 #include <fmt/format.h>
 
@@ -14,24 +15,42 @@ namespace {
 
 std::vector<ModelPreset> with_twins(const ModelPreset& model, bool twins) {
     std::vector<ModelPreset> variants{model};
-    if (!twins) return variants;
+    // A latent cache has no KV heads to regroup.
+    if (!twins || model.mla.kv_lora_rank != 0) return variants;
     if (model.n_kv_heads != model.n_heads) variants.push_back(with_kv_heads(model, model.n_heads));
     if (model.n_kv_heads != 1) variants.push_back(with_kv_heads(model, 1));
     return variants;
 }
 
+}  // namespace
+
+std::optional<ModelConfig> step_config(const ModelPreset& model, KvDtype kv_dtype, KvDtype weight_dtype,
+                                       std::uint64_t batch) {
+    ModelConfig config = model_config_of(model);
+    if (config.block != BlockKind::full) return std::nullopt;
+    const std::optional<WeightDtype> weights = find_weight_dtype(kv_dtype_info(weight_dtype).name);
+    if (!weights) return std::nullopt;
+    config.weight_dtype = *weights;
+    config.kv_dtype = kv_dtype;
+    config.n_batch = static_cast<std::size_t>(batch);
+    return config;
+}
+
+namespace {
+
 MemoryRow plan_row(const ModelPreset& model, bool twin, const CacheLayout& layout, std::uint64_t seq_len,
                    std::uint64_t batch, const MemoryRequest& request) {
     MemoryRow row;
     row.model = model.name;
-    row.grouping = grouping_label(model.n_heads, model.n_kv_heads);
+    row.grouping = model.mla.kv_lora_rank != 0 ? "MLA" : grouping_label(model.n_heads, model.n_kv_heads);
     row.twin = twin;
     row.n_layers = model.n_layers;
     row.n_heads = model.n_heads;
     row.n_kv_heads = model.n_kv_heads;
     row.head_dim = model.head_dim;
     row.kv_dtype = layout.kv_dtype;
-    row.window = layout.window;
+    row.window = largest_window(model);
+    row.window_layers = window_label(model);
     row.block_size = layout.block_size;
     row.seq_len = seq_len;
     row.batch = batch;
@@ -42,6 +61,10 @@ MemoryRow plan_row(const ModelPreset& model, bool twin, const CacheLayout& layou
     row.n_params = model.n_params;
     row.weight_bytes = weight_bytes(model.n_params, request.weight_dtype);
     row.total_bytes = checked_add(row.weight_bytes, row.kv_bytes_total);
+    if (const std::optional<ModelConfig> step = step_config(model, layout.kv_dtype, request.weight_dtype, batch)) {
+        row.n_star = kv_weight_crossover(*step);
+        row.n_star_never = !row.n_star.has_value();
+    }
     if (request.budget_bytes) {
         const std::uint64_t budget = *request.budget_bytes;
         row.budget_bytes = budget;
@@ -62,10 +85,10 @@ std::vector<MemoryRow> plan_memory(const MemoryRequest& request) {
         for (KvDtype kv_dtype : request.kv_dtypes) {
             CacheLayout layout;
             layout.kv_dtype = kv_dtype;
-            layout.window = request.window ? *request.window : model.sliding_window;
             layout.block_size = request.block_size;
             bool twin = false;
-            for (const ModelPreset& variant : with_twins(model, request.twins)) {
+            const ModelPreset windowed = request.window ? with_window(model, *request.window) : model;
+            for (const ModelPreset& variant : with_twins(windowed, request.twins)) {
                 for (std::uint64_t seq_len : request.seq) {
                     for (std::uint64_t batch : request.batch) {
                         rows.push_back(plan_row(variant, twin, layout, seq_len, batch, request));

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <limits>
 #include <set>
 
 namespace kvbench {
@@ -31,6 +33,14 @@ std::uint64_t positive_integer(const json& record, std::string_view field, const
     if (!it->is_number_unsigned() || it->get<std::uint64_t>() == 0) {
         context.fail(field, fmt::format("must be at least 1, not {}", it->dump()));
     }
+    return it->get<std::uint64_t>();
+}
+
+// An optional count: absent is 0.
+std::uint64_t whole_number(const json& record, std::string_view field, const RecordContext& context) {
+    const auto it = record.find(field);
+    if (it == record.end()) return 0;
+    if (!it->is_number_unsigned()) context.fail(field, fmt::format("must be a whole number, not {}", it->dump()));
     return it->get<std::uint64_t>();
 }
 
@@ -64,11 +74,63 @@ ModelPreset parse_record(const json& record, const RecordContext& numbered) {
     if (preset.n_heads % preset.n_kv_heads != 0) {
         context.fail("kv_heads", fmt::format("{} does not divide heads {}", preset.n_kv_heads, preset.n_heads));
     }
-    if (const auto window = record.find("sliding_window"); window != record.end() && !window->is_null()) {
-        preset.sliding_window = positive_integer(record, "sliding_window", context);
+    // "window" (the older files' "sliding_window") on the layers "window_layers" marks.
+    const auto window = record.find("window") != record.end() ? record.find("window") : record.find("sliding_window");
+    if (window != record.end() && !window->is_null()) {
+        const std::string field = window.key();
+        const std::uint64_t w = positive_integer(record, field, context);
+        if (w > std::numeric_limits<std::uint32_t>::max()) context.fail(field, "must be below 2^32");
+        std::string pattern = "all";
+        if (record.contains("window_layers")) pattern = text_field(record, "window_layers", context, "window_layers");
+        try {
+            preset.layer_windows = layer_windows_for(static_cast<std::uint32_t>(w), pattern, preset.n_layers);
+        } catch (const ConfigError&) {
+            context.fail("window_layers", "must be all, or a unit of L (local) and G (global) letters such as LG");
+        }
+    } else if (record.contains("window_layers")) {
+        context.fail("window_layers", "needs a window");
+    }
+    if (const auto sinks = record.find("sinks"); sinks != record.end()) {
+        if (!sinks->is_boolean()) context.fail("sinks", "must be true or false");
+        preset.attention_sinks = sinks->get<bool>();
+    }
+    if (const auto ffn = record.find("ffn_dim"); ffn != record.end() && !ffn->is_null()) {
+        preset.ffn_dim = positive_integer(record, "ffn_dim", context);
+    }
+    if (const auto mla = record.find("mla"); mla != record.end()) {
+        if (!mla->is_object()) context.fail("mla", "must be an object {\"kv_lora_rank\": ..., ...}");
+        const RecordContext inner{context.file_name, context.model + " mla"};
+        preset.mla.kv_lora_rank = positive_integer(*mla, "kv_lora_rank", inner);
+        preset.mla.rope_dim = positive_integer(*mla, "rope_dim", inner);
+        preset.mla.nope_dim = positive_integer(*mla, "nope_dim", inner);
+        preset.mla.v_head_dim = positive_integer(*mla, "v_head_dim", inner);
+        if (const auto q = mla->find("q_lora_rank"); q != mla->end() && !q->is_null()) {
+            preset.mla.q_lora_rank = positive_integer(*mla, "q_lora_rank", inner);
+        }
+    }
+    if (const auto experts = record.find("experts"); experts != record.end()) {
+        if (!experts->is_object()) context.fail("experts", "must be an object {\"routed\": ..., \"active\": ...}");
+        const RecordContext inner{context.file_name, context.model + " experts"};
+        preset.moe.n_experts = positive_integer(*experts, "routed", inner);
+        preset.moe.n_active = positive_integer(*experts, "active", inner);
+        preset.moe.expert_dim = positive_integer(*experts, "dim", inner);
+        preset.moe.n_shared = whole_number(*experts, "shared", inner);
+        preset.moe.n_dense_layers = whole_number(*experts, "dense_layers", inner);
+        if (preset.moe.n_active > preset.moe.n_experts) {
+            inner.fail("active", fmt::format("{} is more than the {} routed experts", preset.moe.n_active,
+                                             preset.moe.n_experts));
+        }
+        if (preset.moe.n_dense_layers > 0 && preset.ffn_dim == 0) {
+            context.fail("ffn_dim", "missing (the width of the dense layers before the experts)");
+        }
     }
     if (const auto trained = record.find("max_position_embeddings"); trained != record.end() && !trained->is_null()) {
         preset.max_position_embeddings = positive_integer(record, "max_position_embeddings", context);
+    }
+    try {
+        validate(model_config_of(preset));
+    } catch (const ConfigError& error) {
+        context.fail("(shape)", error.what());
     }
     return preset;
 }
@@ -101,11 +163,63 @@ std::vector<ModelPreset> parse_presets(std::string_view json_text, std::string_v
     return presets;
 }
 
-std::optional<std::string> unapplied_window_note(const ModelPreset& model, std::string_view flag) {
-    if (!model.sliding_window) return std::nullopt;
-    return fmt::format("{}: its sliding window of {} tokens is not applied: every layer attends to all N "
-                       "positions (kvbench memory caps the cache at the window)",
-                       flag, *model.sliding_window);
+std::optional<std::uint64_t> largest_window(const ModelPreset& model) {
+    if (model.layer_windows.empty()) return std::nullopt;
+    return *std::max_element(model.layer_windows.begin(), model.layer_windows.end());
+}
+
+std::string window_label(const ModelPreset& model) {
+    const std::optional<std::uint64_t> window = largest_window(model);
+    if (!window) return "";
+    const std::string pattern = window_pattern(model_config_of(model));
+    return pattern == "all" ? fmt::format("{}", *window) : fmt::format("{}:{}", *window, pattern);
+}
+
+ModelConfig model_config_of(const ModelPreset& model) {
+    ModelConfig config;
+    config.model_dim = static_cast<std::size_t>(model.model_dim);
+    config.n_heads = static_cast<std::size_t>(model.n_heads);
+    config.n_kv_heads = static_cast<std::size_t>(model.n_kv_heads);
+    config.n_layers = static_cast<std::size_t>(model.n_layers);
+    if (model.head_dim * model.n_heads != model.model_dim) config.explicit_head_dim = static_cast<std::size_t>(model.head_dim);
+    config.layer_windows = model.layer_windows;
+    config.attention_sinks = model.attention_sinks;
+    config.mla = model.mla;
+    const bool dense_mlp_known = model.ffn_dim != 0 || model.moe.n_experts == 0 || model.moe.n_dense_layers == 0;
+    if ((model.ffn_dim != 0 || model.moe.n_experts != 0) && dense_mlp_known) {
+        config.block = BlockKind::full;
+        config.moe = model.moe;
+        // A model all of whose layers have experts keeps no dense width.
+        if (model.moe.n_experts == 0 || model.moe.n_dense_layers != 0) config.ffn_dim = static_cast<std::size_t>(model.ffn_dim);
+    }
+    return config;
+}
+
+std::optional<std::string> unapplied_parts_note(const ModelPreset& model, std::string_view flag) {
+    std::vector<std::string> parts;
+    if (const std::optional<std::uint64_t> window = largest_window(model)) {
+        const std::string label = window_label(model);
+        parts.push_back(label == fmt::format("{}", *window)
+                            ? fmt::format("its sliding window of {} tokens is not applied: every layer attends to all "
+                                          "N positions (kvbench memory caps the cache at the window)",
+                                          *window)
+                            : fmt::format("its sliding windows ({} tokens on the layers marked L in {}) are not "
+                                          "applied: every layer attends to all N positions (kvbench memory applies "
+                                          "them)",
+                                          *window, window_pattern(model_config_of(model))));
+    }
+    if (model.mla.kv_lora_rank != 0) {
+        parts.push_back(fmt::format("its latent attention (kv_lora_rank {}) runs as multi-head attention of {} heads "
+                                    "of {}",
+                                    model.mla.kv_lora_rank, model.n_heads, model.head_dim));
+    }
+    if (model.moe.n_experts != 0) {
+        parts.push_back(fmt::format("its {} experts are not run", model.moe.n_experts));
+    }
+    if (parts.empty()) return std::nullopt;
+    std::string note = std::string(flag) + ": " + parts.front();
+    for (std::size_t i = 1; i < parts.size(); ++i) note += "; " + parts[i];
+    return note;
 }
 
 const std::vector<ModelPreset>& builtin_presets() {

@@ -1,4 +1,4 @@
-// One CellValue as JSON, shared by the JSON and JSON Lines writers (private to report/).
+// One CellValue as JSON, and the environment block, shared by the JSON and JSON Lines writers and merge's (private to report/).
 #pragma once
 
 #include "kvbench/report/columns.hpp"
@@ -23,5 +23,9 @@ inline Json cell_json(const CellValue& cell) {
     };
     return std::visit(Visit{}, cell);
 }
+
+// A JSON report's environment block (docs/csv.md#json): written by the JSON writer and by
+// kvbench merge's.
+Json environment_json(const Environment& env);
 
 }  // namespace kvbench

@@ -60,6 +60,7 @@ const std::vector<RowColumn>& row_columns() {
              return *r.flops_executed;
          }},
         {"noisy", [](const ResultRow& r) -> CellValue { return r.noisy; }},
+        {"flags", [](const ResultRow& r) -> CellValue { return row_flags(r); }},
         {"reps_policy", [](const ResultRow& r) -> CellValue { return r.reps_policy; }},
         // docs/csv.md#reproducibility-columns.
         {"seed", [](const ResultRow& r) -> CellValue { return r.seed; }},
@@ -85,6 +86,7 @@ const std::vector<EnvironmentColumn>& environment_columns() {
         {"openblas_l2_size", [](const Environment& e) { return e.openblas_l2_size; }},
         {"transparent_hugepage", [](const Environment& e) { return e.transparent_hugepage; }},
         {"schema_version", [](const Environment&) { return std::to_string(report_schema_version); }},
+        {"shard", [](const Environment& e) { return e.shard; }},
         {"command_line", [](const Environment& e) { return e.command_line; }},
         {"timestamp", [](const Environment& e) { return e.timestamp; }},
     };

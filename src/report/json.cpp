@@ -14,6 +14,8 @@ namespace {
 // Environment fields that are "unknown" when empty or zero become null.
 Json string_or_null(const std::string& value) { return value.empty() ? Json(nullptr) : Json(value); }
 
+}  // namespace
+
 Json environment_json(const Environment& env) {
     Json j;
     j["tool_version"] = env.tool_version;
@@ -33,10 +35,9 @@ Json environment_json(const Environment& env) {
     j["transparent_hugepage"] = string_or_null(env.transparent_hugepage);
     j["timestamp"] = env.timestamp;
     j["command_line"] = string_or_null(env.command_line);
+    j["shard"] = string_or_null(env.shard);
     return j;
 }
-
-}  // namespace
 
 void write_json(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env) {
     write_json_with_extra(out, rows, {}, env);

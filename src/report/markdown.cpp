@@ -1,6 +1,13 @@
-// The Markdown writer: the run description as a paragraph, then GitHub pipe tables.
+// The Markdown writer: the run description as a paragraph, GitHub pipe tables, then the headline as a list.
+#include "kvbench/report/growth_table.hpp"
+#include "kvbench/report/headline.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/summary_tables.hpp"
+#include "kvbench/report/units.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
 
 #include <string_view>
 
@@ -61,7 +68,9 @@ void write_markdown(std::ostream& out, const std::vector<ResultRow>& rows, const
     const std::vector<std::string> description = run_description_lines(rows, env);
     for (const std::string& line : description) out << escape_markdown(line) << "\\\n";
     out << escape_markdown(axis_legend()) << '\n';
-    for (const SummaryTable& summary : summary_tables(rows, options)) {
+    std::vector<SummaryTable> tables = summary_tables(rows, options);
+    if (std::optional<SummaryTable> growth = growth_table(rows)) tables.push_back(std::move(*growth));
+    for (const SummaryTable& summary : tables) {
         const TextTable& table = summary.text;
         out << "\n### " << table.title << '\n';
         if (!summary.caption.empty()) write_paragraphs(out, summary.caption);
@@ -74,6 +83,15 @@ void write_markdown(std::ostream& out, const std::vector<ResultRow>& rows, const
         out << '\n';
         for (const auto& cells : table.lines) write_pipe_row(out, cells);
         if (!table.footnote.empty()) write_paragraphs(out, table.footnote);
+    }
+    if (const Headline headline = make_headline(rows); !headline.empty()) {
+        out << "\n### Headline\n\n";
+        if (headline.n_slow_left_out > 0) {
+            out << escape_markdown(fmt::format("Medians of this run; {} marked ? (slow) left out.",
+                                               format_count(headline.n_slow_left_out, "row")))
+                << "\n\n";
+        }
+        for (const std::string& sentence : headline.sentences) out << "- " << escape_markdown(sentence) << '\n';
     }
 }
 

@@ -1,6 +1,8 @@
 // Turns the cells of a report read back (schema.hpp) into ResultRows, column by column, for --resume.
 #include "kvbench/report/read_report.hpp"
 
+#include "kvbench/report/schema.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -99,6 +101,10 @@ SavedRow read_row(const CellReader& cell) {
     row.stats.cv = real_of(cell, "latency_cv_pct") / 100;
     row.stats.mdape = real_of(cell, "latency_mdape_pct") / 100;
     row.stats.stddev_ns = row.stats.cv * row.stats.mean_ns;
+    // Without the samples (CSV), the estimate from MdAPE; a JSON row's samples give it exactly.
+    if (row.stats.n_samples >= 2) {
+        row.stats.median_uncertainty = estimated_median_uncertainty(row.stats.mdape, row.stats.n_samples);
+    }
     row.gflops = real_of(cell, "gflops");
     row.gbps = real_of(cell, "gb_per_s");
     row.roofline_pct = optional_real(cell, "roofline_pct");
@@ -110,6 +116,11 @@ SavedRow read_row(const CellReader& cell) {
         row.flops_executed = parse_number<std::uint64_t>("flops_executed", *executed);
     }
     row.noisy = bool_of(cell, "noisy");
+    // New in the flags column: files written before it have no slow rows.
+    if (const std::optional<std::string> flags = cell("flags")) {
+        std::istringstream words(*flags);
+        for (std::string word; words >> word;) row.slow = row.slow || word == flag_slow;
+    }
     row.reps_policy = required(cell, "reps_policy");
     // The reproducibility columns are new in schema 2: a file without them keeps the defaults.
     if (cell("seed")) row.seed = parse_number<std::uint64_t>("seed", required(cell, "seed"));

@@ -2,8 +2,10 @@
 #include "kvbench/report/report.hpp"
 
 #include "kvbench/files/atomic_file.hpp"
+#include "kvbench/report/schema.hpp"
 
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 namespace kvbench {
@@ -39,6 +41,7 @@ ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMea
     row.fits_in_llc = env.llc_bytes > 0 && row.cost.bytes <= env.llc_bytes;
     row.flops_executed = measured.flops.executed;
     row.noisy = is_noisy(row.stats);
+    row.slow = is_slow(row.cost.flops, row.cost.bytes, row.stats.median_ns, roofline);
     row.reps_policy = describe_reps_policy(options);
     row.seed = options.seed;
     row.n_warmup = options.n_warmup;
@@ -71,6 +74,23 @@ std::vector<ResultRow> make_result_rows(const GridPoint& point, const PointMeasu
     return rows;
 }
 
+bool above_roofline(const ResultRow& row) {
+    if (!row.roofline_pct || *row.roofline_pct <= 100) return false;
+    return !(row.cache_state == "warm" && row.fits_in_llc);
+}
+
+std::string row_flags(const ResultRow& row) {
+    std::string flags;
+    const auto add = [&flags](std::string_view word) {
+        if (!flags.empty()) flags += ' ';
+        flags += word;
+    };
+    if (row.noisy) add(flag_noisy);
+    if (row.slow) add(flag_slow);
+    if (above_roofline(row)) add(flag_above_roofline);
+    return flags;
+}
+
 void fill_speedups_across_kv_dtypes(std::vector<ResultRow>& rows) {
     for (ResultRow& row : rows) {
         if (row.path != DecodePath::cached || row.speedup || row.stats.median_ns <= 0) continue;
@@ -97,8 +117,10 @@ void write_report(std::ostream& out, OutputFormat format, const std::vector<Resu
     case OutputFormat::json: write_json(out, rows, env); return;
     case OutputFormat::jsonl: write_jsonl(out, rows, env); return;
     case OutputFormat::md: write_markdown(out, rows, env); return;
+    case OutputFormat::sql:
+    case OutputFormat::sqlite: break;  // a run's record: the export manager writes them (export_manager.hpp)
     }
-    throw std::invalid_argument("write_report: unknown output format");
+    throw std::invalid_argument("write_report: sql and sqlite are written by the export manager");
 }
 
 void write_report_file(const std::filesystem::path& path, OutputFormat format,

@@ -204,7 +204,9 @@ ReportCells read_report_cells(const std::string& text, OutputFormat format) {
         case OutputFormat::json: return read_json_cells(text);
         case OutputFormat::jsonl: return read_jsonl_cells(text);
         case OutputFormat::table:
-        case OutputFormat::md: break;
+        case OutputFormat::md:
+        case OutputFormat::sql:
+        case OutputFormat::sqlite: break;  // a database is read by ResultsDatabase (database.hpp)
         }
     } catch (const nlohmann::json::exception& error) {
         throw std::runtime_error(fmt::format("unexpected JSON layout ({})", error.what()));

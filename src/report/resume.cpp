@@ -20,6 +20,26 @@ std::vector<DecodePath> planned_paths(const GridPoint& point, const RunOptions& 
     return paths;
 }
 
+// Why a saved row of `point` does not match what this run would measure, one phrase per difference.
+std::vector<std::string> how_measured_otherwise(const ResultRow& row, const GridPoint& point, const RunOptions& options) {
+    std::vector<std::string> reasons;
+    const std::vector<DecodePath> paths = planned_paths(point, options);
+    if (std::find(paths.begin(), paths.end(), row.path) == paths.end()) {
+        reasons.push_back(fmt::format("the {} path, which this run leaves out", path_name(row.path)));
+        return reasons;
+    }
+    const std::string cache_state = options.cold_cache ? "cold" : "warm";
+    if (row.cache_state != cache_state) {
+        reasons.push_back(fmt::format("a {} cache, this run {}", row.cache_state, cache_state));
+    }
+    if (row.reps_policy != describe_reps_policy(options)) {
+        reasons.push_back(fmt::format("{}, this run {}", row.reps_policy, describe_reps_policy(options)));
+    }
+    if (options.verify && !row.verify_rel_error) reasons.emplace_back("without --verify");
+    if (reasons.empty()) reasons.emplace_back("not every path this run measures");  // the point's other path is missing
+    return reasons;
+}
+
 }  // namespace
 
 bool row_matches(const ResultRow& row, const GridPoint& point, DecodePath path, const RunOptions& options) {
@@ -64,12 +84,32 @@ GridRows match_saved_rows(const std::vector<SavedRow>& saved, const std::vector<
         }
         ++n_resumed;
     }
+    // A saved row of one of these points that matched nothing was measured another way: resuming
+    // would replace it with a new measurement, so the user decides.
+    std::vector<std::string> otherwise;
+    std::size_t n_otherwise = 0;
     for (std::size_t s = 0; s < saved.size(); ++s) {
         if (used[s]) continue;
-        const bool in_grid = std::any_of(points.begin(), points.end(), [&](const GridPoint& point) {
-            return saved[s].row.config == point.config && saved[s].row.n_threads == point.n_threads;
+        const ResultRow& row = saved[s].row;
+        const auto point = std::find_if(points.begin(), points.end(), [&](const GridPoint& p) {
+            ModelConfig config = p.config;
+            if (row.path == DecodePath::uncached) config.kv_dtype = KvDtype::f32;
+            return row.config == config && row.n_threads == p.n_threads;
         });
-        if (!in_grid) rows.other_rows.push_back(saved[s].row);
+        if (point == points.end()) {
+            rows.other_rows.push_back(row);
+            continue;
+        }
+        ++n_otherwise;
+        for (const std::string& reason : how_measured_otherwise(row, *point, options)) {
+            if (std::find(otherwise.begin(), otherwise.end(), reason) == otherwise.end()) otherwise.push_back(reason);
+        }
+    }
+    if (n_otherwise > 0) {
+        throw ConfigError(fmt::format("--resume: {} of {} measured these points otherwise ({}): resuming would "
+                                      "replace them; give the options they were measured with, run without --resume "
+                                      "to measure every point again, or write to another -o",
+                                      format_count(n_otherwise, "row"), file, fmt::join(otherwise, "; ")));
     }
     if (n_other_build > 0) {
         messages.warning(fmt::format("--resume: {} of {} were measured by {}, not by this build (kvbench {} ({})): "

@@ -42,6 +42,18 @@ const std::vector<RenamedColumn>& renamed_columns() {
     return renames;
 }
 
+const std::vector<FlagWord>& flag_words() {
+    static const std::vector<FlagWord> words = [] {
+        std::vector<FlagWord> all;
+        // nlohmann's object keeps its keys sorted; the order of row_flags is the code's.
+        for (const auto& [word, meaning] : schema_file().at("flags").at("words").items()) {
+            all.push_back({word, meaning.get<std::string>()});
+        }
+        return all;
+    }();
+    return words;
+}
+
 std::string current_column_name(const std::string& name) {
     const RenamedColumn* rename = find_rename(name);
     return rename == nullptr ? name : rename->name;

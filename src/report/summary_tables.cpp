@@ -21,14 +21,31 @@ struct ConfigPair {
     const ResultRow* uncached = nullptr;
 };
 
+bool same_but_kv_dtype(ModelConfig a, const ModelConfig& b) {
+    a.kv_dtype = b.kv_dtype;
+    return a == b;
+}
+
+// Lines of the per-configuration tables, in the order configurations first appear. An uncached
+// row keeps no cache (its kv_dtype reads f32): it joins every cached configuration that
+// differs from it in kv_dtype alone, and has a line of its own only when none does.
 std::vector<ConfigPair> pair_by_config(const std::vector<ResultRow>& rows) {
     std::vector<ConfigPair> pairs;
     for (const ResultRow& row : rows) {
-        auto pair = std::find_if(pairs.begin(), pairs.end(),
-                                 [&](const ConfigPair& p) { return p.config == row.config; });
-        if (pair == pairs.end()) pair = pairs.insert(pairs.end(), ConfigPair{row.config});
-        const ResultRow*& slot = row.path == DecodePath::cached ? pair->cached : pair->uncached;
-        if (slot == nullptr) slot = &row;  // first one wins: FLOPs and bytes do not depend on threads
+        if (row.path != DecodePath::cached) continue;
+        auto pair = std::find_if(pairs.begin(), pairs.end(), [&](const ConfigPair& p) { return p.config == row.config; });
+        if (pair == pairs.end()) pairs.push_back(ConfigPair{row.config, &row, nullptr});
+        // else the first one wins: FLOPs and bytes do not depend on threads
+    }
+    for (const ResultRow& row : rows) {
+        if (row.path != DecodePath::uncached) continue;
+        bool joined = false;
+        for (ConfigPair& pair : pairs) {
+            if (!same_but_kv_dtype(pair.config, row.config)) continue;
+            joined = true;
+            if (pair.uncached == nullptr) pair.uncached = &row;
+        }
+        if (!joined) pairs.push_back(ConfigPair{row.config, nullptr, &row});
     }
     return pairs;
 }
@@ -59,11 +76,13 @@ const std::vector<Axis>& model_axes() {
         {"grouping", Align::left,
          [](const ResultRow& r) { return grouping_of(r.config); },
          [](const ResultRow& r) { return fmt::format("G={} ({})", r.config.n_kv_heads, grouping_of(r.config)); }},
-        {"kv", Align::left, [](const ResultRow& r) { return r.kv_dtype; }, {}},
+        // The uncached forward keeps no cache, whatever --kv-dtype says.
+        {"kv", Align::left, [](const ResultRow& r) { return r.path == DecodePath::uncached ? "none" : r.kv_dtype; }, {}},
     };
     return axes;
 }
 
+constexpr std::size_t seq_axis = 1;       // model_axes()'s "N"
 constexpr std::size_t head_dim_axis = 4;  // model_axes()'s "dh"
 constexpr std::size_t kv_dtype_axis = 7;  // model_axes()'s "kv": the cache's element type
 
@@ -86,28 +105,9 @@ bool varies(const Axis& axis, const std::vector<ResultRow>& rows) {
     return std::any_of(rows.begin(), rows.end(), [&](const ResultRow& r) { return value(r) != value(rows.front()); });
 }
 
-// The key columns of a table (the axes that vary) and its caption (those that do not).
-struct Keys {
-    std::vector<const Axis*> columns;
-    std::string caption;
+}  // namespace
 
-    SummaryTable table(std::string title) const {
-        SummaryTable table{TextTable{std::move(title), {}, {}, {}, {}}, caption, columns.size()};
-        for (const Axis* axis : columns) {
-            table.text.header.emplace_back(axis->name);
-            table.text.align.push_back(axis->align);
-        }
-        return table;
-    }
-    std::vector<std::string> cells(const ResultRow& row) const {
-        std::vector<std::string> line;
-        for (const Axis* axis : columns) line.push_back(axis->cell(row));
-        return line;
-    }
-};
-
-Keys keys_of(const std::vector<ResultRow>& rows, bool with_run_axes) {
-    Keys keys;
+LineKeys::LineKeys(const std::vector<ResultRow>& rows, bool with_run_axes, bool with_seq) {
     // dh only when some row sets it apart from D/H (--head-dim, docs/model.md#explicit-head-dimension):
     // otherwise it is D/H, and the caption and columns keep their usual shape.
     const bool any_explicit_head_dim =
@@ -121,8 +121,9 @@ Keys keys_of(const std::vector<ResultRow>& rows, bool with_run_axes) {
             if (rows.empty()) continue;
             if (&axis == &model_axes()[head_dim_axis] && !any_explicit_head_dim) continue;
             if (&axis == &model_axes()[kv_dtype_axis] && !any_reduced_cache) continue;
+            if (&axis == &model_axes()[seq_axis] && !with_seq) continue;
             if (varies(axis, rows)) {
-                keys.columns.push_back(&axis);
+                columns_.push_back({axis.name, axis.align, axis.cell});
             } else {
                 constants.push_back(axis.caption ? axis.caption(rows.front())
                                                  : fmt::format("{}={}", axis.name, axis.cell(rows.front())));
@@ -131,13 +132,38 @@ Keys keys_of(const std::vector<ResultRow>& rows, bool with_run_axes) {
     };
     sort(model_axes(), model_constants);
     if (with_run_axes) sort(run_axes(), run_constants);
-    keys.caption = fmt::format("{}", fmt::join(model_constants, " "));
+    caption_ = fmt::format("{}", fmt::join(model_constants, " "));
     if (!run_constants.empty()) {
-        keys.caption += (keys.caption.empty() ? "" : ", ") + fmt::format("{}", fmt::join(run_constants, ", "));
+        caption_ += (caption_.empty() ? "" : ", ") + fmt::format("{}", fmt::join(run_constants, ", "));
     }
-    if (!keys.caption.empty()) keys.caption = "every line: " + keys.caption;
-    return keys;
+    if (!caption_.empty()) caption_ = "every line: " + caption_;
 }
+
+SummaryTable LineKeys::table(std::string title) const {
+    SummaryTable table{TextTable{std::move(title), {}, {}, {}, {}}, caption_, columns_.size()};
+    for (const Column& column : columns_) {
+        table.text.header.push_back(column.name);
+        table.text.align.push_back(column.align);
+    }
+    return table;
+}
+
+std::vector<std::string> LineKeys::cells(const ResultRow& row) const {
+    std::vector<std::string> line;
+    for (const Column& column : columns_) line.push_back(column.cell(row));
+    return line;
+}
+
+std::string LineKeys::label(const ResultRow& row) const {
+    std::vector<std::string> parts;
+    for (const Column& column : columns_) {
+        // Words name themselves ("MHA", "cached"); numbers need their axis ("N=128").
+        parts.push_back(column.align == Align::left ? column.cell(row) : fmt::format("{}={}", column.name, column.cell(row)));
+    }
+    return fmt::format("{}", fmt::join(parts, " "));
+}
+
+namespace {
 
 void add_figures(SummaryTable& table, std::initializer_list<std::string> names) {
     for (const std::string& name : names) {
@@ -174,7 +200,7 @@ std::vector<ResultRow> representatives(const std::vector<ConfigPair>& pairs) {
 
 SummaryTable flops_table(const std::vector<ConfigPair>& pairs) {
     const std::vector<ResultRow> configs = representatives(pairs);
-    const Keys keys = keys_of(configs, false);
+    const LineKeys keys(configs, false);
     std::vector<double> cached_flops, uncached_flops;
     for (const ConfigPair& pair : pairs) {
         if (pair.cached != nullptr) cached_flops.push_back(static_cast<double>(pair.cached->cost.flops));
@@ -203,7 +229,7 @@ SummaryTable flops_table(const std::vector<ConfigPair>& pairs) {
 }
 
 SummaryTable latency_table(const std::vector<ResultRow>& rows, const TableOptions& options) {
-    const Keys keys = keys_of(rows, true);
+    const LineKeys keys(rows, true);
     // One unit for median, min and p90, so the three compare within a line as well.
     std::vector<double> durations_ns;
     for (const ResultRow& row : rows) {
@@ -212,12 +238,13 @@ SummaryTable latency_table(const std::vector<ResultRow>& rows, const TableOption
     const ColumnUnit unit = duration_unit(durations_ns, options.time_unit);
     SummaryTable table = keys.table("Latency");
     add_figures(table, {"median\n" + unit.name, "CV\n%", "min\n" + unit.name, "p90\n" + unit.name, "speedup"});
-    bool any_noisy = false, any_speedup = false;
+    bool any_noisy = false, any_speedup = false, any_slow = false;
     for (const ResultRow& row : rows) {
         std::vector<std::string> line = keys.cells(row);
-        line.push_back(format_in(row.stats.median_ns, unit));
-        // Flagged rather than warned about one by one: the sweep prints one line for all.
-        line.push_back(fmt::format("{:.1f}{}", 100 * row.stats.cv, row.noisy ? "!" : ""));
+        // Both marks concern the median; flagged rather than warned about one by one: the sweep
+        // prints one line for all.
+        line.push_back(format_in(row.stats.median_ns, unit) + (row.noisy ? "!" : "") + (row.slow ? "?" : ""));
+        line.push_back(fmt::format("{:.1f}", 100 * row.stats.cv));
         line.push_back(format_in(row.stats.min_ns, unit));
         line.push_back(format_in(row.stats.p90_ns, unit));
         // The uncached row is the baseline: its own speedup (1.00x in the CSV) says nothing.
@@ -227,34 +254,53 @@ SummaryTable latency_table(const std::vector<ResultRow>& rows, const TableOption
             line.push_back(row.speedup ? format_ratio(*row.speedup) : missing);
         }
         any_noisy = any_noisy || row.noisy;
+        any_slow = any_slow || row.slow;
         any_speedup = any_speedup || (row.path == DecodePath::cached && row.speedup);
         table.text.lines.push_back(std::move(line));
     }
     std::vector<std::string> notes;
     if (any_speedup) notes.emplace_back("speedup: the uncached median over the cached one");
-    if (any_noisy) notes.emplace_back("! noisy: CV above 5 % and MdAPE above 2 %, so the median may move on a re-run");
+    if (any_noisy) {
+        notes.emplace_back("! noisy: the median's 95 % interval is wider than ±3 % of it, so it may move on a re-run");
+    }
+    if (any_slow) {
+        notes.emplace_back("? slow: 10x or more the time this machine allows (a busy or oversubscribed machine): "
+                           "re-run it when the machine is idle, or with fewer threads");
+    }
+    if (std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.path == DecodePath::uncached; }) &&
+        std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.kv_dtype != "f32"; })) {
+        notes.emplace_back("kv none: the uncached forward keeps no cache; timed once per point, it is every "
+                           "type's baseline");
+    }
     table.text.footnote = fmt::format("{}", fmt::join(notes, "\n"));
     drop_empty_figures(table);
     return table;
 }
 
 SummaryTable throughput_table(const std::vector<ResultRow>& rows) {
-    const Keys keys = keys_of(rows, true);
+    const LineKeys keys(rows, true);
     SummaryTable table = keys.table("Throughput");
     add_figures(table, {"GFLOP/s", "GB/s", "roofline\n%"});
-    bool any_fits = false, any_missing = false;
+    bool any_fits = false, any_missing = false, any_above = false;
     for (const ResultRow& row : rows) {
         std::vector<std::string> line = keys.cells(row);
         line.push_back(format_number(row.gflops));
         line.push_back(format_number(row.gbps));
-        // A step whose whole working set fits in the LLC can beat DRAM bandwidth when warm.
+        // A step whose whole working set fits in the LLC can beat DRAM bandwidth when warm; any
+        // other step above 100 % says the roofline is too low.
         line.push_back((row.roofline_pct ? fmt::format("{:.1f}", *row.roofline_pct) : missing) +
-                       (row.fits_in_llc ? "*" : ""));
+                       (above_roofline(row) ? "^" : "") + (row.fits_in_llc ? "*" : ""));
         any_fits = any_fits || row.fits_in_llc;
         any_missing = any_missing || !row.roofline_pct;
+        any_above = any_above || above_roofline(row);
         table.text.lines.push_back(std::move(line));
     }
     std::vector<std::string> notes;
+    if (any_above) {
+        notes.emplace_back("^ above 100 %: faster than the roofline allows, so the roofline is too low for this "
+                           "machine (a quick one, or measured while the machine was busy); `kvbench roofline -t T` "
+                           "measures it again");
+    }
     if (any_fits) {
         notes.emplace_back("* the step's working set fits in the last-level cache: with --cache-state warm it can "
                            "beat DRAM bandwidth");
@@ -270,7 +316,7 @@ SummaryTable throughput_table(const std::vector<ResultRow>& rows) {
 
 SummaryTable kv_memory_table(const std::vector<ConfigPair>& pairs) {
     const std::vector<ResultRow> configs = representatives(pairs);
-    const Keys keys = keys_of(configs, false);
+    const LineKeys keys(configs, false);
     std::vector<double> kv_bytes, mha_kv_bytes;
     for (const ResultRow& row : configs) {
         // kv_bytes holds a factor G (docs/counting.md#kv-bytes), so dividing first is exact and cannot overflow.
@@ -281,8 +327,13 @@ SummaryTable kv_memory_table(const std::vector<ConfigPair>& pairs) {
     std::vector<double> both = kv_bytes;
     both.insert(both.end(), mha_kv_bytes.begin(), mha_kv_bytes.end());
     const ColumnUnit unit = bytes_unit(both);
+    // A reduced cache's price: its step against the same step over an f32 cache (kv_rel_error).
+    const bool any_kv_error = std::any_of(pairs.begin(), pairs.end(), [](const ConfigPair& pair) {
+        return pair.cached != nullptr && pair.cached->kv_rel_error;
+    });
     SummaryTable table = keys.table("KV memory");
     add_figures(table, {"KV cache\n" + unit.name, "as MHA\n" + unit.name, "saved by grouping"});
+    if (any_kv_error) add_figures(table, {"error vs\nf32 cache"});
     for (std::size_t i = 0; i < configs.size(); ++i) {
         const ModelConfig& c = configs[i].config;
         std::vector<std::string> line = keys.cells(configs[i]);
@@ -294,9 +345,18 @@ SummaryTable kv_memory_table(const std::vector<ConfigPair>& pairs) {
             const double shrink = static_cast<double>(c.n_heads) / static_cast<double>(c.n_kv_heads);
             line.push_back(fmt::format("{} smaller (-{:.0f} %)", format_ratio(shrink), 100 * (1 - 1 / shrink)));
         }
+        if (any_kv_error) {
+            const ResultRow* cached = pairs[i].cached;
+            line.push_back(cached != nullptr && cached->kv_rel_error ? fmt::format("{:.1e}", *cached->kv_rel_error)
+                                                                      : std::string(missing));
+        }
         table.text.lines.push_back(std::move(line));
     }
     table.text.footnote = "as MHA: the cache with one KV head per query head (G=H), at the same B, N, D, H and L";
+    if (any_kv_error) {
+        table.text.footnote += "\nerror vs f32 cache: the cached step's relative error against the same step over an "
+                               "f32 cache of the same values (docs/model.md#kv-cache-element-types)";
+    }
     return table;
 }
 
@@ -335,11 +395,11 @@ std::vector<std::string> run_description_lines(const std::vector<ResultRow>& row
     return lines;
 }
 
-std::string describe_run(const std::vector<ResultRow>& rows, const Environment& env) {
+std::string describe_run(const std::vector<ResultRow>& rows, const Environment& env, std::size_t width) {
     std::string text;
     for (const std::string& line : run_description_lines(rows, env)) {
         if (!text.empty()) text += '\n';
-        text += wrap_text(line, 0, description_indent);
+        text += wrap_text(line, 0, description_indent, width);
     }
     return text;
 }

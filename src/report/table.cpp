@@ -1,10 +1,13 @@
-// The terminal writer: the run description, the legend, then the summary tables as space-aligned columns
-// within terminal_columns.
+// The terminal writer: the run description, the legend, the summary tables as space-aligned columns
+// within the terminal's width, the growth law and the headline.
+#include "kvbench/report/growth_table.hpp"
+#include "kvbench/report/headline.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/summary_tables.hpp"
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string_view>
 
 namespace kvbench {
@@ -43,18 +46,19 @@ std::size_t line_width(const std::vector<std::size_t>& columns, const std::vecto
                            [&](std::size_t sum, std::size_t i) { return sum + margin + widths[i]; });
 }
 
-// The columns of each part: all of them when they fit; else the key columns, then as many
-// of the others as fit, part after part (at least one each, so a part may overflow only
-// when the key columns alone nearly fill the line).
-std::vector<std::vector<std::size_t>> split_columns(std::size_t n_key_columns, const std::vector<std::size_t>& widths) {
+// The columns of each part: all of them when they fit in `width`; else the key columns, then
+// as many of the others as fit, part after part (at least one each, so a part may overflow
+// only when the key columns alone nearly fill the line).
+std::vector<std::vector<std::size_t>> split_columns(std::size_t n_key_columns, const std::vector<std::size_t>& widths,
+                                                    std::size_t width) {
     std::vector<std::size_t> all(widths.size());
     std::iota(all.begin(), all.end(), std::size_t{0});
-    if (line_width(all, widths) <= terminal_columns) return {all};
+    if (line_width(all, widths) <= width) return {all};
     const std::vector<std::size_t> keys(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n_key_columns));
     std::vector<std::vector<std::size_t>> parts{keys};
     for (std::size_t i = n_key_columns; i < all.size(); ++i) {
         const bool has_figures = parts.back().size() > keys.size();
-        if (has_figures && line_width(parts.back(), widths) + margin + widths[i] > terminal_columns) {
+        if (has_figures && line_width(parts.back(), widths) + margin + widths[i] > width) {
             parts.push_back(keys);
         }
         parts.back().push_back(i);
@@ -70,7 +74,7 @@ std::size_t display_width(std::string_view text) {
     }));
 }
 
-std::string wrap_text(std::string_view text, std::size_t indent, std::size_t hanging_indent) {
+std::string wrap_text(std::string_view text, std::size_t indent, std::size_t hanging_indent, std::size_t width) {
     std::string wrapped;
     for (const std::string& paragraph : split_lines(text)) {
         if (!wrapped.empty()) wrapped += '\n';
@@ -81,7 +85,7 @@ std::string wrap_text(std::string_view text, std::size_t indent, std::size_t han
             std::size_t end = paragraph.find(' ', start);
             if (end == std::string::npos) end = paragraph.size();
             const std::string_view word = std::string_view(paragraph).substr(start, end - start);
-            if (line_has_word && display_width(line) + 1 + display_width(word) > terminal_columns) {
+            if (line_has_word && display_width(line) + 1 + display_width(word) > width) {
                 wrapped += line + '\n';
                 line = std::string(hanging_indent, ' ');
                 line_has_word = false;
@@ -96,7 +100,7 @@ std::string wrap_text(std::string_view text, std::size_t indent, std::size_t han
     return wrapped;
 }
 
-void write_text_table(std::ostream& out, const SummaryTable& summary) {
+void write_text_table(std::ostream& out, const SummaryTable& summary, std::size_t width) {
     const TextTable& table = summary.text;
     std::vector<std::vector<std::string>> header_lines;  // (header line, column)
     for (std::size_t i = 0; i < table.header.size(); ++i) {
@@ -114,13 +118,15 @@ void write_text_table(std::ostream& out, const SummaryTable& summary) {
         for (std::size_t i = 0; i < cells.size(); ++i) widths[i] = std::max(widths[i], display_width(cells[i]));
     }
     std::vector<std::string> rules;
-    for (const std::size_t width : widths) rules.emplace_back(width, '-');
+    for (const std::size_t column_width : widths) rules.emplace_back(column_width, '-');
 
-    const std::vector<std::vector<std::size_t>> parts = split_columns(summary.n_key_columns, widths);
+    const std::vector<std::vector<std::size_t>> parts = split_columns(summary.n_key_columns, widths, width);
     for (std::size_t p = 0; p < parts.size(); ++p) {
         if (p > 0) out << '\n';
         out << table.title << (p > 0 ? " (continued)" : "") << '\n';
-        if (p == 0 && !summary.caption.empty()) out << wrap_text(summary.caption, note_indent, note_hanging_indent) << '\n';
+        if (p == 0 && !summary.caption.empty()) {
+            out << wrap_text(summary.caption, note_indent, note_hanging_indent, width) << '\n';
+        }
         for (const auto& cells : header_lines) {
             // A part whose columns have no unit line has no empty line under its names.
             if (std::any_of(parts[p].begin(), parts[p].end(), [&](std::size_t i) { return !cells[i].empty(); })) {
@@ -130,24 +136,33 @@ void write_text_table(std::ostream& out, const SummaryTable& summary) {
         write_cells(out, rules, parts[p], widths, table.align);
         for (const auto& cells : table.lines) write_cells(out, cells, parts[p], widths, table.align);
     }
-    if (!table.footnote.empty()) out << wrap_text(table.footnote, note_indent, note_hanging_indent) << '\n';
+    if (!table.footnote.empty()) out << wrap_text(table.footnote, note_indent, note_hanging_indent, width) << '\n';
 }
 
-void write_text_table(std::ostream& out, const TextTable& table) {
+void write_text_table(std::ostream& out, const TextTable& table, std::size_t width) {
     std::size_t n_key_columns = 0;
     for (std::size_t i = 0; i < table.align.size(); ++i) {
         if (table.align[i] == Align::left) n_key_columns = i + 1;
     }
-    write_text_table(out, SummaryTable{table, {}, n_key_columns});
+    write_text_table(out, SummaryTable{table, {}, n_key_columns}, width);
 }
 
 void write_table(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env,
                  const TableOptions& options) {
-    out << describe_run(rows, env) << '\n';
-    out << wrap_text(axis_legend(), 0, description_indent) << '\n';
+    out << describe_run(rows, env, options.width) << '\n';
+    out << wrap_text(axis_legend(), 0, description_indent, options.width) << '\n';
     for (const SummaryTable& table : summary_tables(rows, options)) {
         out << '\n';
-        write_text_table(out, table);
+        write_text_table(out, table, options.width);
+    }
+    if (const std::optional<SummaryTable> growth = growth_table(rows)) {
+        out << '\n';
+        write_text_table(out, *growth, options.width);
+    }
+    // Last, where the eye lands when the run ends.
+    if (const Headline headline = make_headline(rows); !headline.empty()) {
+        out << '\n';
+        write_headline(out, headline, options.width);
     }
 }
 

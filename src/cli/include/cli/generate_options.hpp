@@ -1,6 +1,7 @@
 // `kvbench generate` on the command line: raw options, their registration, and the checked plan.
 #pragma once
 
+#include "cli/attention_options.hpp"
 #include "cli/output_options.hpp"
 #include "kvbench/measure/generation.hpp"
 #include "kvbench/measure/sweep.hpp"
@@ -29,6 +30,7 @@ struct GenerateCliOptions {
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
     std::string kv_dtype = "f32";  // --kv-dtype: the cached path's element types
+    AttentionCliOptions attention;  // --window, --window-layers, --sinks
     std::optional<std::string> threads;  // unset: default_thread_count()
     std::string paths = "both";
     std::string cache_state = "cold";
@@ -37,6 +39,7 @@ struct GenerateCliOptions {
     OutputCliOptions out;      // -o, -f, --export, -q, -v (output_options.hpp)
     std::optional<std::string> fit_from;  // fit the growth law over N >= this; unset: every step
     bool yes = false;                     // --yes: run a grid above the bounds of grid_guard.hpp
+    bool dry_run = false;                 // --dry-run: the configurations and their cost, nothing run
     std::string time_unit = "auto";  // --time-unit of the human tables: auto, ns, us, ms or s
 };
 
@@ -46,6 +49,7 @@ struct GeneratePlan {
     OutputPlan out;
     std::size_t fit_from = 0;
     bool yes = false;
+    bool dry_run = false;
     std::optional<std::string> likely_intent;  // e.g. "-g 1-64*2", for a grid refused without --yes
     TableOptions table;  // how the human tables render (--time-unit)
 };

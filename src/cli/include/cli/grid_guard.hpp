@@ -4,6 +4,7 @@
 #include "kvbench/measure/run_context.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,19 @@ namespace kvbench {
 // Above either bound a run must be confirmed with --yes (docs/measuring.md, "Long runs").
 inline constexpr std::size_t max_unconfirmed_points = 200;
 inline constexpr double max_unconfirmed_seconds = 3600;
+
+// Above this estimate a run says how long it will take before it starts (docs/measuring.md#long-runs).
+inline constexpr double long_run_seconds = 60;
+
+// "this sweep will take about 32 min (36 points, estimated from the saved roofline): <advice>",
+// said before a run of more than long_run_seconds; nothing for a shorter one. `what` names the run
+// ("sweep"), `unit` what the estimate counts ("point"); `assumed`: there is no roofline, so the
+// estimate assumes describe_assumed_roofline().
+std::optional<std::string> long_run_notice(std::string_view what, const RunEstimate& estimate, std::string_view unit,
+                                           bool assumed, std::string_view advice);
+
+// A long run in the unit people plan with: "45 s", "21 min", "5.9 h".
+std::string format_run_time(double seconds);
 
 // The likely intent behind a huge grid: the first axis, given as (option, text), with a
 // long step-1 range, rewritten geometric ("-n 128-4096*2"). Nothing when no axis has one.
@@ -30,5 +44,11 @@ void confirm_grid_size(std::size_t n_points, double estimated_s, const std::opti
 // (8.00 GiB): lower --seq or --batch, ...": the pre-flight's warning for a point over the limit
 // (docs/measuring.md#memory-pre-flight); the last part only when `needed` knows its largest term.
 std::string memory_skip_warning(const std::string& label, const PointMemory& needed, const MemoryLimit& limit);
+
+// "skipping 79 of 80 points: each needs more than ... (62.0 GiB); the smallest, <label>, needs
+// 64.0 GiB, most of it the KV cache (...): lower --seq or --batch": one line for many skipped
+// points. `label` names a point as the command does, `unit` what the command calls one.
+std::string memory_skip_summary(const std::vector<SkippedPoint>& skipped, std::size_t n_points, const MemoryLimit& limit,
+                                const std::function<std::string(const GridPoint&)>& label, std::string_view unit);
 
 }  // namespace kvbench

@@ -16,8 +16,8 @@ namespace kvbench {
 // --presets when the file cannot be read, and the file, model and field when a record is broken.
 std::vector<ModelPreset> load_presets(const std::optional<std::string>& presets_file);
 
-// The preset called `name`. Throws ConfigError "--model <name>: unknown model (did you mean
-// <closest>?); `kvbench models` lists them" otherwise.
+// The preset called `name`, in any case (Llama-3-8B is llama-3-8b). Throws ConfigError
+// "--model <name>: unknown model (did you mean <closest>?); `kvbench models` lists them" otherwise.
 const ModelPreset& find_model(const std::vector<ModelPreset>& presets, std::string_view name);
 
 // A Hugging Face config.json, named after its directory (".../Llama-3-8B/config.json" is
@@ -28,7 +28,7 @@ ModelPreset read_model_config(const std::string& path);
 // and L replace the defaults of the given option values, unless the user typed that flag
 // (`--model llama-3-8b --layers 2` keeps two layers). A model whose head dim is not D / H
 // (Gemma-7B) also sets --head-dim. Call it after --head-dim is registered.
-// `note` receives what the run leaves out of the model (unapplied_window_note), for the command
+// `note` receives what the run leaves out of the model (unapplied_parts_note), for the command
 // to print.
 void add_model_options(CLI::App& command, std::string& dim, std::string& heads, std::string& kv_heads,
                        std::string& layers, std::optional<std::string>& head_dim, std::optional<std::string>& note);

@@ -20,12 +20,21 @@ struct OutputCliOptions {
     std::vector<std::string> exports;   // --export FORMAT:PATH, repeatable
     bool quiet = false;                 // -q: only the report and errors
     bool verbose = false;               // -v: one line per finished point on stderr
+    std::optional<std::string> db;      // --db FILE: the results database; unset: $KVBENCH_DB
+    bool no_db = false;                 // --no-db: no database, whatever $KVBENCH_DB says
 };
+
+// The environment variable that names the results database every measuring run adds itself to
+// when --db is not given (docs/database.md#the-default-database).
+inline constexpr const char* database_variable = "KVBENCH_DB";
+
+// $KVBENCH_DB, when it is set and not empty.
+std::optional<std::string> default_database();
 
 struct OutputPlan {
     OutputFormat format = OutputFormat::table;  // of -o FILE, or of stdout without one
     std::optional<std::string> file;            // -o FILE; unset: the report goes to stdout
-    std::vector<OutputTarget> exports;          // --export, in the order given
+    std::vector<OutputTarget> exports;          // --export, in the order given, then the database (--db, $KVBENCH_DB)
     bool quiet = false;
     bool verbose = false;
 
@@ -45,14 +54,14 @@ ExportPlan to_export_plan(const OutputPlan& out, const TableOptions& table, cons
 // The formats a command can write, the first being where its help starts.
 // Requires: not empty.
 using OutputFormats = std::vector<OutputFormat>;
-const OutputFormats& all_output_formats();  // table, csv, json, jsonl, md
+const OutputFormats& all_output_formats();  // table, csv, json, jsonl, md, sql, sqlite
 
 // "csv", "json", ...: the spelling of --format and of --export's FORMAT.
 const char* format_name(OutputFormat format);
 // A format by name, in any case ("CSV", "Json"); std::nullopt for any other text.
 std::optional<OutputFormat> parse_format_name(const std::string& name);
-// The format a file name's extension implies: .csv .json .jsonl .md, and .txt for table;
-// std::nullopt for any other extension or none.
+// The format a file name's extension implies: .csv .json .jsonl .md .sql, .txt for table, and
+// .sqlite, .sqlite3 or .db for a results database; std::nullopt for any other extension or none.
 std::optional<OutputFormat> format_of_extension(const std::string& path);
 
 // Registers -o/--output, -f/--format, --export, -q/--quiet and -v/--verbose on `command`.
@@ -60,15 +69,20 @@ std::optional<OutputFormat> format_of_extension(const std::string& path);
 // table format may go to a file (-o x.txt) rather than only to the terminal.
 void add_output_options(CLI::App* command, OutputCliOptions& options, const OutputFormats& formats,
                         bool table_to_file = true);
+// Registers --db and --no-db on a measuring command: the results database its run is added to,
+// $KVBENCH_DB when --db is not given (docs/database.md#the-default-database).
+void add_database_options(CLI::App* command, OutputCliOptions& options);
 
 // Checks every rule and every target, in this order: the format names, -o's extension against
-// --format, each --export, then each file (its directory exists, a file can be created there).
-// Throws ConfigError naming the flag and the rule; creates no file.
+// --format, each --export, the database (--db, else $KVBENCH_DB unless --no-db), then each file
+// (its directory exists, a file can be created there; an existing database is kvbench's, of a
+// schema this build writes). Throws ConfigError naming the flag and the rule; creates no file.
 OutputPlan to_output_plan(const OutputCliOptions& options, const OutputFormats& formats, bool table_to_file = true);
 
 // Refuses a file target that would fail only after the measurement, or that must not be
-// replaced (a device, a directory). `flag` names it in the message ("-o", "--export csv:").
+// replaced (a device, a directory). `flag` names it in the message ("-o", "--export csv:"), and
+// `example` is the file name the message suggests for a directory.
 // Throws ConfigError; leaves no file behind.
-void check_output_file(const std::string& path, const std::string& flag);
+void check_output_file(const std::string& path, const std::string& flag, const std::string& example = "sweep.csv");
 
 }  // namespace kvbench

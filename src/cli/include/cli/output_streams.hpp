@@ -11,7 +11,8 @@
 namespace kvbench {
 
 // stdout holds the report when it is one (OutputPlan::stdout_is_report), else the tables;
-// stderr holds everything else. -q silences tables, messages and warnings; -v adds details.
+// stderr holds everything else. -q silences messages, warnings and the tables, unless the tables
+// are the report (no -o, table format): then it leaves them alone. -v adds details.
 class OutputStreams {
 public:
     // Also sets messages_silenced() for the process, so warnings far from the plan obey -q.
@@ -19,8 +20,14 @@ public:
 
     // The report's own stream: stdout.
     std::ostream& report() const;
-    // The human tables and closing notes: stdout, stderr when stdout is the report, nowhere under -q.
+    // The human tables: stdout, stderr when stdout is the report, nowhere under -q unless they
+    // are the report.
     std::ostream& tables() const;
+    // The closing notes beside the tables ("verify: ..."): where the tables go, nowhere under -q.
+    std::ostream& notes() const;
+    // The columns the tables may fill: $COLUMNS when it holds a number, else the width of the
+    // terminal the tables go to, else terminal_columns; never fewer than terminal_columns.
+    std::size_t table_width() const;
     // Where the tables go after the final write: tables(), but when a file could not be written
     // they are printed even under -q, so that no result is lost.
     std::ostream& tables_after(const ExportResult& exported) const;
@@ -35,6 +42,7 @@ private:
     bool quiet_;
     bool verbose_;
     bool stdout_is_report_;
+    bool tables_are_report_;  // no -o and the table format: what -q keeps
 };
 
 // True under -q: warnings and notes are not printed (errors always are).

@@ -12,4 +12,9 @@ namespace kvbench {
 // "kvbench: error: " prefix and the --help hint, which the caller adds.
 std::string describe_parse_error(const CLI::App& app, const CLI::ParseError& error);
 
+// An error's text without the JSON library's tags ("[json.exception.parse_error.101] "): what
+// follows them names the position ("parse error at line 1, column 9: ..."), and the message
+// around them the file. Every error main prints goes through it.
+std::string without_library_tags(std::string message);
+
 }  // namespace kvbench

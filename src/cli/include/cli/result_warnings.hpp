@@ -24,17 +24,19 @@ struct NoiseContext {
 // nothing when no row is noisy. Thread advice only when a noisy row ran on every core.
 std::optional<std::string> noise_warning(const std::vector<ResultRow>& rows, const NoiseContext& context);
 
-// Below this roofline time per step, fixed costs (waking threads, calls) dominate and a
-// median far above the bound says nothing about the machine.
-inline constexpr double slow_check_min_bound_s = 100e-6;
-// How far above the estimate a median must be to be called slow (docs/measuring.md#far-from-the-machines-bound).
-inline constexpr double slow_factor = 10;
-
-// Rows whose median is slow_factor or more above the time estimate a dry run gives (the roofline
-// time over estimate_achieved_fraction; the roofline of the row's thread count, else the assumed
-// one), in one line with the likely causes, or nothing. Seen on a 2-core guest: T=2 gave MHA,
-// GQA and MQA the same 24 ms with a small CV, and -t 1 right after 0.86 to 3.4 ms.
+// Rows whose median is slow_factor or more times the time estimate a dry run gives
+// (times_the_estimate, with the roofline of the row's thread count, else the assumed one), in one
+// line with the likely causes, or nothing. make_result_row marks the same rows slow.
 std::optional<std::string> slow_rows_warning(const std::vector<ResultRow>& rows,
                                              const std::map<std::size_t, Roofline>& rooflines);
+
+// The thread counts of the rows above 100 % of their roofline (above_roofline).
+std::vector<std::size_t> threads_above_roofline(const std::vector<ResultRow>& rows);
+
+// Rows above 100 % of their roofline where nothing explains it (above_roofline), in one line:
+// the count, the worst, and the fix; for a thread count whose quick roofline the run measured
+// again (`replaced`), what it found and that later runs use it. Nothing when no row is above.
+std::optional<std::string> above_roofline_warning(const std::vector<ResultRow>& rows,
+                                                  const std::map<std::size_t, Roofline>& replaced);
 
 }  // namespace kvbench

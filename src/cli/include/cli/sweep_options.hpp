@@ -1,6 +1,7 @@
 // `kvbench sweep` on the command line: raw options, their registration, and the checked plan.
 #pragma once
 
+#include "cli/attention_options.hpp"
 #include "cli/output_options.hpp"
 #include "cli/progress.hpp"
 #include "kvbench/measure/cache_flush.hpp"
@@ -8,6 +9,7 @@
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/summary_tables.hpp"
 #include "kvbench/measure/runner.hpp"
+#include "kvbench/measure/shard.hpp"
 #include "kvbench/measure/sweep.hpp"
 
 #include <CLI/CLI.hpp>
@@ -31,6 +33,7 @@ struct SweepCliOptions {
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
     std::string kv_dtype = "f32";  // --kv-dtype: the cached path's element types
+    AttentionCliOptions attention;  // --window, --window-layers, --sinks
     std::optional<std::string> threads;  // unset: default_thread_count()
     std::string paths = "both";
     std::optional<std::string> n_reps;  // --reps; unset: the count adapts to --min-time
@@ -52,6 +55,7 @@ struct SweepCliOptions {
     std::string progress = "auto";  // auto, bar, jsonl or none
     bool no_roofline = false;       // --no-roofline: no roofline %, no measurement, no drift check
     std::string time_unit = "auto";  // --time-unit of the human tables: auto, ns, us, ms or s
+    std::optional<std::string> shard;  // --shard K/N: this machine's share of the grid
 };
 
 struct SweepPlan {
@@ -70,8 +74,18 @@ struct SweepPlan {
     bool interleave = false;  // rounds over the whole grid (run_interleaved) instead of point after point
     bool resume = false;      // keep the rows of -o measured by this build with these settings
     TableOptions table;       // how the human tables render (--time-unit)
+    // --shard K/N: grid.points holds only this shard's points (docs/sharding.md).
+    std::optional<Shard> shard;
+    std::size_t n_grid_points = 0;      // of the whole grid, every shard's
+    double grid_weight_seconds = 0;     // the whole grid's shard weights (shard.hpp), and this shard's
+    double shard_weight_seconds = 0;
     std::vector<std::string> notes;  // said once on stderr before the run (what --model leaves out)
 };
+
+// "K/N": shard K of N, 1 <= K <= N <= 10000. Throws ConfigError naming --shard.
+Shard parse_shard(const std::string& text);
+// Whether --resume can read this run's -o back: a csv, json or jsonl file.
+bool resumable_output(const OutputPlan& out);
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options);
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvbench/compare/result_file.hpp"
+#include "kvbench/compare/shift_interval.hpp"
 
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@ enum class Verdict {
     regression,    // significantly worse by more than the threshold: fails the gate
     counts_differ, // flops, bytes or kv_bytes differ: the two rows did not do the same work
     unknown,       // a side has one sample and no spread: no way to tell noise from change
+    unclear,       // no samples (CSV): the ranges overlap, yet the medians differ by more than the threshold
 };
 
 const char* verdict_name(Verdict verdict);
@@ -46,25 +48,37 @@ struct ComparedRow {
     double change_pct = 0;  // (new − base) / base, in percent of the metric
     Test test = Test::none;
     std::optional<double> p_value;  // the U test's
+    // The Hodges–Lehmann shift new − base with its (1 − alpha) interval, in the metric's unit;
+    // with samples on both sides only.
+    std::optional<ShiftInterval> shift;
     Verdict verdict = Verdict::same;
     std::string counts_note;  // which exact count differs, e.g. "flops 100 -> 120"
+
+    // A shift in percent of BASE's median.
+    double percent_of_base(double value) const { return base.median != 0 ? 100 * value / base.median : 0; }
 };
 
 struct CompareOptions {
     Metric metric = Metric::latency;
     double threshold_pct = 5;
     double alpha = 0.05;
+    // A row fails (SLOWER) only when its whole interval is worse by more than the threshold: the
+    // change exceeds the threshold with 1 − alpha confidence (docs/compare.md#the-interval-as-the-gate).
+    bool require_interval = false;
 };
 
 struct Comparison {
     Metric metric = Metric::latency;
     double threshold_pct = 5;
     double alpha = 0.05;
+    bool require_interval = false;
     std::string provenance_note;  // first line of every format: same machine or not, and what still compares
     std::vector<ComparedRow> rows;
     std::vector<std::string> only_in_base;
     std::vector<std::string> only_in_new;
     std::size_t n_without_metric = 0;  // matched rows the metric does not apply to (speedup of uncached rows)
+    std::size_t n_without_samples = 0; // compared rows judged by their ranges: a side keeps no samples (CSV)
+    std::size_t n_base_rows = 0;       // BASE's rows, matched or not
     std::optional<double> geomean_ratio;  // geometric mean of new / base over the compared rows
 };
 
@@ -74,5 +88,13 @@ struct Comparison {
 Comparison compare_results(const ResultFile& base, const ResultFile& other, const CompareOptions& options);
 
 std::size_t count_verdicts(const Comparison& comparison, Verdict verdict);
+
+// The label of each key, as the comparison names rows: path, B, N, D, H, G always, the other key
+// columns where they vary among `keys` ("cached B=1 N=1024 D=1024 H=16 G=4").
+std::vector<std::string> row_labels(const std::vector<std::string>& key_columns,
+                                    const std::vector<std::vector<std::string>>& keys);
+
+// The metric of each row of `file` (std::nullopt where it does not apply, docs/compare.md#metrics).
+std::vector<std::optional<MetricValues>> metric_of_rows(const ResultFile& file, Metric metric);
 
 }  // namespace kvbench

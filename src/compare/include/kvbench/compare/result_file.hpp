@@ -1,6 +1,8 @@
 // A result file read for comparison: kvbench's CSV, JSON or JSON Lines (sweep, generate), or Google Benchmark's JSON.
 #pragma once
 
+#include "kvbench/report/schema.hpp"
+
 #include <filesystem>
 #include <istream>
 #include <map>
@@ -38,5 +40,10 @@ const std::vector<std::string>& build_columns();
 ResultFile parse_result_file(const std::string& text, const std::string& name);
 // Requires: nothing; throws ConfigError when the file cannot be read.
 ResultFile read_result_file(const std::filesystem::path& path);
+
+// A kvbench report already read into cells (schema.hpp: a file, or a run of the results
+// database), keyed for comparison; `kind` and `name` name it in messages. Throws ConfigError as
+// parse_result_file does.
+ResultFile result_file_of_cells(const ReportCells& report, const std::string& kind, const std::string& name);
 
 }  // namespace kvbench

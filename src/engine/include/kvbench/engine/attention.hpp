@@ -31,22 +31,27 @@ namespace kvbench {
 
 struct DecodeAttentionScratch;  // below
 
-// For every batch row b and query head h (KV head g = h / group_size):
-//   out[b][h·dh ..] = softmax(q_h · K_g[0..n_ctx)^T / sqrt(dh)) · V_g[0..n_ctx).
+// For every batch row b and query head h (KV head g = h / group_size), over the n positions
+// [n_ctx - n, n_ctx) that the newest token n_ctx - 1 of layer `layer` sees, n =
+// config.attended_positions(layer, n_ctx) (n_ctx, or its sliding window):
+//   out[b][h·dh ..] = softmax(q_h · K_g^T / sqrt(dh)) · V_g.
 // q: (n_batch, q_stride) floats with query head h at columns [h·dh, (h+1)·dh);
-// out: (n_batch, q_dim) floats. Returns useful FLOPs 4·B·H·dh·n_ctx (docs/counting.md)
+// out: (n_batch, q_dim) floats. Returns useful FLOPs 4·B·H·dh·n (docs/counting.md)
 // and the FLOPs executed: attend_group's count summed over the (batch row, KV head, split) tasks.
-// Requires: 1 <= n_ctx <= scratch.max_seq_len and n_ctx <= cache.max_seq_len().
+// sinks: null, or (n_heads) sink logits: head h's softmax also takes sinks[h], which has no
+// value (docs/model.md, "Attention sinks").
+// Requires: 1 <= n_ctx <= scratch.max_seq_len and n_ctx <= cache.max_seq_len(); the cache holds
+// those n positions.
 FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q_stride,
                             const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
-                            DecodeAttentionScratch& scratch);
+                            DecodeAttentionScratch& scratch, const float* sinks = nullptr);
 
 // attend_decode's naive twin (src/engine/reference.cpp): attention_reference per (batch row,
 // head), double accumulators, one thread; the scratch is not used. Returns the FLOPs it
 // executed, counted one multiply-add at a time.
 FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::size_t q_stride,
                               const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
-                              DecodeAttentionScratch& scratch);
+                              DecodeAttentionScratch& scratch, const float* sinks = nullptr);
 
 // Scratch of attend_decode, sized once: the partial results of as many splits as a context of
 // max_seq_len positions uses on n_threads threads (1 when B·G >= threads), and one workspace per

@@ -32,21 +32,26 @@ struct CausalAttentionScratch {
     std::vector<float> scores;  // (n_threads, block_rows, max_seq_len) floats: a block's scores, then p
 };
 
-// Causal softmax attention for all seq_len positions of every batch row:
-//   out[b, i, h] = softmax_{t <= i}(q[b, i, h] · k[b, t, g] / sqrt(dh)) · v[b, ·, g],  g = h / group_size.
+// Causal softmax attention of layer `layer` for all seq_len positions of every batch row:
+//   out[b, i, h] = softmax_{i - W < t <= i}(q[b, i, h] · k[b, t, g] / sqrt(dh)) · v[b, ·, g],  g = h / group_size,
+// W the layer's sliding window (config.window_of; none for a global layer).
 // qkv: (n_batch · seq_len, qkv_dim) floats, each row q | k | v as the fused projection writes it;
 // out: (n_batch · seq_len, q_dim) floats. A block of block_rows queries multiplies only the keys
-// up to its last row, so the upper triangle is skipped except inside diagonal blocks.
+// from its first row's window to its last row, so the upper triangle (and the keys left of every
+// window) is skipped except inside the blocks a mask's edge crosses.
 // `stop`, when given, is read before each (batch row, head, block) task; once it is set the
 // remaining tasks are skipped and `out` is left incomplete (the caller sees the flag too).
+// sinks: null, or (n_heads) sink logits that join each head's softmax with no value.
 // Requires: config.seq_len <= scratch.max_seq_len.
-FlopCount attend_causal(const ModelConfig& config, const float* qkv, float* out,
-                        CausalAttentionScratch& scratch, const std::atomic<bool>* stop = nullptr);
+FlopCount attend_causal(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
+                        CausalAttentionScratch& scratch, const std::atomic<bool>* stop = nullptr,
+                        const float* sinks = nullptr);
 
 // attend_causal's naive twin (src/engine/reference.cpp): attention_reference per (batch row,
-// head, position) over the positions up to it, double accumulators, one thread; the scratch is
+// head, position) over the positions up to it within its window, double accumulators, one thread; the scratch is
 // not used. Returns the FLOPs it executed, counted one multiply-add at a time.
-FlopCount attend_causal_naive(const ModelConfig& config, const float* qkv, float* out,
-                              CausalAttentionScratch& scratch, const std::atomic<bool>* stop = nullptr);
+FlopCount attend_causal_naive(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
+                              CausalAttentionScratch& scratch, const std::atomic<bool>* stop = nullptr,
+                              const float* sinks = nullptr);
 
 }  // namespace kvbench

@@ -113,6 +113,11 @@ struct ModelConfig {
 // window per layer, and a latent attention with every width given.
 void validate(const ModelConfig& config);
 
+// One window per layer: `pattern` ("all", or a unit of 'L' local and 'G' global letters,
+// repeated and cut at n_layers) with W on its local layers; empty when window is 0.
+// Throws ConfigError naming --window-layers for another letter or an empty pattern.
+std::vector<std::uint32_t> layer_windows_for(std::uint32_t window, const std::string& pattern, std::size_t n_layers);
+
 // The --window-layers spelling of a config's windows: "all" when every layer has the same
 // window, else the shortest unit of L (local) and G (global) that, repeated and cut at the last
 // layer, gives the layers ("LG"; "LLLLLG" for Gemma 3's 62 layers), else one letter per layer.

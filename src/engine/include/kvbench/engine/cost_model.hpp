@@ -4,6 +4,7 @@
 #include "kvbench/engine/config.hpp"
 
 #include <cstdint>
+#include <optional>
 
 namespace kvbench {
 
@@ -11,28 +12,58 @@ enum class DecodePath { cached, uncached };
 
 const char* path_name(DecodePath path);  // "cached" / "uncached"
 
-// Element widths: fp32 weights (w) and activations, docs/counting.md. The cached K/V element
-// (c) is the config's kv_dtype: kv_vector_bytes (kv_dtype.hpp) per head_dim elements, an int8
-// vector's f32 scale included.
-inline constexpr std::uint64_t weight_elem_bytes = 4;
+// Activations are f32 whatever the weights and the cache store (docs/counting.md). Weights are
+// the config's weight_dtype (weight_matrix_bytes, an int8 matrix's scales included); the cached
+// K/V element is its kv_dtype (kv_vector_bytes, an int8 vector's scale included).
 inline constexpr std::uint64_t activation_elem_bytes = 4;
+// The two RMSNorm weight vectors of a full layer stay f32, whatever the matrices are.
+inline constexpr std::uint64_t norm_elem_bytes = 4;
 
 struct StepCost {
     std::uint64_t flops = 0;     // model FLOPs of matrix products, causal triangle only
     std::uint64_t bytes = 0;     // compulsory memory traffic of the step
-    std::uint64_t kv_bytes = 0;  // K and V cache at context N
+    std::uint64_t kv_bytes = 0;  // the cache at context N (each layer's min(N, W) positions)
 
     bool operator==(const StepCost&) const = default;
 };
 
-// P = 2·D·H·dh + 2·D·G·dh: weights of one layer (2·D·D + 2·D·G·dh when dh = D/H).
+// The attention's weights of one layer, in elements. Multi-head: P = 2·D·H·dh + 2·D·G·dh (Wq,
+// Wk, Wv, Wo). Latent (MLA): the q projection (through q_lora_rank when set), the KV down
+// projection to r + d_r, W_uk, W_uv and Wo (docs/counting.md, "Latent attention").
 std::uint64_t weights_per_layer(const ModelConfig& config);
+// The full layer's MLP weights of `layer`, in elements: 3·D·F dense, or the router D·E plus
+// every expert's 3·D·Fe (routed and shared). 0 in the attention block.
+std::uint64_t mlp_weights_of_layer(const ModelConfig& config, std::size_t layer);
+
+// Routed experts the step reads at most, summed over the layers that have experts: each MoE
+// layer reads min(E, tokens·K), tokens = B on the cached path and B·N on the uncached one. The
+// seeded router decides the true count, which the decoder reports; without it the bound is used.
+std::uint64_t most_experts_read(const ModelConfig& config, DecodePath path);
+
+// Bytes of one cached vector of the config's kv_dtype: head_dim elements (multi-head), or the
+// latent plus its RoPE key, r + d_r elements in one vector (MLA); a scale included for int8.
+std::uint64_t kv_vector_bytes_of(const ModelConfig& config);
+// Bytes one position occupies in the cache of one sequence, summed over the layers, windows
+// aside (the "KV bytes per token" of a model card): 2·G·dh·c per multi-head layer, (r + d_r)·c
+// per latent one.
+std::uint64_t kv_bytes_per_position(const ModelConfig& config);
 
 std::uint64_t step_flops(const ModelConfig& config, DecodePath path);
-// Bytes of one cached K (or V) vector of the config: head_dim elements of kv_dtype, scale included.
-std::uint64_t kv_vector_bytes_of(const ModelConfig& config);
-std::uint64_t step_bytes(const ModelConfig& config, DecodePath path);
+// experts_read: routed experts read by the step, summed over layers (the decoder's count);
+// unset: most_experts_read().
+std::uint64_t step_bytes(const ModelConfig& config, DecodePath path,
+                         std::optional<std::uint64_t> experts_read = std::nullopt);
 std::uint64_t kv_cache_bytes(const ModelConfig& config);
-StepCost step_cost(const ModelConfig& config, DecodePath path);
+StepCost step_cost(const ModelConfig& config, DecodePath path,
+                   std::optional<std::uint64_t> experts_read = std::nullopt);
+
+// The weight bytes the cached step reads: every layer's matrices (int8 scales included), the
+// full layer's norms, and the experts of most_experts_read(). Embeddings are no part of a step.
+std::uint64_t step_weight_bytes(const ModelConfig& config);
+
+// N*: the smallest context N at which the cached step's KV bytes (kv_cache_bytes, B sequences)
+// reach its weight bytes (step_weight_bytes), for the config's B and types; seq_len is ignored.
+// Unset when no context reaches them (every layer windowed, the cache capped below the weights).
+std::optional<std::uint64_t> kv_weight_crossover(const ModelConfig& config);
 
 }  // namespace kvbench

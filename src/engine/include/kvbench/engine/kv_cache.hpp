@@ -1,5 +1,6 @@
 // KvCache: K and V of every layer, preallocated for the longest context a run needs, stored in
-// the config's kv_dtype (docs/model.md, "KV-cache element types").
+// the config's kv_dtype (docs/model.md, "KV-cache element types"); a sliding-window layer keeps
+// a ring of its window's positions, a latent layer one latent vector per position.
 #pragma once
 
 #include "kvbench/engine/config.hpp"
@@ -13,11 +14,20 @@
 
 namespace kvbench {
 
-// Layout of keys_ and values_, each (n_layers, n_batch, n_kv_heads, max_seq_len, head_dim)
-// elements of kv_dtype: one KV head's positions are contiguous, so attention streams a head's K
-// (and V) as a single (length, head_dim) block, and all query heads of its group read it
-// together. An int8 cache also keeps one f32 scale per cached vector, (n_layers, n_batch,
-// n_kv_heads, max_seq_len) floats for K and for V.
+// Layout of keys_ and values_: layer after layer, each (n_batch, n_kv_heads, capacity(layer),
+// head_dim) elements of kv_dtype: one KV head's positions are contiguous, so attention streams
+// a head's K (and V) as a single (length, head_dim) block, and all query heads of its group
+// read it together. An int8 cache also keeps one f32 scale per cached vector, laid out as the
+// vectors, for K and for V.
+//
+// A layer's capacity is the most positions it ever attends to: max_seq_len, or its window W
+// when smaller (docs/model.md, "Sliding windows"). Position pos lives in slot pos % capacity, a
+// ring, so the slots hold the layer's last capacity positions in rotated order; attention does
+// not depend on the order of its keys, and the step reads the slots as one block.
+//
+// A latent cache (docs/model.md, "Latent attention") holds one vector of r + d_r per position,
+// the latent and the RoPE key, and no V: a value is the first r elements of its key
+// (values_in_keys()), and head_dim() is r + d_r, n_kv_heads() 1.
 class KvCache {
 public:
     // Requires: config validated (kv_dtype stored by the engine), max_seq_len >= 1.
@@ -25,29 +35,42 @@ public:
     KvCache(const ModelConfig& config, std::size_t max_seq_len);
 
     KvDtype dtype() const { return dtype_; }
+    // Elements of one cached key: dh, or r + d_r for a latent cache.
     std::size_t head_dim() const { return head_dim_; }
+    // Elements of one cached value: dh, or r for a latent cache (the first r of its key).
+    std::size_t value_dim() const { return value_dim_; }
+    bool values_in_keys() const { return values_in_keys_; }
+    std::size_t n_kv_heads() const { return n_kv_heads_; }
     std::size_t max_seq_len() const { return max_seq_len_; }
-    // Positions held, the same for every layer, batch row and head.
+    // Positions layer `layer` keeps, its ring's slots: min(max_seq_len, its window).
+    std::size_t capacity(std::size_t layer) const { return capacity_[layer]; }
+    // Positions written, the same for every layer, batch row and head (a ring layer keeps
+    // only the last capacity(layer) of them).
     std::size_t length() const { return length_; }
 
-    // (max_seq_len, head_dim) floats of one layer, batch row and KV head. Requires an f32 cache.
+    // (capacity(layer), head_dim) floats of one layer, batch row and KV head, slot by slot.
+    // Requires an f32 cache; values() one with values of their own.
     float* keys(std::size_t layer, std::size_t batch, std::size_t kv_head);
     const float* keys(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     float* values(std::size_t layer, std::size_t batch, std::size_t kv_head);
     const float* values(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
 
-    // Any type: the (max_seq_len, head_dim) elements of one block, position t at element t·head_dim.
+    // Any type: the (capacity(layer), head_dim) elements of one block, slot s at element
+    // s·head_dim. A latent cache's value_data is its key_data.
     const void* key_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     const void* value_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
-    // int8: (max_seq_len) floats, the scale of each cached vector; nullptr for the other types.
+    // int8: (capacity(layer)) floats, the scale of each cached vector; nullptr for the other
+    // types. A latent cache's value_scales are its key_scales.
     const float* key_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     const float* value_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
 
-    // Writes position pos's K and V (head_dim floats each), converted to dtype(). Does not
-    // change length(). Requires: pos < max_seq_len.
+    // Writes position pos's K (head_dim floats) and V (value_dim floats) into its slot,
+    // converted to dtype(). Does not change length(). A latent cache takes value == nullptr.
+    // Requires: pos < max_seq_len.
     void store(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, const float* key,
                const float* value);
-    // Position pos's K (or V) read back as head_dim floats.
+    // Position pos's K (head_dim floats) or V (value_dim floats) read back from its slot.
+    // Requires: pos is one of the layer's last capacity(layer) positions written.
     void load_key(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, float* key) const;
     void load_value(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, float* value) const;
     // This cache holds `source`'s positions and length, converted to dtype(). Requires: source
@@ -57,7 +80,10 @@ public:
     // Marks positions [length, new_length) as written. Throws std::out_of_range
     // past max_seq_len, so no step ever writes outside the allocation.
     void extend_to(std::size_t new_length);
-    // Forgets positions [new_length, length). Throws std::out_of_range if new_length > length.
+    // Forgets positions [new_length, length). Throws std::out_of_range if new_length > length,
+    // or when a ring layer has overwritten a position the next step would attend to: a ring can
+    // roll back one position (a step repeated, as the runner repeats it), or to 0, or any way
+    // before it first wraps.
     void roll_back(std::size_t new_length);
     // Throws std::out_of_range unless position `pos` may be written now (pos == length < max_seq_len).
     void require_writable(std::size_t pos) const;
@@ -71,10 +97,12 @@ public:
     std::vector<std::span<const std::byte>> storage() const;
 
 private:
-    // Cached vectors (positions × heads × rows × layers) in the cache, for K (and as many for V).
+    // Cached keys (slots × heads × rows, summed over layers) in the cache, and as many values
+    // unless they live in the keys.
     static std::size_t vectors_for(const ModelConfig& config, std::size_t max_seq_len);
-    // Index of the block's first vector.
+    // Index of the block's first vector, and of position pos's vector in it.
     std::size_t first_vector(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
+    std::size_t vector_of(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos) const;
     std::byte* element_address(const PageAlignedVector<std::byte>& storage, std::size_t vector) const;
     float* require_f32(const PageAlignedVector<std::byte>& storage, std::size_t vector) const;
 
@@ -83,12 +111,16 @@ private:
     std::size_t n_batch_;
     std::size_t n_kv_heads_;
     std::size_t head_dim_;
+    std::size_t value_dim_;
+    bool values_in_keys_;
     std::size_t max_seq_len_;
+    std::vector<std::size_t> capacity_;     // (n_layers): slots of each layer's ring
+    std::vector<std::size_t> layer_first_;  // (n_layers): index of each layer's first vector
     std::size_t length_ = 0;
-    PageAlignedVector<std::byte> keys_;    // (n_layers, n_batch, n_kv_heads, max_seq_len, head_dim) elements
-    PageAlignedVector<std::byte> values_;  // same shape as keys_
-    PageAlignedVector<float> key_scales_;    // int8: (n_layers, n_batch, n_kv_heads, max_seq_len); else empty
-    PageAlignedVector<float> value_scales_;  // same shape as key_scales_
+    PageAlignedVector<std::byte> keys_;    // per layer (n_batch, n_kv_heads, capacity, head_dim) elements
+    PageAlignedVector<std::byte> values_;  // the same shape as keys_; empty when values live in the keys
+    PageAlignedVector<float> key_scales_;    // int8: per layer (n_batch, n_kv_heads, capacity); else empty
+    PageAlignedVector<float> value_scales_;  // the same shape as key_scales_, or empty as values_
 };
 
 }  // namespace kvbench

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -16,9 +17,11 @@ namespace kvbench {
 
 // Normalised attention of group_size queries sharing one KV head over n_ctx positions.
 // q: (group_size, head_dim) floats; keys, values: (n_ctx, head_dim) floats; out: (group_size,
-// head_dim) floats. Returns the multiply-adds it did (2 FLOPs each).
+// head_dim) floats. sink_logit joins the softmax with no value (docs/model.md, "Attention
+// sinks"); minus infinity, the default, is no sink. Returns the multiply-adds it did (2 FLOPs each).
 std::uint64_t attention_reference(const float* q, const float* keys, const float* values, std::size_t n_ctx,
-                         std::size_t group_size, std::size_t head_dim, float* out);
+                         std::size_t group_size, std::size_t head_dim, float* out,
+                         double sink_logit = -std::numeric_limits<double>::infinity());
 
 // The model of docs/model.md written as directly as possible: every layer, every position, separate
 // Wq, Wk, Wv, the causal mask as a loop bound. inputs and result: (n_batch, seq_len, model_dim);

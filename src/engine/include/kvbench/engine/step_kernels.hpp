@@ -14,9 +14,10 @@ struct StepKernels {
                                      std::size_t out_dim, float beta, float* y);
     using AttendDecode = FlopCount (*)(const ModelConfig& config, const float* q, std::size_t q_stride,
                                        const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
-                                       DecodeAttentionScratch& scratch);
-    using AttendCausal = FlopCount (*)(const ModelConfig& config, const float* qkv, float* out,
-                                       CausalAttentionScratch& scratch, const std::atomic<bool>* stop);
+                                       DecodeAttentionScratch& scratch, const float* sinks);
+    using AttendCausal = FlopCount (*)(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
+                                       CausalAttentionScratch& scratch, const std::atomic<bool>* stop,
+                                       const float* sinks);
     using RmsNorm = void (*)(const float* x, std::size_t n_rows, std::size_t dim, const float* gains, float* y);
     using Rope = void (*)(const ModelConfig& config, float* qkv, std::size_t n_rows, std::size_t seq_len,
                           std::size_t first_pos);

@@ -33,6 +33,11 @@ struct LayerWeights {
     // Fused so the three projections of a step are one matrix product.
     WeightMatrix wqkv;
     WeightMatrix wo;  // (model_dim, q_dim): Wo^T
+    // (n_heads) learned sink logits, one per query head, with --sinks (docs/model.md,
+    // "Attention sinks"); empty without.
+    std::vector<float> sinks;
+    // The sinks of this layer for the attention kernels: null when it has none.
+    const float* sink_logits() const { return sinks.empty() ? nullptr : sinks.data(); }
 
     // A full block's parts (empty in an attention block).
     std::vector<float> attention_norm;  // (model_dim) floats: the RMSNorm gains before attention

@@ -28,9 +28,13 @@ struct Environment {
     std::string transparent_hugepage;  // the kernel's THP mode: "always", "madvise", "never"; empty when unknown
     std::string timestamp;         // UTC, ISO 8601, when the run started
     std::string command_line;      // the command as typed, shell-quoted; set by the command line, not collected
+    std::string shard;             // "K/N" of a sweep run with --shard (docs/sharding.md), else empty; set, not collected
 };
 
 Environment collect_environment();
+
+// Now, in UTC, ISO 8601 to the second: "2026-11-30T13:21:42Z", as Environment::timestamp.
+std::string utc_timestamp_now();
 
 // The variable's value, or "" when it is not set.
 std::string getenv_or_empty(const char* name);

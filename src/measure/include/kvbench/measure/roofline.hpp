@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,20 @@ inline constexpr double assumed_peak_gbps = 20;
 Roofline roofline_or_assumed(const Roofline* roofline);
 // "100 GFLOP/s and 20 GB/s": the assumed peaks, as messages state them.
 std::string describe_assumed_roofline();
+
+// A step's median over the time a dry run estimates for it (its roofline time over
+// estimate_achieved_fraction, from `roofline`, or the assumed peaks when it is nullptr), or
+// nothing when the median is not positive or the roofline time is below slow_check_min_bound_s:
+// there, fixed costs (waking threads, calls) dominate and the bound says nothing about the
+// machine (docs/measuring.md#far-from-the-machines-bound).
+std::optional<double> times_the_estimate(std::uint64_t flops, std::uint64_t bytes, double median_ns,
+                                         const Roofline* roofline);
+inline constexpr double slow_check_min_bound_s = 100e-6;
+// A median this many times the estimate or more is slow: a busy, oversubscribed or throttled
+// machine, seen on a 2-core guest as MHA, GQA and MQA all at 24 ms with a small CV (-t 1 right
+// after: 0.86 to 3.4 ms).
+inline constexpr double slow_factor = 10;
+bool is_slow(std::uint64_t flops, std::uint64_t bytes, double median_ns, const Roofline* roofline);
 
 // 100 · roofline_time_s / measured_median_s: how close a measurement came to the bound.
 // Requires: measured_median_s > 0.

@@ -67,6 +67,14 @@ Roofline measure_and_save_roofline(std::size_t n_threads, const RooflineOptions&
 Rooflines load_rooflines(const RooflinePolicy& policy, const std::vector<GridPoint>& points, const Environment& env,
                          const RunMessages& messages);
 
+// A quick roofline (a first run's, measured in about a second) that a run beat, with rows above
+// 100 % of it, was measured low: on a busy machine, say. For each thread count of `beaten`
+// whose roofline is quick and not a --roofline file, measures the roofline fully and saves it
+// where later runs look, replacing the quick one; returns the new rooflines by thread count.
+// The run's own rows keep the roofline they were computed with (docs/measuring.md#roofline-measurement).
+Rooflines replace_beaten_quick_rooflines(const Rooflines& used, const std::vector<std::size_t>& beaten,
+                                         const RooflinePolicy& policy, const RunMessages& messages);
+
 // The memory a run may use, derived once: --max-memory, else what the machine has available now.
 struct MemoryLimit {
     std::optional<std::uint64_t> bytes;  // unset: unknown (no /proc/meminfo), so nothing is refused
@@ -79,6 +87,12 @@ MemoryLimit memory_limit(std::optional<std::uint64_t> max_memory_bytes);
 struct PointMemory {
     std::uint64_t total_bytes = 0;
     std::optional<MemoryTerm> largest;
+};
+
+// A point the pre-flight leaves out, and what it would have needed.
+struct SkippedPoint {
+    GridPoint point;
+    PointMemory needed;
 };
 
 // What a run will take, computed once over the points that fit: the progress line's time left,
@@ -96,6 +110,7 @@ struct RunEstimate {
 // What a command tells the context about itself.
 struct RunRequest {
     std::string command_line;  // Environment::command_line: the command as typed
+    std::string shard;         // Environment::shard: "K/N" of a sweep with --shard, else empty
     // What a build that is not optimised makes of this command's results ("its timings mean nothing").
     std::string unoptimized_consequence = "its timings mean nothing";
     RooflinePolicy rooflines;
@@ -105,6 +120,9 @@ struct RunRequest {
     // The warning that skips a point over the limit; the command names its points its own way.
     std::function<std::string(const GridPoint& point, const PointMemory& needed, const MemoryLimit& limit)>
         skip_warning;
+    // The one warning for all skipped points when there are more than max_skip_warnings.
+    std::function<std::string(const std::vector<SkippedPoint>& skipped, std::size_t n_points, const MemoryLimit& limit)>
+        skip_summary;
     // The ConfigError when no point fits: "no {nothing_fits} fits in {limit}: {nothing_fits_hint}".
     std::string nothing_fits = "point of the grid";
     std::string nothing_fits_hint;
@@ -112,6 +130,9 @@ struct RunRequest {
     std::function<std::vector<double>(const GridPoint& point, const Roofline* roofline, const Environment& env)>
         estimate_of;
 };
+
+// Up to this many points over the memory limit get a warning each; more get one line for all.
+inline constexpr std::size_t max_skip_warnings = 3;
 
 // Built once per command by prepare_run, then only read.
 struct RunContext {
@@ -128,7 +149,8 @@ Environment collect_run_environment(const std::string& command_line, const std::
                                     const RunMessages& messages);
 
 // The run context, in this order: the environment (and its warnings: an unoptimised build, more
-// threads than cores), the pre-flight (points over the memory limit skipped, one warning each), the
+// threads than cores), the pre-flight (points over the memory limit skipped, one warning each up to
+// max_skip_warnings, else one for all), the
 // rooflines (loaded, or measured, once), the estimate. Throws ConfigError when no point fits or the
 // roofline policy cannot be honoured.
 RunContext prepare_run(const Grid& grid, const RunRequest& request, const RunMessages& messages);

@@ -27,15 +27,11 @@ struct SweepSpec {
     // What every point shares and no axis sweeps: experts, latent attention, sinks (set by
     // --model, --model-config or their own options). Its axis fields are ignored.
     ModelConfig base;
-    // --window W and --window-layers PATTERN, laid over each --layers value by layer_windows_for.
+    // --window W and --window-layers PATTERN, laid over each --layers value by layer_windows_for
+    // (engine/config.hpp).
     std::uint32_t window = 0;
     std::string window_layers = "all";
 };
-
-// One window per layer: `pattern` ("all", or a unit of 'L' local and 'G' global letters,
-// repeated and cut at n_layers) with W on its local layers; empty when window is 0.
-// Throws ConfigError naming --window-layers for another letter or an empty pattern.
-std::vector<std::uint32_t> layer_windows_for(std::uint32_t window, const std::string& pattern, std::size_t n_layers);
 
 struct GridPoint {
     ModelConfig config;

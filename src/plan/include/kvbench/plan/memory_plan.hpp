@@ -10,22 +10,23 @@
 
 namespace kvbench {
 
-// How a server lays the cache out.
+// How a server lays the cache out. The windows are the model's (ModelPreset::layer_windows).
 struct CacheLayout {
     KvDtype kv_dtype = KvDtype::f16;
-    std::optional<std::uint64_t> window;  // cached tokens per sequence at most; unset: all of them
-    std::uint64_t block_size = 1;         // tokens per allocation block (vLLM pages: 16); 1: exact
+    std::uint64_t block_size = 1;  // tokens per allocation block (vLLM pages: 16); 1: exact
 };
 
-// 2 (K and V) * L * G * kv_vector_bytes(dtype, dh). Query heads do not appear: only the G KV
-// heads are cached, whatever H is.
+// Bytes one token adds to the caches of all layers, windows aside: 2 (K and V) * L * G *
+// kv_vector_bytes(dtype, dh), query heads not appearing (only the G KV heads are cached); for
+// latent attention L * kv_vector_bytes(dtype, r + d_r), whatever H is (docs/memory.md).
 std::uint64_t kv_bytes_per_token(const ModelPreset& model, KvDtype kv_dtype);
 
+// Each layer caches min(seq_len, its window) positions, in whole blocks of its own.
 struct SequenceBill {
-    std::uint64_t cached_tokens = 0;     // min(seq_len, window)
+    std::uint64_t cached_tokens = 0;     // the most positions any layer holds: min(seq_len, W) on a global-free model
     std::uint64_t allocated_tokens = 0;  // cached_tokens rounded up to whole blocks
-    std::uint64_t kv_bytes = 0;          // allocated_tokens * kv_bytes_per_token
-    std::uint64_t waste_bytes = 0;       // the last block's unfilled part
+    std::uint64_t kv_bytes = 0;          // Σ over layers of its allocated positions * its bytes per position
+    std::uint64_t waste_bytes = 0;       // the last blocks' unfilled parts, over the layers
 };
 
 // One sequence of seq_len tokens. Requires: seq_len >= 1, layout.block_size >= 1.
@@ -40,12 +41,15 @@ std::uint64_t max_batch(const ModelPreset& model, std::uint64_t seq_len, const C
                         std::uint64_t kv_budget_bytes);
 
 // The longest context at which `batch` sequences fit in kv_budget_bytes: 0 if not even one
-// token does; unset if every length fits (a sliding window caps the cache below the budget).
+// token does; unset if every length fits (windows on every layer cap the cache below the budget).
 // Requires: batch >= 1.
 std::optional<std::uint64_t> max_context(const ModelPreset& model, std::uint64_t batch, const CacheLayout& layout,
                                          std::uint64_t kv_budget_bytes);
 
 // The same model with G KV heads instead of its own: G = H is its MHA twin, G = 1 its MQA twin.
 ModelPreset with_kv_heads(const ModelPreset& model, std::uint64_t n_kv_heads);
+
+// The same model with one window on every layer, or (nullopt) none: `kvbench memory --window`.
+ModelPreset with_window(const ModelPreset& model, std::optional<std::uint64_t> window);
 
 }  // namespace kvbench

@@ -28,14 +28,15 @@ struct MemoryRequest {
 
 struct MemoryRow {
     std::string model;
-    std::string grouping;      // "GQA-8"; a twin's reads "MHA" or "MQA"
+    std::string grouping;      // "GQA-8", "MLA"; a twin's reads "MHA" or "MQA"
     bool twin = false;         // a what-if variant, not the published model
     std::uint64_t n_layers = 0;
     std::uint64_t n_heads = 0;
     std::uint64_t n_kv_heads = 0;
     std::uint64_t head_dim = 0;
     KvDtype kv_dtype = KvDtype::f16;
-    std::optional<std::uint64_t> window;
+    std::optional<std::uint64_t> window;  // the largest window of any layer
+    std::string window_layers;            // "4096" on every layer, "4096:LG" on some; "" none
     std::uint64_t block_size = 1;
     std::uint64_t seq_len = 0;
     std::uint64_t batch = 0;
@@ -46,6 +47,12 @@ struct MemoryRow {
     std::uint64_t n_params = 0;        // 0: unknown (weights not counted)
     std::uint64_t weight_bytes = 0;
     std::uint64_t total_bytes = 0;     // weights + KV
+    // N*: the context at which the cached step of this batch reads as many KV bytes as weight
+    // bytes (kv_weight_crossover, docs/counting.md): its decoder layers at the weight dtype, the
+    // embeddings aside. Unset when it cannot be counted (n_star_never false: the MLP is unknown
+    // or the weight dtype is one the step has no kernel for) or is never reached (n_star_never).
+    std::optional<std::uint64_t> n_star;
+    bool n_star_never = false;
     // With a budget:
     std::optional<std::uint64_t> budget_bytes;
     bool fits = false;                        // total_bytes <= budget
@@ -53,6 +60,12 @@ struct MemoryRow {
     std::optional<std::uint64_t> max_seq;     // at batch; unset with a budget: every length fits
     bool max_seq_unlimited = false;           // the window caps the cache below the budget
 };
+
+// The cached step of `model` whose N* the row reports: its full layer at batch B with the given
+// cache and weight types. Unset when the model's MLP is unknown (a config without
+// intermediate_size, or an MLP of two matrices) or the weight type has no step kernel (fp8, int4).
+std::optional<ModelConfig> step_config(const ModelPreset& model, KvDtype kv_dtype, KvDtype weight_dtype,
+                                       std::uint64_t batch);
 
 // Order: model, KV dtype, grouping (published, then MHA and MQA twins), context, batch.
 // Requires: non-empty lists, block_size >= 1. Throws SizeOverflow past 2^64 bytes.

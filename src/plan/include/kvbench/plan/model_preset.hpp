@@ -1,6 +1,9 @@
-// A real model's attention shape (layers, widths, heads, KV heads, head dim, parameters, window),
-// read from kvbench's preset file or from a Hugging Face config.json (docs/memory.md).
+// A real model's layers (widths, heads, KV heads, head dim, windows per layer, latent attention,
+// MLP width, experts) and parameter count, read from kvbench's preset file or from a Hugging Face
+// config.json (docs/memory.md).
 #pragma once
+
+#include "kvbench/engine/config.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -19,16 +22,35 @@ struct ModelPreset {
     std::uint64_t n_kv_heads = 0;    // G, heads that are cached; divides H
     std::uint64_t head_dim = 0;      // dh; not always D / H (Gemma-7B: 3072 wide, 16 heads of 256)
     std::uint64_t n_params = 0;      // parameters, embeddings included; 0: unknown (a config.json)
-    std::optional<std::uint64_t> sliding_window;  // tokens a layer attends to at most; unset: all
+    // Per layer: 0 global, W a sliding window of the last W positions; empty: every layer global.
+    std::vector<std::uint32_t> layer_windows;
+    bool attention_sinks = false;    // a learned sink logit per query head (GPT-OSS); caches nothing
+    MlaShape mla;                    // latent attention (DeepSeek) when kv_lora_rank > 0
+    // The dense MLP's width F, a gated one (SwiGLU, GeGLU: 3·D·F weights, the full layer of
+    // docs/model.md); 0: unknown, or an MLP of two matrices (GPT-2, OPT, Falcon) kvbench does
+    // not run. Counted only through a ModelConfig (model_config_of).
+    std::uint64_t ffn_dim = 0;
+    MoeShape moe;                    // experts in place of the dense MLP; n_experts 0: none
     // The positions the model was trained for (its config's max_position_embeddings, GPT-2's
     // n_positions); unset: unknown. The planner warns past it.
     std::optional<std::uint64_t> max_position_embeddings;
 };
 
+// The largest window of any layer; unset when no layer has one.
+std::optional<std::uint64_t> largest_window(const ModelPreset& model);
+
+// The window spelled for people: "4096" on every layer, "4096:LG" (the --window-layers pattern),
+// "" without one.
+std::string window_label(const ModelPreset& model);
+
+// The model as the step, the planner and N* count it, at B = N = 1: the full layer when its MLP
+// or experts are known (ffn_dim or moe), else the attention block; weights f32 and cache f32.
+ModelConfig model_config_of(const ModelPreset& model);
+
 // What a sweep or generate of `model` (named by `flag`, "--model mistral-7b") leaves out that
-// the planner applies: its sliding window, since every measured layer attends to all N
-// positions. Unset when the model has none.
-std::optional<std::string> unapplied_window_note(const ModelPreset& model, std::string_view flag);
+// the planner counts: its sliding windows, latent attention, MLP and experts, while the measured
+// step takes only its attention shape. Unset when the model has none of them.
+std::optional<std::string> unapplied_parts_note(const ModelPreset& model, std::string_view flag);
 
 // Reads a preset file's text (data/models.json's schema: {"models": [{...}, ...]}) and checks
 // every record. Throws ConfigError "<file_name>: model '<name>': field '<field>': <rule>" on the

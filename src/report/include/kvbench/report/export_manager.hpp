@@ -4,6 +4,7 @@
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/run_context.hpp"
 #include "kvbench/report/columns.hpp"
+#include "kvbench/report/database.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/summary_tables.hpp"
 
@@ -14,7 +15,7 @@
 
 namespace kvbench {
 
-// One file a run writes: -o FILE, or one --export FORMAT:PATH.
+// One file a run writes: -o FILE, one --export FORMAT:PATH, or the --db database.
 struct OutputTarget {
     OutputFormat format = OutputFormat::csv;
     std::string path;
@@ -38,6 +39,7 @@ struct ExportPlan {
     std::optional<OutputFormat> stdout_format;  // the report's format when stdout carries it (-o -, -f without -o)
     TableOptions table;                         // how a Markdown report on stdout renders (--time-unit)
     std::string run_name = "run";               // "the sweep goes on": what goes on after a failed save
+    std::string command = "sweep";              // the subcommand, as a results database records the run
     std::string tables_hold = "the results";    // what the terminal's tables keep when a file fails at the end
 };
 
@@ -61,9 +63,10 @@ struct ExportResult {
 void check_report_stream(std::ostream& out);
 
 // hyperfine's ExportManager for kvbench: one writer per format behind one object, used by every
-// command that measures. Every file (-o and --export) holds every finished point as soon as it
-// finishes, so a stop of any kind (a signal, a second Ctrl-C, an out-of-memory kill) loses none
-// (docs/csv.md#jsonl).
+// command that measures. Every file (-o, --export and --db) holds every finished point as soon as
+// it finishes, so a stop of any kind (a signal, a second Ctrl-C, an out-of-memory kill) loses none
+// (docs/csv.md#jsonl). A results database (sqlite) gets the run once and each point's rows in one
+// transaction; it is never rewritten, and keeps the runs it held (docs/database.md).
 class ExportManager {
 public:
     // `report_out` is where a report on stdout goes (std::cout; a test's stream).
@@ -71,23 +74,36 @@ public:
 
     // Before the first point: every file written whole with the rows the run starts from (the
     // rows --resume kept, or none), so a resumed file loses the rows of another build and a
-    // JSON Lines file starts with the kept rows before the first point's are appended.
+    // JSON Lines file starts with the kept rows before the first point's are appended. A
+    // database gets the run, as running, without those rows: they are another run's.
     void start(const ReportRows& rows);
-    // After a point: its rows appended to each JSON Lines file (one fsynced write) and, with a
-    // JSON Lines report on stdout, written and flushed there; every other file rewritten whole
-    // (temporary, fsync, rename) with `all_rows`. A file that cannot be written is said once, with
-    // a warning, and tried again at the end.
+    // After a point: its rows appended to each JSON Lines file (one fsynced write) and to each
+    // database (one transaction) and, with a JSON Lines report on stdout, written and flushed
+    // there; every other file rewritten whole (temporary, fsync, rename) with `all_rows`. A file
+    // that cannot be written is said once, with a warning, and tried again at the end.
     void save_point(const ReportRows& point_rows, const ReportRows& all_rows);
     // The end: every file written whole one last time, except a JSON Lines file that already holds
-    // every row (rewriting it would swap the file under a reader following it); a failure is an
-    // error line saying the tables hold the results. Then the report on stdout, unless it is JSON
-    // Lines, which went out point by point.
-    ExportResult finish(const ReportRows& all_rows);
+    // every row (rewriting it would swap the file under a reader following it), and a database,
+    // which gets the rows it missed and the run's end (`status`: finished, or stopped by a signal);
+    // a failure is an error line saying the tables hold the results. Then the report on stdout,
+    // unless it is JSON Lines, which went out point by point.
+    ExportResult finish(const ReportRows& all_rows, RunStatus status = RunStatus::finished);
     // check_report_stream on the report's stream.
     void check_report_stream() const;
 
 private:
-    void write_whole(const OutputTarget& target, const ReportRows& rows);
+    // A results database the run goes to: opened, and the run added, at the first save that can.
+    struct DatabaseTarget {
+        std::string path;
+        std::optional<ResultsDatabase> database;
+        std::vector<StoredRow> pending;  // measured rows not yet stored (the database was busy or failing)
+        std::size_t n_stored = 0;        // rows of this run the database holds
+    };
+
+    void write_whole(const OutputTarget& target, const ReportRows& rows, RunStatus status = RunStatus::running);
+    void write_sql(std::ostream& out, const ReportRows& rows, RunStatus status) const;
+    // Opens the database and adds the run when not done yet, then stores the pending rows.
+    void store_pending(DatabaseTarget& target);
     bool is_unwritable(const std::string& path) const;
     void note_unwritable(const std::string& path, const std::exception& error);
 
@@ -95,6 +111,8 @@ private:
     const Environment& env_;
     RunMessages messages_;
     std::ostream& report_out_;
+    std::string run_key_;                  // this run's key in every database and SQL script it writes
+    std::vector<DatabaseTarget> databases_;
     bool started_ = false;                 // start() ran: JSON Lines files hold the rows appended since
     std::vector<std::string> unwritable_;  // files a save failed on during the run
 };

@@ -41,8 +41,11 @@ struct ResultRow {
     // FLOPs the kernels executed in one step: flops plus the masked products that diagonal
     // tiles of the uncached attention compute anyway. Empty when not measured.
     std::optional<std::uint64_t> flops_executed;
-    // CV above 5 % and MdAPE above 2 % (is_noisy): the median may move on a re-run.
+    // The median's 95 % interval is wider than ±3 % of it (is_noisy): it may move on a re-run.
     bool noisy = false;
+    // The median took slow_factor or more times the time this machine allows (is_slow): a busy,
+    // oversubscribed or throttled machine, which a steady CV does not reveal.
+    bool slow = false;
     std::string reps_policy;                    // describe_reps_policy() of the options it ran with
     // What a rerun needs beyond the configuration (docs/csv.md#reproducibility-columns).
     std::uint64_t seed = 1;                     // of the weights and inputs
@@ -68,6 +71,16 @@ ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMea
                           const StepCost& cost, const RunOptions& options, const Roofline* roofline,
                           const Environment& env, std::optional<double> verify_rel_error);
 
+// Whether a row beats its roofline where nothing explains it: roofline_pct above 100, unless a
+// warm step's working set fits in the last-level cache (then it may beat DRAM bandwidth). The
+// roofline is then lower than the machine: a quick one, or one measured while it was busy.
+bool above_roofline(const ResultRow& row);
+
+// The marks of a row that its figures may mislead, space-separated in this order: "noisy",
+// "slow", "above_roofline" (the flags column; data/report_schema.json lists the words). Empty
+// when none applies.
+std::string row_flags(const ResultRow& row);
+
 // Fills the speedup of cached rows whose point left the uncached path to another kv_dtype
 // (GridPoint::times_uncached) from the uncached row of the same configuration, if present.
 void fill_speedups_across_kv_dtypes(std::vector<ResultRow>& rows);
@@ -76,7 +89,9 @@ void fill_speedups_across_kv_dtypes(std::vector<ResultRow>& rows);
 const std::vector<std::string>& csv_columns();
 
 // jsonl: one JSON object per row and line, each line complete in itself (docs/csv.md#jsonl).
-enum class OutputFormat { table, csv, json, jsonl, md };
+// sql: a script of SQL statements that adds the run to a results database; sqlite: the database
+// file itself, to which the run is added (docs/database.md).
+enum class OutputFormat { table, csv, json, jsonl, md, sql, sqlite };
 
 void write_table(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);
 void write_csv(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env);

@@ -17,9 +17,10 @@ namespace kvbench {
 bool row_matches(const ResultRow& row, const GridPoint& point, DecodePath path, const RunOptions& options);
 
 // The saved rows by grid point: a point whose every planned path has a matching row of this
-// build keeps them and is not measured again; rows of another build are dropped; rows of points
-// outside the grid are kept as they are; a grid point's row measured otherwise is dropped (it
-// is measured again, so the file holds each point once).
+// build keeps them and is not measured again; rows of another build are dropped, with a warning;
+// rows of points outside the grid are kept as they are. Throws ConfigError, naming how, when a
+// row of this build measured a grid point otherwise (another repetition policy or cache state,
+// without a --verify this run asks for, a path this run leaves out): resuming would replace it.
 GridRows match_saved_rows(const std::vector<SavedRow>& saved, const std::vector<GridPoint>& points,
                           const RunOptions& options, const Environment& env, const RunMessages& messages,
                           const std::string& file);

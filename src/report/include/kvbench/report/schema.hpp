@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kvbench {
@@ -31,6 +32,17 @@ struct RenamedColumn {
 };
 // From data/report_schema.json; docs/csv.md#schema-version lists them.
 const std::vector<RenamedColumn>& renamed_columns();
+
+// The words of the flags column, in the order a row lists them (row_flags), each with its
+// meaning: data/report_schema.json's "flags", which docs/csv.md#flags explains.
+inline constexpr std::string_view flag_noisy = "noisy";
+inline constexpr std::string_view flag_slow = "slow";
+inline constexpr std::string_view flag_above_roofline = "above_roofline";
+struct FlagWord {
+    std::string word;
+    std::string meaning;
+};
+const std::vector<FlagWord>& flag_words();
 
 // The current name of a column: a renamed column's new name, any other name as it is.
 std::string current_column_name(const std::string& name);

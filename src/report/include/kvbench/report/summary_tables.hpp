@@ -5,6 +5,7 @@
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/units.hpp"
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -32,36 +33,65 @@ struct SummaryTable {
     std::size_t n_key_columns = 0;
 };
 
-// The width every line of the terminal report keeps within.
+// The columns that name each line of a table over `rows` (the axes that vary between them: B,
+// N, D, H, dh, L, grouping, kv, and with the run's axes T, cache state and path) and the
+// caption that states the others once ("every line: B=1 D=1024 H=16 L=1, T=2, cold cache").
+class LineKeys {
+public:
+    // `with_run_axes`: threads, cache state and path too; `with_seq`: N too (false for a table
+    // each of whose lines spans the N axis, as the growth law's).
+    LineKeys(const std::vector<ResultRow>& rows, bool with_run_axes, bool with_seq = true);
+
+    // A table with this caption and these key columns, ready for its figure columns.
+    SummaryTable table(std::string title) const;
+    std::vector<std::string> cells(const ResultRow& row) const;
+    // The row's key cells in one phrase, "N=128 MHA": words as they are, numbers with their axis.
+    std::string label(const ResultRow& row) const;
+
+private:
+    struct Column {
+        std::string name;
+        Align align;
+        std::function<std::string(const ResultRow&)> cell;
+    };
+    std::vector<Column> columns_;
+    std::string caption_;
+};
+
+// The width every line of the terminal report keeps within when the terminal's is unknown,
+// and at least (the CLI passes a wider terminal's width: cli/output_streams.hpp).
 inline constexpr std::size_t terminal_columns = 80;
 
 // How the human tables render figures.
 struct TableOptions {
     TimeUnit time_unit = TimeUnit::auto_select;  // --time-unit
+    std::size_t width = terminal_columns;        // columns each line keeps within
 };
 
 // Space-aligned columns under the title, for terminals (UTF-8 aware widths). A table wider
-// than terminal_columns is split into parts, each with the key columns; long captions and
-// footnotes are wrapped.
-void write_text_table(std::ostream& out, const SummaryTable& table);
+// than `width` is split into parts, each with the key columns; long captions and footnotes
+// are wrapped.
+void write_text_table(std::ostream& out, const SummaryTable& table, std::size_t width = terminal_columns);
 // The same for a table without caption, whose key columns are the leading ones up to the
 // last left-aligned one (labels are left-aligned, figures right-aligned).
-void write_text_table(std::ostream& out, const TextTable& table);
+void write_text_table(std::ostream& out, const TextTable& table, std::size_t width = terminal_columns);
 
 // Terminal columns of UTF-8 text ("µs" is two bytes, one column).
 std::size_t display_width(std::string_view text);
 
-// Each '\n'-separated line of `text` broken at spaces to fit terminal_columns: the first
-// piece indented by `indent` spaces, the others by `hanging_indent`. A word longer than a
-// line stays whole.
-std::string wrap_text(std::string_view text, std::size_t indent, std::size_t hanging_indent);
+// Each '\n'-separated line of `text` broken at spaces to fit `width`: the first piece
+// indented by `indent` spaces, the others by `hanging_indent`. A word longer than a line
+// stays whole.
+std::string wrap_text(std::string_view text, std::size_t indent, std::size_t hanging_indent,
+                      std::size_t width = terminal_columns);
 
-// The run in a few lines, each within terminal_columns (long values wrap with an indent):
+// The run in a few lines, each within `width` (long values wrap with an indent):
 // machine: <cpu> (2 cores, LLC 32.0 MiB)
 // BLAS:    OpenBLAS 0.3.21 ... (openmp)
 // build:   Release abc1234 (GNU 12.2.0, kernels avx2+fma); kvbench 0.1.0
 // run:     threads 2; cache cold
-std::string describe_run(const std::vector<ResultRow>& rows, const Environment& env);
+std::string describe_run(const std::vector<ResultRow>& rows, const Environment& env,
+                         std::size_t width = terminal_columns);
 
 // The same lines unwrapped, for writers that wrap on their own (Markdown).
 std::vector<std::string> run_description_lines(const std::vector<ResultRow>& rows, const Environment& env);

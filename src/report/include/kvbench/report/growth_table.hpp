@@ -9,9 +9,10 @@
 
 namespace kvbench {
 
-// Groups rows that differ only in N (same path, B, D, H, G, L, threads, cache state) and fits
+// Groups rows that differ only in N (same path, B, D, H, G, L, kv_dtype, threads, cache state) and fits
 // each group's median latency to a·N^k. Groups with fewer than 3 distinct N are left out;
-// returns nothing when no group is left, so a sweep over one or two N prints no table.
-std::optional<TextTable> growth_table(const std::vector<ResultRow>& rows);
+// returns nothing when no group is left, so a sweep over one or two N prints no table. Axes
+// with one value in every group go in the caption, as in the other tables.
+std::optional<SummaryTable> growth_table(const std::vector<ResultRow>& rows);
 
 }  // namespace kvbench

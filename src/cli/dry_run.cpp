@@ -1,0 +1,247 @@
+// The dry-run sheets of sweep and generate, and the guard that keeps a plan from replacing results.
+#include "cli/dry_run.hpp"
+
+#include "cli/exit_status.hpp"
+#include "cli/grid_guard.hpp"
+#include "cli/option_conventions.hpp"
+#include "cli/sweep_scheduler.hpp"
+#include "kvbench/engine/checked_size.hpp"
+#include "kvbench/engine/config.hpp"
+#include "kvbench/engine/cost_model.hpp"
+#include "kvbench/measure/budget.hpp"
+#include "kvbench/measure/cache_flush.hpp"
+#include "kvbench/report/units.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace kvbench {
+
+namespace {
+
+SheetCell count_cell(std::uint64_t n) { return {n, fmt::format("{}", n)}; }
+SheetCell text_cell(const std::string& text) { return {text, text}; }
+SheetCell bytes_cell(std::uint64_t n_bytes) { return {n_bytes, format_bytes(n_bytes)}; }
+SheetCell flops_cell(std::optional<std::uint64_t> n_flops) {
+    if (!n_flops) return {nullptr, "-"};
+    return {*n_flops, format_flops(static_cast<double>(*n_flops))};
+}
+SheetCell seconds_cell(double seconds) { return {seconds, format_run_time(seconds)}; }
+
+// The model axes of a point, the first columns of both plans.
+void add_axis_columns(Sheet& sheet, bool any_head_dim, bool any_reduced, bool any_window) {
+    const auto axis = [&](const char* key, const char* header, Align align, bool in_table) {
+        sheet.columns.push_back({key, header, align, in_table, SheetRole::axis});
+    };
+    axis("batch", "B", Align::right, true);
+    axis("seq", "N", Align::right, true);
+    axis("dim", "D", Align::right, true);
+    axis("heads", "H", Align::right, true);
+    axis("kv_heads", "G", Align::right, false);  // the grouping names it
+    axis("head_dim", "dh", Align::right, any_head_dim);
+    axis("layers", "L", Align::right, true);
+    axis("threads", "T", Align::right, true);
+    axis("grouping", "grouping", Align::left, true);
+    axis("kv_dtype", "kv", Align::left, any_reduced);
+    axis("window", "window", Align::left, any_window);
+}
+
+// "8:LG": the largest window and its layer pattern, as --window and --window-layers spell them;
+// "" for a point whose layers are all global.
+std::string window_label(const ModelConfig& config) {
+    if (config.layer_windows.empty()) return "";
+    const std::uint32_t widest = *std::max_element(config.layer_windows.begin(), config.layer_windows.end());
+    return widest == 0 ? "" : fmt::format("{}:{}", widest, window_pattern(config));
+}
+
+std::vector<SheetCell> axis_cells(const GridPoint& point) {
+    const ModelConfig& c = point.config;
+    return {count_cell(c.n_batch),
+            count_cell(c.seq_len),
+            count_cell(c.model_dim),
+            count_cell(c.n_heads),
+            count_cell(c.n_kv_heads),
+            count_cell(c.head_dim()),
+            count_cell(c.n_layers),
+            count_cell(point.n_threads),
+            text_cell(grouping_label(c.n_heads, c.n_kv_heads)),
+            text_cell(std::string(kv_dtype_info(c.kv_dtype).name)),
+            text_cell(window_label(c))};
+}
+
+bool any_explicit_head_dim(const std::vector<GridPoint>& points) {
+    return std::any_of(points.begin(), points.end(), [](const GridPoint& p) { return p.config.explicit_head_dim != 0; });
+}
+
+bool any_window(const std::vector<GridPoint>& points) {
+    return std::any_of(points.begin(), points.end(), [](const GridPoint& p) { return !window_label(p.config).empty(); });
+}
+
+bool any_reduced_cache(const std::vector<GridPoint>& points) {
+    return std::any_of(points.begin(), points.end(), [](const GridPoint& p) { return p.config.kv_dtype != KvDtype::f32; });
+}
+
+std::string estimate_source(const RunContext& context) {
+    return context.rooflines.empty()
+               ? fmt::format("assumes {} (run `kvbench roofline` for this machine's)", describe_assumed_roofline())
+               : "comes from the saved roofline";
+}
+
+// What a real run of this grid would meet: the --yes bound, with the likely intent of a range
+// typed without its step.
+std::optional<std::string> confirmation_note(std::size_t n_points, double total_seconds,
+                                             const std::optional<std::string>& likely_intent) {
+    if (n_points <= max_unconfirmed_points && total_seconds <= max_unconfirmed_seconds) return std::nullopt;
+    return fmt::format("A real run of this grid needs --yes (more than {} points or an hour){}", max_unconfirmed_points,
+                       likely_intent ? fmt::format(": did you mean {}?", *likely_intent) : ".");
+}
+
+// Refuses to let a plan replace a file that is not an earlier plan of the same format.
+void refuse_to_replace_results(const Sheet& sheet, const OutputTarget& target) {
+    std::error_code ignored;
+    if (!std::filesystem::exists(target.path, ignored) || std::filesystem::file_size(target.path, ignored) == 0) return;
+    std::ifstream in(target.path, std::ios::binary);
+    std::string first_line;
+    std::getline(in, first_line);
+    if (first_line == first_line_of(sheet, target.format)) return;
+    throw ConfigError(fmt::format("-o {}: the file exists and is not a dry run's plan; --dry-run would replace it "
+                                  "(name a new file for the plan)",
+                                  target.path));
+}
+
+}  // namespace
+
+Sheet sweep_dry_run_sheet(const SweepPlan& plan, const RunContext& context) {
+    const std::vector<GridPoint>& points = context.points;
+    Sheet sheet;
+    sheet.title = "Dry run: the grid, nothing measured";
+    sheet.table_rows = dry_run_table_rows;
+    add_axis_columns(sheet, any_explicit_head_dim(points), any_reduced_cache(points), any_window(points));
+    const auto figure = [&](const char* key, const char* header, bool in_table) {
+        sheet.columns.push_back({key, header, Align::right, in_table, SheetRole::figure});
+    };
+    figure("flops_cached", "FLOPs\ncached", true);
+    figure("flops_uncached", "FLOPs\nuncached", true);
+    figure("bytes_cached", "bytes\ncached", false);
+    figure("bytes_uncached", "bytes\nuncached", false);
+    figure("kv_bytes", "KV cache", true);
+    figure("kv_cache_bytes", "KV cache allocated", false);
+    figure("weights_bytes", "weights", true);
+    figure("scratch_bytes", "scratch", true);
+    figure("inputs_bytes", "inputs", true);
+    figure("flush_bytes", "flush", false);
+    figure("probe_bytes", "probe", false);
+    figure("memory_bytes", "memory", true);
+    figure("estimated_s", "est. time", true);
+
+    std::uint64_t flush = 0, probe = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const GridPoint& point = points[i];
+        const auto timed = [&](bool run, DecodePath path, auto count) {
+            return run ? std::optional<std::uint64_t>(count(point.config, path)) : std::nullopt;
+        };
+        const auto bytes_of = [](const ModelConfig& config, DecodePath path) { return step_bytes(config, path); };
+        const bool cached = plan.run.run_cached;
+        const bool uncached = times_uncached(point, plan.run);
+        const MemoryBudget budget = sweep_point_memory(point, plan, context.env);
+        flush = budget.flush_bytes;
+        probe = budget.probe_bytes;
+        std::vector<SheetCell> row = axis_cells(point);
+        const auto bytes_or_null = [](std::optional<std::uint64_t> n) { return n ? SheetCell{*n, format_bytes(*n)} : SheetCell{nullptr, "-"}; };
+        row.push_back(flops_cell(timed(cached, DecodePath::cached, step_flops)));
+        row.push_back(flops_cell(timed(uncached, DecodePath::uncached, step_flops)));
+        row.push_back(bytes_or_null(timed(cached, DecodePath::cached, bytes_of)));
+        row.push_back(bytes_or_null(timed(uncached, DecodePath::uncached, bytes_of)));
+        row.push_back(bytes_cell(kv_cache_bytes(point.config)));
+        row.push_back(bytes_cell(budget.kv_cache_bytes));
+        row.push_back(bytes_cell(budget.weights_bytes));
+        row.push_back(bytes_cell(budget.scratch_bytes));
+        row.push_back(bytes_cell(budget.inputs_bytes));
+        row.push_back(bytes_cell(budget.flush_bytes));
+        row.push_back(bytes_cell(budget.probe_bytes));
+        row.push_back(bytes_cell(budget.total_bytes()));
+        row.push_back(seconds_cell(context.estimate.point_seconds(i)));
+        sheet.rows.push_back(std::move(row));
+    }
+    sheet.notes.push_back(fmt::format("{}, about {} in all; the time {}.", plural(points.size(), "point"),
+                                      format_run_time(context.estimate.total_seconds), estimate_source(context)));
+    if (const std::optional<std::string> note = confirmation_note(points.size(), context.estimate.total_seconds,
+                                                                  plan.likely_intent)) {
+        sheet.notes.push_back(*note);
+    }
+    std::string memory = "FLOPs are per step (uncached '-': timed at the configuration's first --kv-dtype). Memory "
+                         "is what the point allocates: the KV cache (with the f32 copy a reduced type holds while it "
+                         "is set up), weights, scratch and inputs";
+    if (probe + flush > 0) {
+        memory += fmt::format(", plus {} held beside every point (the bandwidth probe{})", format_bytes(probe + flush),
+                              flush > 0 ? " and the cold-cache flush buffer" : "");
+    }
+    sheet.notes.push_back(memory + ".");
+    return sheet;
+}
+
+Sheet generate_dry_run_sheet(const GeneratePlan& plan, const RunContext& context) {
+    const std::vector<GridPoint>& points = context.points;
+    const GenerationOptions& generation = plan.generation;
+    Sheet sheet;
+    sheet.title = "Dry run: the generations, nothing measured";
+    sheet.table_rows = dry_run_table_rows;
+    add_axis_columns(sheet, any_explicit_head_dim(points), any_reduced_cache(points), any_window(points));
+    sheet.columns[1].in_table = false;  // N runs from P to P + T: the caption says so
+    sheet.columns.push_back({"prompt", "P", Align::right, true, SheetRole::axis});
+    sheet.columns.push_back({"new_tokens", "new", Align::right, true, SheetRole::axis});
+    const auto figure = [&](const char* key, const char* header) {
+        sheet.columns.push_back({key, header, Align::right, true, SheetRole::figure});
+    };
+    figure("flops_cached", "FLOPs\ncached");
+    figure("flops_uncached", "FLOPs\nuncached");
+    figure("kv_bytes_at_end", "KV at end");
+    figure("memory_bytes", "memory");
+    figure("steps", "steps");
+    figure("estimated_s", "est. time");
+    // Every step's FLOPs, prefill included (docs/generate.md).
+    const auto total_flops = [&](const ModelConfig& config, bool run, DecodePath path) -> std::optional<std::uint64_t> {
+        if (!run) return std::nullopt;
+        std::uint64_t sum = 0;
+        for (std::size_t step = 0; step < generation.n_steps(); ++step) {
+            sum = checked_add(sum, generation_step_cost(config, generation, path, step).flops);
+        }
+        return sum;
+    };
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const GridPoint& point = points[i];
+        std::vector<SheetCell> row = axis_cells(point);
+        row.push_back(count_cell(generation.prompt_len));
+        row.push_back(count_cell(generation.n_new));
+        row.push_back(flops_cell(total_flops(point.config, generation.run_cached, DecodePath::cached)));
+        row.push_back(flops_cell(total_flops(point.config, generation.run_uncached, DecodePath::uncached)));
+        row.push_back(generation.run_cached ? bytes_cell(kv_cache_bytes(point.config)) : SheetCell{nullptr, "none"});
+        row.push_back(bytes_cell(generation_memory_bytes(point, generation)));
+        row.push_back(count_cell(context.estimate.unit_seconds[i].size()));
+        row.push_back(seconds_cell(context.estimate.point_seconds(i)));
+        sheet.rows.push_back(std::move(row));
+    }
+    sheet.notes.push_back(fmt::format("{}, about {} in all; the time {}.", plural(points.size(), "configuration"),
+                                      format_run_time(context.estimate.total_seconds), estimate_source(context)));
+    if (const std::optional<std::string> note = confirmation_note(points.size(), context.estimate.total_seconds,
+                                                                  plan.likely_intent)) {
+        sheet.notes.push_back(*note);
+    }
+    sheet.notes.push_back(fmt::format("FLOPs of the whole generation: the prefill of P={} positions and {} decode "
+                                      "steps, N = {} to {}; the uncached path recomputes every position at every "
+                                      "step.",
+                                      generation.prompt_len, generation.n_new, generation.prompt_len + 1,
+                                      generation.prompt_len + generation.n_new));
+    return sheet;
+}
+
+int emit_dry_run(const Sheet& sheet, const OutputPlan& out) {
+    for (const OutputTarget& target : out.files()) refuse_to_replace_results(sheet, target);
+    emit_sheet(sheet, out);
+    return exit_ok;
+}
+
+}  // namespace kvbench

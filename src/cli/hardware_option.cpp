@@ -1,0 +1,137 @@
+// Reading --hardware: a built-in profile's name, or bw=...,flops=...,mem=... .
+#include "cli/hardware_option.hpp"
+
+#include "cli/suggest.hpp"
+#include "cli/value_list.hpp"
+#include "kvbench/engine/config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+namespace {
+
+constexpr std::string_view spec_hint = "(e.g. --hardware bw=3.35TB/s,flops=989T,mem=80GB, or a name from "
+                                       "`kvbench hardware`)";
+
+// A positive finite decimal ("3.35", "989", "1e12") at the start of `text`, and what follows it.
+std::optional<std::pair<double, std::string_view>> leading_number(std::string_view text) {
+    double value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || !std::isfinite(value) || !(value > 0)) return std::nullopt;
+    return std::pair{value, text.substr(static_cast<std::size_t>(end - text.data()))};
+}
+
+// 10^(3·k) for the SI prefix K, M, G, T, P (k = 1 ... 5), in any case.
+std::optional<double> si_prefix(char prefix) {
+    constexpr std::string_view prefixes = "kmgtp";
+    const char lower = static_cast<char>(prefix >= 'A' && prefix <= 'Z' ? prefix - 'A' + 'a' : prefix);
+    const std::size_t power = prefixes.find(lower);
+    if (power == std::string_view::npos) return std::nullopt;
+    return std::pow(1000.0, static_cast<double>(power + 1));
+}
+
+double parse_bandwidth(std::string_view value) {
+    const auto fail = [&](std::string_view rule) {
+        return ConfigError(fmt::format("--hardware bw={}: {} (3.35TB/s, 3350GB/s or 800GiB/s)", value, rule));
+    };
+    if (value.size() < 3 || value.substr(value.size() - 2) != "/s") throw fail("must be a byte rate ending in /s");
+    const std::string_view size = value.substr(0, value.size() - 2);
+    if (size.find('.') == std::string_view::npos && size.find_first_of("eE") == std::string_view::npos) {
+        try {
+            return static_cast<double>(parse_byte_size(size, "--hardware bw"));
+        } catch (const ConfigError& error) {
+            throw ConfigError(fmt::format("{} per second (3.35TB/s, 3350GB/s or 800GiB/s)", error.what()));
+        }
+    }
+    // A decimal rate: SI units only, as vendors print them (3.35 TB/s).
+    const auto number = leading_number(size);
+    if (!number) throw fail("must start with a positive number");
+    const std::string_view unit = number->second;
+    const std::optional<double> scale = unit.size() == 2 && (unit[1] == 'B' || unit[1] == 'b') ? si_prefix(unit[0])
+                                                                                                 : std::nullopt;
+    if (!scale) throw fail("a decimal rate takes an SI unit: KB, MB, GB, TB or PB per second");
+    return number->first * *scale;
+}
+
+double parse_flops(std::string_view value) {
+    const auto number = leading_number(value);
+    if (!number) {
+        throw ConfigError(fmt::format("--hardware flops={}: must be a positive number of FLOP/s, e.g. 989T or "
+                                      "989e12",
+                                      value));
+    }
+    const std::string_view suffix = number->second;
+    if (suffix.empty()) return number->first;
+    const std::optional<double> scale = suffix.size() == 1 ? si_prefix(suffix[0]) : std::nullopt;
+    if (!scale) {
+        throw ConfigError(fmt::format("--hardware flops={}: unknown suffix \"{}\" (K, M, G, T, P = 10^3 ... "
+                                      "10^15: 989T)",
+                                      value, suffix));
+    }
+    return number->first * *scale;
+}
+
+HardwareProfile parse_typed_profile(std::string_view text) {
+    HardwareProfile profile;
+    profile.name = "custom";
+    profile.kind = "custom";
+    profile.status = "user";
+    std::vector<std::string> seen;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        const std::string_view part = text.substr(start, comma - start);
+        start = comma + 1;
+        const std::size_t equals = part.find('=');
+        if (equals == std::string_view::npos) {
+            throw ConfigError(fmt::format("--hardware {}: \"{}\" is not KEY=VALUE with KEY bw, flops or mem {}",
+                                          text, part, spec_hint));
+        }
+        const std::string key(part.substr(0, equals));
+        const std::string_view value = part.substr(equals + 1);
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+            throw ConfigError(fmt::format("--hardware {}: {} is given twice", text, key));
+        }
+        seen.push_back(key);
+        if (key == "bw") {
+            profile.bandwidth_bytes_per_s = parse_bandwidth(value);
+        } else if (key == "flops") {
+            const double flops = parse_flops(value);
+            for (const ComputeType type : compute_types) profile.peak_flops[static_cast<int>(type)] = flops;
+        } else if (key == "mem") {
+            profile.memory_bytes = parse_byte_size(value, "--hardware mem");
+        } else {
+            throw ConfigError(fmt::format("--hardware {}: unknown key \"{}\" (bw, flops or mem) {}", text, key,
+                                          spec_hint));
+        }
+    }
+    if (profile.bandwidth_bytes_per_s == 0) {
+        throw ConfigError(fmt::format("--hardware {}: bw= is required: a decode step is bound by bandwidth {}", text,
+                                      spec_hint));
+    }
+    profile.description = fmt::format("custom: {}", text);
+    return profile;
+}
+
+}  // namespace
+
+HardwareProfile parse_hardware_option(std::string_view text) {
+    if (text.find('=') != std::string_view::npos) return parse_typed_profile(text);
+    const std::vector<HardwareProfile>& profiles = builtin_hardware();
+    if (const HardwareProfile* profile = find_hardware(profiles, text)) return *profile;
+    std::vector<std::string> names;
+    for (const HardwareProfile& profile : profiles) names.push_back(profile.name);
+    const std::optional<std::string> hint = closest_name(text, names);
+    throw ConfigError(fmt::format("--hardware {}: unknown profile{}; `kvbench hardware` lists them, or type one as "
+                                  "bw=3.35TB/s,flops=989T,mem=80GB",
+                                  text, hint ? fmt::format(" (did you mean {}?)", *hint) : ""));
+}
+
+}  // namespace kvbench

@@ -1,0 +1,354 @@
+// The `kvbench plan` subcommand: options, the deployment, the predictions and their sheet.
+#include "cli/plan_command.hpp"
+
+#include "cli/calibration_file.hpp"
+#include "cli/hardware_option.hpp"
+#include "cli/model_options.hpp"
+#include "cli/option_conventions.hpp"
+#include "cli/plan_sheet.hpp"
+#include "cli/value_list.hpp"
+#include "kvbench/engine/config.hpp"
+#include "kvbench/plan/service_plan.hpp"
+#include "kvbench/report/units.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace kvbench {
+
+namespace {
+
+constexpr const char* plan_examples = R"(Examples:
+  kvbench plan --model llama-3-8b --hardware h100-sxm --tpot 50ms -n 8K \
+      --calibrate run.csv
+      the largest batch of 8K-token requests within 50 ms a token
+  kvbench plan --model llama-3-70b --hardware h100-sxm --tp 8 --tpot 50ms \
+      -n 32K -b 16 --efficiency 0.8
+      Llama-3-70B on 8 GPUs: each holds 1/8 of the weights and one KV head
+  kvbench plan --model mistral-7b --tpot 20ms --efficiency 0.7 \
+      --hardware bw=1TB/s,flops=200T,mem=48GB
+      a device of your own
+
+Every figure is predicted, not measured: the larger of a step's bytes over
+bandwidth x efficiency and its FLOPs over peak x efficiency, per device
+(docs/planning.md). --calibrate takes the efficiencies this machine measured
+(the median roofline fraction of a sweep's cached and uncached rows).
+
+Exit status: 0 ok; 1 a write failed; 2 bad usage.)";
+
+constexpr std::uint64_t max_parallel_ranks = 1024;
+
+// "50ms", "0.05s", "50000us": a duration with its unit, from 1 us to an hour.
+double parse_tpot(const std::string& text) {
+    const std::string_view view(text);
+    double value = 0;
+    const auto [end, error] = std::from_chars(view.data(), view.data() + view.size(), value);
+    const std::string_view unit(end, static_cast<std::size_t>(view.data() + view.size() - end));
+    const double scale = unit == "us" ? 1e-6 : unit == "ms" ? 1e-3 : unit == "s" ? 1.0 : 0.0;
+    const double seconds = value * scale;
+    if (error != std::errc() || scale == 0 || !(seconds >= 1e-6 && seconds <= 3600)) {
+        throw ConfigError(fmt::format("--tpot {}: must be a time per output token with its unit, from 1us to "
+                                      "3600s, such as 50ms or 0.05s",
+                                      text));
+    }
+    return seconds;
+}
+
+double parse_fraction(std::string_view text, std::string_view shown_as) {
+    double value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || !(value > 0 && value <= 1)) {
+        throw ConfigError(fmt::format("--efficiency {}: must be a fraction of the peak above 0 and at most 1, such "
+                                      "as 0.8 (or bw=0.8,compute=0.5)",
+                                      shown_as));
+    }
+    return value;
+}
+
+// "0.8" (both) or "bw=0.8,compute=0.5" (either may be left out: 1).
+Efficiency parse_efficiency(const std::string& text) {
+    if (text.find('=') == std::string::npos) {
+        const double both = parse_fraction(text, text);
+        return {both, both};
+    }
+    Efficiency efficiency;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        const std::string part = text.substr(start, comma - start);
+        start = comma + 1;
+        const std::size_t equals = part.find('=');
+        const std::string key = part.substr(0, equals);
+        if (equals == std::string::npos || (key != "bw" && key != "compute")) {
+            throw ConfigError(fmt::format("--efficiency {}: \"{}\" is not bw=E or compute=E (or give one fraction "
+                                          "for both: 0.8)",
+                                          text, part));
+        }
+        (key == "bw" ? efficiency.bandwidth : efficiency.compute) = parse_fraction(part.substr(equals + 1), text);
+    }
+    return efficiency;
+}
+
+ModelPreset resolve_model(const PlanCliOptions& options) {
+    if (options.model && options.model_config) {
+        throw ConfigError("--model, --model-config: give one model to plan, a preset or a config file");
+    }
+    if (options.params && !options.model_config) {
+        throw ConfigError("--params sets the parameter count of a --model-config model; presets carry their own");
+    }
+    ModelPreset model;
+    if (options.model) {
+        model = find_model(load_presets(options.presets), *options.model);
+    } else if (options.model_config) {
+        model = read_model_config(*options.model_config);
+        if (options.params) model.n_params = parse_parameter_count(*options.params, "--params", 1, std::uint64_t{1} << 50);
+    } else {
+        throw ConfigError("--model: name a model (--model llama-3-8b; `kvbench models` lists them) or give "
+                          "--model-config FILE");
+    }
+    if (model.n_params == 0) {
+        throw ConfigError(fmt::format("--params: the parameter count of {} is unknown (a config.json does not hold "
+                                      "it), and its weights are most of a step's bytes; give it with --params N",
+                                      model.name));
+    }
+    return model;
+}
+
+struct Calibrated {
+    Efficiency efficiency;
+    std::string note;
+};
+
+Calibrated resolve_efficiency(const PlanCliOptions& options) {
+    if (options.calibrate && options.efficiency) {
+        throw ConfigError("--calibrate, --efficiency: give one: the efficiencies a report measured, or your own");
+    }
+    if (options.efficiency) {
+        const Efficiency efficiency = parse_efficiency(*options.efficiency);
+        return {efficiency, fmt::format("Efficiency set by --efficiency: bandwidth {:.2f}, compute {:.2f}.",
+                                        efficiency.bandwidth, efficiency.compute)};
+    }
+    if (options.calibrate) {
+        const Calibration calibration = read_calibration(*options.calibrate);
+        std::string note = fmt::format("Efficiency from this machine's runs in {}: bandwidth {:.2f}, the median "
+                                       "roofline fraction of {} cached rows; compute {:.2f}, of {} uncached rows",
+                                       *options.calibrate, calibration.efficiency.bandwidth, calibration.n_cached,
+                                       calibration.efficiency.compute, calibration.n_uncached);
+        if (calibration.n_cached == 0 || calibration.n_uncached == 0) note += " (a path without rows takes the other's)";
+        return {calibration.efficiency, note + "."};
+    }
+    throw ConfigError("--calibrate FILE or --efficiency E: the planner needs the fraction of the peaks a step "
+                      "achieves; measure it (kvbench sweep -o run.csv, then --calibrate run.csv) or set it "
+                      "(--efficiency 0.8)");
+}
+
+Deployment to_deployment(const PlanCliOptions& options, std::string& efficiency_note) {
+    Deployment deployment;
+    deployment.model = resolve_model(options);
+    if (!options.hardware) {
+        throw ConfigError("--hardware: name the device (`kvbench hardware` lists them) or type one: "
+                          "--hardware bw=3.35TB/s,flops=989T,mem=80GB");
+    }
+    deployment.hardware = parse_hardware_option(*options.hardware);
+    if (options.mem) {
+        deployment.memory_bytes = parse_byte_size(*options.mem, "--mem");
+    } else if (deployment.hardware.memory_bytes) {
+        deployment.memory_bytes = *deployment.hardware.memory_bytes;
+    } else {
+        throw ConfigError(fmt::format("--mem: {} has no memory capacity of its own (a socket's depends on its "
+                                      "memory modules, a typed profile's on mem=); give --mem SIZE, e.g. --mem 768GB",
+                                      deployment.hardware.name));
+    }
+    deployment.kv_dtype = *find_kv_dtype(options.kv_dtype);
+    deployment.weight_dtype = *find_kv_dtype(options.weight_dtype);
+    deployment.parallelism.tp = parse_whole_number(options.tp, "--tp", 1, max_parallel_ranks);
+    deployment.parallelism.pp = parse_whole_number(options.pp, "--pp", 1, max_parallel_ranks);
+    check_parallelism(model_config_of(deployment.model, 1, 1, deployment.kv_dtype), deployment.parallelism);
+    const Calibrated calibrated = resolve_efficiency(options);
+    deployment.efficiency = calibrated.efficiency;
+    efficiency_note = calibrated.note;
+    return deployment;
+}
+
+SheetCell text_cell(const std::string& text) { return {text, text}; }
+SheetCell count_cell(std::uint64_t n) { return {n, fmt::format("{}", n)}; }
+SheetCell bytes_cell(std::uint64_t n_bytes) { return {n_bytes, format_bytes(n_bytes)}; }
+SheetCell ms_cell(double seconds) { return {seconds * 1e3, format_number(seconds * 1e3)}; }
+SheetCell null_cell() { return {nullptr, "-"}; }
+
+SheetCell answer_cell(const PlanAnswer& answer, std::string_view unbounded) {
+    if (!answer.value) return text_cell(std::string(unbounded));
+    return count_cell(*answer.value);
+}
+
+Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>& seqs,
+                 const std::vector<std::uint64_t>& batches, double tpot_s, const std::string& efficiency_note) {
+    Sheet sheet;
+    sheet.title = "Predicted decode step per device";
+    const auto column = [&](std::string key, std::string header, Align align, bool in_table) {
+        sheet.columns.push_back({std::move(key), std::move(header), align, in_table});
+    };
+    column("model", "model", Align::left, true);
+    column("hardware", "hardware", Align::left, false);
+    column("tp", "TP", Align::right, false);
+    column("pp", "PP", Align::right, false);
+    column("kv_dtype", "KV dtype", Align::left, false);
+    column("weight_dtype", "weight dtype", Align::left, false);
+    column("seq", "N", Align::right, true);
+    column("batch", "B", Align::right, true);
+    column("weight_bytes_per_device", "weights/device", Align::right, true);
+    column("kv_bytes_per_device", "KV/device", Align::right, true);
+    column("memory_bytes_per_device", "memory", Align::right, false);
+    column("fits", "fits", Align::left, true);
+    column("flops_per_device", "FLOPs/device", Align::right, false);
+    column("predicted_tpot_ms", "predicted ms/token", Align::right, true);
+    column("limit", "limit", Align::left, true);
+    column("target_tpot_ms", "target ms", Align::right, false);
+    column("meets_target", "meets", Align::left, true);
+    column("max_batch_at_seq", "max B at N", Align::right, true);
+    column("max_batch_limit", "B limit", Align::left, true);
+    column("max_seq_at_batch", "max N at B", Align::right, true);
+    column("max_seq_limit", "N limit", Align::left, true);
+
+    const std::string kv_dtype(kv_dtype_info(deployment.kv_dtype).name);
+    const std::string weight_dtype(kv_dtype_info(deployment.weight_dtype).name);
+    std::uint64_t longest_context = 0;  // asked for or answered, to set against the trained context
+    for (const std::uint64_t seq : seqs) {
+        const PlanAnswer max_batch = max_batch_for_target(deployment, seq, tpot_s);
+        for (const std::uint64_t batch : batches) {
+            const Prediction prediction = predict_step(deployment, batch, seq);
+            const PlanAnswer max_seq = max_context_for_target(deployment, batch, tpot_s);
+            const bool fits = prediction.cost.fits;
+            longest_context = std::max({longest_context, seq, max_seq.value.value_or(0)});
+            std::vector<SheetCell>& cells = sheet.rows.emplace_back();
+            cells.push_back(text_cell(deployment.model.name));
+            cells.push_back(text_cell(deployment.hardware.name));
+            cells.push_back(count_cell(deployment.parallelism.tp));
+            cells.push_back(count_cell(deployment.parallelism.pp));
+            cells.push_back(text_cell(kv_dtype));
+            cells.push_back(text_cell(weight_dtype));
+            cells.push_back(count_cell(seq));
+            cells.push_back(count_cell(batch));
+            cells.push_back(bytes_cell(prediction.cost.weight_bytes));
+            cells.push_back(prediction.cost.kv_bytes == UINT64_MAX ? text_cell("> 16 EiB")
+                                                                   : bytes_cell(prediction.cost.kv_bytes));
+            cells.push_back(bytes_cell(deployment.memory_bytes));
+            cells.push_back({fits, fits ? "yes" : "no"});
+            cells.push_back(fits ? count_cell(prediction.cost.flops) : null_cell());
+            cells.push_back(fits ? ms_cell(prediction.tpot_s) : null_cell());
+            cells.push_back(text_cell(limit_name(prediction.limit)));
+            cells.push_back(ms_cell(tpot_s));
+            const bool meets = meets_target(prediction, tpot_s);
+            cells.push_back({meets, meets ? "yes" : "no"});
+            cells.push_back(answer_cell(max_batch, "unbounded"));
+            cells.push_back(text_cell(max_batch.value ? limit_name(max_batch.limit) : "-"));
+            cells.push_back(answer_cell(max_seq, "unlimited"));
+            cells.push_back(text_cell(max_seq.value ? limit_name(max_seq.limit) : "-"));
+        }
+    }
+
+    const ModelPreset& model = deployment.model;
+    const HardwareProfile& hardware = deployment.hardware;
+    const Parallelism& parallelism = deployment.parallelism;
+    const std::uint64_t kv_heads = kv_heads_per_rank(model.n_kv_heads, parallelism.tp);
+    std::string split = fmt::format("{}: L={} H={} G={} dh={}, {} parameters at {}; per device: {} layers, {} query "
+                                    "heads, {} KV head{}",
+                                    model.name, model.n_layers, model.n_heads, model.n_kv_heads, model.head_dim,
+                                    format_number(static_cast<double>(model.n_params) / 1e9) + " B", weight_dtype,
+                                    layers_per_stage(model.n_layers, parallelism.pp), model.n_heads / parallelism.tp,
+                                    kv_heads, kv_heads == 1 ? "" : "s");
+    if (parallelism.tp > model.n_kv_heads) {
+        split += fmt::format(" (each KV head stored on {} ranks: TP={} outnumbers G={})",
+                             parallelism.tp / model.n_kv_heads, parallelism.tp, model.n_kv_heads);
+    }
+    if (!model.layer_windows.empty()) split += fmt::format("; windowed layers cache at most their window ({})", window_label(model));
+    sheet.notes.push_back(split + ".");
+    if (model.max_position_embeddings && longest_context > *model.max_position_embeddings) {
+        sheet.notes.push_back(fmt::format("Contexts past the {} positions {} was trained for are memory and time, "
+                                          "not a context the model handles.",
+                                          *model.max_position_embeddings, model.name));
+    }
+    const ComputeType compute = compute_type_of(deployment.weight_dtype);
+    const std::optional<double> peak = hardware.peak_flops_of(compute);
+    sheet.notes.push_back(fmt::format(
+        "{} ({}): {} GB/s, {}, {} of memory per device; TP={} PP={} ({} device{}).", hardware.name,
+        hardware.description, format_number(hardware.bandwidth_bytes_per_s / 1e9),
+        peak ? fmt::format("{} TFLOP/s at {}", format_number(*peak / 1e12), compute_type_name(compute))
+             : fmt::format("no published {} peak: compute not bounded", compute_type_name(compute)),
+        format_bytes(deployment.memory_bytes), parallelism.tp, parallelism.pp, parallelism.tp * parallelism.pp,
+        parallelism.tp * parallelism.pp == 1 ? "" : "s"));
+    sheet.notes.push_back(efficiency_note);
+    sheet.notes.push_back("Every time is predicted: max(bytes / (bandwidth x e), FLOPs / (peak x e)) per device, times PP stages; "
+                          "interconnect time not counted (docs/planning.md).");
+    return sheet;
+}
+
+}  // namespace
+
+CLI::App* add_plan_command(CLI::App& app, PlanCliOptions& options) {
+    CLI::App* plan = app.add_subcommand(
+        "plan", "Predict the largest batch and longest context that meet a time per output token and fit a "
+                "device, from exact counts, a hardware profile and this machine's measured efficiency");
+    plan->footer(plan_examples);
+    plan->add_option("-m,--model", options.model, "The preset to plan (see `kvbench models`)")->type_name("NAME");
+    plan->add_option("--model-config", options.model_config,
+                     "A Hugging Face config.json to plan; its parameter count comes from --params")
+        ->type_name("FILE");
+    plan->add_option("--presets", options.presets, "Preset file to read instead of the built-in presets")
+        ->type_name("FILE");
+    plan->add_option("--params", options.params, "Parameter count of the --model-config model: 8B, 7.2B, 500M")
+        ->type_name("N");
+    list_option(*plan, "-n,--seq", options.seq, "Context lengths N (tokens per sequence; 4K = 4096)");
+    list_option(*plan, "-b,--batch", options.batch, "Batch sizes B (sequences decoded together)");
+    plan->add_option("--tpot", options.tpot, "Target time per output token: 50ms, 0.05s, 500us (required)")
+        ->type_name("TIME");
+    plan->add_option("--hardware", options.hardware,
+                     "A profile (`kvbench hardware` lists them) or your own: bw=3.35TB/s,flops=989T[,mem=80GB] "
+                     "(required)")
+        ->type_name("NAME|SPEC");
+    plan->add_option("--mem", options.mem, "Memory per device, instead of the profile's: 80GB = 80·10^9 bytes, 80GiB")
+        ->type_name("SIZE");
+    plan->add_option("--kv-dtype", options.kv_dtype, "Cache element type: f32, f16, bf16, fp8, int8 or int4 (default f16)")
+        ->check(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}))
+        ->type_name("TYPE");
+    plan->add_option("--weight-dtype", options.weight_dtype,
+                     "Weights' element type: f32, f16, bf16, fp8, int8 or int4 (default f16); it picks the peak "
+                     "FLOP/s used")
+        ->check(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}))
+        ->type_name("TYPE");
+    plan->add_option("--tp", options.tp, "Tensor-parallel ranks: each holds 1/TP of the heads and weights")
+        ->type_name("N")
+        ->capture_default_str();
+    plan->add_option("--pp", options.pp, "Pipeline stages: each holds its layers' weights and cache")
+        ->type_name("N")
+        ->capture_default_str();
+    plan->add_option("--calibrate", options.calibrate,
+                     "A report of kvbench sweep or generate measured here: its median roofline fractions become "
+                     "the efficiencies")
+        ->type_name("FILE");
+    plan->add_option("--efficiency", options.efficiency,
+                     "The fraction of the peaks a step achieves, instead of --calibrate: 0.8, or bw=0.8,compute=0.5")
+        ->type_name("E");
+    add_output_options(plan, options.out, sheet_formats());
+    return plan;
+}
+
+int run_plan_command(const PlanCliOptions& options) {
+    if (!options.tpot) throw ConfigError("--tpot: give the target time per output token, e.g. --tpot 50ms");
+    const double tpot_s = parse_tpot(*options.tpot);
+    std::string efficiency_note;
+    const Deployment deployment = to_deployment(options, efficiency_note);
+    const auto to_u64 = [](const std::vector<std::size_t>& values) {
+        return std::vector<std::uint64_t>(values.begin(), values.end());
+    };
+    const std::vector<std::uint64_t> seqs = to_u64(parse_value_list(options.seq, "--seq", max_planned_context));
+    const std::vector<std::uint64_t> batches = to_u64(parse_value_list(options.batch, "--batch", max_planned_batch));
+    const OutputPlan output = to_output_plan(options.out, sheet_formats());
+    emit_sheet(plan_sheet(deployment, seqs, batches, tpot_s, efficiency_note), output);
+    return 0;
+}
+
+}  // namespace kvbench

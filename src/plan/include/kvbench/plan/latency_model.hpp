@@ -1,0 +1,65 @@
+// The predicted time of one decode step on a device: the larger of its bytes over the achieved
+// bandwidth and its FLOPs over the achieved peak, from the exact counts of the cost model
+// (docs/planning.md, "The latency model").
+#pragma once
+
+#include "kvbench/engine/kv_dtype.hpp"
+#include "kvbench/plan/hardware_profile.hpp"
+#include "kvbench/plan/model_preset.hpp"
+#include "kvbench/plan/parallelism.hpp"
+
+#include <cstdint>
+#include <optional>
+
+namespace kvbench {
+
+// The fraction of a device's peaks a decode step achieves (docs/planning.md, "Efficiency").
+struct Efficiency {
+    double bandwidth = 1;  // achieved / peak bandwidth: the memory-bound (cached) path's
+    double compute = 1;    // achieved / peak FLOP/s: the compute-bound (uncached) path's
+};
+
+// A model served on one kind of device.
+struct Deployment {
+    ModelPreset model;  // n_params must be known: the weights are most of a step's bytes
+    HardwareProfile hardware;
+    std::uint64_t memory_bytes = 0;  // per device: the profile's, or --mem
+    KvDtype kv_dtype = KvDtype::f16;
+    KvDtype weight_dtype = KvDtype::f16;
+    Parallelism parallelism;
+    Efficiency efficiency;
+};
+
+// What bounds a point: it does not fit, or the larger time term and, for bandwidth, the larger
+// of the bytes it streams.
+enum class Limit { memory, kv_bandwidth, weight_bandwidth, compute };
+
+const char* limit_name(Limit limit);  // "memory", "KV bandwidth", "weight bandwidth", "compute"
+
+// One device's share of a decode step of `batch` sequences at context `seq_len`.
+struct DeviceCost {
+    std::uint64_t weight_bytes = 0;  // the device's weights, read once per step
+    std::uint64_t kv_bytes = 0;      // the device's cache, read once per step
+    std::uint64_t flops = 0;         // 0 when the point does not fit (not computed)
+    bool fits = false;               // weight_bytes + kv_bytes within Deployment::memory_bytes
+};
+
+struct Prediction {
+    DeviceCost cost;
+    double bandwidth_time_s = 0;              // (weight_bytes + kv_bytes) / (bandwidth · e)
+    std::optional<double> compute_time_s;     // flops / (peak · e); unset: no published peak
+    double stage_time_s = 0;                  // the larger of the two: one stage's step
+    double tpot_s = 0;                        // pp stages in turn: the time per output token
+    Limit limit = Limit::memory;
+};
+
+// The model as the engine's cost model sees it: its attention shape at batch and context, the
+// cache capped at the model's sliding window. Requires: batch, seq_len >= 1.
+ModelConfig model_config_of(const ModelPreset& model, std::uint64_t batch, std::uint64_t seq_len, KvDtype kv_dtype);
+
+// The predicted step of `batch` sequences at `seq_len` on each device of `deployment`. A point
+// that does not fit is not timed (times 0, limit memory). Requires: check_parallelism passes,
+// model.n_params covers the attention weights, batch and seq_len >= 1.
+Prediction predict_step(const Deployment& deployment, std::uint64_t batch, std::uint64_t seq_len);
+
+}  // namespace kvbench

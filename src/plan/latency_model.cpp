@@ -1,0 +1,109 @@
+// The roofline of one decode step per device, with the efficiencies this machine measured.
+#include "kvbench/plan/latency_model.hpp"
+
+#include "kvbench/engine/cost_model.hpp"
+#include "kvbench/plan/memory_plan.hpp"
+
+#include <algorithm>
+
+namespace kvbench {
+
+namespace {
+
+// a · b, or nothing past 2^64: such a cache fits no device.
+std::optional<std::uint64_t> checked_product(std::uint64_t a, std::uint64_t b) {
+    std::uint64_t product = 0;
+    if (__builtin_mul_overflow(a, b, &product)) return std::nullopt;
+    return product;
+}
+
+}  // namespace
+
+const char* limit_name(Limit limit) {
+    switch (limit) {
+        case Limit::memory: return "memory";
+        case Limit::kv_bandwidth: return "KV bandwidth";
+        case Limit::weight_bandwidth: return "weight bandwidth";
+        case Limit::compute: return "compute";
+    }
+    return "?";
+}
+
+ModelConfig model_config_of(const ModelPreset& model, std::uint64_t batch, std::uint64_t seq_len, KvDtype kv_dtype) {
+    // The attention block with the preset's per-layer windows and latent attention, which the
+    // cost model counts layer by layer; the MLP and experts are the parameters predict_step
+    // spreads over the devices (docs/planning.md).
+    const ModelConfig full = kvbench::model_config_of(model);
+    ModelConfig config;
+    config.n_batch = batch;
+    config.seq_len = seq_len;
+    config.model_dim = model.model_dim;
+    config.n_heads = model.n_heads;
+    config.n_kv_heads = model.n_kv_heads;
+    config.n_layers = model.n_layers;
+    config.explicit_head_dim = model.head_dim;
+    config.kv_dtype = kv_dtype;
+    config.layer_windows = full.layer_windows;
+    config.attention_sinks = full.attention_sinks;
+    config.mla = full.mla;
+    return config;
+}
+
+Prediction predict_step(const Deployment& deployment, std::uint64_t batch, std::uint64_t seq_len) {
+    const ModelPreset& model = deployment.model;
+    const Parallelism& parallelism = deployment.parallelism;
+    const ModelConfig whole = model_config_of(model, batch, seq_len, deployment.kv_dtype);
+    const ModelConfig device = device_config(whole, parallelism);
+    const std::uint64_t n_ranks = parallelism.tp * parallelism.pp;
+
+    // The attention weights come from the cost model; the rest of the parameters (MLP, norms,
+    // embeddings) are split evenly over the devices and each runs once per token.
+    const std::uint64_t attention_params = whole.n_layers * weights_per_layer(whole);
+    const std::uint64_t other_params = model.n_params - std::min(model.n_params, attention_params);
+    const std::uint64_t other_params_per_device = (other_params + n_ranks - 1) / n_ranks;
+    const std::uint64_t params_per_device = device.n_layers * weights_per_layer(device) + other_params_per_device;
+
+    Prediction prediction;
+    DeviceCost& cost = prediction.cost;
+    cost.weight_bytes = weight_bytes(params_per_device, deployment.weight_dtype);
+    // One layer's cache of one sequence at one position, times the positions every layer keeps
+    // (min(N, its window)) and B, so that a point past 2^64 bytes is refused rather than wrapped.
+    ModelConfig one_position = device;
+    one_position.n_batch = 1;
+    one_position.seq_len = 1;
+    one_position.n_layers = 1;
+    one_position.layer_windows.clear();
+    std::uint64_t layer_positions = 0;  // at most L·N <= 2^7·2^28 for the searches' bounds
+    for (std::size_t layer = 0; layer < device.n_layers; ++layer) {
+        layer_positions += device.attended_positions(layer, device.seq_len);
+    }
+    const std::optional<std::uint64_t> positions = checked_product(device.n_batch, layer_positions);
+    const std::optional<std::uint64_t> kv_bytes =
+        positions ? checked_product(*positions, kv_cache_bytes(one_position)) : std::nullopt;
+    cost.fits = kv_bytes && cost.weight_bytes <= deployment.memory_bytes &&
+                *kv_bytes <= deployment.memory_bytes - cost.weight_bytes;
+    if (!cost.fits) {
+        cost.kv_bytes = kv_bytes.value_or(UINT64_MAX);
+        return prediction;
+    }
+    cost.kv_bytes = *kv_bytes;
+    cost.flops = step_flops(device, DecodePath::cached) + 2 * batch * other_params_per_device;
+
+    const HardwareProfile& hardware = deployment.hardware;
+    const Efficiency& efficiency = deployment.efficiency;
+    prediction.bandwidth_time_s = static_cast<double>(cost.weight_bytes + cost.kv_bytes) /
+                                  (hardware.bandwidth_bytes_per_s * efficiency.bandwidth);
+    if (const std::optional<double> peak = hardware.peak_flops_of(compute_type_of(deployment.weight_dtype))) {
+        prediction.compute_time_s = static_cast<double>(cost.flops) / (*peak * efficiency.compute);
+    }
+    const bool compute_bound = prediction.compute_time_s && *prediction.compute_time_s > prediction.bandwidth_time_s;
+    prediction.stage_time_s = compute_bound ? *prediction.compute_time_s : prediction.bandwidth_time_s;
+    // A token passes the stages in turn; pipelining overlaps other micro-batches, not this token.
+    prediction.tpot_s = prediction.stage_time_s * static_cast<double>(parallelism.pp);
+    prediction.limit = compute_bound                             ? Limit::compute
+                       : cost.kv_bytes > cost.weight_bytes ? Limit::kv_bandwidth
+                                                           : Limit::weight_bandwidth;
+    return prediction;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,208 @@
+// The results database's schema: the points columns and their types, the CREATE statements made from them, the migrations.
+#include "kvbench/report/database_schema.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstring>
+#include <iterator>
+#include <stdexcept>
+
+namespace kvbench {
+
+namespace {
+
+const char* sql_type(ColumnType type) {
+    switch (type) {
+    case ColumnType::text: return "TEXT";
+    case ColumnType::integer: return "INTEGER";
+    case ColumnType::real: return "REAL";
+    case ColumnType::latency_us: return "REAL";
+    case ColumnType::boolean: return "INTEGER";
+    }
+    return "";
+}
+
+// Machines and builds are kept once each: a run refers to them, so "every run of this commit"
+// and "every run on this CPU" are one join. Every column is NOT NULL ('' or 0 when a report
+// does not say) so that UNIQUE finds the same machine again: SQLite's NULLs are all distinct.
+constexpr const char* tables_before_points = R"(CREATE TABLE IF NOT EXISTS machines (
+  machine_id INTEGER PRIMARY KEY,
+  cpu_model TEXT NOT NULL,
+  kernel_isa TEXT NOT NULL,
+  n_cores INTEGER NOT NULL,
+  llc_bytes INTEGER NOT NULL,
+  cache_sizes TEXT NOT NULL,
+  transparent_hugepage TEXT NOT NULL,
+  blas_library TEXT NOT NULL,
+  blas_threading TEXT NOT NULL,
+  openblas_coretype TEXT NOT NULL,
+  openblas_l2_size TEXT NOT NULL,
+  UNIQUE (cpu_model, kernel_isa, n_cores, llc_bytes, cache_sizes, transparent_hugepage,
+          blas_library, blas_threading, openblas_coretype, openblas_l2_size)
+);
+CREATE TABLE IF NOT EXISTS builds (
+  build_id INTEGER PRIMARY KEY,
+  tool_version TEXT NOT NULL,
+  git_commit TEXT NOT NULL,
+  build_type TEXT NOT NULL,
+  compiler TEXT NOT NULL,
+  UNIQUE (tool_version, git_commit, build_type, compiler)
+);
+CREATE TABLE IF NOT EXISTS runs (
+  run_id INTEGER PRIMARY KEY,
+  run_key TEXT NOT NULL UNIQUE,
+  command TEXT NOT NULL,
+  status TEXT NOT NULL,
+  machine_id INTEGER NOT NULL REFERENCES machines (machine_id),
+  build_id INTEGER NOT NULL REFERENCES builds (build_id),
+  started_at TEXT NOT NULL,
+  finished_at TEXT,
+  command_line TEXT NOT NULL,
+  shard TEXT NOT NULL,
+  source TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS points (
+  point_id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+  row_index INTEGER NOT NULL,
+)";
+
+constexpr const char* tables_after_points = R"(  UNIQUE (run_id, row_index)
+);
+CREATE TABLE IF NOT EXISTS samples (
+  point_id INTEGER NOT NULL REFERENCES points (point_id) ON DELETE CASCADE,
+  rep INTEGER NOT NULL,
+  ns INTEGER NOT NULL,
+  PRIMARY KEY (point_id, rep)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS runs_by_build ON runs (build_id);
+CREATE INDEX IF NOT EXISTS runs_by_machine ON runs (machine_id);
+)";
+
+// The results view: every point with its run's provenance, as one CSV row holds it.
+constexpr const char* view_provenance = R"(  builds.tool_version, builds.git_commit, builds.build_type, builds.compiler,
+  machines.kernel_isa, machines.cpu_model, machines.n_cores, machines.llc_bytes,
+  machines.blas_library, machines.blas_threading, machines.openblas_coretype,
+  machines.openblas_l2_size, machines.transparent_hugepage,
+  runs.shard, runs.command_line, runs.started_at AS timestamp, runs.command, runs.status
+FROM points JOIN runs USING (run_id) JOIN builds USING (build_id) JOIN machines USING (machine_id);
+)";
+
+std::string make_schema_sql() {
+    std::string sql = tables_before_points;
+    for (const StoredColumn& column : point_columns()) {
+        sql += fmt::format("  {} {},\n", column.name, sql_type(column.type));
+    }
+    sql += tables_after_points;
+    sql += "CREATE VIEW IF NOT EXISTS results AS SELECT\n  runs.run_id, points.point_id, points.row_index,\n";
+    std::size_t line_size = 0;  // of the view's current line of points columns, wrapped near 100 characters
+    for (const StoredColumn& column : point_columns()) {
+        if (line_size == 0 || line_size + std::strlen(column.name) > 90) {
+            sql += line_size == 0 ? " " : "\n ";
+            line_size = 1;
+        }
+        fmt::format_to(std::back_inserter(sql), " points.{},", column.name);
+        line_size += std::strlen(column.name) + 9;
+    }
+    sql += '\n';
+    sql += view_provenance;
+    sql += fmt::format("PRAGMA application_id = {};\nPRAGMA user_version = {};\n", database_application_id,
+                       database_schema_version);
+    return sql;
+}
+
+template <typename Number>
+Number parse_or_throw(const std::string& column, const std::string& text, const char* expected) {
+    Number value{};
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+        throw std::runtime_error(fmt::format("column {}: '{}' is not {}", column, text, expected));
+    }
+    return value;
+}
+
+}  // namespace
+
+const std::vector<StoredColumn>& point_columns() {
+    static const std::vector<StoredColumn> columns{
+        {"path", ColumnType::text},
+        {"batch", ColumnType::integer},
+        {"seq", ColumnType::integer},
+        {"dim", ColumnType::integer},
+        {"heads", ColumnType::integer},
+        {"kv_heads", ColumnType::integer},
+        {"head_dim", ColumnType::integer},
+        {"layers", ColumnType::integer},
+        {"threads", ColumnType::integer},
+        {"kv_dtype", ColumnType::text},
+        {"flops", ColumnType::integer},
+        {"bytes", ColumnType::integer},
+        {"kv_bytes", ColumnType::integer},
+        {"reps", ColumnType::integer},
+        {"latency_us_median", ColumnType::latency_us},
+        {"latency_us_min", ColumnType::latency_us},
+        {"latency_us_max", ColumnType::latency_us},
+        {"gflops", ColumnType::real},
+        {"gb_per_s", ColumnType::real},
+        {"roofline_pct", ColumnType::real},
+        {"speedup", ColumnType::real},
+        {"grouping", ColumnType::text},
+        {"cache_state", ColumnType::text},
+        {"latency_us_p90", ColumnType::latency_us},
+        {"latency_us_mean", ColumnType::latency_us},
+        {"latency_cv_pct", ColumnType::real},
+        {"latency_mdape_pct", ColumnType::real},
+        {"verify_rel_error", ColumnType::real},
+        {"kv_rel_error", ColumnType::real},
+        {"fits_in_llc", ColumnType::boolean},
+        {"flops_executed", ColumnType::integer},
+        {"noisy", ColumnType::boolean},
+        {"flags", ColumnType::text},
+        {"reps_policy", ColumnType::text},
+        {"seed", ColumnType::integer},
+        {"warmup", ColumnType::integer},
+        {"roofline_peak_gflops", ColumnType::real},
+        {"roofline_peak_gb_per_s", ColumnType::real},
+        {"roofline_source", ColumnType::text},
+        // kvbench generate's columns (docs/generate.md#the-csv-and-json); NULL on a sweep's rows.
+        {"step", ColumnType::integer},
+        {"phase", ColumnType::text},
+        {"prompt", ColumnType::integer},
+        {"new_tokens", ColumnType::integer},
+    };
+    return columns;
+}
+
+std::optional<ColumnType> point_column_type(const std::string& name) {
+    for (const StoredColumn& column : point_columns()) {
+        if (name == column.name) return column.type;
+    }
+    return std::nullopt;
+}
+
+const std::string& schema_sql() {
+    static const std::string sql = make_schema_sql();
+    return sql;
+}
+
+const std::vector<Migration>& migrations() {
+    static const std::vector<Migration> steps;
+    return steps;
+}
+
+CellValue cell_of_type(ColumnType type, const std::string& column, const std::string& text) {
+    switch (type) {
+    case ColumnType::text: return text;
+    case ColumnType::integer: return parse_or_throw<std::uint64_t>(column, text, "a whole number");
+    case ColumnType::real: return parse_or_throw<double>(column, text, "a number");
+    case ColumnType::latency_us: return Microseconds{parse_or_throw<double>(column, text, "a number")};
+    case ColumnType::boolean:
+        if (text == "true" || text == "1") return true;
+        if (text == "false" || text == "0") return false;
+        throw std::runtime_error(fmt::format("column {}: '{}' is not true or false", column, text));
+    }
+    throw std::invalid_argument("cell_of_type: unknown column type");
+}
+
+}  // namespace kvbench

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# One grid over many machines (docs/sharding.md): four shard processes, merged, equal the
+# one-process run in rows, counts and configuration; merge refuses shards of another build or
+# other settings, and overlapping ones; databases merge run by run.
+# Usage: cli_shards.sh <kvbench> <output directory>
+set -u
+kvbench=$1
+dir=$2/shards
+rm -rf "$dir" && mkdir -p "$dir"
+err="$dir/err"
+fail() { echo "FAIL: $*"; cat "$err" 2>/dev/null; exit 1; }
+unset KVBENCH_DB
+grid=(sweep -n 16,32,64,128 -d 64 --heads 4 -g 4,2,1 -r 3 -w 1 --cache-state warm -t 1 --no-roofline -q)
+
+"$kvbench" "${grid[@]}" -o "$dir/one.json" 2>"$err" || fail "one process: exit $?"
+for k in 1 2 3 4; do
+  "$kvbench" "${grid[@]}" --shard "$k/4" -o "$dir/shard-$k.json" --db "$dir/shard-$k.sqlite" 2>"$err" || fail "shard $k/4: exit $?"
+done
+"$kvbench" merge "$dir"/shard-{1,2,3,4}.json -o "$dir/merged.json" 2>"$err" || fail "merge: exit $?"
+"$kvbench" merge "$dir"/shard-{4,2,3,1}.json -o "$dir/merged.csv" 2>"$err" || fail "merge to csv: exit $?"
+# The same rows in the same order, with the same counts and configuration, as the one process.
+/usr/bin/python3 - "$dir" <<'PY' || fail "the merged report differs from the one-process run"
+import csv, json, sys
+d = sys.argv[1]
+columns = ["path", "batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads", "kv_dtype",
+           "flops", "bytes", "kv_bytes", "reps", "cache_state", "reps_policy", "seed", "warmup"]
+one = json.load(open(f"{d}/one.json"))["rows"]
+merged = json.load(open(f"{d}/merged.json"))["rows"]
+shards = [json.load(open(f"{d}/shard-{k}.json")) for k in (1, 2, 3, 4)]
+key = lambda row: tuple(str(row[c]) for c in columns)
+assert len(one) == 24, len(one)
+assert [key(r) for r in merged] == [key(r) for r in one], "merged json"
+with open(f"{d}/merged.csv") as f:
+    assert [key(r) for r in csv.DictReader(f)] == [key(r) for r in one], "merged csv"
+sets = [{key(r) for r in s["rows"]} for s in shards]
+assert all(s for s in sets), "an empty shard"
+assert sum(len(s) for s in sets) == len(one) and set().union(*sets) == {key(r) for r in one}, "not a partition"
+assert [s["environment"]["shard"] for s in shards] == ["1/4", "2/4", "3/4", "4/4"]
+assert all(len(r["samples_ns"]) == 3 for r in merged)
+PY
+# Databases merge run by run: four runs, each with its shard and its rows.
+"$kvbench" merge "$dir"/shard-{1,2,3,4}.sqlite -o "$dir/merged.sqlite" 2>"$err" || fail "merge databases: exit $?"
+/usr/bin/python3 - "$dir/merged.sqlite" <<'PY' || fail "the merged database"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+assert [r[0] for r in db.execute("SELECT shard FROM runs ORDER BY run_id")] == ["1/4", "2/4", "3/4", "4/4"]
+assert db.execute("SELECT count(*) FROM points").fetchone()[0] == 24
+assert db.execute("SELECT count(*) FROM samples").fetchone()[0] == 72
+PY
+# Merging a database into itself again adds nothing.
+"$kvbench" merge "$dir/shard-1.sqlite" -o "$dir/merged.sqlite" 2>"$dir/again" || fail "merge again: exit $?"
+grep -q "already holds the run" "$dir/again" || fail "no word on a run already there: $(cat "$dir/again")"
+
+# Refused: another build, other settings, overlap, one shard twice; flagged: a shard missing,
+# another machine class.
+sed 's/"git_commit": "[^"]*"/"git_commit": "0000000deadbeef"/' "$dir/shard-2.json" >"$dir/other-build.json"
+"$kvbench" merge "$dir/shard-1.json" "$dir/other-build.json" -o "$dir/x.json" 2>"$dir/refused"
+[ $? -eq 2 ] && grep -q "come from different builds" "$dir/refused" || fail "another build: $(cat "$dir/refused")"
+"$kvbench" "${grid[@]}" --shard 2/4 --seed 2 -o "$dir/other-seed.json" 2>"$err" || fail "shard with --seed 2: exit $?"
+"$kvbench" merge "$dir/shard-1.json" "$dir/other-seed.json" -o "$dir/x.json" 2>"$dir/refused"
+[ $? -eq 2 ] && grep -q "different settings: .*seed '2'" "$dir/refused" || fail "other settings: $(cat "$dir/refused")"
+"$kvbench" merge "$dir/one.json" "$dir/shard-3.json" -o "$dir/x.json" 2>"$dir/refused"
+[ $? -eq 2 ] && grep -q "both hold the row path=" "$dir/refused" || fail "overlap: $(cat "$dir/refused")"
+"$kvbench" merge "$dir/shard-3.json" "$dir/shard-3.json" -o "$dir/x.json" 2>"$dir/refused"
+[ $? -eq 2 ] && grep -q "are both shard 3/4" "$dir/refused" || fail "a shard twice: $(cat "$dir/refused")"
+[ ! -e "$dir/x.json" ] || fail "a refused merge wrote its output"
+sed 's/"cpu_model": "[^"]*"/"cpu_model": "Imaginary CPU 9000"/' "$dir/shard-2.json" >"$dir/other-machine.json"
+"$kvbench" merge "$dir/shard-1.json" "$dir/other-machine.json" -o "$dir/partial.json" 2>"$dir/flagged" || fail "exit $?"
+grep -q "warning: shards 3/4, 4/4 missing" "$dir/flagged" || fail "missing shards not said: $(cat "$dir/flagged")"
+grep -q "warning: the shards ran on 2 machine classes: .*Imaginary CPU 9000" "$dir/flagged" || fail "$(cat "$dir/flagged")"
+# The merged JSON keeps the other machine on that shard's rows, and compare reads it back.
+"$kvbench" compare "$dir/partial.json" "$dir/partial.json" >/dev/null 2>"$err" || fail "compare the merged report: exit $?"
+echo "4 shards of 12 points merged into the 24 rows of the one-process run; refusals and warnings as documented"

@@ -1,0 +1,261 @@
+// The latency planner: hardware profiles, --hardware, the tensor- and pipeline-parallel split,
+// the predicted step, the calibration and the searches, against figures computed by hand.
+#include "cli/hardware_option.hpp"
+#include "kvbench/engine/config.hpp"
+#include "kvbench/engine/cost_model.hpp"
+#include "kvbench/plan/calibration.hpp"
+#include "kvbench/plan/hardware_profile.hpp"
+#include "kvbench/plan/latency_model.hpp"
+#include "kvbench/plan/model_preset.hpp"
+#include "kvbench/plan/parallelism.hpp"
+#include "kvbench/plan/service_plan.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace kvbench {
+
+namespace {
+
+const ModelPreset& preset(std::string_view name) {
+    const ModelPreset* found = find_preset(builtin_presets(), name);
+    REQUIRE(found != nullptr);
+    return *found;
+}
+
+const HardwareProfile& profile(std::string_view name) {
+    const HardwareProfile* found = find_hardware(builtin_hardware(), name);
+    REQUIRE(found != nullptr);
+    return *found;
+}
+
+std::string error_of(auto&& call) {
+    try {
+        call();
+    } catch (const ConfigError& error) {
+        return error.what();
+    }
+    return "(no error)";
+}
+
+// Llama-3-70B on H100 SXM at f16, at the peaks: the issue's reference deployment.
+Deployment llama_70b_on_h100(std::uint64_t tp) {
+    Deployment deployment;
+    deployment.model = preset("llama-3-70b");
+    deployment.hardware = profile("h100-sxm");
+    deployment.memory_bytes = *deployment.hardware.memory_bytes;
+    deployment.parallelism.tp = tp;
+    return deployment;
+}
+
+}  // namespace
+
+TEST_CASE("every built-in hardware profile parses, with its bandwidth, and the H100 SXM's figures are the research's") {
+    REQUIRE(builtin_hardware().size() >= 15);
+    for (const HardwareProfile& hardware : builtin_hardware()) {
+        CHECK(hardware.bandwidth_bytes_per_s > 0);
+        CHECK((hardware.status == "sourced" || hardware.status == "partial"));
+    }
+    const HardwareProfile& h100 = profile("h100-sxm");
+    CHECK(*h100.memory_bytes == 80'000'000'000);
+    CHECK(h100.bandwidth_bytes_per_s == doctest::Approx(3.35e12));
+    CHECK(*h100.peak_flops_of(ComputeType::bf16) == doctest::Approx(989e12));
+    CHECK(*h100.peak_flops_of(ComputeType::fp8) == doctest::Approx(1979e12));
+    CHECK_FALSE(profile("a100-80gb-sxm").peak_flops_of(ComputeType::fp8).has_value());  // Ampere has no fp8
+    CHECK_FALSE(profile("m4-max").peak_flops_of(ComputeType::bf16).has_value());  // Apple publishes none
+    CHECK_FALSE(profile("epyc-9654").memory_bytes.has_value());
+}
+
+TEST_CASE("a broken hardware file names the file, the profile and the field") {
+    const auto parse = [](const std::string& text) {
+        return error_of([&] { static_cast<void>(parse_hardware_profiles(text, "hw.json")); });
+    };
+    const std::string head = R"({"profiles": [{"name": "x", "description": "d", "kind": "gpu", "status": "sourced", )";
+    CHECK(parse(head + R"("memory_gb": 80, "peak_tflops": {"f32": 1, "bf16": 2, "fp8": null, "int8": null}}]})") ==
+          "hw.json: profile 'x': field 'bandwidth_gb_per_s': missing");
+    CHECK(parse(head + R"("memory_gb": 80, "bandwidth_gb_per_s": -1, "peak_tflops": {}}]})") ==
+          "hw.json: profile 'x': field 'bandwidth_gb_per_s': must be a positive number, not -1");
+    CHECK(parse(head + R"("memory_gb": 80, "bandwidth_gb_per_s": 1, "peak_tflops": {"f32": 1, "bf16": 2, "fp8": null}}]})") ==
+          "hw.json: profile 'x': field 'peak_tflops.int8': missing (null if not published)");
+    CHECK(parse("[]") == "hw.json: must be an object with a \"profiles\" array");
+}
+
+TEST_CASE("--hardware reads a name or bw, flops and mem in the project's units") {
+    CHECK(parse_hardware_option("h200").bandwidth_bytes_per_s == doctest::Approx(4.8e12));
+    const HardwareProfile typed = parse_hardware_option("bw=3.35TB/s,flops=989T,mem=80GB");
+    CHECK(typed.name == "custom");
+    CHECK(typed.bandwidth_bytes_per_s == doctest::Approx(3.35e12));
+    CHECK(*typed.peak_flops_of(ComputeType::f32) == doctest::Approx(989e12));
+    CHECK(*typed.peak_flops_of(ComputeType::int8) == doctest::Approx(989e12));
+    CHECK(*typed.memory_bytes == 80'000'000'000);
+    CHECK(parse_hardware_option("bw=800GiB/s").bandwidth_bytes_per_s == doctest::Approx(800.0 * (1 << 30)));
+    CHECK_FALSE(parse_hardware_option("bw=800GB/s").peak_flops_of(ComputeType::bf16).has_value());
+    CHECK(parse_hardware_option("mem=24GiB,bw=1008GB/s").memory_bytes == std::uint64_t{24} << 30);
+
+    CHECK(error_of([] { parse_hardware_option("h100"); }).find("--hardware h100: unknown profile (did you mean") == 0);
+    CHECK(error_of([] { parse_hardware_option("flops=989T"); }).find("bw= is required") != std::string::npos);
+    CHECK(error_of([] { parse_hardware_option("bw=3.35TB"); }).find("--hardware bw=3.35TB: must be a byte rate ending in /s") == 0);
+    CHECK(error_of([] { parse_hardware_option("bw=3.35TiB/s"); }).find("takes an SI unit") != std::string::npos);
+    CHECK(error_of([] { parse_hardware_option("bw=1TB/s,flops=9X"); }).find("unknown suffix \"X\"") != std::string::npos);
+    CHECK(error_of([] { parse_hardware_option("bw=1TB/s,bw=2TB/s"); }).find("bw is given twice") != std::string::npos);
+    CHECK(error_of([] { parse_hardware_option("bw=1TB/s,speed=2"); }).find("unknown key \"speed\"") != std::string::npos);
+}
+
+TEST_CASE("tensor parallelism splits KV heads, and replicates them once the ranks outnumber them") {
+    CHECK(kv_heads_per_rank(8, 1) == 8);
+    CHECK(kv_heads_per_rank(8, 4) == 2);
+    CHECK(kv_heads_per_rank(8, 8) == 1);
+    CHECK(kv_heads_per_rank(8, 16) == 1);  // GQA-8 at TP=16: each head on two ranks
+    CHECK(layers_per_stage(80, 3) == 27);
+
+    const ModelConfig whole = model_config_of(preset("llama-3-70b"), 1, 1, KvDtype::f16);
+    const ModelConfig at_16 = device_config(whole, {16, 1});
+    CHECK(at_16.n_heads == 4);
+    CHECK(at_16.n_kv_heads == 1);
+    CHECK(at_16.head_dim() == 128);
+    const ModelConfig staged = device_config(whole, {2, 4});
+    CHECK(staged.n_layers == 20);
+    CHECK(staged.n_kv_heads == 4);
+
+    CHECK(error_of([&] { check_parallelism(whole, {3, 1}); }).find("--tp 3: must divide the model's 64 query heads") == 0);
+    ModelConfig gqa_8_of_48 = whole;
+    gqa_8_of_48.n_heads = 48;
+    CHECK(error_of([&] { check_parallelism(gqa_8_of_48, {12, 1}); }).find("--tp 12: must divide the model's 8 KV heads or be a multiple") == 0);
+    CHECK(error_of([&] { check_parallelism(whole, {1, 81}); }).find("--pp 81: must be between 1 and the model's 80 layers") == 0);
+}
+
+TEST_CASE("a latent-attention model keeps its latent on every tensor-parallel rank") {
+    ModelConfig latent;
+    latent.model_dim = 1024;
+    latent.n_heads = 16;
+    latent.n_kv_heads = 16;
+    latent.n_layers = 2;
+    latent.mla = {512, 64, 128, 128, 0};
+    check_parallelism(latent, {16, 1});  // no KV-head rule: the cache is per layer, not per head
+    const ModelConfig device = device_config(latent, {16, 1});
+    CHECK(device.n_heads == 1);
+    CHECK(device.mla == latent.mla);
+}
+
+TEST_CASE("llama-3-70b on h100-sxm: per-device bytes and predicted tpot at TP=8 and TP=16, by hand") {
+    // Attention parameters per layer: 2·8192·8192 + 2·8192·1024 = 150994944, so
+    // 80 layers hold 12079595520 and the rest of the 70553706496 parameters is 58474110976.
+    // TP=8: a rank holds 80·(2·8192·1024 + 2·8192·128) = 1509949440 attention parameters and
+    // 58474110976 / 8 = 7309263872 others: 8819213312 parameters, 17638426624 bytes at f16.
+    // Its cache: one KV head, 2·80·128·2 = 40960 bytes per token; at B=1, N=8192: 335544320.
+    const Prediction tp8 = predict_step(llama_70b_on_h100(8), 1, 8192);
+    CHECK(tp8.cost.weight_bytes == 17'638'426'624);
+    CHECK(tp8.cost.kv_bytes == 335'544'320);
+    CHECK(tp8.cost.fits);
+    CHECK(tp8.tpot_s == doctest::Approx((17'638'426'624.0 + 335'544'320.0) / 3.35e12));
+    CHECK(tp8.limit == Limit::weight_bandwidth);
+
+    // TP=16: 4 query heads, still one KV head (stored twice across the 16 ranks), so the cache
+    // per device is the same; weights 80·(2·8192·512 + 2·8192·128) + 58474110976 / 16 =
+    // 838860800 + 3654631936 = 4493492736 parameters.
+    const Prediction tp16 = predict_step(llama_70b_on_h100(16), 1, 8192);
+    CHECK(tp16.cost.weight_bytes == 2 * 4'493'492'736);
+    CHECK(tp16.cost.kv_bytes == tp8.cost.kv_bytes);
+
+    // At B=16, N=32768 the cache (16·32768·40960 = 21474836480 bytes) outweighs the weights.
+    const Prediction long_context = predict_step(llama_70b_on_h100(8), 16, 32768);
+    CHECK(long_context.cost.kv_bytes == 21'474'836'480);
+    CHECK(long_context.limit == Limit::kv_bandwidth);
+}
+
+TEST_CASE("the compute term takes the weights' element type's peak, times the efficiency") {
+    Deployment deployment = llama_70b_on_h100(8);
+    deployment.efficiency = {0.5, 0.25};
+    const Prediction at_peak = predict_step(llama_70b_on_h100(8), 64, 1024);
+    const Prediction derated = predict_step(deployment, 64, 1024);
+    CHECK(derated.bandwidth_time_s == doctest::Approx(2 * at_peak.bandwidth_time_s));
+    CHECK(*derated.compute_time_s == doctest::Approx(4 * *at_peak.compute_time_s));
+    // FLOPs: the cost model's attention FLOPs of the device's shape, plus 2 per other parameter
+    // and sequence.
+    const ModelConfig device = device_config(model_config_of(deployment.model, 64, 1024, KvDtype::f16), {8, 1});
+    CHECK(at_peak.cost.flops == step_flops(device, DecodePath::cached) + 2 * 64 * 7'309'263'872);
+    CHECK(*at_peak.compute_time_s == doctest::Approx(static_cast<double>(at_peak.cost.flops) / 989e12));
+
+    deployment.weight_dtype = KvDtype::fp8;
+    CHECK(*predict_step(deployment, 64, 1024).compute_time_s ==
+          doctest::Approx(static_cast<double>(at_peak.cost.flops) / 1979e12 / 0.25));
+    deployment.hardware = profile("m4-max");  // no published peak: bandwidth alone
+    deployment.memory_bytes = std::uint64_t{1} << 50;
+    CHECK_FALSE(predict_step(deployment, 1, 1024).compute_time_s.has_value());
+}
+
+TEST_CASE("pipeline stages each hold their layers, and a token passes them in turn") {
+    Deployment staged = llama_70b_on_h100(1);
+    staged.parallelism.pp = 4;
+    const Prediction prediction = predict_step(staged, 1, 8192);
+    // A stage: 20 layers' cache (2·20·8·128·2 = 81920 bytes per token) and a quarter of the weights.
+    CHECK(prediction.cost.kv_bytes == 81920 * 8192);
+    CHECK(prediction.cost.weight_bytes == 2 * (std::uint64_t{20} * 150'994'944 + 58'474'110'976 / 4));
+    CHECK(prediction.tpot_s == doctest::Approx(4 * prediction.stage_time_s));
+}
+
+TEST_CASE("a point past the device's memory is not timed, and one past 2^64 bytes does not wrap") {
+    const Prediction alone = predict_step(llama_70b_on_h100(1), 1, 1);
+    CHECK_FALSE(alone.cost.fits);  // 141 GB of f16 weights on one 80 GB device
+    CHECK(alone.limit == Limit::memory);
+    const Prediction huge = predict_step(llama_70b_on_h100(8), max_planned_batch, max_planned_context);
+    CHECK_FALSE(huge.cost.fits);
+}
+
+TEST_CASE("the planner's answers are the boundary: the answer meets the target, one more does not") {
+    const Deployment deployment = llama_70b_on_h100(8);
+    // Memory binds first at 8K: (80e9 - 17638426624) / (8192·40960) = 185.9 sequences.
+    const PlanAnswer batch = max_batch_for_target(deployment, 8192, 0.050);
+    REQUIRE(batch.value.has_value());
+    CHECK(*batch.value == 185);
+    CHECK(batch.limit == Limit::memory);
+
+    // A tight target binds before memory: each sequence adds its cache's bandwidth time.
+    const double tpot_s = predict_step(deployment, 40, 8192).tpot_s;
+    const PlanAnswer tight = max_batch_for_target(deployment, 8192, tpot_s);
+    CHECK(*tight.value == 40);
+    CHECK(tight.limit == Limit::weight_bandwidth);
+    CHECK(tpot_s < 0.050);
+
+    const PlanAnswer context = max_context_for_target(deployment, 16, 0.050);
+    REQUIRE(context.value.has_value());
+    CHECK(meets_target(predict_step(deployment, 16, *context.value), 0.050));
+    CHECK_FALSE(meets_target(predict_step(deployment, 16, *context.value + 1), 0.050));
+
+    const PlanAnswer too_fast = max_batch_for_target(deployment, 8192, 1e-6);
+    CHECK(*too_fast.value == 0);
+    CHECK(too_fast.limit == Limit::weight_bandwidth);
+}
+
+TEST_CASE("a sliding window on every layer makes every context alike: the longest is unlimited") {
+    Deployment deployment = llama_70b_on_h100(1);
+    deployment.model = preset("mistral-7b");
+    deployment.model.layer_windows.assign(deployment.model.n_layers, 4096);  // Mistral 7B v0.1's window
+    CHECK_FALSE(max_context_for_target(deployment, 1, 1.0).value.has_value());
+    CHECK(predict_step(deployment, 1, 100000).cost.kv_bytes == predict_step(deployment, 1, 4096).cost.kv_bytes);
+}
+
+TEST_CASE("a window on some layers caps only theirs: Gemma 2's global layers keep the whole context") {
+    Deployment deployment = llama_70b_on_h100(1);
+    deployment.model = preset("gemma-2-9b");
+    const std::uint64_t n_layers = deployment.model.n_layers;  // 42, every other one local with 4096
+    const std::uint64_t per_position = 2 * deployment.model.n_kv_heads * deployment.model.head_dim * 2;  // K and V, f16
+    CHECK(predict_step(deployment, 1, 8192).cost.kv_bytes == (n_layers / 2) * per_position * (8192 + 4096));
+}
+
+TEST_CASE("calibration takes each path's median roofline fraction, and a missing path the other's") {
+    const Calibration both = calibrate({{DecodePath::cached, 0.5},
+                                        {DecodePath::cached, 0.9},
+                                        {DecodePath::cached, 0.7},
+                                        {DecodePath::uncached, 0.2},
+                                        {DecodePath::uncached, 0.4}});
+    CHECK(both.efficiency.bandwidth == doctest::Approx(0.7));
+    CHECK(both.efficiency.compute == doctest::Approx(0.3));
+    CHECK(both.n_cached == 3);
+    CHECK(both.n_uncached == 2);
+    const Calibration cached_only = calibrate({{DecodePath::cached, 0.6}});
+    CHECK(cached_only.efficiency.compute == doctest::Approx(0.6));
+}
+
+}  // namespace kvbench
