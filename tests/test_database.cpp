@@ -34,8 +34,8 @@ std::vector<ResultRow> two_rows() {
     config.n_kv_heads = 1;
     config.n_layers = 1;
     PointMeasurement measured;
-    measured.cached = PathMeasurement{{1000, 1200, 1100}, FlopCount{512, 512}};
-    measured.uncached = PathMeasurement{{4400, 4000}, FlopCount{1856, 2048}};
+    measured.cached = PathMeasurement{{1000, 1200, 1100}, FlopCount{512, 512}, {}};
+    measured.uncached = PathMeasurement{{4400, 4000}, FlopCount{1856, 2048}, {}};
     measured.verify_rel_error = 3e-7;
     Roofline roofline;
     roofline.peak_gflops = 100;

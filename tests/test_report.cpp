@@ -44,7 +44,7 @@ ModelConfig small_mqa() {
 Environment fixed_environment();
 
 PathMeasurement path_measured(std::vector<std::int64_t> samples_ns, std::uint64_t useful, std::uint64_t executed) {
-    return PathMeasurement{std::move(samples_ns), FlopCount{useful, executed}};
+    return PathMeasurement{std::move(samples_ns), FlopCount{useful, executed}, {}};
 }
 
 // Peaks of 100 GFLOP/s and 8 GB/s: both small_mqa() steps are bandwidth-bound.

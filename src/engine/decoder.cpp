@@ -22,9 +22,6 @@ void require_measurable(const ModelConfig& config) {
     auto refuse = [](const char* part) {
         throw ConfigError(fmt::format("{}: kvbench memory plans it, but the decode step does not compute it yet", part));
     };
-    if (config.block == BlockKind::full) refuse("--block full (norms, RoPE and the MLP)");
-    if (config.weight_dtype != WeightDtype::f32) refuse("--weight-dtype other than f32");
-    if (config.has_experts()) refuse("--experts (a mixture of experts)");
     if (config.is_latent()) refuse("--kv-lora-rank (latent attention)");
 }
 

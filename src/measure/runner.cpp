@@ -137,21 +137,51 @@ public:
                 kv_rel_error_ = step_equivalence_error(config_, {step_out_, reduced_trace, reduced_mlp},
                                                        {reference_out, reference_trace, reference_mlp});
             }
+            if (config_.weight_dtype != WeightDtype::f32 && cache_->length() == n - 1) {
+                weight_rel_error_ = step_against_f32_weights(options.seed);
+            }
         }
+    }
+
+    // docs/model.md's measure of reduced weights: the step against the same step with the f32
+    // weights they were converted from, over the same cache. The f32 copy lives only here.
+    double step_against_f32_weights(std::uint64_t seed) {
+        const std::size_t n = config_.seq_len;
+        ModelConfig f32_weights_config = config_;
+        f32_weights_config.weight_dtype = WeightDtype::f32;
+        const ModelWeights f32_weights = make_weights(f32_weights_config, seed);
+        std::vector<float> reference_out(step_out_.size());
+        std::vector<float> reference_trace(attention_trace_size(config_)), reduced_trace(reference_trace.size());
+        std::vector<float> reference_mlp(mlp_trace_size(config_)), reduced_mlp(reference_mlp.size());
+        decode_step(config_, f32_weights, *cache_, step_in_.data(), reference_out.data(), *decode_scratch_,
+                    {&kernels_, reference_trace, reference_mlp});
+        cache_->roll_back(n - 1);
+        decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_,
+                    {&kernels_, reduced_trace, reduced_mlp});
+        cache_->roll_back(n - 1);
+        return step_equivalence_error(config_, {step_out_, reduced_trace, reduced_mlp},
+                                      {reference_out, reference_trace, reference_mlp});
     }
 
     // docs/model.md's measure of the reduced cache against an f32 one; empty for f32.
     std::optional<double> kv_rel_error() const { return kv_rel_error_; }
+    // The same of reduced weights against f32 ones; empty for f32 weights.
+    std::optional<double> weight_rel_error() const { return weight_rel_error_; }
+    // Routed experts the last step of `path` read, summed over its layers; empty without experts.
+    std::optional<std::uint64_t> experts_read(DecodePath path) const {
+        if (!config_.has_experts()) return std::nullopt;
+        return path == DecodePath::cached ? cached_experts_read_ : uncached_experts_read_;
+    }
 
     // One step of `path`, untimed; the cache is back at N-1 before a cached step.
     void run(DecodePath path) {
         if (path == DecodePath::uncached) {
             uncached_flops_ = forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_,
-                                           nullptr, stop_, {&kernels_, {}, {}});
+                                           nullptr, stop_, {&kernels_, {}, {}, &uncached_experts_read_});
         } else {
             cache_->roll_back(config_.seq_len - 1);
             cached_flops_ = decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(),
-                                        *decode_scratch_, {&kernels_, {}, {}});
+                                        *decode_scratch_, {&kernels_, {}, {}, &cached_experts_read_});
         }
     }
 
@@ -256,6 +286,9 @@ private:
     std::vector<ByteRegion> cached_regions_;    // cold_regions(cached), computed once
     std::vector<ByteRegion> uncached_regions_;  // cold_regions(uncached), computed once
     std::optional<double> kv_rel_error_;
+    std::optional<double> weight_rel_error_;
+    std::size_t cached_experts_read_ = 0;
+    std::size_t uncached_experts_read_ = 0;
 };
 
 std::vector<DecodePath> timed_paths(const GridPoint& point, const RunOptions& options) {
@@ -375,6 +408,7 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
         return result.interrupted;
     };
     result.kv_rel_error = state.kv_rel_error();
+    result.weight_rel_error = state.weight_rel_error();
     if (options.check && !stopped()) result.check_rel_error = state.check(point);
     if (options.verify && !stopped()) result.verify_rel_error = state.verify();
     for (const DecodePath path : timed_paths(point, options)) {
@@ -386,6 +420,7 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
             measured.samples_ns.push_back(state.time(path, evict));
         }
         measured.flops = state.flops(path);
+        measured.experts_read = state.experts_read(path);
         slot(result, path) = std::move(measured);
     }
     return result;
@@ -427,7 +462,10 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
         auto state = std::make_unique<PointState>(points[i], options, weights.get(points[i].config, options.seed), &stop);
         if (!was_started[i] && options.check && !stopped()) measured[i].check_rel_error = state->check(points[i]);
         if (!was_started[i] && options.verify && !stopped()) measured[i].verify_rel_error = state->verify();
-        if (!was_started[i]) measured[i].kv_rel_error = state->kv_rel_error();
+        if (!was_started[i]) {
+            measured[i].kv_rel_error = state->kv_rel_error();
+            measured[i].weight_rel_error = state->weight_rel_error();
+        }
         was_started[i] = true;
         for (const DecodePath path : timed_paths(points[i], options)) warm_up(*state, path, options, stopped);
         return resident.insert(i, std::move(state), bytes);
@@ -459,6 +497,7 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
                 path->samples_ns.push_back(state.time(task.path, cold_evict));
                 task.elapsed_s += seconds_since(options, start);
                 path->flops = state.flops(task.path);
+                path->experts_read = state.experts_read(task.path);
                 task.done = enough_repetitions(options, path->samples_ns.size(), task.elapsed_s);
             } catch (...) {
                 fail(i, std::current_exception());

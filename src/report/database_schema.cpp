@@ -89,13 +89,9 @@ constexpr const char* view_provenance = R"(  builds.tool_version, builds.git_com
 FROM points JOIN runs USING (run_id) JOIN builds USING (build_id) JOIN machines USING (machine_id);
 )";
 
-std::string make_schema_sql() {
-    std::string sql = tables_before_points;
-    for (const StoredColumn& column : point_columns()) {
-        sql += fmt::format("  {} {},\n", column.name, sql_type(column.type));
-    }
-    sql += tables_after_points;
-    sql += "CREATE VIEW IF NOT EXISTS results AS SELECT\n  runs.run_id, points.point_id, points.row_index,\n";
+// The results view over the current points columns.
+std::string make_view_sql() {
+    std::string sql = "CREATE VIEW IF NOT EXISTS results AS SELECT\n  runs.run_id, points.point_id, points.row_index,\n";
     std::size_t line_size = 0;  // of the view's current line of points columns, wrapped near 100 characters
     for (const StoredColumn& column : point_columns()) {
         if (line_size == 0 || line_size + std::strlen(column.name) > 90) {
@@ -107,6 +103,16 @@ std::string make_schema_sql() {
     }
     sql += '\n';
     sql += view_provenance;
+    return sql;
+}
+
+std::string make_schema_sql() {
+    std::string sql = tables_before_points;
+    for (const StoredColumn& column : point_columns()) {
+        sql += fmt::format("  {} {},\n", column.name, sql_type(column.type));
+    }
+    sql += tables_after_points;
+    sql += make_view_sql();
     sql += fmt::format("PRAGMA application_id = {};\nPRAGMA user_version = {};\n", database_application_id,
                        database_schema_version);
     return sql;
@@ -155,6 +161,11 @@ const std::vector<StoredColumn>& point_columns() {
         {"latency_mdape_pct", ColumnType::real},
         {"verify_rel_error", ColumnType::real},
         {"kv_rel_error", ColumnType::real},
+        {"block", ColumnType::text},
+        {"ffn_dim", ColumnType::integer},
+        {"weight_dtype", ColumnType::text},
+        {"experts_read", ColumnType::integer},
+        {"weight_rel_error", ColumnType::real},
         {"fits_in_llc", ColumnType::boolean},
         {"flops_executed", ColumnType::integer},
         {"noisy", ColumnType::boolean},
@@ -187,7 +198,13 @@ const std::string& schema_sql() {
 }
 
 const std::vector<Migration>& migrations() {
-    static const std::vector<Migration> steps;
+    // Version 2: the full layer's columns; the view is made again to show them.
+    static const std::vector<Migration> steps{
+        {1, "ALTER TABLE points ADD COLUMN block TEXT;\nALTER TABLE points ADD COLUMN ffn_dim INTEGER;\n"
+            "ALTER TABLE points ADD COLUMN weight_dtype TEXT;\nALTER TABLE points ADD COLUMN experts_read INTEGER;\n"
+            "ALTER TABLE points ADD COLUMN weight_rel_error REAL;\nDROP VIEW IF EXISTS results;\n" +
+                make_view_sql()},
+    };
     return steps;
 }
 

@@ -12,7 +12,7 @@ namespace kvbench {
 
 // The layout of the database (docs/database.md#versions), kept in SQLite's PRAGMA user_version.
 // A database of an older version is migrated when a run is added to it; a newer one is refused.
-constexpr int database_schema_version = 1;
+constexpr int database_schema_version = 2;
 
 // PRAGMA application_id of a kvbench database ("kvbr"): a SQLite file without it holds
 // someone else's tables and is never written to.
@@ -44,7 +44,8 @@ struct Migration {
     int from_version;
     std::string sql;
 };
-// Empty at version 1: the first schema has nothing older to migrate.
+// Version 1 to 2 adds the full layer's columns (block, ffn_dim, weight_dtype, experts_read,
+// weight_rel_error).
 const std::vector<Migration>& migrations();
 
 // `text` (a report's cell) as a value of `type`. Throws std::runtime_error naming `column` when
