@@ -66,7 +66,8 @@ TEST_CASE("the layer options refuse what has no full layer to go in, naming the 
                          doctest::Contains("--ffn-dim 4096"), ConfigError);
     LayerCliOptions bare_full;
     bare_full.block = "full";
-    CHECK_THROWS_WITH_AS(apply_layer_options(bare_full, std::nullopt, spec), doctest::Contains("--ffn-dim"),
+    SweepSpec fresh;
+    CHECK_THROWS_WITH_AS(apply_layer_options(bare_full, std::nullopt, fresh), doctest::Contains("--ffn-dim"),
                          ConfigError);
     LayerCliOptions int4;
     int4.weight_dtype = "int4";
