@@ -1,9 +1,11 @@
 // BM_Linear: linear(), the projections of a step, at model shapes: a few rows times a D x D weight,
-// with the last-level cache evicted before every iteration (cold) or not (warm).
+// with the last-level cache evicted before every iteration (cold) or not (warm). BM_LinearTyped:
+// the same, cold, with the weight stored in each element type (--weight-dtype).
 #include "bench_support.hpp"
 
 #include "kvbench/engine/linear.hpp"
 #include "kvbench/engine/page_aligned.hpp"
+#include "kvbench/engine/weight_matrix.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -58,6 +60,40 @@ BENCHMARK(BM_Linear)
 BENCHMARK(BM_Linear)
     ->ArgNames({"rows", "D", "cold"})
     ->ArgsProduct({{1, 2, 3, 4, 6, 8}, {1024, 4096}, {1}})
+    ->Iterations(cold_iterations)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// Args: rows, D, weight type (WeightDtype: 0 f32, 1 bf16, 2 f16, 3 int8). Cold, as the step
+// reads its weights. Bytes are the stored matrix's, int8's scales included, so bytes/s is held
+// against the roofline's read bandwidth whatever the type.
+void BM_LinearTyped(benchmark::State& state) {
+    use_all_cores();
+    const std::size_t n_rows = arg(state, 0);
+    const std::size_t dim = arg(state, 1);
+    const auto dtype = static_cast<WeightDtype>(state.range(2));
+    const std::vector<float> x = random_floats(n_rows * dim, 1);  // (n_rows, dim)
+    const WeightMatrix w(dtype, dim, dim, random_floats(dim * dim, 2));
+    std::vector<float> y(n_rows * dim);  // (n_rows, dim)
+    CacheFlusher& flusher = shared_flusher();
+
+    for (auto _ : state) {
+        flusher.flush();
+        const auto start = std::chrono::steady_clock::now();
+        benchmark::DoNotOptimize(linear(x.data(), n_rows, dim, w.view(), dim, 0.0f, y.data()));
+        benchmark::ClobberMemory();
+        const auto stop = std::chrono::steady_clock::now();
+        state.SetIterationTime(std::chrono::duration<double>(stop - start).count());
+    }
+    benchmark::DoNotOptimize(y.data());
+    state.SetLabel(std::string(weight_dtype_info(dtype).name));
+    const std::uint64_t rows = n_rows, d = dim;
+    set_rate_counters(state, 2 * rows * d * d, w.bytes());
+}
+
+BENCHMARK(BM_LinearTyped)
+    ->ArgNames({"rows", "D", "dtype"})
+    ->ArgsProduct({{1, 2, 3, 4, 6, 8}, {4096}, {0, 1, 2, 3}})
     ->Iterations(cold_iterations)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);

@@ -34,8 +34,8 @@ std::vector<ResultRow> two_rows() {
     config.n_kv_heads = 1;
     config.n_layers = 1;
     PointMeasurement measured;
-    measured.cached = PathMeasurement{{1000, 1200, 1100}, FlopCount{512, 512}};
-    measured.uncached = PathMeasurement{{4400, 4000}, FlopCount{1856, 2048}};
+    measured.cached = PathMeasurement{{1000, 1200, 1100}, FlopCount{512, 512}, {}};
+    measured.uncached = PathMeasurement{{4400, 4000}, FlopCount{1856, 2048}, {}};
     measured.verify_rel_error = 3e-7;
     Roofline roofline;
     roofline.peak_gflops = 100;
@@ -276,13 +276,18 @@ TEST_CASE("a version-1 database is migrated when a run is added: its points read
     const std::filesystem::path path = dir.path / "old.sqlite";
     ResultsDatabase::open_for_writing(path).add_run(test_run("old"), stored_rows(two_rows(), {}));
     // Version 1 as it was: no variant column, and the view without it.
-    execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN variant; PRAGMA user_version = 1;");
+    execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN variant; ALTER TABLE points DROP COLUMN block; "
+                  "ALTER TABLE points DROP COLUMN ffn_dim; ALTER TABLE points DROP COLUMN weight_dtype; "
+                  "ALTER TABLE points DROP COLUMN experts_read; ALTER TABLE points DROP COLUMN weight_rel_error; "
+                  "PRAGMA user_version = 1;");
     std::vector<ResultRow> windowed = two_rows();
     for (ResultRow& row : windowed) row.config.layer_windows = {2};
     ResultsDatabase::open_for_writing(path).add_run(test_run("new"), stored_rows(windowed, {}));
     CHECK(query(path, "PRAGMA user_version;") == "2");
     CHECK(query(path, "SELECT count(*) FROM results WHERE variant = '';") == "2");
     CHECK(query(path, "SELECT count(*) FROM results WHERE variant = 'W=2:all';") == "2");
+    CHECK(query(path, "SELECT count(*) FROM results WHERE block IS NULL;") == "2");  // read as attn by the reader
+    CHECK(query(path, "SELECT count(*) FROM results WHERE block = 'attn';") == "2");
     CHECK(query(path, "PRAGMA integrity_check;") == "ok");
 }
 

@@ -212,14 +212,16 @@ TEST_CASE("mha with kv weights shared across heads computes the same as its mqa 
         LayerWeights copy;
         copy.wo = layer.wo;
         // Wq^T rows as they are; the single K head's rows (and V's) repeated once per query head.
-        copy.wqkv.assign(layer.wqkv.begin(), layer.wqkv.begin() + static_cast<std::ptrdiff_t>(dim * dim));
+        const std::vector<float> wqkv = layer.wqkv.to_f32();
+        std::vector<float> rows(wqkv.begin(), wqkv.begin() + static_cast<std::ptrdiff_t>(dim * dim));
         for (std::size_t part = 0; part < 2; ++part) {
-            const auto first = layer.wqkv.begin() + static_cast<std::ptrdiff_t>((dim + part * dh) * dim);
+            const auto first = wqkv.begin() + static_cast<std::ptrdiff_t>((dim + part * dh) * dim);
             for (std::size_t h = 0; h < mha.n_heads; ++h) {
-                copy.wqkv.insert(copy.wqkv.end(), first, first + static_cast<std::ptrdiff_t>(dh * dim));
+                rows.insert(rows.end(), first, first + static_cast<std::ptrdiff_t>(dh * dim));
             }
         }
-        REQUIRE(copy.wqkv.size() == mha.qkv_dim() * dim);
+        REQUIRE(rows.size() == mha.qkv_dim() * dim);
+        copy.wqkv = WeightMatrix(WeightDtype::f32, mha.qkv_dim(), dim, rows);
         mha_weights.layers.push_back(std::move(copy));
     }
     const auto inputs = make_inputs(mqa, 9);

@@ -37,8 +37,8 @@ std::vector<ResultRow> point_rows(std::size_t seq) {
     config.n_heads = 2;
     config.n_kv_heads = 1;
     PointMeasurement measured;
-    measured.cached = PathMeasurement{{1000, 1100, 1200}, {}};
-    measured.uncached = PathMeasurement{{4000, 4100, 4200}, {}};
+    measured.cached = PathMeasurement{{1000, 1100, 1200}, {}, {}};
+    measured.uncached = PathMeasurement{{4000, 4100, 4200}, {}, {}};
     return make_result_rows({config, 1}, measured, RunOptions{}, nullptr, fixed_environment());
 }
 
@@ -185,8 +185,8 @@ TEST_CASE("a generation's files carry its step columns from the first save, head
     point.config.model_dim = 8;
     point.config.n_heads = 2;
     point.config.n_kv_heads = 1;
-    const std::vector<GenerationStep> steps{{0, 4, 2000, {}}, {1, 5, 1000, {}}};
-    const std::vector<GenerationStep> uncached_steps{{0, 4, 2000, {}}, {1, 5, 3000, {}}};
+    const std::vector<GenerationStep> steps{{0, 4, 2000, {}, {}}, {1, 5, 1000, {}, {}}};
+    const std::vector<GenerationStep> uncached_steps{{0, 4, 2000, {}, {}}, {1, 5, 3000, {}, {}}};
     const ReportRows rows = generation_rows({{point, DecodePath::cached, steps}, {point, DecodePath::uncached, uncached_steps}},
                                             options, {}, nullptr, env);
     append_rows(all, rows);

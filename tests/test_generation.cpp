@@ -106,7 +106,7 @@ TEST_CASE("the time estimate has one entry per step and path, and the uncached s
 
 TEST_CASE("extra columns follow the row columns, before the environment's; a wrong size is refused") {
     const GridPoint point{make_config(1, 4, 32, 4, 4, 1), 1};
-    const PathMeasurement measured{{1000}, {}};
+    const PathMeasurement measured{{1000}, {}, {}};
     std::vector<ResultRow> rows{make_result_row(DecodePath::cached, point, measured,
                                                 step_cost(point.config, DecodePath::cached), RunOptions{}, nullptr,
                                                 Environment{}, std::nullopt)};

@@ -20,7 +20,7 @@ namespace {
 ResultRow warm_row(DecodePath path, const ModelConfig& config, std::vector<std::int64_t> samples_ns) {
     RunOptions options;
     options.cold_cache = false;
-    return make_result_row(path, GridPoint{config, 1}, PathMeasurement{std::move(samples_ns), {}},
+    return make_result_row(path, GridPoint{config, 1}, PathMeasurement{std::move(samples_ns), {}, {}},
                            step_cost(config, path), options, nullptr, Environment{}, std::nullopt);
 }
 

@@ -67,18 +67,18 @@ FlopCount attend_decode_dropping_newest(const ModelConfig& config, const float* 
 // A projection whose small-m kernel (the rows linear() gives it: up to 3 groups of 8) ignores
 // the last input element, as a kernel that mishandles its tail would.
 std::uint64_t linear_small_m_dropping_last_input(const float* x, std::size_t n_rows, std::size_t in_dim,
-                                                 const float* w, std::size_t out_dim, float beta, float* y) {
+                                                 WeightView w, std::size_t out_dim, float beta, float* y) {
     const std::uint64_t flops = linear(x, n_rows, in_dim, w, out_dim, beta, y);
     if (n_rows <= 3 * small_m_max_rows) {
         for (std::size_t r = 0; r < n_rows; ++r) {
-            for (std::size_t o = 0; o < out_dim; ++o) y[r * out_dim + o] -= x[r * in_dim + in_dim - 1] * w[o * in_dim + in_dim - 1];
+            for (std::size_t o = 0; o < out_dim; ++o) y[r * out_dim + o] -= x[r * in_dim + in_dim - 1] * w.at(o, in_dim - 1, in_dim);
         }
     }
     return flops;
 }
 
 // An output projection that overwrites instead of adding: beta = 1 read as 0, the residual lost.
-std::uint64_t linear_ignoring_beta(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
+std::uint64_t linear_ignoring_beta(const float* x, std::size_t n_rows, std::size_t in_dim, WeightView w,
                                    std::size_t out_dim, float, float* y) {
     return linear(x, n_rows, in_dim, w, out_dim, 0.0f, y);
 }

@@ -30,8 +30,8 @@ GridPoint point_at(std::size_t seq) {
 // The rows a run with `options` saved for `point`, by this build.
 std::vector<SavedRow> saved_rows(const GridPoint& point, const RunOptions& options) {
     PointMeasurement measured;
-    measured.cached = PathMeasurement{{1000, 1100, 1200}, {}};
-    if (options.run_uncached) measured.uncached = PathMeasurement{{4000, 4100, 4200}, {}};
+    measured.cached = PathMeasurement{{1000, 1100, 1200}, {}, {}};
+    if (options.run_uncached) measured.uncached = PathMeasurement{{4000, 4100, 4200}, {}, {}};
     std::vector<SavedRow> saved;
     for (const ResultRow& row : make_result_rows(point, measured, options, nullptr, this_build())) {
         saved.push_back({row, "0.1.0", "abc1234"});

@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
+#include "kvbench/report/report.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -226,4 +227,62 @@ TEST_CASE("resident points keep within their budget, releasing the least recentl
     CHECK(resident.resident_bytes() == 0);
     resident.release(7);  // not resident: nothing happens
     CHECK(resident.size() == 0);
+}
+
+TEST_CASE("a full layer of experts and bf16 weights: rows count the experts its router read, and the weights' error") {
+    ModelConfig config = make_config(3, 20, 64, 4, 2, 2);
+    config.block = BlockKind::full;
+    config.weight_dtype = WeightDtype::bf16;
+    config.moe = {8, 2, 1, 32, 0};  // E=8, K=2, S=1, Fe=32
+    const GridPoint point{config, 2};
+    RunOptions options;
+    options.n_reps = 2;
+    options.n_warmup = 0;
+    options.cold_cache = false;
+    options.verify = true;
+    options.check = true;
+    PointRunner runner(nullptr);
+    const PointMeasurement m = runner.run(point, options, never_stop);
+    REQUIRE(m.cached);
+    REQUIRE(m.uncached);
+    REQUIRE(m.verify_rel_error);
+    CHECK(*m.verify_rel_error < 1e-4);
+    REQUIRE(m.check_rel_error);
+    CHECK(*m.check_rel_error < 1e-4);
+    // Three tokens route to 2 of 8 experts each: between 2 and 6 read in each of the cached
+    // step's two layers; the uncached forward's 60 tokens may reach all 8 of each.
+    REQUIRE(m.cached->experts_read);
+    CHECK(*m.cached->experts_read >= 2 * 2);
+    CHECK(*m.cached->experts_read <= 2 * 6);
+    REQUIRE(m.uncached->experts_read);
+    CHECK(*m.uncached->experts_read <= 2 * 8);
+    // bf16 keeps 8 bits of mantissa: the step moves by about its rounding, never by nothing.
+    REQUIRE(m.weight_rel_error);
+    CHECK(*m.weight_rel_error > 0);
+    CHECK(*m.weight_rel_error < 2e-2);
+
+    const std::vector<ResultRow> rows = make_result_rows(point, m, options, nullptr, Environment{});
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].experts_read == m.cached->experts_read);
+    CHECK(rows[0].weight_rel_error == m.weight_rel_error);
+    // The bytes are those of the experts the router chose, not the bound.
+    CHECK(rows[0].cost == step_cost(config, DecodePath::cached, *m.cached->experts_read));
+    CHECK(rows[0].cost.flops == m.cached->flops.useful);
+    CHECK(rows[1].cost.flops == m.uncached->flops.useful);
+}
+
+TEST_CASE("f32 weights and a dense MLP leave the experts and weight error columns empty") {
+    ModelConfig config = make_config(1, 12, 64, 4, 2, 1);
+    config.block = BlockKind::full;
+    config.ffn_dim = 96;
+    RunOptions options;
+    options.n_reps = 1;
+    options.n_warmup = 0;
+    options.cold_cache = false;
+    PointRunner runner(nullptr);
+    const PointMeasurement m = runner.run(GridPoint{config, 1}, options, never_stop);
+    REQUIRE(m.cached);
+    CHECK_FALSE(m.cached->experts_read);
+    CHECK_FALSE(m.weight_rel_error);
+    CHECK(m.cached->flops.useful == step_flops(config, DecodePath::cached));
 }

@@ -98,7 +98,7 @@ TEST_CASE("sink logits are weights of their own stream: the matrices are those o
     const ModelConfig plain = make_config(1, 4, 32, 4, 2, 2);
     const ModelWeights without = make_weights(plain, 3);
     const ModelWeights with = make_weights(with_sinks(plain), 3);
-    CHECK(std::equal(without.layers[1].wo.begin(), without.layers[1].wo.end(), with.layers[1].wo.begin()));
+    CHECK(without.layers[1].wo.to_f32() == with.layers[1].wo.to_f32());
     CHECK(without.layers[0].sinks.empty());
     // Hand count: 4 heads · 2 layers of f32 logits beside the matrices.
     CHECK(with.bytes() - without.bytes() == 4 * 2 * sizeof(float));

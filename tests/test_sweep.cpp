@@ -92,8 +92,11 @@ TEST_CASE("the attention block is one point whatever --ffn-dim lists, and the fu
     spec.blocks = {BlockKind::attention, BlockKind::full};
     spec.ffn_dim = {128, 256};
     spec.seq = {8};
-    // The full block is not measured yet: the whole run says so, naming the option.
-    CHECK_THROWS_AS(expand(spec), ConfigError);
+    const Grid both = expand(spec);
+    REQUIRE(both.points.size() == 3);
+    CHECK(both.points[0].config.block == BlockKind::attention);
+    CHECK(both.points[1].config.ffn_dim == 128);
+    CHECK(both.points[2].config.ffn_dim == 256);
     spec.blocks = {BlockKind::attention};
     const Grid grid = expand(spec);
     REQUIRE(grid.points.size() == 1);

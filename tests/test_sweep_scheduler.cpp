@@ -66,8 +66,8 @@ public:
             measured.interrupted = true;
             return measured;
         }
-        measured.cached = PathMeasurement{{1000, 1100, 1200}, {}};
-        measured.uncached = PathMeasurement{{4000, 4100, 4200}, {}};
+        measured.cached = PathMeasurement{{1000, 1100, 1200}, {}, {}};
+        measured.uncached = PathMeasurement{{4000, 4100, 4200}, {}, {}};
         return measured;
     }
 

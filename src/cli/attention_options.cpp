@@ -36,7 +36,7 @@ void apply_attention_options(const AttentionCliOptions& options, SweepSpec& spec
     }
     if (options.window) spec.window = static_cast<std::uint32_t>(parse_count(*options.window, "--window", 1, max_window));
     if (options.window_layers) spec.window_layers = *options.window_layers;
-    spec.base.attention_sinks = options.sinks;
+    spec.base.attention_sinks = spec.base.attention_sinks || options.sinks;  // the model's, or --sinks
 }
 
 }  // namespace kvbench

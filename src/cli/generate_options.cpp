@@ -2,6 +2,7 @@
 #include "cli/generate_options.hpp"
 
 #include "cli/attention_options.hpp"
+#include "cli/layer_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/grid_guard.hpp"
 #include "cli/kv_dtype_option.hpp"
@@ -60,11 +61,12 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
     list_option(*generate, "--head-dim", options.head_dim, "Head dimensions dh, when not D/H (Gemma-7B: 256 at D=3072)");
     list_option(*generate, "-g,--kv-heads", options.kv_heads,
                 "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
-    list_option(*generate, "-l,--layers", options.layers, "Stacked attention layers L");
+    list_option(*generate, "-l,--layers", options.layers, "Stacked layers L (attention blocks or full layers, --block)");
     list_option(*generate, "--kv-dtype", options.kv_dtype, kv_dtype_help);
     add_attention_options(*generate, options.attention);
+    add_layer_options(*generate, options.layer);
     add_model_options(*generate, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim,
-                      options.model_note);
+                      options.model_note, options.model);
     list_option(*generate, "-t,--threads", options.threads,
                 "Compute threads T (default: $OMP_NUM_THREADS if set, else all cores)");
     list_option(*generate, "--paths", options.paths, "Decode paths to time: cached, uncached or both");
@@ -109,6 +111,7 @@ GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
     spec.kv_dtypes = parse_stored_kv_dtypes(options.kv_dtype);
+    apply_layer_options(options.layer, options.model, spec);
     apply_attention_options(options.attention, spec);
     spec.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)
                                    : std::vector<std::size_t>{default_thread_count()};

@@ -46,7 +46,8 @@ std::optional<GrowthFit> model_growth(const GenerationPath& result, const Genera
     std::vector<double> n, t;
     for (const GenerationStep& step : result.steps) {
         if (result.path == DecodePath::cached && step.index == 0) continue;
-        const StepCost cost = generation_step_cost(result.point.config, plan.generation, result.path, step.index);
+        const StepCost cost =
+            generation_step_cost(result.point.config, plan.generation, result.path, step.index, step.experts_read);
         n.push_back(static_cast<double>(step.seq_len));
         t.push_back(roofline_time_s(cost.flops, cost.bytes, machine));
     }

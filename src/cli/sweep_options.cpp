@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/blas.hpp"
 #include "cli/attention_options.hpp"
+#include "cli/layer_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/grid_guard.hpp"
 #include "cli/kv_dtype_option.hpp"
@@ -127,11 +128,12 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
     list_option(*sweep, "--head-dim", options.head_dim, "Head dimensions dh, when not D/H (Gemma-7B: 256 at D=3072)");
     list_option(*sweep, "-g,--kv-heads", options.kv_heads,
                 "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
-    list_option(*sweep, "-l,--layers", options.layers, "Stacked attention layers L");
+    list_option(*sweep, "-l,--layers", options.layers, "Stacked layers L (attention blocks or full layers, --block)");
     list_option(*sweep, "--kv-dtype", options.kv_dtype, kv_dtype_help);
     add_attention_options(*sweep, options.attention);
+    add_layer_options(*sweep, options.layer);
     add_model_options(*sweep, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim,
-                      options.model_note);
+                      options.model_note, options.model);
     list_option(*sweep, "-t,--threads", options.threads,
                 "Compute threads T (default: $OMP_NUM_THREADS if set, else all cores)");
     list_option(*sweep, "--paths", options.paths, "Decode paths to time: cached, uncached or both");
@@ -222,6 +224,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
     spec.kv_dtypes = parse_stored_kv_dtypes(options.kv_dtype);
+    apply_layer_options(options.layer, options.model, spec);
     apply_attention_options(options.attention, spec);
     spec.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)
                                    : std::vector<std::size_t>{default_thread_count()};

@@ -1,8 +1,6 @@
 // A point's variant as text and back: every field variant_of writes is one apply_variant reads.
 #include "kvbench/engine/config_variant.hpp"
 
-#include "kvbench/engine/weight_dtype.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -50,10 +48,6 @@ std::string windows_text(const ModelConfig& config) {
 
 std::string variant_of(const ModelConfig& config) {
     std::vector<std::string> parts;
-    if (config.block == BlockKind::full) {
-        parts.emplace_back("full");
-        if (config.ffn_dim != 0) parts.push_back(fmt::format("F={}", config.ffn_dim));
-    }
     if (config.has_experts()) {
         parts.push_back(fmt::format("E={}/{}", config.moe.n_experts, config.moe.n_active));
         parts.push_back(fmt::format("S={}", config.moe.n_shared));
@@ -67,9 +61,6 @@ std::string variant_of(const ModelConfig& config) {
     }
     if (std::string windows = windows_text(config); !windows.empty()) parts.push_back(std::move(windows));
     if (config.attention_sinks) parts.emplace_back("sinks");
-    if (config.weight_dtype != WeightDtype::f32) {
-        parts.push_back(fmt::format("w={}", weight_dtype_info(config.weight_dtype).name));
-    }
     return fmt::format("{}", fmt::join(parts, " "));
 }
 
@@ -79,14 +70,10 @@ void apply_variant(ModelConfig& config, std::string_view variant) {
         const std::string_view key = part.substr(0, equals);
         const std::string_view value = equals == std::string_view::npos ? std::string_view() : part.substr(equals + 1);
         const auto number = [&] { return whole_number(variant, part, value); };
-        if (part == "full") {
-            config.block = BlockKind::full;
-        } else if (part == "mla") {
+        if (part == "mla") {
             continue;  // its widths follow as r=, dr=, dn=, dv=
         } else if (part == "sinks") {
             config.attention_sinks = true;
-        } else if (key == "F") {
-            config.ffn_dim = number();
         } else if (key == "E") {
             const std::vector<std::string_view> counts = split(value, '/');
             if (counts.size() != 2) unreadable(variant, part, "give E=<experts>/<active>");
@@ -119,10 +106,6 @@ void apply_variant(ModelConfig& config, std::string_view variant) {
                     config.layer_windows.push_back(static_cast<std::uint32_t>(whole_number(variant, part, w)));
                 }
             }
-        } else if (key == "w") {
-            const std::optional<WeightDtype> dtype = find_weight_dtype(value);
-            if (!dtype) unreadable(variant, part, "not a weight type (f32, bf16, f16, int8)");
-            config.weight_dtype = *dtype;
         } else {
             unreadable(variant, part, "not a part of a variant");
         }

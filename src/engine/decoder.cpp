@@ -22,44 +22,49 @@ void require_measurable(const ModelConfig& config) {
     auto refuse = [](const char* part) {
         throw ConfigError(fmt::format("{}: kvbench memory plans it, but the decode step does not compute it yet", part));
     };
-    if (config.block == BlockKind::full) refuse("--block full (norms, RoPE and the MLP)");
-    if (config.weight_dtype != WeightDtype::f32) refuse("--weight-dtype other than f32");
-    if (config.has_experts()) refuse("--experts (a mixture of experts)");
     if (config.is_latent()) refuse("--kv-lora-rank (latent attention)");
 }
 
 DecodeScratch::DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads)
     : qkv(checked_mul(decode_rows(config), config.qkv_dim())),
       head_outputs(checked_mul(decode_rows(config), config.q_dim())),
-      attention_scratch(config, max_seq_len, n_threads) {}
+      attention_scratch(config, max_seq_len, n_threads), block(config, decode_rows(config)) {}
 
 std::size_t DecodeScratch::bytes() const {
-    return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes();
+    return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes() + block.bytes();
 }
 
 std::size_t DecodeScratch::bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads) {
     const std::size_t floats = checked_mul(decode_rows(config), checked_add(config.qkv_dim(), config.q_dim()));
-    return checked_add(checked_mul(floats, sizeof(float)), DecodeAttentionScratch::bytes_for(config, max_seq_len, n_threads));
+    return checked_add(checked_add(checked_mul(floats, sizeof(float)),
+                                   DecodeAttentionScratch::bytes_for(config, max_seq_len, n_threads)),
+                       FullBlockScratch::bytes_for(config, decode_rows(config)));
 }
 
 ForwardScratch::ForwardScratch(const ModelConfig& config, std::size_t n_threads,
                                std::size_t block_rows)
     : qkv(checked_mul(forward_rows(config), config.qkv_dim())),
       head_outputs(checked_mul(forward_rows(config), config.q_dim())),
-      attention_scratch(config.seq_len, n_threads, block_rows) {}
+      attention_scratch(config.seq_len, n_threads, block_rows), block(config, forward_rows(config)) {}
 
 std::size_t ForwardScratch::bytes() const {
-    return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes();
+    return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes() + block.bytes();
 }
 
 std::size_t ForwardScratch::bytes_for(const ModelConfig& config, std::size_t n_threads, std::size_t block_rows) {
     const std::size_t floats = checked_mul(forward_rows(config), checked_add(config.qkv_dim(), config.q_dim()));
-    return checked_add(checked_mul(floats, sizeof(float)),
-                       CausalAttentionScratch::bytes_for(config.seq_len, n_threads, block_rows));
+    return checked_add(checked_add(checked_mul(floats, sizeof(float)),
+                                   CausalAttentionScratch::bytes_for(config.seq_len, n_threads, block_rows)),
+                       FullBlockScratch::bytes_for(config, forward_rows(config)));
 }
 
 std::size_t attention_trace_size(const ModelConfig& config) {
     return checked_mul(checked_mul(config.n_layers, config.n_batch), config.q_dim());
+}
+
+std::size_t mlp_trace_size(const ModelConfig& config) {
+    if (config.block != BlockKind::full) return 0;
+    return checked_mul(checked_mul(config.n_layers, config.n_batch), config.model_dim);
 }
 
 namespace {
@@ -68,6 +73,38 @@ void require_trace_size(const ModelConfig& config, const PathOptions& options) {
     if (!options.attention_trace.empty() && options.attention_trace.size() != attention_trace_size(config)) {
         throw std::invalid_argument("attention trace is not (n_layers, n_batch, q_dim) floats");
     }
+    if (!options.mlp_trace.empty() && options.mlp_trace.size() != mlp_trace_size(config)) {
+        throw std::invalid_argument("MLP trace is not (n_layers, n_batch, model_dim) floats of a full block");
+    }
+}
+
+// The MLP trace of `layer`: the residual stream's rows of the newest positions before the MLP
+// (before == true), then what the MLP added to them. The difference costs the trace a rounding
+// of the stream's scale, far below --verify's tolerance, and leaves the timed path's fused
+// residual add as it is.
+void record_mlp(const ModelConfig& config, const PathOptions& options, std::size_t layer, const float* stream,
+                std::size_t first_row, std::size_t row_stride, bool before) {
+    if (options.mlp_trace.empty()) return;
+    const std::size_t dim = config.model_dim;
+    for (std::size_t b = 0; b < config.n_batch; ++b) {
+        const float* row = stream + (first_row + b * row_stride) * dim;
+        float* traced = options.mlp_trace.data() + (layer * config.n_batch + b) * dim;
+        for (std::size_t d = 0; d < dim; ++d) traced[d] = before ? row[d] : row[d] - traced[d];
+    }
+}
+
+// The second half of a full block: x (n_rows, model_dim) += MLP(RMSNorm(x)), or the experts'.
+// Returns the FLOPs of its products; adds the experts it read to *experts_read.
+std::uint64_t add_feed_forward(const ModelConfig& config, const LayerWeights& w, std::size_t layer,
+                               const StepKernels& kernels, float* x, std::size_t n_rows, FullBlockScratch& scratch,
+                               std::size_t& experts_read) {
+    kernels.rmsnorm(x, n_rows, config.model_dim, w.mlp_norm.data(), scratch.normed.data());
+    if (!layer_has_experts(config, layer)) {
+        return add_mlp(kernels, w.mlp, scratch.normed.data(), n_rows, config.model_dim, scratch, x);
+    }
+    const ExpertsResult experts = add_experts(kernels, config, w, scratch.normed.data(), n_rows, scratch, x);
+    experts_read += experts.experts_read;
+    return experts.flops;
 }
 
 // Copies layer `layer`'s attention output of one position per sequence into the trace:
@@ -109,12 +146,21 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
     const std::size_t model_dim = config.model_dim;
     const std::size_t qkv_dim = config.qkv_dim();
 
+    const bool full = config.block == BlockKind::full;
     std::copy_n(x_in, n_batch * model_dim, x_out);
     FlopCount count;
+    std::size_t experts_read = 0;
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         const LayerWeights& w = weights.layers[layer];
+        const float* block_in = x_out;
+        if (full) {
+            kernels.rmsnorm(x_out, n_batch, model_dim, w.attention_norm.data(), scratch.block.normed.data());
+            block_in = scratch.block.normed.data();
+        }
         const std::uint64_t qkv_flops =
-            kernels.linear(x_out, n_batch, model_dim, w.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
+            kernels.linear(block_in, n_batch, model_dim, w.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
+        // The cache holds keys after RoPE, as a model's does: a step turns only its own.
+        if (full) kernels.rope(config, scratch.qkv.data(), n_batch, 1, pos);
         for (std::size_t b = 0; b < n_batch; ++b) {
             store_kv(config, scratch.qkv.data() + b * qkv_dim, 1, cache, layer, b, pos);
         }
@@ -123,10 +169,18 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
         record_attention(config, options, layer, scratch.head_outputs.data(), 0, 1);
         // beta = 1: the residual add rides on the output projection.
         const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_batch, config.q_dim(),
-                                                       w.wo.data(), model_dim, 1.0f, x_out);
+                                                       w.wo.view(), model_dim, 1.0f, x_out);
         count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
+        if (full) {
+            record_mlp(config, options, layer, x_out, 0, 1, true);
+            const std::uint64_t mlp_flops =
+                add_feed_forward(config, w, layer, kernels, x_out, n_batch, scratch.block, experts_read);
+            record_mlp(config, options, layer, x_out, 0, 1, false);
+            count += FlopCount{mlp_flops, mlp_flops};
+        }
     }
     cache.extend_to(pos + 1);
+    if (options.experts_read != nullptr) *options.experts_read = experts_read;
     return count;
 }
 
@@ -146,13 +200,21 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
         prefill->roll_back(0);
     }
 
+    const bool full = config.block == BlockKind::full;
     std::copy_n(x_in, n_rows * model_dim, x_out);
     FlopCount count;
+    std::size_t experts_read = 0;
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         if (stopped()) return count;
         const LayerWeights& w = weights.layers[layer];
+        const float* block_in = x_out;
+        if (full) {
+            kernels.rmsnorm(x_out, n_rows, model_dim, w.attention_norm.data(), scratch.block.normed.data());
+            block_in = scratch.block.normed.data();
+        }
         const std::uint64_t qkv_flops =
-            kernels.linear(x_out, n_rows, model_dim, w.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
+            kernels.linear(block_in, n_rows, model_dim, w.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
+        if (full) kernels.rope(config, scratch.qkv.data(), n_rows, config.seq_len, 0);
         if (prefill != nullptr) {
             for (std::size_t b = 0; b < config.n_batch; ++b) {
                 store_kv(config, scratch.qkv.data() + b * config.seq_len * qkv_dim, config.seq_len,
@@ -163,10 +225,19 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
                                        scratch.attention_scratch, stop, w.sink_logits());
         record_attention(config, options, layer, scratch.head_outputs.data(), config.seq_len - 1, config.seq_len);
         const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_rows, config.q_dim(),
-                                                       w.wo.data(), model_dim, 1.0f, x_out);
+                                                       w.wo.view(), model_dim, 1.0f, x_out);
         count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
+        if (full) {
+            if (stopped()) return count;
+            record_mlp(config, options, layer, x_out, config.seq_len - 1, config.seq_len, true);
+            const std::uint64_t mlp_flops =
+                add_feed_forward(config, w, layer, kernels, x_out, n_rows, scratch.block, experts_read);
+            record_mlp(config, options, layer, x_out, config.seq_len - 1, config.seq_len, false);
+            count += FlopCount{mlp_flops, mlp_flops};
+        }
     }
     if (prefill != nullptr && !stopped()) prefill->extend_to(config.seq_len);
+    if (options.experts_read != nullptr) *options.experts_read = experts_read;
     return count;
 }
 

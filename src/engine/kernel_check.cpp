@@ -1,6 +1,8 @@
 // check_kernels: run each fast kernel and its naive twin on the same data and compare.
 #include "kvbench/engine/kernel_check.hpp"
 
+#include "kvbench/engine/feed_forward.hpp"
+#include "kvbench/engine/layer_ops.hpp"
 #include "kvbench/engine/reference.hpp"
 
 #include <fmt/format.h>
@@ -29,7 +31,7 @@ std::string rows_label(std::size_t n_rows) { return fmt::format("{} row{}", n_ro
 // kernels.linear and linear_naive on x (n_rows, in_dim) against W's first out_dim rows, onto
 // y_in (n_rows, out_dim) with beta = 1, or from zero without y_in. Returns the fast result in `fast`.
 KernelCheck check_linear(StepKernels::Linear linear_fast, std::string label, const float* x, std::size_t n_rows,
-                         std::size_t in_dim, const float* w, std::size_t out_dim, const float* y_in,
+                         std::size_t in_dim, WeightView w, std::size_t out_dim, const float* y_in,
                          std::vector<float>& fast) {
     const float beta = y_in != nullptr ? 1.0f : 0.0f;
     fast.assign(n_rows * out_dim, 0.0f);
@@ -93,6 +95,50 @@ KernelCheck check_causal_attention(const ModelConfig& config, const float* qkv, 
     return {fmt::format("attend_causal ({} positions, {} rows sampled)", n, rows.size()), relative_error(fast, naive)};
 }
 
+// A full block's parts on the step's rows: the two norms, RoPE at the step's position, the gate,
+// and layer 0's MLP (or experts) whole, each against its naive twin.
+void check_full_block(const ModelConfig& config, const LayerWeights& layer, const StepKernels& kernels,
+                      const float* step_in, std::vector<KernelCheck>& checks) {
+    const std::size_t n_batch = config.n_batch;
+    const std::size_t dim = config.model_dim;
+    std::vector<float> fast(n_batch * dim), naive(fast.size());  // (n_batch, model_dim) floats
+    kernels.rmsnorm(step_in, n_batch, dim, layer.attention_norm.data(), fast.data());
+    rmsnorm_naive(step_in, n_batch, dim, layer.attention_norm.data(), naive.data());
+    checks.push_back({"rmsnorm", relative_error(fast, naive)});
+    const std::vector<float> normed = naive;
+
+    std::vector<float> qkv_fast(n_batch * config.qkv_dim());  // (n_batch, qkv_dim) floats
+    linear_naive(normed.data(), n_batch, dim, layer.wqkv.view(), config.qkv_dim(), 0.0f, qkv_fast.data());
+    std::vector<float> qkv_naive = qkv_fast;
+    kernels.rope(config, qkv_fast.data(), n_batch, 1, config.seq_len - 1);
+    apply_rope_naive(config, qkv_naive.data(), n_batch, 1, config.seq_len - 1);
+    checks.push_back({"rope", relative_error(qkv_fast, qkv_naive)});
+
+    const std::size_t width = layer.has_experts() ? config.moe.expert_dim : config.ffn_dim;
+    const MlpWeights& mlp = layer.has_experts() ? layer.experts.front() : layer.mlp;
+    std::vector<float> gate_up(n_batch * 2 * width);  // (n_batch, 2·width) floats
+    linear_naive(normed.data(), n_batch, dim, mlp.gate_up.view(), 2 * width, 0.0f, gate_up.data());
+    std::vector<float> hidden_fast(n_batch * width), hidden_naive(hidden_fast.size());  // (n_batch, width) floats
+    kernels.silu_gate(gate_up.data(), n_batch, width, hidden_fast.data());
+    silu_gate_naive(gate_up.data(), n_batch, width, hidden_naive.data());
+    checks.push_back({"silu_gate", relative_error(hidden_fast, hidden_naive)});
+
+    // What the MLP or experts add, from zero: on the residual the sum would hide them.
+    FullBlockScratch scratch(config, n_batch);
+    std::fill(fast.begin(), fast.end(), 0.0f);
+    std::fill(naive.begin(), naive.end(), 0.0f);
+    if (layer.has_experts()) {
+        const std::size_t read = add_experts(kernels, config, layer, normed.data(), n_batch, scratch, fast.data()).experts_read;
+        const std::size_t read_naive = experts_naive(config, layer, normed.data(), n_batch, naive.data());
+        checks.push_back({fmt::format("experts ({} of {} read)", read, config.moe.n_experts),
+                          read == read_naive ? relative_error(fast, naive) : std::numeric_limits<double>::infinity()});
+    } else {
+        add_mlp(kernels, layer.mlp, normed.data(), n_batch, dim, scratch, fast.data());
+        mlp_naive(layer.mlp, normed.data(), n_batch, dim, naive.data());
+        checks.push_back({"mlp", relative_error(fast, naive)});
+    }
+}
+
 }  // namespace
 
 std::vector<std::size_t> sampled_causal_rows(std::size_t seq_len, std::size_t block_rows, std::size_t max_blocks) {
@@ -127,7 +173,7 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
     const std::size_t head_dim = config.head_dim();
 
     std::vector<float> step_qkv;  // (n_batch, qkv_dim) floats: q | k | v of the new token
-    checks.push_back(check_linear(kernels.linear, "", inputs.step_in, n_batch, model_dim, layer.wqkv.data(), qkv_dim,
+    checks.push_back(check_linear(kernels.linear, "", inputs.step_in, n_batch, model_dim, layer.wqkv.view(), qkv_dim,
                                   nullptr, step_qkv));
 
     // (n_batch, q_dim) floats: what the output projection reads, the attention output when there
@@ -152,7 +198,8 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
     }
     std::vector<float> unused;
     checks.push_back(check_linear(kernels.linear, ", output projection", step_heads.data(), n_batch, q_dim,
-                                  layer.wo.data(), model_dim, inputs.step_in, unused));
+                                  layer.wo.view(), model_dim, inputs.step_in, unused));
+    if (config.block == BlockKind::full) check_full_block(config, layer, kernels, inputs.step_in, checks);
 
     if (inputs.prompt != nullptr) {
         const std::size_t n = config.seq_len;
@@ -170,10 +217,10 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
             std::copy_n(inputs.prompt + b * n * model_dim, prefix * model_dim,
                         x.begin() + static_cast<std::ptrdiff_t>(b * prefix * model_dim));
         }
-        checks.push_back(check_linear(kernels.linear, "", x.data(), n_prefix_rows, model_dim, layer.wqkv.data(),
+        checks.push_back(check_linear(kernels.linear, "", x.data(), n_prefix_rows, model_dim, layer.wqkv.view(),
                                       std::min(qkv_dim, checked_outputs), nullptr, unused));
 
-        kernels.linear(inputs.prompt, n_rows, model_dim, layer.wqkv.data(), qkv_dim, 0.0f, scratch.qkv.data());
+        kernels.linear(inputs.prompt, n_rows, model_dim, layer.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
         kernels.attend_causal(config, 0, scratch.qkv.data(), scratch.head_outputs.data(), scratch.attention_scratch, nullptr,
                               layer.sink_logits());
         checks.push_back(check_causal_attention(config, scratch.qkv.data(), scratch.head_outputs.data(), layer.sink_logits()));
@@ -185,7 +232,7 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
         const std::size_t out_dim = std::min(model_dim, checked_outputs);
         const std::vector<float> residual = columns(x.data(), n_prefix_rows, model_dim, out_dim);
         checks.push_back(check_linear(kernels.linear, ", output projection", heads.data(), n_prefix_rows, q_dim,
-                                      layer.wo.data(), out_dim, residual.data(), unused));
+                                      layer.wo.view(), out_dim, residual.data(), unused));
     }
     return checks;
 }

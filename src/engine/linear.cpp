@@ -6,9 +6,13 @@
 #include "kvbench/engine/linear.hpp"
 
 #include "kernels/small_m_gemm.hpp"
+#include "kernels/small_m_typed.hpp"
 #include "kernels/tuning.hpp"
 
 #include "kvbench/engine/blas.hpp"
+
+#include <algorithm>
+#include <vector>
 
 namespace kvbench {
 
@@ -16,10 +20,11 @@ namespace {
 
 // Most groups of rows worth a pass of the small-m kernel each over W.
 constexpr std::size_t max_small_m_groups = tuning.projection.max_small_m_groups;
+constexpr std::size_t converted_block_bytes = tuning.projection.converted_block_bytes;
 
 }  // namespace
 
-std::uint64_t linear(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
+std::uint64_t linear(const float* x, std::size_t n_rows, std::size_t in_dim, WeightView w,
                      std::size_t out_dim, float beta, float* y) {
     const std::size_t n_groups = (n_rows + small_m_max_rows - 1) / small_m_max_rows;
     if (n_groups <= max_small_m_groups) {
@@ -27,16 +32,37 @@ std::uint64_t linear(const float* x, std::size_t n_rows, std::size_t in_dim, con
         const std::size_t group_rows = (n_rows + n_groups - 1) / n_groups;
         for (std::size_t first = 0; first < n_rows; first += group_rows) {
             const std::size_t rows = n_rows - first < group_rows ? n_rows - first : group_rows;
-            small_m_gemm(x + first * in_dim, rows, in_dim, w, out_dim, beta, y + first * out_dim);
+            if (w.dtype == WeightDtype::f32) {
+                small_m_gemm(x + first * in_dim, rows, in_dim, static_cast<const float*>(w.elements), out_dim, beta,
+                             y + first * out_dim);
+            } else {
+                small_m_gemm_typed(x + first * in_dim, rows, in_dim, {w.elements, w.scales, w.dtype}, out_dim, beta,
+                                   y + first * out_dim);
+            }
         }
         return 2ull * n_rows * out_dim * in_dim;
     }
     return linear_sgemm(x, n_rows, in_dim, w, out_dim, beta, y);
 }
 
-std::uint64_t linear_sgemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
+std::uint64_t linear_sgemm(const float* x, std::size_t n_rows, std::size_t in_dim, WeightView w,
                            std::size_t out_dim, float beta, float* y) {
-    gemm(Transpose::no, Transpose::yes, n_rows, out_dim, in_dim, 1.0f, x, in_dim, w, in_dim, beta, y, out_dim);
+    if (w.dtype == WeightDtype::f32) {
+        gemm(Transpose::no, Transpose::yes, n_rows, out_dim, in_dim, 1.0f, x, in_dim,
+             static_cast<const float*>(w.elements), in_dim, beta, y, out_dim);
+        return 2ull * n_rows * out_dim * in_dim;
+    }
+    // sgemm reads f32 only: each block of W's rows is converted, then multiplied into its
+    // columns of y. The buffer grows once, to the widest block a run asks for, and is reused.
+    static thread_local std::vector<float> block;
+    const std::size_t block_rows = std::clamp<std::size_t>(converted_block_bytes / (in_dim * sizeof(float)), 1, out_dim);
+    if (block.size() < block_rows * in_dim) block.resize(block_rows * in_dim);
+    for (std::size_t first = 0; first < out_dim; first += block_rows) {
+        const std::size_t rows = std::min(block_rows, out_dim - first);
+        for (std::size_t r = 0; r < rows; ++r) w.load_row(first + r, in_dim, block.data() + r * in_dim);
+        gemm(Transpose::no, Transpose::yes, n_rows, rows, in_dim, 1.0f, x, in_dim, block.data(), in_dim, beta,
+             y + first, out_dim);
+    }
     return 2ull * n_rows * out_dim * in_dim;
 }
 

@@ -29,10 +29,71 @@ std::size_t LayerWeights::wqkv_floats(const ModelConfig& config) {
 
 std::size_t LayerWeights::wo_floats(const ModelConfig& config) { return checked_mul(config.model_dim, config.q_dim()); }
 
+std::size_t LayerWeights::bytes() const {
+    std::size_t total = wqkv.bytes() + wo.bytes() + mlp.bytes() + router.bytes() + shared_experts.bytes();
+    total += (attention_norm.size() + mlp_norm.size() + sinks.size()) * sizeof(float);
+    for (const MlpWeights& expert : experts) total += expert.bytes();
+    return total;
+}
+
+bool layer_has_experts(const ModelConfig& config, std::size_t layer) {
+    return config.block == BlockKind::full && config.has_experts() && layer >= config.moe.n_dense_layers;
+}
+
+namespace {
+
+std::size_t mlp_bytes_for(WeightDtype dtype, std::size_t model_dim, std::size_t width) {
+    return checked_add(WeightMatrix::bytes_for(dtype, checked_mul(2, width), model_dim),
+                       WeightMatrix::bytes_for(dtype, model_dim, width));
+}
+
+std::size_t layer_bytes_for(const ModelConfig& config, std::size_t layer) {
+    const WeightDtype dtype = config.weight_dtype;
+    const std::size_t dim = config.model_dim;
+    std::size_t bytes = checked_add(WeightMatrix::bytes_for(dtype, config.qkv_dim(), dim),
+                                    WeightMatrix::bytes_for(dtype, dim, config.q_dim()));
+    if (config.attention_sinks) bytes = checked_add(bytes, checked_mul(config.n_heads, sizeof(float)));
+    if (config.block != BlockKind::full) return bytes;
+    bytes = checked_add(bytes, checked_product({2, dim, sizeof(float)}));
+    if (!layer_has_experts(config, layer)) return checked_add(bytes, mlp_bytes_for(dtype, dim, config.ffn_dim));
+    const MoeShape& moe = config.moe;
+    bytes = checked_add(bytes, WeightMatrix::bytes_for(dtype, moe.n_experts, dim));
+    bytes = checked_add(bytes, checked_mul(moe.n_experts, mlp_bytes_for(dtype, dim, moe.expert_dim)));
+    if (moe.n_shared != 0) bytes = checked_add(bytes, mlp_bytes_for(dtype, dim, checked_mul(moe.n_shared, moe.expert_dim)));
+    return bytes;
+}
+
+// n_out · n_in uniform draws of the given variance, stored as dtype.
+WeightMatrix draw_matrix(Rng& rng, WeightDtype dtype, std::size_t n_out, std::size_t n_in, double variance,
+                         std::vector<float>& values) {
+    values.resize(checked_mul(n_out, n_in));
+    fill_uniform(rng, values, uniform_bound_for_variance(variance));
+    return WeightMatrix(dtype, n_out, n_in, values);
+}
+
+// An MLP of `width`: Wg and Wu of variance 1/D, Wd of 1/(width · L).
+MlpWeights draw_mlp(Rng& rng, const ModelConfig& config, std::size_t width, std::vector<float>& values) {
+    const double dim = static_cast<double>(config.model_dim);
+    MlpWeights mlp;
+    mlp.gate_up = draw_matrix(rng, config.weight_dtype, 2 * width, config.model_dim, 1.0 / dim, values);
+    mlp.down = draw_matrix(rng, config.weight_dtype, config.model_dim, width,
+                           1.0 / (static_cast<double>(width) * static_cast<double>(config.n_layers)), values);
+    return mlp;
+}
+
+std::vector<float> draw_norm_gains(Rng& rng, std::size_t dim) {
+    std::vector<float> gains(dim);
+    fill_uniform(rng, gains, 0.1f);
+    for (float& gain : gains) gain += 1.0f;
+    return gains;
+}
+
+}  // namespace
+
 std::size_t ModelWeights::bytes_for(const ModelConfig& config) {
-    const std::size_t per_layer = checked_add(checked_add(LayerWeights::wqkv_floats(config), LayerWeights::wo_floats(config)),
-                                              config.attention_sinks ? config.n_heads : 0);
-    return checked_product({config.n_layers, per_layer, sizeof(float)});
+    std::size_t total = 0;
+    for (std::size_t layer = 0; layer < config.n_layers; ++layer) total = checked_add(total, layer_bytes_for(config, layer));
+    return total;
 }
 
 std::size_t input_bytes_for(const ModelConfig& config, std::size_t n_positions) {
@@ -41,25 +102,35 @@ std::size_t input_bytes_for(const ModelConfig& config, std::size_t n_positions) 
 
 std::size_t ModelWeights::bytes() const {
     std::size_t total = 0;
-    for (const LayerWeights& layer : layers) {
-        total += (layer.wqkv.size() + layer.wo.size() + layer.sinks.size()) * sizeof(float);
-    }
+    for (const LayerWeights& layer : layers) total += layer.bytes();
     return total;
 }
 
 ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed) {
     Rng rng(seed);
+    const WeightDtype dtype = config.weight_dtype;
+    const double dim = static_cast<double>(config.model_dim);
     // Variance 1/fan-in: D inputs to Wq, Wk, Wv; H·dh inputs to Wo.
-    const float projection_bound = uniform_bound_for_variance(1.0 / static_cast<double>(config.model_dim));
-    const float output_bound = uniform_bound_for_variance(
-        1.0 / (static_cast<double>(config.q_dim()) * static_cast<double>(config.n_layers)));
+    const double output_variance = 1.0 / (static_cast<double>(config.q_dim()) * static_cast<double>(config.n_layers));
+    std::vector<float> values;  // one matrix's f32 draws, stored as dtype
     ModelWeights weights;
     weights.layers.resize(config.n_layers);
-    for (LayerWeights& layer : weights.layers) {
-        layer.wqkv.resize(LayerWeights::wqkv_floats(config));
-        layer.wo.resize(LayerWeights::wo_floats(config));
-        fill_uniform(rng, layer.wqkv, projection_bound);
-        fill_uniform(rng, layer.wo, output_bound);
+    for (std::size_t l = 0; l < config.n_layers; ++l) {
+        LayerWeights& layer = weights.layers[l];
+        layer.wqkv = draw_matrix(rng, dtype, config.qkv_dim(), config.model_dim, 1.0 / dim, values);
+        layer.wo = draw_matrix(rng, dtype, config.model_dim, config.q_dim(), output_variance, values);
+        if (config.block != BlockKind::full) continue;
+        layer.attention_norm = draw_norm_gains(rng, config.model_dim);
+        layer.mlp_norm = draw_norm_gains(rng, config.model_dim);
+        if (!layer_has_experts(config, l)) {
+            layer.mlp = draw_mlp(rng, config, config.ffn_dim, values);
+            continue;
+        }
+        const MoeShape& moe = config.moe;
+        layer.router = draw_matrix(rng, dtype, moe.n_experts, config.model_dim, 1.0 / dim, values);
+        layer.experts.reserve(moe.n_experts);
+        for (std::size_t e = 0; e < moe.n_experts; ++e) layer.experts.push_back(draw_mlp(rng, config, moe.expert_dim, values));
+        if (moe.n_shared != 0) layer.shared_experts = draw_mlp(rng, config, moe.n_shared * moe.expert_dim, values);
     }
     if (config.attention_sinks) {
         // Variance 1, the scale of the logits q·k / sqrt(dh) they compete with.

@@ -56,6 +56,12 @@ MemoryBudget point_memory(const GridPoint& point, const RunOptions& options) {
                 f32_config.kv_dtype = KvDtype::f32;
                 budget.kv_cache_bytes = checked_add(budget.kv_cache_bytes, KvCache::bytes_for(f32_config, n));
             }
+            if (config.weight_dtype != WeightDtype::f32) {
+                // The f32 weights that weight_rel_error is measured against, alive while the point is set up.
+                ModelConfig f32_weights = config;
+                f32_weights.weight_dtype = WeightDtype::f32;
+                budget.weights_bytes = checked_add(budget.weights_bytes, ModelWeights::bytes_for(f32_weights));
+            }
             budget.scratch_bytes =
                 checked_add(budget.scratch_bytes, DecodeScratch::bytes_for(config, n, point.n_threads));
             budget.inputs_bytes = checked_add(budget.inputs_bytes, input_bytes_for(config, 1));  // the step's output

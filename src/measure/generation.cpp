@@ -56,9 +56,9 @@ std::vector<float> gather_position(const float* tensor, std::size_t n_batch, std
 }  // namespace
 
 StepCost generation_step_cost(const ModelConfig& model, const GenerationOptions& options, DecodePath path,
-                              std::size_t step) {
+                              std::size_t step, std::optional<std::uint64_t> experts_read) {
     const ModelConfig config = with_context(model, options.context_of(step));
-    return step_cost(config, step == 0 ? DecodePath::uncached : path);
+    return step_cost(config, step == 0 ? DecodePath::uncached : path, experts_read);
 }
 
 std::uint64_t generation_memory_bytes(const GridPoint& point, const GenerationOptions& options) {
@@ -132,6 +132,9 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
     std::vector<std::vector<float>> cached_traces;
     const std::size_t trace_floats = options.verify ? attention_trace_size(full) : 0;
     std::vector<float> trace(trace_floats);
+    // With verify, of a full block: (n_layers, n_batch, model_dim) floats, what each MLP added.
+    std::vector<std::vector<float>> cached_mlp_traces;
+    std::vector<float> mlp_trace(options.verify ? mlp_trace_size(full) : 0);
 
     if (options.run_cached) {
         const ModelConfig prompt = with_context(full, prompt_len);
@@ -150,14 +153,17 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
         }
         cache.roll_back(0);
         if (!stopped()) {
-            GenerationStep step{0, prompt_len, 0, {}};
+            GenerationStep step{0, prompt_len, 0, {}, {}};
+            std::size_t experts_read = 0;
             flush();
             step.latency_ns = time_once_ns([&] {
                 step.flops = forward_full(prompt, weights, prefix.data(), prefill_out.data(), *prefill_scratch, &cache,
-                                          nullptr, {&fast_kernels, trace});
+                                          nullptr, {&fast_kernels, trace, mlp_trace, &experts_read});
             });
+            if (full.has_experts()) step.experts_read = experts_read;
             cached_outputs.push_back(gather_position(prefill_out.data(), n_batch, prompt_len, dim, prompt_len - 1));
             cached_traces.push_back(trace);
+            cached_mlp_traces.push_back(mlp_trace);
             record(DecodePath::cached, run.cached, step);
         }
         prefill_scratch.reset();  // only the prefill needs O(P·D) scratch
@@ -165,14 +171,17 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
         std::vector<float> step_out(n_batch * dim);  // (n_batch, dim)
         for (std::size_t i = 1; i < options.n_steps() && !stopped(); ++i) {
             step_in = gather_position(inputs.data(), n_batch, total_len, dim, options.context_of(i) - 1);
-            GenerationStep step{i, options.context_of(i), 0, {}};
+            GenerationStep step{i, options.context_of(i), 0, {}, {}};
+            std::size_t experts_read = 0;
             flush();
             step.latency_ns = time_once_ns([&] {
                 step.flops = decode_step(full, weights, cache, step_in.data(), step_out.data(), decode_scratch,
-                                         {&fast_kernels, trace});
+                                         {&fast_kernels, trace, mlp_trace, &experts_read});
             });
+            if (full.has_experts()) step.experts_read = experts_read;
             cached_outputs.push_back(step_out);
             cached_traces.push_back(trace);
+            cached_mlp_traces.push_back(mlp_trace);
             record(DecodePath::cached, run.cached, step);
         }
     }
@@ -187,17 +196,20 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
         for (std::size_t i = 0; i < options.n_steps() && !stopped(); ++i) {
             const ModelConfig config = with_context(full, options.context_of(i));
             copy_prefix(inputs, n_batch, total_len, dim, config.seq_len, prefix);
-            GenerationStep step{i, config.seq_len, 0, {}};
+            GenerationStep step{i, config.seq_len, 0, {}, {}};
+            std::size_t experts_read = 0;
             flush();
             step.latency_ns = time_once_ns([&] {
                 step.flops = forward_full(config, weights, prefix.data(), out.data(), scratch, nullptr, nullptr,
-                                          {&fast_kernels, trace});
+                                          {&fast_kernels, trace, mlp_trace, &experts_read});
             });
+            if (full.has_experts()) step.experts_read = experts_read;
             if (options.verify && i < cached_outputs.size()) {
                 const std::vector<float> last =
                     gather_position(out.data(), n_batch, config.seq_len, dim, config.seq_len - 1);
                 run.verify_rel_error.push_back(
-                    step_equivalence_error(full, {cached_outputs[i], cached_traces[i]}, {last, trace}));
+                    step_equivalence_error(full, {cached_outputs[i], cached_traces[i], cached_mlp_traces[i]},
+                                           {last, trace, mlp_trace}));
             }
             record(DecodePath::uncached, run.uncached, step);
         }

@@ -39,9 +39,23 @@ std::int64_t time_once_ns(NowNs now_ns, Step&& step) {
 
 std::vector<ByteRegion> weight_regions(const ModelWeights& weights) {
     std::vector<ByteRegion> regions;
+    const auto add = [&](const WeightMatrix& matrix) {
+        for (std::span<const std::byte> storage : {matrix.element_storage(), matrix.scale_storage()}) {
+            if (!storage.empty()) regions.emplace_back(storage.data(), storage.size());
+        }
+    };
     for (const LayerWeights& layer : weights.layers) {
-        regions.push_back(byte_region(layer.wqkv));
-        regions.push_back(byte_region(layer.wo));
+        for (const WeightMatrix* matrix : {&layer.wqkv, &layer.wo, &layer.mlp.gate_up, &layer.mlp.down, &layer.router,
+                                           &layer.shared_experts.gate_up, &layer.shared_experts.down}) {
+            add(*matrix);
+        }
+        for (const MlpWeights& expert : layer.experts) {
+            add(expert.gate_up);
+            add(expert.down);
+        }
+        for (const std::vector<float>* norm : {&layer.attention_norm, &layer.mlp_norm}) {
+            if (!norm->empty()) regions.push_back(byte_region(*norm));
+        }
     }
     return regions;
 }
@@ -96,6 +110,8 @@ public:
             if (options.verify) {
                 reference_trace_.resize(attention_trace_size(config_));
                 step_trace_.resize(reference_trace_.size());
+                reference_mlp_.resize(mlp_trace_size(config_));
+                step_mlp_.resize(reference_mlp_.size());
             }
             if (config_.kv_dtype == KvDtype::f32) {
                 fill(config_, *cache_, prefill, options.seed);
@@ -111,28 +127,61 @@ public:
                 std::vector<float> reference_out(step_out_.size());
                 std::vector<float> reference_trace(attention_trace_size(config_));  // (L, B, H·dh) floats
                 std::vector<float> reduced_trace(reference_trace.size());           // (L, B, H·dh) floats
+                std::vector<float> reference_mlp(mlp_trace_size(config_));          // (L, B, D) floats of a full block
+                std::vector<float> reduced_mlp(reference_mlp.size());               // (L, B, D) floats of a full block
                 decode_step(f32_config, *weights_, reference, step_in_.data(), reference_out.data(), *decode_scratch_,
-                            {&kernels_, reference_trace});
+                            {&kernels_, reference_trace, reference_mlp});
                 decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_,
-                            {&kernels_, reduced_trace});
+                            {&kernels_, reduced_trace, reduced_mlp});
                 cache_->roll_back(n - 1);
-                kv_rel_error_ = step_equivalence_error(config_, {step_out_, reduced_trace}, {reference_out, reference_trace});
+                kv_rel_error_ = step_equivalence_error(config_, {step_out_, reduced_trace, reduced_mlp},
+                                                       {reference_out, reference_trace, reference_mlp});
+            }
+            if (config_.weight_dtype != WeightDtype::f32 && cache_->length() == n - 1) {
+                weight_rel_error_ = step_against_f32_weights(options.seed);
             }
         }
     }
 
+    // docs/model.md's measure of reduced weights: the step against the same step with the f32
+    // weights they were converted from, over the same cache. The f32 copy lives only here.
+    double step_against_f32_weights(std::uint64_t seed) {
+        const std::size_t n = config_.seq_len;
+        ModelConfig f32_weights_config = config_;
+        f32_weights_config.weight_dtype = WeightDtype::f32;
+        const ModelWeights f32_weights = make_weights(f32_weights_config, seed);
+        std::vector<float> reference_out(step_out_.size());
+        std::vector<float> reference_trace(attention_trace_size(config_)), reduced_trace(reference_trace.size());
+        std::vector<float> reference_mlp(mlp_trace_size(config_)), reduced_mlp(reference_mlp.size());
+        decode_step(config_, f32_weights, *cache_, step_in_.data(), reference_out.data(), *decode_scratch_,
+                    {&kernels_, reference_trace, reference_mlp});
+        cache_->roll_back(n - 1);
+        decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_,
+                    {&kernels_, reduced_trace, reduced_mlp});
+        cache_->roll_back(n - 1);
+        return step_equivalence_error(config_, {step_out_, reduced_trace, reduced_mlp},
+                                      {reference_out, reference_trace, reference_mlp});
+    }
+
     // docs/model.md's measure of the reduced cache against an f32 one; empty for f32.
     std::optional<double> kv_rel_error() const { return kv_rel_error_; }
+    // The same of reduced weights against f32 ones; empty for f32 weights.
+    std::optional<double> weight_rel_error() const { return weight_rel_error_; }
+    // Routed experts the last step of `path` read, summed over its layers; empty without experts.
+    std::optional<std::uint64_t> experts_read(DecodePath path) const {
+        if (!config_.has_experts()) return std::nullopt;
+        return path == DecodePath::cached ? cached_experts_read_ : uncached_experts_read_;
+    }
 
     // One step of `path`, untimed; the cache is back at N-1 before a cached step.
     void run(DecodePath path) {
         if (path == DecodePath::uncached) {
             uncached_flops_ = forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_,
-                                           nullptr, stop_, {&kernels_, {}});
+                                           nullptr, stop_, {&kernels_, {}, {}, &uncached_experts_read_});
         } else {
             cache_->roll_back(config_.seq_len - 1);
             cached_flops_ = decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(),
-                                        *decode_scratch_, {&kernels_, {}});
+                                        *decode_scratch_, {&kernels_, {}, {}, &cached_experts_read_});
         }
     }
 
@@ -150,9 +199,10 @@ public:
         const std::size_t n = config_.seq_len;
         cache_->roll_back(n - 1);
         decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_,
-                    {&kernels_, step_trace_});
+                    {&kernels_, step_trace_, step_mlp_});
         const std::vector<float> last_row = gather_positions(full_out_, config_.n_batch, n, config_.model_dim, n - 1, 1);
-        const double at_n = step_equivalence_error(config_, {step_out_, step_trace_}, {last_row, reference_trace_});
+        const double at_n = step_equivalence_error(config_, {step_out_, step_trace_, step_mlp_},
+                                                       {last_row, reference_trace_, reference_mlp_});
         if (n <= verify_short_context) return at_n;
         return std::max(at_n, verify_at_context(config_, *weights_, seed_, verify_short_context, kernels_,
                                                 reference_kernels_, n_threads_));
@@ -202,8 +252,8 @@ private:
         const std::size_t n = config.seq_len;
         if (prefill) {
             // With --verify this forward is the reference the cached step is compared with.
-            const PathOptions options = verify_ ? PathOptions{&reference_kernels_, reference_trace_}
-                                                : PathOptions{&kernels_, {}};
+            const PathOptions options = verify_ ? PathOptions{&reference_kernels_, reference_trace_, reference_mlp_}
+                                                : PathOptions{&kernels_, {}, {}};
             forward_full(config, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, &cache, stop_, options);
             if (cache.length() == n) cache.roll_back(n - 1);
         } else {
@@ -222,6 +272,8 @@ private:
     NowNs now_ns_;                                   // what a repetition is timed with (options.now_ns)
     std::vector<float> reference_trace_;             // (n_layers, n_batch, q_dim) floats: the prefill's, with --verify
     std::vector<float> step_trace_;                  // (n_layers, n_batch, q_dim) floats: verify's cached step's
+    std::vector<float> reference_mlp_;               // (n_layers, n_batch, model_dim) floats of a full block: the prefill's
+    std::vector<float> step_mlp_;                    // (n_layers, n_batch, model_dim) floats of a full block: verify's step's
     std::vector<float> inputs_;                      // (n_batch, seq_len, model_dim) floats
     std::vector<float> full_out_;                    // (n_batch, seq_len, model_dim) floats, with a prefill
     std::optional<ForwardScratch> forward_scratch_;
@@ -234,6 +286,9 @@ private:
     std::vector<ByteRegion> cached_regions_;    // cold_regions(cached), computed once
     std::vector<ByteRegion> uncached_regions_;  // cold_regions(uncached), computed once
     std::optional<double> kv_rel_error_;
+    std::optional<double> weight_rel_error_;
+    std::size_t cached_experts_read_ = 0;
+    std::size_t uncached_experts_read_ = 0;
 };
 
 std::vector<DecodePath> timed_paths(const GridPoint& point, const RunOptions& options) {
@@ -353,6 +408,7 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
         return result.interrupted;
     };
     result.kv_rel_error = state.kv_rel_error();
+    result.weight_rel_error = state.weight_rel_error();
     if (options.check && !stopped()) result.check_rel_error = state.check(point);
     if (options.verify && !stopped()) result.verify_rel_error = state.verify();
     for (const DecodePath path : timed_paths(point, options)) {
@@ -364,6 +420,7 @@ PointMeasurement PointRunner::run(const GridPoint& point, const RunOptions& opti
             measured.samples_ns.push_back(state.time(path, evict));
         }
         measured.flops = state.flops(path);
+        measured.experts_read = state.experts_read(path);
         slot(result, path) = std::move(measured);
     }
     return result;
@@ -405,7 +462,10 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
         auto state = std::make_unique<PointState>(points[i], options, weights.get(points[i].config, options.seed), &stop);
         if (!was_started[i] && options.check && !stopped()) measured[i].check_rel_error = state->check(points[i]);
         if (!was_started[i] && options.verify && !stopped()) measured[i].verify_rel_error = state->verify();
-        if (!was_started[i]) measured[i].kv_rel_error = state->kv_rel_error();
+        if (!was_started[i]) {
+            measured[i].kv_rel_error = state->kv_rel_error();
+            measured[i].weight_rel_error = state->weight_rel_error();
+        }
         was_started[i] = true;
         for (const DecodePath path : timed_paths(points[i], options)) warm_up(*state, path, options, stopped);
         return resident.insert(i, std::move(state), bytes);
@@ -437,6 +497,7 @@ void run_interleaved(const std::vector<GridPoint>& points, const RunOptions& opt
                 path->samples_ns.push_back(state.time(task.path, cold_evict));
                 task.elapsed_s += seconds_since(options, start);
                 path->flops = state.flops(task.path);
+                path->experts_read = state.experts_read(task.path);
                 task.done = enough_repetitions(options, path->samples_ns.size(), task.elapsed_s);
             } catch (...) {
                 fail(i, std::current_exception());

@@ -49,6 +49,8 @@ ModelConfig config_of(const SweepSpec& spec, const Shape& s) {
     shape.n_kv_heads = s.kv_heads;
     shape.n_layers = s.layers;
     shape.block = s.block;
+    // A model's experts replace the full layer's MLP; its attention block has none.
+    if (s.block == BlockKind::attention) shape.moe = MoeShape{};
     shape.ffn_dim = s.ffn_dim;
     shape.weight_dtype = s.weight_dtype;
     shape.layer_windows = layer_windows_for(spec.window, spec.window_layers, s.layers);

@@ -196,30 +196,10 @@ ModelConfig model_config_of(const ModelPreset& model) {
 }
 
 std::optional<std::string> unapplied_parts_note(const ModelPreset& model, std::string_view flag) {
-    std::vector<std::string> parts;
-    if (const std::optional<std::uint64_t> window = largest_window(model)) {
-        const std::string label = window_label(model);
-        parts.push_back(label == fmt::format("{}", *window)
-                            ? fmt::format("its sliding window of {} tokens is not applied: every layer attends to all "
-                                          "N positions (kvbench memory caps the cache at the window)",
-                                          *window)
-                            : fmt::format("its sliding windows ({} tokens on the layers marked L in {}) are not "
-                                          "applied: every layer attends to all N positions (kvbench memory applies "
-                                          "them)",
-                                          *window, window_pattern(model_config_of(model))));
-    }
-    if (model.mla.kv_lora_rank != 0) {
-        parts.push_back(fmt::format("its latent attention (kv_lora_rank {}) runs as multi-head attention of {} heads "
-                                    "of {}",
-                                    model.mla.kv_lora_rank, model.n_heads, model.head_dim));
-    }
-    if (model.moe.n_experts != 0) {
-        parts.push_back(fmt::format("its {} experts are not run", model.moe.n_experts));
-    }
-    if (parts.empty()) return std::nullopt;
-    std::string note = std::string(flag) + ": " + parts.front();
-    for (std::size_t i = 1; i < parts.size(); ++i) note += "; " + parts[i];
-    return note;
+    // The rest of the model (windows, sinks, MLP, experts) runs: apply_layer_options lays it under the grid.
+    if (model.mla.kv_lora_rank == 0) return std::nullopt;
+    return fmt::format("{}: its latent attention (kv_lora_rank {}) runs as multi-head attention of {} heads of {}", flag,
+                       model.mla.kv_lora_rank, model.n_heads, model.head_dim);
 }
 
 const std::vector<ModelPreset>& builtin_presets() {

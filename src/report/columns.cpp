@@ -56,6 +56,19 @@ const std::vector<RowColumn>& row_columns() {
         {"latency_mdape_pct", [](const ResultRow& r) -> CellValue { return 100 * r.stats.mdape; }},
         {"verify_rel_error", [](const ResultRow& r) { return optional_real(r.verify_rel_error); }},
         {"kv_rel_error", [](const ResultRow& r) { return optional_real(r.kv_rel_error); }},
+        {"block",
+         [](const ResultRow& r) -> CellValue {
+             return std::string(r.config.block == BlockKind::full ? "full" : "attn");
+         }},
+        {"ffn_dim", [](const ResultRow& r) { return count(r.config.ffn_dim); }},
+        {"weight_dtype",
+         [](const ResultRow& r) -> CellValue { return std::string(weight_dtype_info(r.config.weight_dtype).name); }},
+        {"experts_read",
+         [](const ResultRow& r) -> CellValue {
+             if (!r.experts_read) return std::monostate{};
+             return *r.experts_read;
+         }},
+        {"weight_rel_error", [](const ResultRow& r) { return optional_real(r.weight_rel_error); }},
         {"fits_in_llc", [](const ResultRow& r) -> CellValue { return r.fits_in_llc; }},
         {"flops_executed",
          [](const ResultRow& r) -> CellValue {

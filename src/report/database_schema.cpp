@@ -162,6 +162,11 @@ const std::vector<StoredColumn>& point_columns() {
         {"latency_mdape_pct", ColumnType::real},
         {"verify_rel_error", ColumnType::real},
         {"kv_rel_error", ColumnType::real},
+        {"block", ColumnType::text},
+        {"ffn_dim", ColumnType::integer},
+        {"weight_dtype", ColumnType::text},
+        {"experts_read", ColumnType::integer},
+        {"weight_rel_error", ColumnType::real},
         {"fits_in_llc", ColumnType::boolean},
         {"flops_executed", ColumnType::integer},
         {"noisy", ColumnType::boolean},
@@ -194,9 +199,13 @@ const std::string& schema_sql() {
 }
 
 const std::vector<Migration>& migrations() {
-    // Version 2 names each point's variant (docs/csv.md); older points are attention blocks.
+    // Version 2 names each point's variant and the full layer's columns (docs/csv.md); older
+    // points are attention blocks of f32 weights. The view is made again to show them.
     static const std::vector<Migration> steps{
-        {1, "ALTER TABLE points ADD COLUMN variant TEXT;\nUPDATE points SET variant = '';\nDROP VIEW IF EXISTS results;\n" +
+        {1, "ALTER TABLE points ADD COLUMN variant TEXT;\nUPDATE points SET variant = '';\n"
+            "ALTER TABLE points ADD COLUMN block TEXT;\nALTER TABLE points ADD COLUMN ffn_dim INTEGER;\n"
+            "ALTER TABLE points ADD COLUMN weight_dtype TEXT;\nALTER TABLE points ADD COLUMN experts_read INTEGER;\n"
+            "ALTER TABLE points ADD COLUMN weight_rel_error REAL;\nDROP VIEW IF EXISTS results;\n" +
                 results_view_sql()},
     };
     return steps;

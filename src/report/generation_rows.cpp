@@ -35,8 +35,9 @@ ReportRows generation_rows(const std::vector<GenerationPath>& paths, const Gener
         for (const GenerationStep& s : generation.steps) {
             GridPoint point = generation.point;
             point.config.seq_len = s.seq_len;
-            const PathMeasurement measured{{s.latency_ns}, s.flops};
-            const StepCost cost = generation_step_cost(generation.point.config, options, generation.path, s.index);
+            const PathMeasurement measured{{s.latency_ns}, s.flops, s.experts_read};
+            const StepCost cost =
+                generation_step_cost(generation.point.config, options, generation.path, s.index, s.experts_read);
             const std::optional<double> verify =
                 s.index < verify_errors.size() ? std::optional<double>(verify_errors[s.index]) : std::nullopt;
             ResultRow row = make_result_row(generation.path, point, measured, cost, run, roofline, env, verify);

@@ -85,6 +85,20 @@ SavedRow read_row(const CellReader& cell) {
     const std::optional<KvDtype> kv_dtype = find_kv_dtype(row.kv_dtype);
     if (!kv_dtype) bad_cell("kv_dtype", row.kv_dtype, "f32, f16, bf16 or int8");
     row.config.kv_dtype = *kv_dtype;
+    // The full layer's columns are new: a file without them holds attention blocks of f32 weights.
+    if (const std::optional<std::string> block = cell("block")) {
+        if (*block != "attn" && *block != "full") bad_cell("block", *block, "attn or full");
+        row.config.block = *block == "full" ? BlockKind::full : BlockKind::attention;
+    }
+    if (cell("ffn_dim")) row.config.ffn_dim = count_of(cell, "ffn_dim");
+    if (const std::optional<std::string> weight_dtype = cell("weight_dtype")) {
+        const std::optional<WeightDtype> dtype = find_weight_dtype(*weight_dtype);
+        if (!dtype) bad_cell("weight_dtype", *weight_dtype, "f32, bf16, f16 or int8");
+        row.config.weight_dtype = *dtype;
+    }
+    if (const std::optional<std::string> experts = cell("experts_read"); experts && !experts->empty()) {
+        row.experts_read = parse_number<std::uint64_t>("experts_read", *experts);
+    }
     // Files written before the column hold attention blocks only.
     if (const std::optional<std::string> variant = cell("variant")) {
         try {
@@ -96,7 +110,7 @@ SavedRow read_row(const CellReader& cell) {
     validate(row.config);
     row.n_threads = count_of(cell, "threads");
     row.cache_state = required(cell, "cache_state");
-    row.cost = step_cost(row.config, row.path);
+    row.cost = step_cost(row.config, row.path, row.experts_read);
     if (count_of(cell, "flops") != row.cost.flops || count_of(cell, "bytes") != row.cost.bytes) {
         throw std::runtime_error("columns flops and bytes disagree with the configuration");
     }
@@ -120,6 +134,7 @@ SavedRow read_row(const CellReader& cell) {
     row.speedup = optional_real(cell, "speedup");
     row.verify_rel_error = optional_real(cell, "verify_rel_error");
     if (cell("kv_rel_error")) row.kv_rel_error = optional_real(cell, "kv_rel_error");
+    if (cell("weight_rel_error")) row.weight_rel_error = optional_real(cell, "weight_rel_error");
     row.fits_in_llc = bool_of(cell, "fits_in_llc");
     if (const std::optional<std::string> executed = cell("flops_executed")) {
         row.flops_executed = parse_number<std::uint64_t>("flops_executed", *executed);

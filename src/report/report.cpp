@@ -40,6 +40,7 @@ ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMea
     row.verify_rel_error = verify_rel_error;
     row.fits_in_llc = env.llc_bytes > 0 && row.cost.bytes <= env.llc_bytes;
     row.flops_executed = measured.flops.executed;
+    row.experts_read = measured.experts_read;
     row.noisy = is_noisy(row.stats);
     row.slow = is_slow(row.cost.flops, row.cost.bytes, row.stats.median_ns, roofline);
     row.reps_policy = describe_reps_policy(options);
@@ -54,15 +55,17 @@ std::vector<ResultRow> make_result_rows(const GridPoint& point, const PointMeasu
     std::vector<ResultRow> rows;
     if (measured.cached) {
         rows.push_back(make_result_row(DecodePath::cached, point, *measured.cached,
-                                       step_cost(point.config, DecodePath::cached), options, roofline, env,
-                                       measured.verify_rel_error));
+                                       step_cost(point.config, DecodePath::cached, measured.cached->experts_read),
+                                       options, roofline, env, measured.verify_rel_error));
         rows.back().kv_rel_error = measured.kv_rel_error;
+        rows.back().weight_rel_error = measured.weight_rel_error;
     }
     if (measured.uncached) {
         ModelConfig f32_config = point.config;
         f32_config.kv_dtype = KvDtype::f32;
         rows.push_back(make_result_row(DecodePath::uncached, point, *measured.uncached,
-                                       step_cost(f32_config, DecodePath::uncached), options, roofline, env,
+                                       step_cost(f32_config, DecodePath::uncached, measured.uncached->experts_read),
+                                       options, roofline, env,
                                        measured.verify_rel_error));
     }
     if (measured.uncached && rows.back().stats.median_ns > 0) {

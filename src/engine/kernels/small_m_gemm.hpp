@@ -1,18 +1,13 @@
 // small_m_gemm(): y = x · W^T (+ y) for a few rows of x, streaming each weight once for all rows.
 #pragma once
 
+#include "small_m_isa.hpp"
 #include "tuning.hpp"
 
 #include <cstddef>
 #include <vector>
 
 namespace kvbench {
-
-// Most rows of x one call takes (tuning.hpp); linear() covers more rows with a call per group.
-inline constexpr std::size_t small_m_max_rows = tuning.small_m.max_rows;
-
-// Instruction sets a kernel can be built for, slowest first.
-enum class SmallMIsa { scalar, avx2, avx512 };
 
 // The kernels this build compiled, slowest first; the last is what the default overload runs.
 // `scalar` is always there, so tests can hold every compiled path to the reference.

@@ -132,12 +132,26 @@ struct KernelTuning {
         std::size_t zmm_tile_rows;
     } small_m;
 
+    // small_m_gemm_typed (small_m_typed.cpp): the same over bf16, f16 and int8 weights.
+    struct SmallMTyped {
+        // Adjacent weight rows of a tile at most: each converted weight vector feeds n_rows FMAs,
+        // each x vector this many; the register file caps it below this at 2 rows of x and up
+        // (bench/journal/2026-12-04-small-m-over-reduced-weights.md).
+        std::size_t max_tile_rows;
+        // Below this many weights one thread streams W alone, as small_m's.
+        std::size_t min_parallel_weights;
+    } small_m_typed;
+
     // linear() (linear.cpp): the projections' kernel by row count.
     struct Projection {
         // Up to this many groups of small_m.max_rows rows, small_m_gemm reads W once per group;
         // above, OpenBLAS's sgemm is faster
         // (bench/journal/2026-11-30-linear-sgemv-small-m-or-sgemm.md).
         std::size_t max_small_m_groups;
+        // Reduced-type weights under sgemm are converted to f32 this many bytes of f32 at a time:
+        // a block that stays in L2 while sgemm reads it, large enough that sgemm's packing pays
+        // (bench/journal/2026-12-04-small-m-over-reduced-weights.md).
+        std::size_t converted_block_bytes;
     } projection;
 
     // attend_decode (attention.cpp): splits of the context (flash-decoding's split-K).
@@ -161,7 +175,8 @@ inline constexpr KernelTuning avx512_tuning{
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
                 .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 2, .zmm_tile_rows = 8},
-    .projection = {.max_small_m_groups = 3},
+    .small_m_typed = {.max_tile_rows = 8, .min_parallel_weights = std::size_t{1} << 16},
+    .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024},
     .decode = {.min_split_positions = 64},
 };
 
@@ -178,7 +193,8 @@ inline constexpr KernelTuning avx2_tuning{
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
                 .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 0, .zmm_tile_rows = 0},
-    .projection = {.max_small_m_groups = 3},
+    .small_m_typed = {.max_tile_rows = 8, .min_parallel_weights = std::size_t{1} << 16},
+    .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024},
     .decode = {.min_split_positions = 64},
 };
 
@@ -197,7 +213,8 @@ inline constexpr KernelTuning portable_tuning{
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
                 .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 0, .zmm_tile_rows = 0},
-    .projection = {.max_small_m_groups = 3},
+    .small_m_typed = {.max_tile_rows = 8, .min_parallel_weights = std::size_t{1} << 16},
+    .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024},
     .decode = {.min_split_positions = 64},
 };
 

@@ -21,7 +21,7 @@ struct AttentionCliOptions {
 // Registers --window, --window-layers and --sinks on `command`.
 void add_attention_options(CLI::App& command, AttentionCliOptions& options);
 
-// Sets spec's window, its layer pattern and its sinks from `options`. Throws ConfigError naming
+// Sets spec's window and its layer pattern from `options` (over a model's), and adds --sinks. Throws ConfigError naming
 // --window for a W that is not a whole number from 1 to 2^31, and --window-layers given
 // without --window (a bad pattern is refused by expand(), per --layers value).
 void apply_attention_options(const AttentionCliOptions& options, SweepSpec& spec);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cli/attention_options.hpp"
+#include "cli/layer_options.hpp"
 #include "cli/output_options.hpp"
 #include "kvbench/measure/generation.hpp"
 #include "kvbench/measure/sweep.hpp"
@@ -26,11 +27,13 @@ struct GenerateCliOptions {
     std::string dim = "1024";
     std::string heads = "16";
     std::optional<std::string> head_dim;  // --head-dim; unset: D/H
-    std::optional<std::string> model_note;  // what --model leaves out (its window), set by the parse
+    std::optional<std::string> model_note;  // what --model leaves out (its latent attention), set by the parse
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
     std::string kv_dtype = "f32";  // --kv-dtype: the cached path's element types
     AttentionCliOptions attention;  // --window, --window-layers, --sinks
+    LayerCliOptions layer;  // --block, --ffn-dim, --weight-dtype, the experts
+    std::optional<ModelConfig> model;  // --model or --model-config: the rest of its layer, set by the parse
     std::optional<std::string> threads;  // unset: default_thread_count()
     std::string paths = "both";
     std::string cache_state = "cold";

@@ -16,8 +16,8 @@ std::vector<KvDtype> parse_stored_kv_dtypes(std::string_view text);
 // The --kv-dtype line of sweep's and generate's --help, which says that weights stay f32.
 inline constexpr const char* kv_dtype_help =
     "Cache element types (LIST of f32, f16, bf16, int8; int8 with one f32 scale per cached "
-    "vector): K and V are stored in it and decoded inside the attention kernel; weights and "
-    "activations stay f32 (the tool measures the cache, not weight quantisation). Rows of a "
-    "reduced type report kv_rel_error against an f32 cache of the same values";
+    "vector): K and V are stored in it and decoded inside the attention kernel; activations "
+    "stay f32, weights are --weight-dtype. Rows of a reduced type report kv_rel_error against "
+    "an f32 cache of the same values";
 
 }  // namespace kvbench

@@ -29,8 +29,10 @@ ModelPreset read_model_config(const std::string& path);
 // (`--model llama-3-8b --layers 2` keeps two layers). A model whose head dim is not D / H
 // (Gemma-7B) also sets --head-dim. Call it after --head-dim is registered.
 // `note` receives what the run leaves out of the model (unapplied_parts_note), for the command
-// to print.
+// to print; `model_config` the rest of it (model_config_of: block, MLP, experts, windows, sinks), which
+// apply_layer_options lays under the grid.
 void add_model_options(CLI::App& command, std::string& dim, std::string& heads, std::string& kv_heads,
-                       std::string& layers, std::optional<std::string>& head_dim, std::optional<std::string>& note);
+                       std::string& layers, std::optional<std::string>& head_dim, std::optional<std::string>& note,
+                       std::optional<ModelConfig>& model_config);
 
 }  // namespace kvbench

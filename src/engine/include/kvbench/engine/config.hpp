@@ -73,6 +73,10 @@ struct ModelConfig {
     // layer's cache a ring of min(N, W)). Empty: every layer global. --window, --window-layers.
     std::vector<std::uint32_t> layer_windows;
     bool attention_sinks = false;            // --sinks: a learned sink logit per query head (GPT-OSS)
+    // RoPE's base (a full block's rotary embedding, docs/model.md): Hugging Face's LlamaConfig
+    // default; Llama 3 sets 500000. It changes no count, so operator== leaves it out, as a
+    // report's rows, which do not state it, must still equal the point they were measured at.
+    double rope_theta = 10000.0;
 
     std::size_t head_dim() const { return explicit_head_dim != 0 ? explicit_head_dim : model_dim / n_heads; }
     // H·dh: the width of q and of the concatenated head outputs, D only when dh = D/H.

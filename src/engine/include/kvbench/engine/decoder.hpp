@@ -6,6 +6,7 @@
 #include "kvbench/engine/attention.hpp"
 #include "kvbench/engine/causal_attention.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/engine/feed_forward.hpp"
 #include "kvbench/engine/flop_count.hpp"
 #include "kvbench/engine/kv_cache.hpp"
 #include "kvbench/engine/step_kernels.hpp"
@@ -32,6 +33,7 @@ struct DecodeScratch {
     std::vector<float> qkv;                    // (n_batch, qkv_dim) floats: q | k | v of the new token
     std::vector<float> head_outputs;           // (n_batch, q_dim) floats: every head's attention output, concatenated
     DecodeAttentionScratch attention_scratch;  // attend_decode's split partials and per-thread workspaces
+    FullBlockScratch block;                    // a full block's norms, MLP and experts, n_batch rows
 };
 
 struct ForwardScratch {
@@ -47,6 +49,7 @@ struct ForwardScratch {
     std::vector<float> qkv;                    // (n_batch · seq_len, qkv_dim) floats: q | k | v of every position
     std::vector<float> head_outputs;           // (n_batch · seq_len, q_dim) floats: every head's output, concatenated
     CausalAttentionScratch attention_scratch;  // attend_causal's per-thread scores
+    FullBlockScratch block;                    // a full block's norms, MLP and experts, n_batch · seq_len rows
 };
 
 // What a path is asked beyond its output: which kernels run (the fast ones, --verify's reference,
@@ -57,18 +60,27 @@ struct PathOptions {
     // Empty, or (n_layers, n_batch, q_dim) floats: layer l's attention output (every head's,
     // concatenated) for the newest position of each sequence, written as the path runs.
     std::span<float> attention_trace;
+    // Empty, or (n_layers, n_batch, model_dim) floats of a full block: what layer l's MLP (or
+    // experts) added to the residual stream at the newest position of each sequence.
+    std::span<float> mlp_trace = {};
+    // When given, set to the routed experts the path read, summed over its layers of experts.
+    std::size_t* experts_read = nullptr;
 };
 
 // Floats of a PathOptions::attention_trace for config.
 std::size_t attention_trace_size(const ModelConfig& config);
+// Floats of a PathOptions::mlp_trace for config: 0 for an attention block.
+std::size_t mlp_trace_size(const ModelConfig& config);
 
 // Cached path: one step for the token at position pos = cache.length() of every sequence.
-// Computes q, k, v of that token only, writes k, v into the cache at pos, attends over
+// A full block first normalises the residual stream and turns q and k by RoPE at pos, and adds
+// its MLP or experts after the attention (docs/model.md). Computes q, k, v of that token only, writes k, v into the cache at pos, attends over
 // positions [0, pos], and leaves the cache at length pos + 1.
 // x_in, x_out: (n_batch, model_dim); x_out is the residual stream after the last layer.
 // Throws std::out_of_range (before touching anything) if the cache is full.
 // Requires: cache and scratch built for this config's n_batch, n_kv_heads, head_dim, n_layers;
-// options.attention_trace empty or attention_trace_size(config) floats.
+// options.attention_trace empty or attention_trace_size(config) floats, options.mlp_trace empty
+// or mlp_trace_size(config) floats.
 FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, KvCache& cache,
                       const float* x_in, float* x_out, DecodeScratch& scratch, const PathOptions& options = {});
 
@@ -79,7 +91,7 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
 // `stop`, when given, is read before every layer and every attention task: once it is set the
 // forward returns within one layer's projections plus one attention block per thread, x_out
 // incomplete and a prefill cache left at length 0.
-// The attention trace holds row seq_len - 1 of each sequence.
+// The attention and MLP traces hold row seq_len - 1 of each sequence.
 // Requires: scratch built for this config; prefill (if any) has max_seq_len >= seq_len;
 // options.attention_trace empty or attention_trace_size(config) floats.
 FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, const float* x_in,

@@ -4,6 +4,7 @@
 #include "kvbench/engine/config.hpp"
 #include "kvbench/engine/kv_cache.hpp"
 #include "kvbench/engine/page_aligned.hpp"
+#include "kvbench/engine/weight_matrix.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -14,22 +15,46 @@ namespace kvbench {
 
 // docs/model.md writes q = x·Wq with Wq (D×H·dh). We store each W transposed, (out, in) row-major
 // as llama2.c does, so one output is a contiguous dot product and a projection of B rows
-// is x (B, in) · W^T: every weight row is streamed once for all B rows.
+// is x (B, in) · W^T: every weight row is streamed once for all B rows. Every matrix is stored in
+// config.weight_dtype; the norms' gains stay f32 (docs/counting.md).
+
+// A SwiGLU MLP of width F (docs/model.md): (silu(u·Wg) ⊙ (u·Wu))·Wd.
+struct MlpWeights {
+    // (2F, model_dim): rows [0, F) Wg^T, [F, 2F) Wu^T, fused so both are one matrix product.
+    WeightMatrix gate_up;
+    WeightMatrix down;  // (model_dim, F): Wd^T
+    std::size_t width() const { return down.n_in(); }  // F
+    std::size_t bytes() const { return gate_up.bytes() + down.bytes(); }
+};
+
 struct LayerWeights {
     // (qkv_dim, model_dim): rows [0, q_dim) are Wq^T, [q_dim, q_dim + kv_dim) Wk^T,
     // [q_dim + kv_dim, qkv_dim) Wv^T.
     // Fused so the three projections of a step are one matrix product.
-    PageAlignedVector<float> wqkv;
-    PageAlignedVector<float> wo;  // (model_dim, q_dim): Wo^T
+    WeightMatrix wqkv;
+    WeightMatrix wo;  // (model_dim, q_dim): Wo^T
     // (n_heads) learned sink logits, one per query head, with --sinks (docs/model.md,
     // "Attention sinks"); empty without.
     std::vector<float> sinks;
     // The sinks of this layer for the attention kernels: null when it has none.
     const float* sink_logits() const { return sinks.empty() ? nullptr : sinks.data(); }
 
+    // A full block's parts (empty in an attention block).
+    std::vector<float> attention_norm;  // (model_dim) floats: the RMSNorm gains before attention
+    std::vector<float> mlp_norm;        // (model_dim) floats: the RMSNorm gains before the MLP
+    MlpWeights mlp;                     // the dense MLP (empty in a layer of experts)
+    WeightMatrix router;                // (n_experts, model_dim): a layer of experts' router
+    std::vector<MlpWeights> experts;    // n_experts routed experts, each expert_dim wide
+    MlpWeights shared_experts;          // the S shared experts as one MLP S·expert_dim wide; empty if S = 0
+
+    bool has_experts() const { return !experts.empty(); }
+    std::size_t bytes() const;
     static std::size_t wqkv_floats(const ModelConfig& config);  // qkv_dim · model_dim
     static std::size_t wo_floats(const ModelConfig& config);    // model_dim · q_dim
 };
+
+// Whether layer `layer` of config runs experts (a full block with --experts, past its dense layers).
+bool layer_has_experts(const ModelConfig& config, std::size_t layer);
 
 struct ModelWeights {
     std::vector<LayerWeights> layers;  // n_layers entries
@@ -40,7 +65,11 @@ struct ModelWeights {
 
 // Uniform weights with variance 1/fan-in (1/D, 1/(H·dh) for Wo), so q, k, v and y keep the
 // scale of x; Wo is further scaled by 1/sqrt(L) so the residual stream's variance grows to about 2, not 2^L,
-// through L layers. Requires: config validated.
+// through L layers. A full block's MLPs take 1/D for Wg, Wu and the router and 1/(F·L) for Wd,
+// so each adds a bounded share to the stream too, and its norm gains are drawn in [0.9, 1.1)
+// (a kernel that ignored them would show). Every matrix is drawn in f32 and stored as
+// config.weight_dtype: the same seed gives the same model in every type.
+// Requires: config validated.
 ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed);
 
 // Token embeddings for every position: (n_batch, seq_len, model_dim), uniform with variance 1.

@@ -15,10 +15,13 @@ namespace kvbench {
 struct StepRecord {
     std::span<const float> output;           // (n_batch, model_dim) floats: the residual stream after the last layer
     std::span<const float> attention_trace;  // (n_layers, n_batch, q_dim) floats: PathOptions::attention_trace
+    // (n_layers, n_batch, model_dim) floats of a full block: PathOptions::mlp_trace; else empty.
+    std::span<const float> mlp_trace = {};
 };
 
 // The worst relative error (reference.hpp's relative_error) of `actual` against `expected`
-// over the output and each layer's attention output, each layer on its own scale. The output
+// over the output, each layer's attention output and, in a full block, what each layer's MLP
+// (or experts) added, each layer on its own scale. The output
 // alone hides the block: it is x + y, where x is as large as the input whatever the step
 // computed, while the attention output of a long context shrinks like 1/sqrt(N) for random
 // values (docs/model.md, "Equivalence").

@@ -34,6 +34,7 @@ struct GenerationStep {
     std::size_t seq_len = 0;     // N of this step
     std::int64_t latency_ns = 0; // one timed run, steady_clock
     FlopCount flops;             // what the kernels executed
+    std::optional<std::uint64_t> experts_read;  // routed experts the step read over its layers; empty without experts
 };
 
 struct GenerationRun {
@@ -47,8 +48,9 @@ struct GenerationRun {
 
 // The FLOPs, bytes and KV bytes of step i of a path, from the cost model (docs/counting.md).
 // The cached path's prefill is the uncached forward of P positions, so it costs what that does.
+// experts_read: the routed experts the step read (GenerationStep); unset: the most it may read.
 StepCost generation_step_cost(const ModelConfig& model, const GenerationOptions& options, DecodePath path,
-                              std::size_t step);
+                              std::size_t step, std::optional<std::uint64_t> experts_read = std::nullopt);
 
 // Bytes run_generation allocates for `point` (weights, inputs, KV cache, scratch, outputs),
 // computed without allocating, so the command can refuse a configuration that would not fit.

@@ -58,6 +58,9 @@ bool enough_repetitions(const RunOptions& options, std::size_t n_done, double el
 struct PathMeasurement {
     std::vector<std::int64_t> samples_ns;  // one per timed repetition, steady_clock
     FlopCount flops;                       // what the kernels executed in one step
+    // Routed experts one step read, summed over its layers of experts, as its seeded router
+    // chose them (the same every repetition); empty without experts.
+    std::optional<std::uint64_t> experts_read;
 };
 
 struct PointMeasurement {
@@ -68,6 +71,9 @@ struct PointMeasurement {
     // A reduced-type cache's step against the same step over an f32 cache of the same values
     // (docs/model.md's measure); empty for an f32 cache or without the cached path.
     std::optional<double> kv_rel_error;
+    // Reduced weights' step against the same step with the f32 weights they were converted from,
+    // over the same cache (docs/model.md's measure); empty for f32 weights or without the cached path.
+    std::optional<double> weight_rel_error;
     bool interrupted = false;                // stop was raised: the point is incomplete, discard it
 };
 

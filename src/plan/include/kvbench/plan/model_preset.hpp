@@ -47,9 +47,9 @@ std::string window_label(const ModelPreset& model);
 // or experts are known (ffn_dim or moe), else the attention block; weights f32 and cache f32.
 ModelConfig model_config_of(const ModelPreset& model);
 
-// What a sweep or generate of `model` (named by `flag`, "--model mistral-7b") leaves out that
-// the planner counts: its sliding windows, latent attention, MLP and experts, while the measured
-// step takes only its attention shape. Unset when the model has none of them.
+// What a sweep or generate of `model` (named by `flag`, "--model deepseek-v3") leaves out that
+// the planner counts: its latent attention, which the step runs as multi-head attention. Unset
+// when the model has none.
 std::optional<std::string> unapplied_parts_note(const ModelPreset& model, std::string_view flag);
 
 // Reads a preset file's text (data/models.json's schema: {"models": [{...}, ...]}) and checks

@@ -44,7 +44,8 @@ struct Migration {
     int from_version;
     std::string sql;
 };
-// Version 1 to 2 adds the points' variant column and makes the results view again.
+// Version 1 to 2 adds the points' variant and the full layer's columns (block, ffn_dim,
+// weight_dtype, experts_read, weight_rel_error), and makes the results view again.
 const std::vector<Migration>& migrations();
 
 // `text` (a report's cell) as a value of `type`. Throws std::runtime_error naming `column` when

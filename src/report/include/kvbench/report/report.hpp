@@ -37,6 +37,12 @@ struct ResultRow {
     // Cached rows of a reduced kv_dtype: the step's relative error against the same step over
     // an f32 cache of the same values (docs/model.md, "KV-cache element types").
     std::optional<double> kv_rel_error;
+    // Rows of reduced weights (cached): the step against the same step with the f32 weights they
+    // were converted from, over the same cache (docs/model.md, "Weight element types").
+    std::optional<double> weight_rel_error;
+    // Routed experts the step read, summed over its layers (its seeded router's choice, which
+    // cost.bytes counts); empty without experts.
+    std::optional<std::uint64_t> experts_read;
     bool fits_in_llc = false;                   // working set below the last-level cache
     // FLOPs the kernels executed in one step: flops plus the masked products that diagonal
     // tiles of the uncached attention compute anyway. Empty when not measured.
