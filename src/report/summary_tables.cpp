@@ -63,6 +63,13 @@ std::string number(std::size_t n) { return fmt::format("{}", n); }
 
 std::string grouping_of(const ModelConfig& c) { return grouping_label(c.n_heads, c.n_kv_heads); }
 
+// "attn", or the full layer and its MLP: "full F=8192", "full E=128/8" (experts, active).
+std::string layer_of(const ModelConfig& config) {
+    if (config.block != BlockKind::full) return "attn";
+    if (config.has_experts()) return fmt::format("full E={}/{}", config.moe.n_experts, config.moe.n_active);
+    return fmt::format("full F={}", config.ffn_dim);
+}
+
 // The model's axes, in the order of --batch, --seq, --dim, --heads, --layers. G shows as the
 // grouping label, which names it (GQA-4: G=4; MHA: G=H; MQA: G=1).
 const std::vector<Axis>& model_axes() {
@@ -78,6 +85,9 @@ const std::vector<Axis>& model_axes() {
          [](const ResultRow& r) { return fmt::format("G={} ({})", r.config.n_kv_heads, grouping_of(r.config)); }},
         // The uncached forward keeps no cache, whatever --kv-dtype says.
         {"kv", Align::left, [](const ResultRow& r) { return r.path == DecodePath::uncached ? "none" : r.kv_dtype; }, {}},
+        {"layer", Align::left, [](const ResultRow& r) { return layer_of(r.config); }, {}},
+        {"w", Align::left, [](const ResultRow& r) { return std::string(weight_dtype_info(r.config.weight_dtype).name); },
+         {}},
     };
     return axes;
 }
@@ -85,6 +95,8 @@ const std::vector<Axis>& model_axes() {
 constexpr std::size_t seq_axis = 1;       // model_axes()'s "N"
 constexpr std::size_t head_dim_axis = 4;  // model_axes()'s "dh"
 constexpr std::size_t kv_dtype_axis = 7;  // model_axes()'s "kv": the cache's element type
+constexpr std::size_t layer_axis = 8;     // model_axes()'s "layer": attn, or the full layer's MLP
+constexpr std::size_t weight_axis = 9;    // model_axes()'s "w": the weights' element type
 
 // What varies between the rows of a measurement besides the model: threads, cache state, path.
 const std::vector<Axis>& run_axes() {
@@ -115,12 +127,19 @@ LineKeys::LineKeys(const std::vector<ResultRow>& rows, bool with_run_axes, bool 
     // The cache's type likewise, only when some row stores a reduced one (--kv-dtype).
     const bool any_reduced_cache =
         std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.kv_dtype != "f32"; });
+    const bool any_full_layer =
+        std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.config.block == BlockKind::full; });
+    const bool any_reduced_weights = std::any_of(
+        rows.begin(), rows.end(), [](const ResultRow& r) { return r.config.weight_dtype != WeightDtype::f32; });
     std::vector<std::string> model_constants, run_constants;
     auto sort = [&](const std::vector<Axis>& axes, std::vector<std::string>& constants) {
         for (const Axis& axis : axes) {
             if (rows.empty()) continue;
             if (&axis == &model_axes()[head_dim_axis] && !any_explicit_head_dim) continue;
             if (&axis == &model_axes()[kv_dtype_axis] && !any_reduced_cache) continue;
+            // The layer and the weights' type likewise, only beyond the attention block of f32 weights.
+            if (&axis == &model_axes()[layer_axis] && !any_full_layer) continue;
+            if (&axis == &model_axes()[weight_axis] && !any_reduced_weights) continue;
             if (&axis == &model_axes()[seq_axis] && !with_seq) continue;
             if (varies(axis, rows)) {
                 columns_.push_back({axis.name, axis.align, axis.cell});
