@@ -1,6 +1,7 @@
 // check_kernels: run each fast kernel and its naive twin on the same data and compare.
 #include "kvbench/engine/kernel_check.hpp"
 
+#include "kvbench/engine/latent_check.hpp"
 #include "kvbench/engine/reference.hpp"
 
 #include <fmt/format.h>
@@ -50,7 +51,8 @@ std::vector<float> columns(const float* rows, std::size_t n_rows, std::size_t st
     return out;
 }
 
-// attend_causal on the whole prompt (layer 0, with its window) against attention_reference at the sampled rows.
+}  // namespace
+
 KernelCheck check_causal_attention(const ModelConfig& config, const float* qkv, const float* fast_out,
                                    const float* sinks) {
     const std::size_t n = config.seq_len;
@@ -93,8 +95,6 @@ KernelCheck check_causal_attention(const ModelConfig& config, const float* qkv, 
     return {fmt::format("attend_causal ({} positions, {} rows sampled)", n, rows.size()), relative_error(fast, naive)};
 }
 
-}  // namespace
-
 std::vector<std::size_t> sampled_causal_rows(std::size_t seq_len, std::size_t block_rows, std::size_t max_blocks) {
     const std::size_t n_blocks = (seq_len + block_rows - 1) / block_rows;
     std::set<std::size_t> blocks;
@@ -118,6 +118,7 @@ std::vector<std::size_t> sampled_causal_rows(std::size_t seq_len, std::size_t bl
 
 std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWeights& weights,
                                        const KernelCheckInputs& inputs, const StepKernels& kernels) {
+    if (config.is_latent()) return check_latent_kernels(config, weights, inputs, kernels);
     std::vector<KernelCheck> checks;
     const LayerWeights& layer = weights.layers.front();
     const std::size_t n_batch = config.n_batch;

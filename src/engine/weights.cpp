@@ -21,6 +21,25 @@ constexpr std::uint64_t sink_stream = 0x5141'C000'0000'0004ull;
 float uniform_bound_for_variance(double variance) {
     return static_cast<float>(std::sqrt(3.0 * variance));
 }
+// fill_cache_seeded of a latent cache: one vector of r + d_r per position, no values of their own.
+void fill_latent_cache(const ModelConfig& config, KvCache& cache, std::size_t length, Rng& rng,
+                       const std::atomic<bool>* stop) {
+    const float bound = uniform_bound_for_variance(1.0);
+    const std::size_t width = cache.head_dim();
+    std::vector<float> vector(width);  // (r + d_r) floats: one position's c | k_rope
+    for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        const std::size_t n_slots = std::min(length, cache.capacity(layer));
+        for (std::size_t b = 0; b < config.n_batch; ++b) {
+            if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
+            for (std::size_t t = 0; t < n_slots; ++t) {
+                fill_uniform(rng, vector, bound);
+                cache.store(layer, b, 0, t, vector.data(), nullptr);
+            }
+        }
+    }
+    cache.extend_to(length);
+}
+
 }  // namespace
 
 std::size_t LayerWeights::wqkv_floats(const ModelConfig& config) {
@@ -30,6 +49,7 @@ std::size_t LayerWeights::wqkv_floats(const ModelConfig& config) {
 std::size_t LayerWeights::wo_floats(const ModelConfig& config) { return checked_mul(config.model_dim, config.q_dim()); }
 
 std::size_t ModelWeights::bytes_for(const ModelConfig& config) {
+    if (config.is_latent()) return checked_product({config.n_layers, LatentWeights::floats_for(config), sizeof(float)});
     const std::size_t per_layer = checked_add(checked_add(LayerWeights::wqkv_floats(config), LayerWeights::wo_floats(config)),
                                               config.attention_sinks ? config.n_heads : 0);
     return checked_product({config.n_layers, per_layer, sizeof(float)});
@@ -42,7 +62,7 @@ std::size_t input_bytes_for(const ModelConfig& config, std::size_t n_positions) 
 std::size_t ModelWeights::bytes() const {
     std::size_t total = 0;
     for (const LayerWeights& layer : layers) {
-        total += (layer.wqkv.size() + layer.wo.size() + layer.sinks.size()) * sizeof(float);
+        total += (layer.wqkv.size() + layer.wo.size() + layer.sinks.size() + layer.latent.floats()) * sizeof(float);
     }
     return total;
 }
@@ -56,6 +76,10 @@ ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed) {
     ModelWeights weights;
     weights.layers.resize(config.n_layers);
     for (LayerWeights& layer : weights.layers) {
+        if (config.is_latent()) {
+            layer.latent = make_latent_weights(config, rng);
+            continue;
+        }
         layer.wqkv.resize(LayerWeights::wqkv_floats(config));
         layer.wo.resize(LayerWeights::wo_floats(config));
         fill_uniform(rng, layer.wqkv, projection_bound);
@@ -104,6 +128,10 @@ void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t le
     cache.roll_back(0);
     Rng rng(seed ^ cache_fill_stream);
     const float bound = uniform_bound_for_variance(1.0);
+    if (cache.values_in_keys()) {
+        fill_latent_cache(config, cache, length, rng, stop);
+        return;
+    }
     const std::size_t head_dim = config.head_dim();
     // A cache of another type gets the values an f32 cache of the same seed holds, converted:
     // drawn a few positions at a time, keys then values, in the order the f32 fill draws them.

@@ -42,6 +42,9 @@ std::vector<ByteRegion> weight_regions(const ModelWeights& weights) {
     for (const LayerWeights& layer : weights.layers) {
         regions.push_back(byte_region(layer.wqkv));
         regions.push_back(byte_region(layer.wo));
+        for (const PageAlignedVector<float>* matrix : latent_matrices(layer.latent)) {
+            if (!matrix->empty()) regions.push_back(byte_region(*matrix));
+        }
     }
     return regions;
 }

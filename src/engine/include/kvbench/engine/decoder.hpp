@@ -8,6 +8,7 @@
 #include "kvbench/engine/config.hpp"
 #include "kvbench/engine/flop_count.hpp"
 #include "kvbench/engine/kv_cache.hpp"
+#include "kvbench/engine/latent_step.hpp"
 #include "kvbench/engine/step_kernels.hpp"
 #include "kvbench/engine/weights.hpp"
 
@@ -32,6 +33,7 @@ struct DecodeScratch {
     std::vector<float> qkv;                    // (n_batch, qkv_dim) floats: q | k | v of the new token
     std::vector<float> head_outputs;           // (n_batch, q_dim) floats: every head's attention output, concatenated
     DecodeAttentionScratch attention_scratch;  // attend_decode's split partials and per-thread workspaces
+    LatentDecodeBuffers latent;  // a latent config's buffers, in place of qkv and head_outputs (left empty)
 };
 
 struct ForwardScratch {
@@ -47,6 +49,7 @@ struct ForwardScratch {
     std::vector<float> qkv;                    // (n_batch · seq_len, qkv_dim) floats: q | k | v of every position
     std::vector<float> head_outputs;           // (n_batch · seq_len, q_dim) floats: every head's output, concatenated
     CausalAttentionScratch attention_scratch;  // attend_causal's per-thread scores
+    LatentForwardBuffers latent;  // a latent config's buffers, in place of qkv and head_outputs (left empty)
 };
 
 // What a path is asked beyond its output: which kernels run (the fast ones, --verify's reference,
@@ -54,13 +57,15 @@ struct ForwardScratch {
 // newest position, which --verify compares because the residual stream hides it (docs/model.md).
 struct PathOptions {
     const StepKernels* kernels = &fast_kernels;
-    // Empty, or (n_layers, n_batch, q_dim) floats: layer l's attention output (every head's,
-    // concatenated) for the newest position of each sequence, written as the path runs.
+    // Empty, or (n_layers, n_batch, attention_output_dim) floats: layer l's attention output (every
+    // head's, concatenated) for the newest position of each sequence, written as the path runs.
     std::span<float> attention_trace;
 };
 
 // Floats of a PathOptions::attention_trace for config.
 std::size_t attention_trace_size(const ModelConfig& config);
+
+// A latent config (config.is_latent()) runs latent_step.hpp's paths, with the same contracts.
 
 // Cached path: one step for the token at position pos = cache.length() of every sequence.
 // Computes q, k, v of that token only, writes k, v into the cache at pos, attends over
