@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cli/attention_options.hpp"
+#include "cli/latent_options.hpp"
 #include "cli/output_options.hpp"
 #include "kvbench/measure/generation.hpp"
 #include "kvbench/measure/sweep.hpp"
@@ -31,6 +32,7 @@ struct GenerateCliOptions {
     std::string layers = "1";
     std::string kv_dtype = "f32";  // --kv-dtype: the cached path's element types
     AttentionCliOptions attention;  // --window, --window-layers, --sinks
+    LatentCliOptions latent;  // --kv-lora-rank and the widths of latent attention (MLA)
     std::optional<std::string> threads;  // unset: default_thread_count()
     std::string paths = "both";
     std::string cache_state = "cold";

@@ -29,8 +29,10 @@ ModelPreset read_model_config(const std::string& path);
 // (`--model llama-3-8b --layers 2` keeps two layers). A model whose head dim is not D / H
 // (Gemma-7B) also sets --head-dim. Call it after --head-dim is registered.
 // `note` receives what the run leaves out of the model (unapplied_parts_note), for the command
-// to print.
+// to print. `latent`, when given, receives the model's latent attention (the command runs it, so
+// the note leaves it out).
 void add_model_options(CLI::App& command, std::string& dim, std::string& heads, std::string& kv_heads,
-                       std::string& layers, std::optional<std::string>& head_dim, std::optional<std::string>& note);
+                       std::string& layers, std::optional<std::string>& head_dim, std::optional<std::string>& note,
+                       MlaShape* latent = nullptr);
 
 }  // namespace kvbench
