@@ -43,7 +43,7 @@ const std::vector<RowColumn>& row_columns() {
         // Extras.
         {"grouping",
          [](const ResultRow& r) -> CellValue {
-             return r.config.is_latent() ? std::string("MLA") : grouping_label(r.config.n_heads, r.config.n_kv_heads);
+             return grouping_name(r.config);
          }},
         {"cache_state", [](const ResultRow& r) -> CellValue { return r.cache_state; }},
         {"latency_us_p90", [](const ResultRow& r) { return microseconds(r.stats.p90_ns); }},

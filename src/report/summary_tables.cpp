@@ -62,9 +62,7 @@ struct Axis {
 
 std::string number(std::size_t n) { return fmt::format("{}", n); }
 
-std::string grouping_of(const ModelConfig& c) {
-    return c.is_latent() ? "MLA" : grouping_label(c.n_heads, c.n_kv_heads);
-}
+std::string grouping_of(const ModelConfig& c) { return grouping_name(c); }
 
 // The model's axes, in the order of --batch, --seq, --dim, --heads, --layers. G shows as the
 // grouping label, which names it (GQA-4: G=4; MHA: G=H; MQA: G=1).
