@@ -67,7 +67,7 @@ std::vector<SheetCell> axis_cells(const GridPoint& point) {
             count_cell(c.head_dim()),
             count_cell(c.n_layers),
             count_cell(point.n_threads),
-            text_cell(grouping_label(c.n_heads, c.n_kv_heads)),
+            text_cell(grouping_name(c)),
             text_cell(std::string(kv_dtype_info(c.kv_dtype).name)),
             text_cell(window_label(c))};
 }

@@ -65,8 +65,9 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
     list_option(*generate, "--kv-dtype", options.kv_dtype, kv_dtype_help);
     add_attention_options(*generate, options.attention);
     add_layer_options(*generate, options.layer);
+    add_latent_options(*generate, options.latent);
     add_model_options(*generate, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim,
-                      options.model_note, options.model);
+                      options.model_note, options.model, &options.latent.model);
     list_option(*generate, "-t,--threads", options.threads,
                 "Compute threads T (default: $OMP_NUM_THREADS if set, else all cores)");
     list_option(*generate, "--paths", options.paths, "Decode paths to time: cached, uncached or both");
@@ -113,6 +114,7 @@ GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
     spec.kv_dtypes = parse_stored_kv_dtypes(options.kv_dtype);
     apply_layer_options(options.layer, options.model, spec);
     apply_attention_options(options.attention, spec);
+    apply_latent_options(options.latent, spec);
     spec.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)
                                    : std::vector<std::size_t>{default_thread_count()};
     plan.grid = expand(spec);

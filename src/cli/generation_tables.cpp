@@ -136,7 +136,7 @@ TextTable generation_summary_table(const std::vector<GenerationPath>& results, c
         ModelConfig last = c;
         last.seq_len = plan.generation.context_of(result.steps.empty() ? 0 : result.steps.back().index);
         table.lines.push_back(
-            {shape_label(result.point, result.path), grouping_label(c.n_heads, c.n_kv_heads), path_name(result.path),
+            {shape_label(result.point, result.path), grouping_name(c), path_name(result.path),
              time_cell(t.first_ns, first_unit), time_cell(t.per_token_ns, decode_unit), time_cell(t.p90_ns, decode_unit),
              format_in(t.total_ns, total_unit), t.rate, format_flops(static_cast<double>(t.flops)),
              result.path == DecodePath::cached ? format_bytes(kv_cache_bytes(last)) : "none", crossover_cell(c),
@@ -163,11 +163,11 @@ TextTable generation_growth_table(const std::vector<GenerationPath>& results, co
         const Roofline* roofline = roofline_of(rooflines, result.point.n_threads);
         const std::optional<GrowthFit> model = model_growth(result, plan, roofline_or_assumed(roofline), from_n);
         if (!fit) {
-            table.lines.push_back({shape_label(result.point, result.path), grouping_label(c.n_heads, c.n_kv_heads),
+            table.lines.push_back({shape_label(result.point, result.path), grouping_name(c),
                                    path_name(result.path), "-", "-", "fewer than 3 steps", "-", "-"});
             continue;
         }
-        table.lines.push_back({shape_label(result.point, result.path), grouping_label(c.n_heads, c.n_kv_heads),
+        table.lines.push_back({shape_label(result.point, result.path), grouping_name(c),
                                path_name(result.path), fmt::format("{}..{}", fit->min_n, fit->max_n),
                                fmt::format("{}", fit->n_points),
                                fmt::format("{:.2f} ± {:.2f}", fit->exponent, fit->exponent_stderr),

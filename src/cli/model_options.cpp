@@ -80,7 +80,7 @@ ModelPreset read_model_config(const std::string& path) {
 
 void add_model_options(CLI::App& command, std::string& dim, std::string& heads, std::string& kv_heads,
                        std::string& layers, std::optional<std::string>& head_dim, std::optional<std::string>& note,
-                       std::optional<ModelConfig>& model_config) {
+                       std::optional<ModelConfig>& model_config, MlaShape* latent) {
     // Owned by the callbacks, which live as long as `command`.
     auto choice = std::make_shared<ModelChoice>();
     CLI::Option* model = command.add_option_function<std::string>(
@@ -95,7 +95,7 @@ void add_model_options(CLI::App& command, std::string& dim, std::string& heads, 
         ->excludes(model);
 
     CLI::App* app = &command;
-    command.final_callback([choice, app, &dim, &heads, &kv_heads, &layers, &head_dim, &note, &model_config] {
+    command.final_callback([choice, app, &dim, &heads, &kv_heads, &layers, &head_dim, &note, &model_config, latent] {
         if (!choice->name && !choice->config) return;
         ModelPreset preset;
         try {
@@ -105,8 +105,12 @@ void add_model_options(CLI::App& command, std::string& dim, std::string& heads, 
             throw CLI::ValidationError(error.what());
         }
         const std::string flag = choice->name ? "--model " + *choice->name : "--model-config " + *choice->config;
-        note = unapplied_parts_note(preset, flag);
         model_config = model_config_of(preset);
+        if (latent != nullptr) {
+            *latent = preset.mla;
+            preset.mla = {};  // applied: no part of the note
+        }
+        note = unapplied_parts_note(preset, flag);
         const auto set_unless_typed = [app](const char* option, std::string& value, std::uint64_t preset_value) {
             if (app->get_option(option)->count() == 0) value = fmt::format("{}", preset_value);
         };

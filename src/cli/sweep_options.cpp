@@ -132,8 +132,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
     list_option(*sweep, "--kv-dtype", options.kv_dtype, kv_dtype_help);
     add_attention_options(*sweep, options.attention);
     add_layer_options(*sweep, options.layer);
+    add_latent_options(*sweep, options.latent);
     add_model_options(*sweep, options.dim, options.heads, options.kv_heads, options.layers, options.head_dim,
-                      options.model_note, options.model);
+                      options.model_note, options.model, &options.latent.model);
     list_option(*sweep, "-t,--threads", options.threads,
                 "Compute threads T (default: $OMP_NUM_THREADS if set, else all cores)");
     list_option(*sweep, "--paths", options.paths, "Decode paths to time: cached, uncached or both");
@@ -226,6 +227,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     spec.kv_dtypes = parse_stored_kv_dtypes(options.kv_dtype);
     apply_layer_options(options.layer, options.model, spec);
     apply_attention_options(options.attention, spec);
+    const std::optional<std::string> latent_note = apply_latent_options(options.latent, spec);
     spec.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)
                                    : std::vector<std::size_t>{default_thread_count()};
     // 0: --reps not given, the count adapts to --min-time.
@@ -258,6 +260,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     }
     plan.flush = flush == "stream" || !clflush_supported() ? FlushMethod::stream : FlushMethod::clflush;
     if (options.model_note) plan.notes.push_back(*options.model_note);
+    if (latent_note) plan.notes.push_back(*latent_note);
     plan.run.verify = options.verify;
     plan.run.check = options.check || check_by_default;
     plan.run.seed = seed;

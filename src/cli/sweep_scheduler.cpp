@@ -68,7 +68,7 @@ std::string interrupted_how(const SweepPlan& plan, const SweepOutcome& outcome, 
 
 std::string point_label(const GridPoint& point) {
     return fmt::format("{} T={} ({})", describe(point.config), point.n_threads,
-                       grouping_label(point.config.n_heads, point.config.n_kv_heads));
+                       grouping_name(point.config));
 }
 
 std::uint64_t flush_buffer_bytes(const SweepPlan& plan, const Environment& env) {

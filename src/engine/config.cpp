@@ -122,6 +122,10 @@ std::string window_pattern(const ModelConfig& config) {
     return letters;
 }
 
+std::string grouping_name(const ModelConfig& config) {
+    return config.is_latent() ? "MLA" : grouping_label(config.n_heads, config.n_kv_heads);
+}
+
 std::string grouping_label(std::size_t n_heads, std::size_t n_kv_heads) {
     if (n_kv_heads == n_heads) return "MHA";
     if (n_kv_heads == 1) return "MQA";

@@ -161,6 +161,15 @@ std::uint64_t kv_cache_bytes(const ModelConfig& c) {
     return u64(c.n_batch) * positions * vectors * kv_vector_bytes_of(c);
 }
 
+std::uint64_t kv_cache_bytes_as_mha(const ModelConfig& c) {
+    if (!c.is_latent()) return kv_cache_bytes(c) / u64(c.n_kv_heads) * u64(c.n_heads);  // kv_bytes holds a factor G
+    std::uint64_t positions = 0;
+    for (std::size_t layer = 0; layer < c.n_layers; ++layer) positions += u64(c.attended_positions(layer, c.seq_len));
+    const std::uint64_t per_head =
+        kv_vector_bytes(c.kv_dtype, mla_qk_dim(c.mla)) + kv_vector_bytes(c.kv_dtype, u64(c.mla.v_head_dim));
+    return u64(c.n_batch) * positions * u64(c.n_heads) * per_head;
+}
+
 StepCost step_cost(const ModelConfig& config, DecodePath path, std::optional<std::uint64_t> experts_read) {
     return {step_flops(config, path), step_bytes(config, path, experts_read), kv_cache_bytes(config)};
 }

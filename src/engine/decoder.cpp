@@ -1,6 +1,7 @@
 // decode_step and forward_full: the layer loop, residual stream and cache writes.
 #include "kvbench/engine/decoder.hpp"
 
+#include "kvbench/engine/attention_shape.hpp"
 #include "kvbench/engine/checked_size.hpp"
 
 #include <fmt/format.h>
@@ -12,9 +13,12 @@ namespace kvbench {
 
 namespace {
 
-// Rows of activations each scratch holds: the new token of every sequence, or every position.
-std::size_t decode_rows(const ModelConfig& config) { return config.n_batch; }
-std::size_t forward_rows(const ModelConfig& config) { return checked_mul(config.n_batch, config.seq_len); }
+// Rows of activations each scratch holds: the new token of every sequence, or every position;
+// none for a latent config, whose paths use their own buffers.
+std::size_t decode_rows(const ModelConfig& config) { return config.is_latent() ? 0 : config.n_batch; }
+std::size_t forward_rows(const ModelConfig& config) {
+    return config.is_latent() ? 0 : checked_mul(config.n_batch, config.seq_len);
+}
 
 }  // namespace
 
@@ -22,22 +26,29 @@ void require_measurable(const ModelConfig& config) {
     auto refuse = [](const char* part) {
         throw ConfigError(fmt::format("{}: kvbench memory plans it, but the decode step does not compute it yet", part));
     };
-    if (config.is_latent()) refuse("--kv-lora-rank (latent attention)");
+    // The latent step computes the attention block alone, of f32 weights and without sinks.
+    if (config.is_latent() && config.attention_sinks) refuse("--sinks with --kv-lora-rank (latent attention)");
+    if (config.is_latent() && config.block == BlockKind::full) refuse("--block full with --kv-lora-rank (latent attention)");
+    if (config.is_latent() && config.weight_dtype != WeightDtype::f32) {
+        refuse("--weight-dtype other than f32 with --kv-lora-rank (latent attention)");
+    }
 }
 
 DecodeScratch::DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads)
     : qkv(checked_mul(decode_rows(config), config.qkv_dim())),
       head_outputs(checked_mul(decode_rows(config), config.q_dim())),
-      attention_scratch(config, max_seq_len, n_threads), block(config, decode_rows(config)) {}
+      attention_scratch(decode_attention_view(config), max_seq_len, n_threads), block(config, decode_rows(config)),
+      latent(config) {}
 
 std::size_t DecodeScratch::bytes() const {
-    return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes() + block.bytes();
+    return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes() + block.bytes() +
+           latent.bytes();
 }
 
 std::size_t DecodeScratch::bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads) {
     const std::size_t floats = checked_mul(decode_rows(config), checked_add(config.qkv_dim(), config.q_dim()));
-    return checked_add(checked_add(checked_mul(floats, sizeof(float)),
-                                   DecodeAttentionScratch::bytes_for(config, max_seq_len, n_threads)),
+    return checked_add(checked_add(checked_add(checked_mul(floats, sizeof(float)), LatentDecodeBuffers::bytes_for(config)),
+                                   DecodeAttentionScratch::bytes_for(decode_attention_view(config), max_seq_len, n_threads)),
                        FullBlockScratch::bytes_for(config, decode_rows(config)));
 }
 
@@ -45,21 +56,22 @@ ForwardScratch::ForwardScratch(const ModelConfig& config, std::size_t n_threads,
                                std::size_t block_rows)
     : qkv(checked_mul(forward_rows(config), config.qkv_dim())),
       head_outputs(checked_mul(forward_rows(config), config.q_dim())),
-      attention_scratch(config.seq_len, n_threads, block_rows), block(config, forward_rows(config)) {}
+      attention_scratch(config.seq_len, n_threads, block_rows), block(config, forward_rows(config)), latent(config) {}
 
 std::size_t ForwardScratch::bytes() const {
-    return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes() + block.bytes();
+    return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes() + block.bytes() +
+           latent.bytes();
 }
 
 std::size_t ForwardScratch::bytes_for(const ModelConfig& config, std::size_t n_threads, std::size_t block_rows) {
     const std::size_t floats = checked_mul(forward_rows(config), checked_add(config.qkv_dim(), config.q_dim()));
-    return checked_add(checked_add(checked_mul(floats, sizeof(float)),
+    return checked_add(checked_add(checked_add(checked_mul(floats, sizeof(float)), LatentForwardBuffers::bytes_for(config)),
                                    CausalAttentionScratch::bytes_for(config.seq_len, n_threads, block_rows)),
                        FullBlockScratch::bytes_for(config, forward_rows(config)));
 }
 
 std::size_t attention_trace_size(const ModelConfig& config) {
-    return checked_mul(checked_mul(config.n_layers, config.n_batch), config.q_dim());
+    return checked_mul(checked_mul(config.n_layers, config.n_batch), attention_output_dim(config));
 }
 
 std::size_t mlp_trace_size(const ModelConfig& config) {
@@ -138,6 +150,10 @@ void store_kv(const ModelConfig& config, const float* qkv_rows, std::size_t n_po
 
 FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, KvCache& cache,
                       const float* x_in, float* x_out, DecodeScratch& scratch, const PathOptions& options) {
+    if (config.is_latent()) {
+        return latent_decode_step(config, weights, cache, x_in, x_out, scratch.latent, scratch.attention_scratch,
+                                  *options.kernels, options.attention_trace);
+    }
     const std::size_t pos = cache.length();
     cache.require_writable(pos);
     require_trace_size(config, options);
@@ -187,6 +203,10 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
 FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, const float* x_in,
                        float* x_out, ForwardScratch& scratch, KvCache* prefill, const std::atomic<bool>* stop,
                        const PathOptions& options) {
+    if (config.is_latent()) {
+        return latent_forward_full(config, weights, x_in, x_out, scratch.latent, scratch.attention_scratch, prefill,
+                                   stop, *options.kernels, options.attention_trace);
+    }
     require_trace_size(config, options);
     const StepKernels& kernels = *options.kernels;
     auto stopped = [stop] { return stop != nullptr && stop->load(std::memory_order_relaxed); };

@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/feed_forward.hpp"
 #include "kvbench/engine/layer_ops.hpp"
+#include "kvbench/engine/latent_check.hpp"
 #include "kvbench/engine/reference.hpp"
 
 #include <fmt/format.h>
@@ -52,7 +53,8 @@ std::vector<float> columns(const float* rows, std::size_t n_rows, std::size_t st
     return out;
 }
 
-// attend_causal on the whole prompt (layer 0, with its window) against attention_reference at the sampled rows.
+}  // namespace
+
 KernelCheck check_causal_attention(const ModelConfig& config, const float* qkv, const float* fast_out,
                                    const float* sinks) {
     const std::size_t n = config.seq_len;
@@ -94,6 +96,8 @@ KernelCheck check_causal_attention(const ModelConfig& config, const float* qkv, 
     }
     return {fmt::format("attend_causal ({} positions, {} rows sampled)", n, rows.size()), relative_error(fast, naive)};
 }
+
+namespace {
 
 // A full block's parts on the step's rows: the two norms, RoPE at the step's position, the gate,
 // and layer 0's MLP (or experts) whole, each against its naive twin.
@@ -164,6 +168,7 @@ std::vector<std::size_t> sampled_causal_rows(std::size_t seq_len, std::size_t bl
 
 std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWeights& weights,
                                        const KernelCheckInputs& inputs, const StepKernels& kernels) {
+    if (config.is_latent()) return check_latent_kernels(config, weights, inputs, kernels);
     std::vector<KernelCheck> checks;
     const LayerWeights& layer = weights.layers.front();
     const std::size_t n_batch = config.n_batch;

@@ -21,6 +21,25 @@ constexpr std::uint64_t sink_stream = 0x5141'C000'0000'0004ull;
 float uniform_bound_for_variance(double variance) {
     return static_cast<float>(std::sqrt(3.0 * variance));
 }
+// fill_cache_seeded of a latent cache: one vector of r + d_r per position, no values of their own.
+void fill_latent_cache(const ModelConfig& config, KvCache& cache, std::size_t length, Rng& rng,
+                       const std::atomic<bool>* stop) {
+    const float bound = uniform_bound_for_variance(1.0);
+    const std::size_t width = cache.head_dim();
+    std::vector<float> vector(width);  // (r + d_r) floats: one position's c | k_rope
+    for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        const std::size_t n_slots = std::min(length, cache.capacity(layer));
+        for (std::size_t b = 0; b < config.n_batch; ++b) {
+            if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
+            for (std::size_t t = 0; t < n_slots; ++t) {
+                fill_uniform(rng, vector, bound);
+                cache.store(layer, b, 0, t, vector.data(), nullptr);
+            }
+        }
+    }
+    cache.extend_to(length);
+}
+
 }  // namespace
 
 std::size_t LayerWeights::wqkv_floats(const ModelConfig& config) {
@@ -31,7 +50,7 @@ std::size_t LayerWeights::wo_floats(const ModelConfig& config) { return checked_
 
 std::size_t LayerWeights::bytes() const {
     std::size_t total = wqkv.bytes() + wo.bytes() + mlp.bytes() + router.bytes() + shared_experts.bytes();
-    total += (attention_norm.size() + mlp_norm.size() + sinks.size()) * sizeof(float);
+    total += (attention_norm.size() + mlp_norm.size() + sinks.size() + latent.floats()) * sizeof(float);
     for (const MlpWeights& expert : experts) total += expert.bytes();
     return total;
 }
@@ -91,6 +110,7 @@ std::vector<float> draw_norm_gains(Rng& rng, std::size_t dim) {
 }  // namespace
 
 std::size_t ModelWeights::bytes_for(const ModelConfig& config) {
+    if (config.is_latent()) return checked_product({config.n_layers, LatentWeights::floats_for(config), sizeof(float)});
     std::size_t total = 0;
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) total = checked_add(total, layer_bytes_for(config, layer));
     return total;
@@ -117,6 +137,10 @@ ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed) {
     weights.layers.resize(config.n_layers);
     for (std::size_t l = 0; l < config.n_layers; ++l) {
         LayerWeights& layer = weights.layers[l];
+        if (config.is_latent()) {
+            layer.latent = make_latent_weights(config, rng);
+            continue;
+        }
         layer.wqkv = draw_matrix(rng, dtype, config.qkv_dim(), config.model_dim, 1.0 / dim, values);
         layer.wo = draw_matrix(rng, dtype, config.model_dim, config.q_dim(), output_variance, values);
         if (config.block != BlockKind::full) continue;
@@ -175,6 +199,10 @@ void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t le
     cache.roll_back(0);
     Rng rng(seed ^ cache_fill_stream);
     const float bound = uniform_bound_for_variance(1.0);
+    if (cache.values_in_keys()) {
+        fill_latent_cache(config, cache, length, rng, stop);
+        return;
+    }
     const std::size_t head_dim = config.head_dim();
     // A cache of another type gets the values an f32 cache of the same seed holds, converted:
     // drawn a few positions at a time, keys then values, in the order the f32 fill draws them.

@@ -11,7 +11,7 @@ namespace kvbench {
 
 double step_equivalence_error(const ModelConfig& config, const StepRecord& actual, const StepRecord& expected) {
     double worst = relative_error(actual.output, expected.output);
-    const std::size_t layer_floats = config.n_batch * config.q_dim();
+    const std::size_t layer_floats = attention_trace_size(config) / config.n_layers;
     if (actual.attention_trace.size() != config.n_layers * layer_floats ||
         expected.attention_trace.size() != actual.attention_trace.size()) {
         return std::numeric_limits<double>::infinity();  // fails every tolerance, as relative_error does

@@ -45,7 +45,7 @@ const std::vector<RowColumn>& row_columns() {
         // Extras.
         {"grouping",
          [](const ResultRow& r) -> CellValue {
-             return grouping_label(r.config.n_heads, r.config.n_kv_heads);
+             return grouping_name(r.config);
          }},
         {"variant", [](const ResultRow& r) -> CellValue { return variant_of(r.config); }},
         {"cache_state", [](const ResultRow& r) -> CellValue { return r.cache_state; }},

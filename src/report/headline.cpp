@@ -1,6 +1,7 @@
 // The headline's sentences from a run's rows: the cache's speed-up, each grouping against MHA, each KV type against f32.
 #include "kvbench/report/headline.hpp"
 
+#include "kvbench/engine/cost_model.hpp"
 #include "kvbench/report/summary_tables.hpp"
 #include "kvbench/report/units.hpp"
 
@@ -90,7 +91,7 @@ std::optional<std::string> speedup_sentence(const std::vector<const ResultRow*>&
 std::optional<std::string> grouping_time_sentence(const std::vector<const ResultRow*>& cached) {
     Labelled shares;
     for (const ResultRow* row : cached) {
-        if (row->config.n_kv_heads == row->config.n_heads) continue;
+        if (row->config.n_kv_heads == row->config.n_heads || row->config.is_latent()) continue;
         ModelConfig mha = row->config;
         mha.n_kv_heads = mha.n_heads;
         const ResultRow* baseline = twin_of(cached, *row, mha);
@@ -112,6 +113,10 @@ std::optional<std::string> grouping_size_sentence(const std::vector<const Result
     Labelled ratios;
     for (const ResultRow* row : rows) {
         const ModelConfig& c = row->config;
+        if (c.is_latent()) {
+            ratios["MLA"].add(static_cast<double>(kv_cache_bytes_as_mha(c)) / static_cast<double>(kv_cache_bytes(c)));
+            continue;
+        }
         if (c.n_kv_heads == c.n_heads) continue;
         ratios[grouping_label(c.n_heads, c.n_kv_heads)].add(static_cast<double>(c.n_heads) /
                                                             static_cast<double>(c.n_kv_heads));

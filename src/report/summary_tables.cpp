@@ -1,6 +1,7 @@
 // Turns Rows into the summary tables' text cells, one unit per column; no layout here.
 #include "kvbench/report/summary_tables.hpp"
 
+#include "kvbench/engine/cost_model.hpp"
 #include "kvbench/report/units.hpp"
 
 #include <fmt/format.h>
@@ -61,7 +62,7 @@ struct Axis {
 
 std::string number(std::size_t n) { return fmt::format("{}", n); }
 
-std::string grouping_of(const ModelConfig& c) { return grouping_label(c.n_heads, c.n_kv_heads); }
+std::string grouping_of(const ModelConfig& c) { return grouping_name(c); }
 
 // "attn", or the full layer and its MLP: "full F=8192", "full E=128/8" (experts, active).
 std::string layer_of(const ModelConfig& config) {
@@ -338,9 +339,8 @@ SummaryTable kv_memory_table(const std::vector<ConfigPair>& pairs) {
     const LineKeys keys(configs, false);
     std::vector<double> kv_bytes, mha_kv_bytes;
     for (const ResultRow& row : configs) {
-        // kv_bytes holds a factor G (docs/counting.md#kv-bytes), so dividing first is exact and cannot overflow.
         kv_bytes.push_back(static_cast<double>(row.cost.kv_bytes));
-        mha_kv_bytes.push_back(static_cast<double>(row.cost.kv_bytes / row.config.n_kv_heads * row.config.n_heads));
+        mha_kv_bytes.push_back(static_cast<double>(kv_cache_bytes_as_mha(row.config)));
     }
     // One unit for both columns: the saving reads off a line.
     std::vector<double> both = kv_bytes;
@@ -358,10 +358,10 @@ SummaryTable kv_memory_table(const std::vector<ConfigPair>& pairs) {
         std::vector<std::string> line = keys.cells(configs[i]);
         line.push_back(format_in(kv_bytes[i], unit));
         line.push_back(format_in(mha_kv_bytes[i], unit));
-        if (c.n_kv_heads == c.n_heads) {
+        if (!c.is_latent() && c.n_kv_heads == c.n_heads) {
             line.emplace_back("none");
         } else {
-            const double shrink = static_cast<double>(c.n_heads) / static_cast<double>(c.n_kv_heads);
+            const double shrink = mha_kv_bytes[i] / kv_bytes[i];
             line.push_back(fmt::format("{} smaller (-{:.0f} %)", format_ratio(shrink), 100 * (1 - 1 / shrink)));
         }
         if (any_kv_error) {
@@ -372,6 +372,10 @@ SummaryTable kv_memory_table(const std::vector<ConfigPair>& pairs) {
         table.text.lines.push_back(std::move(line));
     }
     table.text.footnote = "as MHA: the cache with one KV head per query head (G=H), at the same B, N, D, H and L";
+    if (std::any_of(configs.begin(), configs.end(), [](const ResultRow& row) { return row.config.is_latent(); })) {
+        table.text.footnote += "; for latent attention (MLA), K of d_n + d_r and V of d_v per head in place of the "
+                               "latent (docs/counting.md#latent-attention-mla)";
+    }
     if (any_kv_error) {
         table.text.footnote += "\nerror vs f32 cache: the cached step's relative error against the same step over an "
                                "f32 cache of the same values (docs/model.md#kv-cache-element-types)";

@@ -3,6 +3,7 @@
 
 #include "cli/attention_options.hpp"
 #include "cli/layer_options.hpp"
+#include "cli/latent_options.hpp"
 #include "cli/output_options.hpp"
 #include "kvbench/measure/generation.hpp"
 #include "kvbench/measure/sweep.hpp"
@@ -34,6 +35,7 @@ struct GenerateCliOptions {
     AttentionCliOptions attention;  // --window, --window-layers, --sinks
     LayerCliOptions layer;  // --block, --ffn-dim, --weight-dtype, the experts
     std::optional<ModelConfig> model;  // --model or --model-config: the rest of its layer, set by the parse
+    LatentCliOptions latent;  // --kv-lora-rank and the widths of latent attention (MLA)
     std::optional<std::string> threads;  // unset: default_thread_count()
     std::string paths = "both";
     std::string cache_state = "cold";

@@ -30,9 +30,10 @@ ModelPreset read_model_config(const std::string& path);
 // (Gemma-7B) also sets --head-dim. Call it after --head-dim is registered.
 // `note` receives what the run leaves out of the model (unapplied_parts_note), for the command
 // to print; `model_config` the rest of it (model_config_of: block, MLP, experts, windows, sinks), which
-// apply_layer_options lays under the grid.
+// apply_layer_options lays under the grid. `latent`, when given, receives the model's latent
+// attention (the command runs it, so the note leaves it out).
 void add_model_options(CLI::App& command, std::string& dim, std::string& heads, std::string& kv_heads,
                        std::string& layers, std::optional<std::string>& head_dim, std::optional<std::string>& note,
-                       std::optional<ModelConfig>& model_config);
+                       std::optional<ModelConfig>& model_config, MlaShape* latent = nullptr);
 
 }  // namespace kvbench

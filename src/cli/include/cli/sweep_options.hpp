@@ -3,6 +3,7 @@
 
 #include "cli/attention_options.hpp"
 #include "cli/layer_options.hpp"
+#include "cli/latent_options.hpp"
 #include "cli/output_options.hpp"
 #include "cli/progress.hpp"
 #include "kvbench/measure/cache_flush.hpp"
@@ -37,6 +38,7 @@ struct SweepCliOptions {
     AttentionCliOptions attention;  // --window, --window-layers, --sinks
     LayerCliOptions layer;  // --block, --ffn-dim, --weight-dtype, the experts
     std::optional<ModelConfig> model;  // --model or --model-config: the rest of its layer, set by the parse
+    LatentCliOptions latent;  // --kv-lora-rank and the widths of latent attention (MLA)
     std::optional<std::string> threads;  // unset: default_thread_count()
     std::string paths = "both";
     std::optional<std::string> n_reps;  // --reps; unset: the count adapts to --min-time

@@ -126,6 +126,8 @@ std::string window_pattern(const ModelConfig& config);
 
 // "MHA", "MQA" or "GQA-<G>".
 std::string grouping_label(std::size_t n_heads, std::size_t n_kv_heads);
+// A config's grouping: "MLA" for latent attention, else grouping_label of its heads.
+std::string grouping_name(const ModelConfig& config);
 
 // "B=1 N=1024 D=1024 H=16 G=4 L=1": how a point is named in messages; " dh=256" follows H
 // when the head dimension is explicit, and what differs from the attention block of f32

@@ -54,6 +54,10 @@ std::uint64_t step_flops(const ModelConfig& config, DecodePath path);
 std::uint64_t step_bytes(const ModelConfig& config, DecodePath path,
                          std::optional<std::uint64_t> experts_read = std::nullopt);
 std::uint64_t kv_cache_bytes(const ModelConfig& config);
+// The cache of the multi-head attention that a config's cache stands in for, at its B, N, H, L
+// and kv_dtype: G = H heads of dh for grouped attention; for latent attention, K of d_n + d_r
+// and V of d_v for every head (docs/counting.md, "Latent attention"). kv_cache_bytes for MHA.
+std::uint64_t kv_cache_bytes_as_mha(const ModelConfig& config);
 StepCost step_cost(const ModelConfig& config, DecodePath path,
                    std::optional<std::uint64_t> experts_read = std::nullopt);
 

@@ -9,6 +9,7 @@
 #include "kvbench/engine/feed_forward.hpp"
 #include "kvbench/engine/flop_count.hpp"
 #include "kvbench/engine/kv_cache.hpp"
+#include "kvbench/engine/latent_step.hpp"
 #include "kvbench/engine/step_kernels.hpp"
 #include "kvbench/engine/weights.hpp"
 
@@ -34,6 +35,7 @@ struct DecodeScratch {
     std::vector<float> head_outputs;           // (n_batch, q_dim) floats: every head's attention output, concatenated
     DecodeAttentionScratch attention_scratch;  // attend_decode's split partials and per-thread workspaces
     FullBlockScratch block;                    // a full block's norms, MLP and experts, n_batch rows
+    LatentDecodeBuffers latent;  // a latent config's buffers, in place of qkv and head_outputs (left empty)
 };
 
 struct ForwardScratch {
@@ -50,6 +52,7 @@ struct ForwardScratch {
     std::vector<float> head_outputs;           // (n_batch · seq_len, q_dim) floats: every head's output, concatenated
     CausalAttentionScratch attention_scratch;  // attend_causal's per-thread scores
     FullBlockScratch block;                    // a full block's norms, MLP and experts, n_batch · seq_len rows
+    LatentForwardBuffers latent;  // a latent config's buffers, in place of qkv and head_outputs (left empty)
 };
 
 // What a path is asked beyond its output: which kernels run (the fast ones, --verify's reference,
@@ -57,8 +60,8 @@ struct ForwardScratch {
 // newest position, which --verify compares because the residual stream hides it (docs/model.md).
 struct PathOptions {
     const StepKernels* kernels = &fast_kernels;
-    // Empty, or (n_layers, n_batch, q_dim) floats: layer l's attention output (every head's,
-    // concatenated) for the newest position of each sequence, written as the path runs.
+    // Empty, or (n_layers, n_batch, attention_output_dim) floats: layer l's attention output (every
+    // head's, concatenated) for the newest position of each sequence, written as the path runs.
     std::span<float> attention_trace;
     // Empty, or (n_layers, n_batch, model_dim) floats of a full block: what layer l's MLP (or
     // experts) added to the residual stream at the newest position of each sequence.
@@ -71,6 +74,8 @@ struct PathOptions {
 std::size_t attention_trace_size(const ModelConfig& config);
 // Floats of a PathOptions::mlp_trace for config: 0 for an attention block.
 std::size_t mlp_trace_size(const ModelConfig& config);
+
+// A latent config (config.is_latent()) runs latent_step.hpp's paths, with the same contracts.
 
 // Cached path: one step for the token at position pos = cache.length() of every sequence.
 // A full block first normalises the residual stream and turns q and k by RoPE at pos, and adds

@@ -55,6 +55,12 @@ struct KernelCheckInputs {
 std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWeights& weights,
                                        const KernelCheckInputs& inputs, const StepKernels& kernels = fast_kernels);
 
+// attend_causal's output `fast_out` ((n_batch · seq_len, q_dim) floats) for layer 0 (with its
+// window) against attention_reference at sampled_causal_rows, within about a second of naive work.
+// qkv: (n_batch · seq_len, qkv_dim) floats as attend_causal read them; sinks as attend_causal's.
+KernelCheck check_causal_attention(const ModelConfig& config, const float* qkv, const float* fast_out,
+                                   const float* sinks);
+
 // The query rows of a prompt of seq_len positions whose causal attention check_kernels compares,
 // ascending: every block's first and last row when there are at most max_blocks blocks, else
 // those of blocks 1 and 2 and of max_blocks - 2 blocks spread evenly from the first to the last.

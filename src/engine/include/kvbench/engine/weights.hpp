@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/config.hpp"
 #include "kvbench/engine/kv_cache.hpp"
+#include "kvbench/engine/latent_weights.hpp"
 #include "kvbench/engine/page_aligned.hpp"
 #include "kvbench/engine/weight_matrix.hpp"
 
@@ -33,6 +34,8 @@ struct LayerWeights {
     // Fused so the three projections of a step are one matrix product.
     WeightMatrix wqkv;
     WeightMatrix wo;  // (model_dim, q_dim): Wo^T
+    // A latent attention layer's matrices (MLA), in place of wqkv and wo, which it leaves empty.
+    LatentWeights latent;
     // (n_heads) learned sink logits, one per query head, with --sinks (docs/model.md,
     // "Attention sinks"); empty without.
     std::vector<float> sinks;
