@@ -37,15 +37,18 @@ std::optional<double> si_prefix(char prefix) {
     return std::pow(1000.0, static_cast<double>(power + 1));
 }
 
-double parse_bandwidth(std::string_view value) {
+}  // namespace
+
+double parse_byte_rate(std::string_view value, std::string_view option) {
     const auto fail = [&](std::string_view rule) {
-        return ConfigError(fmt::format("--hardware bw={}: {} (3.35TB/s, 3350GB/s or 800GiB/s)", value, rule));
+        const std::string_view space = option.ends_with('=') ? "" : " ";  // "--hardware bw=1TB", "--tier-bw 1TB"
+        return ConfigError(fmt::format("{}{}{}: {} (3.35TB/s, 3350GB/s or 800GiB/s)", option, space, value, rule));
     };
     if (value.size() < 3 || value.substr(value.size() - 2) != "/s") throw fail("must be a byte rate ending in /s");
     const std::string_view size = value.substr(0, value.size() - 2);
     if (size.find('.') == std::string_view::npos && size.find_first_of("eE") == std::string_view::npos) {
         try {
-            return static_cast<double>(parse_byte_size(size, "--hardware bw"));
+            return static_cast<double>(parse_byte_size(size, option));
         } catch (const ConfigError& error) {
             throw ConfigError(fmt::format("{} per second (3.35TB/s, 3350GB/s or 800GiB/s)", error.what()));
         }
@@ -59,6 +62,8 @@ double parse_bandwidth(std::string_view value) {
     if (!scale) throw fail("a decimal rate takes an SI unit: KB, MB, GB, TB or PB per second");
     return number->first * *scale;
 }
+
+namespace {
 
 double parse_flops(std::string_view value) {
     const auto number = leading_number(value);
@@ -101,7 +106,7 @@ HardwareProfile parse_typed_profile(std::string_view text) {
         }
         seen.push_back(key);
         if (key == "bw") {
-            profile.bandwidth_bytes_per_s = parse_bandwidth(value);
+            profile.bandwidth_bytes_per_s = parse_byte_rate(value, "--hardware bw=");
         } else if (key == "flops") {
             const double flops = parse_flops(value);
             for (const ComputeType type : compute_types) profile.peak_flops[static_cast<int>(type)] = flops;
