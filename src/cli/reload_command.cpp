@@ -30,7 +30,8 @@ namespace {
 constexpr const char* reload_examples = R"(Examples:
   kvbench reload --model llama-3-8b --kv-dtype f16,int8 --tier-bw 2GB/s
       a prefix's cache on a 2 GB/s tier: reload it or recompute it?
-  kvbench reload --model llama-3-8b,mistral-7b --tier-path /mnt/nvme -n 1K,4K,16K
+  kvbench reload --model llama-3-8b,mistral-7b --tier-path /mnt/nvme \
+      -n 1K,4K,16K
       the tier measured by writing and reading a 256 MiB file in /mnt/nvme
 
 Reload time is predicted: the prefix's KV bytes over the tier's bandwidth. The
