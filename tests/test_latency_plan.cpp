@@ -9,9 +9,11 @@
 #include "kvbench/plan/model_preset.hpp"
 #include "kvbench/plan/parallelism.hpp"
 #include "kvbench/plan/service_plan.hpp"
+#include "scratch_dir.hpp"
 
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <string>
 
 namespace kvbench {
@@ -296,6 +298,32 @@ TEST_CASE("the step bills each stream at its own efficiency") {
     CHECK(prediction.bandwidth_time_s ==
           doctest::Approx(static_cast<double>(prediction.cost.weight_bytes) / (0.5 * bandwidth) +
                           static_cast<double>(prediction.cost.kv_bytes) / (0.25 * bandwidth)));
+}
+
+TEST_CASE("--hardware FILE reads KEY=VALUE lines or one JSON profile") {
+    const test::ScratchDir scratch("hardware_file");
+    const std::string lines = (scratch.path / "gpu.txt").string();
+    std::ofstream(lines) << "# my accelerator\nname = my-gpu\nbw = 2TB/s\nflops=500T  # dense\n\nmem=64GB\n";
+    const HardwareProfile typed = parse_hardware_option(lines);
+    CHECK(typed.name == "my-gpu");
+    CHECK(typed.bandwidth_bytes_per_s == doctest::Approx(2e12));
+    CHECK(typed.peak_flops_of(ComputeType::bf16).value_or(0) == doctest::Approx(500e12));
+    CHECK(typed.memory_bytes.value_or(0) == 64'000'000'000);
+
+    const std::string json = (scratch.path / "gpu.json").string();
+    std::ofstream(json) << R"({"profiles": [{"name": "lab-gpu", "description": "a lab part", "kind": "gpu",
+        "memory_gb": 40, "bandwidth_gb_per_s": 1500,
+        "peak_tflops": {"f32": 20, "bf16": 300, "fp8": null, "int8": 600}, "status": "partial"}]})";
+    const HardwareProfile from_json = parse_hardware_option(json);
+    CHECK(from_json.name == "lab-gpu");
+    CHECK(from_json.bandwidth_bytes_per_s == doctest::Approx(1.5e12));
+    CHECK_FALSE(from_json.peak_flops_of(ComputeType::fp8).has_value());
+
+    const std::string broken = (scratch.path / "broken.txt").string();
+    std::ofstream(broken) << "bw=2TB/s\nfast\n";
+    CHECK_THROWS_WITH_AS(parse_hardware_option(broken), doctest::Contains("line 2"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_hardware_option((scratch.path / "none.txt").string()),
+                         doctest::Contains("no such file"), ConfigError);
 }
 
 }  // namespace kvbench

@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -125,17 +128,67 @@ HardwareProfile parse_typed_profile(std::string_view text) {
     return profile;
 }
 
+// A profile file: JSON in data/hardware.json's schema holding one profile, or lines of
+// KEY=VALUE (bw, flops, mem as the typed spec takes them, and name), with # comments.
+HardwareProfile read_hardware_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    if (!in || in.bad()) throw ConfigError(fmt::format("--hardware {}: cannot read the file", path));
+    const std::string text = buffer.str();
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && text[first] == '{') {
+        const std::vector<HardwareProfile> profiles = parse_hardware_profiles(text, "--hardware " + path);
+        if (profiles.size() != 1) {
+            throw ConfigError(fmt::format("--hardware {}: holds {} profiles; a profile file holds one (the schema of "
+                                          "data/hardware.json, with one record in \"profiles\")",
+                                          path, profiles.size()));
+        }
+        return profiles.front();
+    }
+    std::string spec;
+    std::optional<std::string> name;
+    std::istringstream lines(text);
+    std::size_t line_number = 0;
+    for (std::string line; std::getline(lines, line);) {
+        ++line_number;
+        line = line.substr(0, line.find('#'));
+        line.erase(std::remove_if(line.begin(), line.end(), [](char c) { return c == ' ' || c == '\t' || c == '\r'; }),
+                   line.end());
+        if (line.empty()) continue;
+        if (line.find('=') == std::string::npos || line.find(',') != std::string::npos) {
+            throw ConfigError(fmt::format("--hardware {}: line {}: \"{}\" is not one KEY=VALUE (bw=3.35TB/s, "
+                                          "flops=989T, mem=80GB, name=my-gpu)",
+                                          path, line_number, line));
+        }
+        if (line.starts_with("name=")) {
+            name = line.substr(5);
+            continue;
+        }
+        spec += (spec.empty() ? "" : ",") + line;
+    }
+    if (spec.empty()) {
+        throw ConfigError(fmt::format("--hardware {}: no KEY=VALUE line; a profile file needs at least bw=RATE", path));
+    }
+    HardwareProfile profile = parse_typed_profile(spec);
+    profile.description = fmt::format("{}: {}", path, spec);
+    if (name) profile.name = *name;
+    return profile;
+}
+
 }  // namespace
 
 HardwareProfile parse_hardware_option(std::string_view text) {
     if (text.find('=') != std::string_view::npos) return parse_typed_profile(text);
     const std::vector<HardwareProfile>& profiles = builtin_hardware();
     if (const HardwareProfile* profile = find_hardware(profiles, text)) return *profile;
+    std::error_code ignored;
+    if (std::filesystem::is_regular_file(std::string(text), ignored)) return read_hardware_file(std::string(text));
     std::vector<std::string> names;
     for (const HardwareProfile& profile : profiles) names.push_back(profile.name);
     const std::optional<std::string> hint = closest_name(text, names);
-    throw ConfigError(fmt::format("--hardware {}: unknown profile{}; `kvbench hardware` lists them, or type one as "
-                                  "bw=3.35TB/s,flops=989T,mem=80GB",
+    throw ConfigError(fmt::format("--hardware {}: unknown profile{} and no such file; `kvbench hardware` lists "
+                                  "them, or type one as bw=3.35TB/s,flops=989T,mem=80GB",
                                   text, hint ? fmt::format(" (did you mean {}?)", *hint) : ""));
 }
 

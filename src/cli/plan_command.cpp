@@ -321,9 +321,10 @@ CLI::App* add_plan_command(CLI::App& app, PlanCliOptions& options) {
     plan->add_option("--tpot", options.tpot, "Target time per output token: 50ms, 0.05s, 500us (required)")
         ->type_name("TIME");
     plan->add_option("--hardware", options.hardware,
-                     "A profile (`kvbench hardware` lists them) or your own: bw=3.35TB/s,flops=989T[,mem=80GB] "
+                     "A profile (`kvbench hardware` lists them), your own: bw=3.35TB/s,flops=989T[,mem=80GB], or a file of "
+                     "KEY=VALUE lines or JSON "
                      "(required)")
-        ->type_name("NAME|SPEC");
+        ->type_name("NAME|SPEC|FILE");
     plan->add_option("--mem", options.mem, "Memory per device, instead of the profile's: 80GB = 80·10^9 bytes, 80GiB")
         ->type_name("SIZE");
     plan->add_option("--kv-dtype", options.kv_dtype, "Cache element type: f32, f16, bf16, fp8, int8 or int4 (default f16)")
