@@ -312,8 +312,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanCliOptions& options) {
     plan->add_option("--model-config", options.model_config,
                      "A Hugging Face config.json to plan; its parameter count comes from --params")
         ->type_name("FILE");
-    plan->add_option("--presets", options.presets, "Preset file to read instead of the built-in presets")
-        ->type_name("FILE");
+    add_presets_option(*plan, options.presets);
     plan->add_option("--params", options.params, "Parameter count of the --model-config model: 8B, 7.2B, 500M")
         ->type_name("N");
     list_option(*plan, "-n,--seq", options.seq, "Context lengths N (tokens per sequence; 4K = 4096)");

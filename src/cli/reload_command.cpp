@@ -126,8 +126,7 @@ CLI::App* add_reload_command(CLI::App& app, ReloadCliOptions& options) {
     reload->add_option("-m,--model", options.models, "Presets, comma-separated (see `kvbench models`)")
         ->delimiter(',')
         ->type_name("NAME");
-    reload->add_option("--presets", options.presets, "Preset file to read instead of the built-in presets")
-        ->type_name("FILE");
+    add_presets_option(*reload, options.presets);
     list_option(*reload, "-n,--prefix", options.prefix, "Prefix lengths P in tokens (4K = 4096)");
     reload->add_option("--kv-dtype", options.kv_dtype,
                        "Cache element types, comma-separated: f32, f16, bf16, fp8, int8, int4 (default f16)")
