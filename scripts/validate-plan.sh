@@ -36,8 +36,11 @@ print("bw=%.3fGB/s,flops=%.3fG,mem=1TB" % (float(row["roofline_peak_gb_per_s"]),
         -n "$5" -b "$6" -f csv -o "$out/$name-predicted.csv"
 }
 
-validate gpt2 28311552 128,1024 1,4 256,2048,4096 2,8
-validate llama-3-8b-2l 83886080 128,1024 1 256,2048,4096 2,4
+# Calibrated at the ends of the batch range (B = 1 and 8) and at two contexts each, so that each
+# batch's weight and cache streams can be told apart (docs/planning.md#efficiency); predicted at
+# batches and contexts between and beyond them, none of which the calibration ran.
+validate gpt2 28311552 128,1024 1,8 256,2048,4096 2,4
+validate llama-3-8b-2l 83886080 128,1024 1,8 256,2048,4096 2,4
 
 python3 - "$out" <<'PY'
 import csv, statistics, sys

@@ -9,9 +9,11 @@
 #include "kvbench/plan/model_preset.hpp"
 #include "kvbench/plan/parallelism.hpp"
 #include "kvbench/plan/service_plan.hpp"
+#include "scratch_dir.hpp"
 
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <string>
 
 namespace kvbench {
@@ -166,7 +168,7 @@ TEST_CASE("llama-3-70b on h100-sxm: per-device bytes and predicted tpot at TP=8 
 
 TEST_CASE("the compute term takes the weights' element type's peak, times the efficiency") {
     Deployment deployment = llama_70b_on_h100(8);
-    deployment.efficiency = {0.5, 0.25};
+    deployment.efficiency = {0.5, 0.25, {}};
     const Prediction at_peak = predict_step(llama_70b_on_h100(8), 64, 1024);
     const Prediction derated = predict_step(deployment, 64, 1024);
     CHECK(derated.bandwidth_time_s == doctest::Approx(2 * at_peak.bandwidth_time_s));
@@ -256,6 +258,72 @@ TEST_CASE("calibration takes each path's median roofline fraction, and a missing
     CHECK(both.n_uncached == 2);
     const Calibration cached_only = calibrate({{DecodePath::cached, 0.6}});
     CHECK(cached_only.efficiency.compute == doctest::Approx(0.6));
+}
+
+TEST_CASE("per batch, the fit recovers the two streams' efficiencies from points made with them") {
+    // Times made exactly as the model predicts them: weights at 0.8 of the peak, the cache at 0.5
+    // at B = 1; at B = 4 the weights at 0.6 and the cache at 0.4.
+    const auto point = [](std::uint64_t batch, double weights_s, double kv_s, double e_weights, double e_kv) {
+        return CalibrationPoint{DecodePath::cached, 0.5, batch, weights_s, kv_s, weights_s / e_weights + kv_s / e_kv};
+    };
+    const Calibration calibration = calibrate({point(1, 1e-3, 1e-4, 0.8, 0.5), point(1, 1e-3, 1e-3, 0.8, 0.5),
+                                               point(4, 1e-3, 4e-4, 0.6, 0.4), point(4, 1e-3, 4e-3, 0.6, 0.4),
+                                               point(4, 1e-3, 2e-3, 0.6, 0.4)});
+    REQUIRE(calibration.efficiency.by_batch.size() == 2);
+    CHECK(calibration.efficiency.by_batch[0].batch == 1);
+    CHECK(calibration.efficiency.by_batch[0].weights == doctest::Approx(0.8));
+    CHECK(calibration.efficiency.by_batch[0].kv == doctest::Approx(0.5));
+    CHECK(calibration.efficiency.by_batch[1].weights == doctest::Approx(0.6));
+    CHECK(calibration.efficiency.by_batch[1].kv == doctest::Approx(0.4));
+    // B = 2 is halfway in log2 B: its seconds per byte are the mean of B = 1's and B = 4's.
+    const StreamEfficiency between = calibration.efficiency.at(2);
+    CHECK(1 / between.weights == doctest::Approx((1 / 0.8 + 1 / 0.6) / 2));
+    CHECK(1 / between.kv == doctest::Approx((1 / 0.5 + 1 / 0.4) / 2));
+    CHECK(calibration.efficiency.at(64).weights == doctest::Approx(0.6));
+}
+
+TEST_CASE("a batch measured at one context takes its median fraction for both streams") {
+    const Calibration calibration = calibrate({{DecodePath::cached, 0.3, 2, 1e-3, 1e-4, 5e-3},
+                                               {DecodePath::cached, 0.5, 2, 1e-3, 1e-4, 4e-3}});
+    REQUIRE(calibration.efficiency.by_batch.size() == 1);
+    CHECK(calibration.efficiency.by_batch[0].weights == doctest::Approx(0.4));
+    CHECK(calibration.efficiency.by_batch[0].kv == doctest::Approx(0.4));
+}
+
+TEST_CASE("the step bills each stream at its own efficiency") {
+    Deployment deployment = llama_70b_on_h100(8);
+    deployment.efficiency = {1, 1, {{1, 0.5, 0.25}}};
+    const Prediction prediction = predict_step(deployment, 1, 8192);
+    const double bandwidth = deployment.hardware.bandwidth_bytes_per_s;
+    CHECK(prediction.bandwidth_time_s ==
+          doctest::Approx(static_cast<double>(prediction.cost.weight_bytes) / (0.5 * bandwidth) +
+                          static_cast<double>(prediction.cost.kv_bytes) / (0.25 * bandwidth)));
+}
+
+TEST_CASE("--hardware FILE reads KEY=VALUE lines or one JSON profile") {
+    const test::ScratchDir scratch("hardware_file");
+    const std::string lines = (scratch.path / "gpu.txt").string();
+    std::ofstream(lines) << "# my accelerator\nname = my-gpu\nbw = 2TB/s\nflops=500T  # dense\n\nmem=64GB\n";
+    const HardwareProfile typed = parse_hardware_option(lines);
+    CHECK(typed.name == "my-gpu");
+    CHECK(typed.bandwidth_bytes_per_s == doctest::Approx(2e12));
+    CHECK(typed.peak_flops_of(ComputeType::bf16).value_or(0) == doctest::Approx(500e12));
+    CHECK(typed.memory_bytes.value_or(0) == 64'000'000'000);
+
+    const std::string json = (scratch.path / "gpu.json").string();
+    std::ofstream(json) << R"({"profiles": [{"name": "lab-gpu", "description": "a lab part", "kind": "gpu",
+        "memory_gb": 40, "bandwidth_gb_per_s": 1500,
+        "peak_tflops": {"f32": 20, "bf16": 300, "fp8": null, "int8": 600}, "status": "partial"}]})";
+    const HardwareProfile from_json = parse_hardware_option(json);
+    CHECK(from_json.name == "lab-gpu");
+    CHECK(from_json.bandwidth_bytes_per_s == doctest::Approx(1.5e12));
+    CHECK_FALSE(from_json.peak_flops_of(ComputeType::fp8).has_value());
+
+    const std::string broken = (scratch.path / "broken.txt").string();
+    std::ofstream(broken) << "bw=2TB/s\nfast\n";
+    CHECK_THROWS_WITH_AS(parse_hardware_option(broken), doctest::Contains("line 2"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_hardware_option((scratch.path / "none.txt").string()),
+                         doctest::Contains("no such file"), ConfigError);
 }
 
 }  // namespace kvbench

@@ -91,6 +91,15 @@ grep -q "^kvbench_plot: error: matplotlib is missing for /usr/bin/python3: insta
 grep -q Traceback <<<"$out" && fail "a traceback without matplotlib: $out"
 [ ! -e "$dir/no-matplotlib" ] || fail "an output folder created without matplotlib"
 
+# Recompute or reload: its own script, on a tiny reload CSV; a sweep CSV refused with exit 2.
+reload_plot=(/usr/bin/python3 "$(dirname "$2")/reload_plot.py")
+"$kvbench" reload --model gpt2 -n 16,32 --kv-dtype f16,int8 --tier-bw 1GB/s --reps 1 -t 1 -q -f csv \
+  -o "$dir/reload.csv" >/dev/null 2>&1 || fail "kvbench reload failed"
+out=$("${reload_plot[@]}" "$dir/reload.csv" 2>&1) || fail "plotting a reload CSV failed: $out"
+check_png "$dir/reload-reload.png"
+"${reload_plot[@]}" "$dir/threads.csv" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "reload_plot.py accepted a sweep CSV"
+
 # Bad options are usage errors.
 "${plot[@]}" "$dir/threads.csv" --figures nonsense >/dev/null 2>&1 && fail "an unknown figure was accepted"
 "${plot[@]}" --help | grep -q "roofline" || fail "--help does not list the figures"

@@ -30,6 +30,34 @@ std::string read_report_text(const std::string& path) {
     return text.str();
 }
 
+// A cell read as a number, or nothing when it is absent, empty or not one.
+std::optional<double> number_cell(const ReportCellRow& row, const char* column) {
+    const std::optional<std::string> cell = row.cell(column);
+    if (!cell || cell->empty()) return std::nullopt;
+    double value = 0;
+    const auto [end, error] = std::from_chars(cell->data(), cell->data() + cell->size(), value);
+    if (error != std::errc() || end != cell->data() + cell->size() || !std::isfinite(value)) return std::nullopt;
+    return value;
+}
+
+// A cached row's two streams at its roofline's peak bandwidth, and its median, for the
+// per-batch fit; left at 0 (unknown) when the report lacks a column.
+void add_stream_times(const ReportCellRow& row, CalibrationPoint& point) {
+    const std::optional<double> batch = number_cell(row, "batch");
+    const std::optional<double> bytes = number_cell(row, "bytes");
+    const std::optional<double> kv_bytes = number_cell(row, "kv_bytes");
+    const std::optional<double> median_us = number_cell(row, "latency_us_median");
+    const std::optional<double> peak_gb_per_s = number_cell(row, "roofline_peak_gb_per_s");
+    if (!batch || !bytes || !kv_bytes || !median_us || !peak_gb_per_s || !(*batch >= 1) || !(*peak_gb_per_s > 0) ||
+        !(*kv_bytes <= *bytes)) {
+        return;
+    }
+    point.batch = static_cast<std::uint64_t>(*batch);
+    point.weights_at_peak_s = (*bytes - *kv_bytes) / (*peak_gb_per_s * 1e9);
+    point.kv_at_peak_s = *kv_bytes / (*peak_gb_per_s * 1e9);
+    point.measured_s = *median_us * 1e-6;
+}
+
 OutputFormat format_of(const std::string& text) {
     const std::size_t first = text.find_first_not_of(" \t\r\n");
     if (first == std::string::npos || text[first] != '{') return OutputFormat::csv;
@@ -38,7 +66,7 @@ OutputFormat format_of(const std::string& text) {
 
 }  // namespace
 
-Calibration read_calibration(const std::string& path) {
+Calibration read_calibration(const std::string& path, std::string_view kv_dtype) {
     const std::string text = read_report_text(path);
     ReportCells report;
     try {
@@ -48,6 +76,7 @@ Calibration read_calibration(const std::string& path) {
                                       error.what()));
     }
     std::vector<CalibrationPoint> points;
+    std::vector<CalibrationPoint> other_kv_dtype;  // cached rows of another cache type: used only without any of kv_dtype
     std::size_t n_in_cache = 0;
     for (const ReportCellRow& row : report.rows) {
         const std::optional<std::string> path_cell = row.cell("path");
@@ -66,8 +95,18 @@ Calibration read_calibration(const std::string& path) {
             ++n_in_cache;
             continue;
         }
-        points.push_back({*path_cell == "cached" ? DecodePath::cached : DecodePath::uncached, pct / 100});
+        CalibrationPoint point{*path_cell == "cached" ? DecodePath::cached : DecodePath::uncached, pct / 100};
+        if (point.path == DecodePath::uncached) {
+            points.push_back(point);
+            continue;
+        }
+        add_stream_times(row, point);
+        // Attention reads each cache type at its own speed (int8 dequantises, f16 widens).
+        (row.cell("kv_dtype").value_or(std::string(kv_dtype)) == kv_dtype ? points : other_kv_dtype).push_back(point);
     }
+    const bool has_cached = std::any_of(points.begin(), points.end(),
+                                        [](const CalibrationPoint& point) { return point.path == DecodePath::cached; });
+    if (!has_cached) points.insert(points.end(), other_kv_dtype.begin(), other_kv_dtype.end());
     if (points.empty() && n_in_cache > 0) {
         throw ConfigError(fmt::format("--calibrate {}: all {} rows with roofline_pct ran warm from the last-level "
                                       "cache, not from memory; calibrate on a cold sweep (kvbench sweep -o FILE, "

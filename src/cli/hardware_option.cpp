@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -37,15 +40,18 @@ std::optional<double> si_prefix(char prefix) {
     return std::pow(1000.0, static_cast<double>(power + 1));
 }
 
-double parse_bandwidth(std::string_view value) {
+}  // namespace
+
+double parse_byte_rate(std::string_view value, std::string_view option) {
     const auto fail = [&](std::string_view rule) {
-        return ConfigError(fmt::format("--hardware bw={}: {} (3.35TB/s, 3350GB/s or 800GiB/s)", value, rule));
+        const std::string_view space = option.ends_with('=') ? "" : " ";  // "--hardware bw=1TB", "--tier-bw 1TB"
+        return ConfigError(fmt::format("{}{}{}: {} (3.35TB/s, 3350GB/s or 800GiB/s)", option, space, value, rule));
     };
     if (value.size() < 3 || value.substr(value.size() - 2) != "/s") throw fail("must be a byte rate ending in /s");
     const std::string_view size = value.substr(0, value.size() - 2);
     if (size.find('.') == std::string_view::npos && size.find_first_of("eE") == std::string_view::npos) {
         try {
-            return static_cast<double>(parse_byte_size(size, "--hardware bw"));
+            return static_cast<double>(parse_byte_size(size, option));
         } catch (const ConfigError& error) {
             throw ConfigError(fmt::format("{} per second (3.35TB/s, 3350GB/s or 800GiB/s)", error.what()));
         }
@@ -59,6 +65,8 @@ double parse_bandwidth(std::string_view value) {
     if (!scale) throw fail("a decimal rate takes an SI unit: KB, MB, GB, TB or PB per second");
     return number->first * *scale;
 }
+
+namespace {
 
 double parse_flops(std::string_view value) {
     const auto number = leading_number(value);
@@ -101,7 +109,7 @@ HardwareProfile parse_typed_profile(std::string_view text) {
         }
         seen.push_back(key);
         if (key == "bw") {
-            profile.bandwidth_bytes_per_s = parse_bandwidth(value);
+            profile.bandwidth_bytes_per_s = parse_byte_rate(value, "--hardware bw=");
         } else if (key == "flops") {
             const double flops = parse_flops(value);
             for (const ComputeType type : compute_types) profile.peak_flops[static_cast<int>(type)] = flops;
@@ -120,17 +128,67 @@ HardwareProfile parse_typed_profile(std::string_view text) {
     return profile;
 }
 
+// A profile file: JSON in data/hardware.json's schema holding one profile, or lines of
+// KEY=VALUE (bw, flops, mem as the typed spec takes them, and name), with # comments.
+HardwareProfile read_hardware_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    if (!in || in.bad()) throw ConfigError(fmt::format("--hardware {}: cannot read the file", path));
+    const std::string text = buffer.str();
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && text[first] == '{') {
+        const std::vector<HardwareProfile> profiles = parse_hardware_profiles(text, "--hardware " + path);
+        if (profiles.size() != 1) {
+            throw ConfigError(fmt::format("--hardware {}: holds {} profiles; a profile file holds one (the schema of "
+                                          "data/hardware.json, with one record in \"profiles\")",
+                                          path, profiles.size()));
+        }
+        return profiles.front();
+    }
+    std::string spec;
+    std::optional<std::string> name;
+    std::istringstream lines(text);
+    std::size_t line_number = 0;
+    for (std::string line; std::getline(lines, line);) {
+        ++line_number;
+        line = line.substr(0, line.find('#'));
+        line.erase(std::remove_if(line.begin(), line.end(), [](char c) { return c == ' ' || c == '\t' || c == '\r'; }),
+                   line.end());
+        if (line.empty()) continue;
+        if (line.find('=') == std::string::npos || line.find(',') != std::string::npos) {
+            throw ConfigError(fmt::format("--hardware {}: line {}: \"{}\" is not one KEY=VALUE (bw=3.35TB/s, "
+                                          "flops=989T, mem=80GB, name=my-gpu)",
+                                          path, line_number, line));
+        }
+        if (line.starts_with("name=")) {
+            name = line.substr(5);
+            continue;
+        }
+        spec += (spec.empty() ? "" : ",") + line;
+    }
+    if (spec.empty()) {
+        throw ConfigError(fmt::format("--hardware {}: no KEY=VALUE line; a profile file needs at least bw=RATE", path));
+    }
+    HardwareProfile profile = parse_typed_profile(spec);
+    profile.description = fmt::format("{}: {}", path, spec);
+    if (name) profile.name = *name;
+    return profile;
+}
+
 }  // namespace
 
 HardwareProfile parse_hardware_option(std::string_view text) {
     if (text.find('=') != std::string_view::npos) return parse_typed_profile(text);
     const std::vector<HardwareProfile>& profiles = builtin_hardware();
     if (const HardwareProfile* profile = find_hardware(profiles, text)) return *profile;
+    std::error_code ignored;
+    if (std::filesystem::is_regular_file(std::string(text), ignored)) return read_hardware_file(std::string(text));
     std::vector<std::string> names;
     for (const HardwareProfile& profile : profiles) names.push_back(profile.name);
     const std::optional<std::string> hint = closest_name(text, names);
-    throw ConfigError(fmt::format("--hardware {}: unknown profile{}; `kvbench hardware` lists them, or type one as "
-                                  "bw=3.35TB/s,flops=989T,mem=80GB",
+    throw ConfigError(fmt::format("--hardware {}: unknown profile{} and no such file; `kvbench hardware` lists "
+                                  "them, or type one as bw=3.35TB/s,flops=989T,mem=80GB",
                                   text, hint ? fmt::format(" (did you mean {}?)", *hint) : ""));
 }
 

@@ -10,6 +10,7 @@
 #include "cli/merge_command.hpp"
 #include "cli/models_command.hpp"
 #include "cli/plan_command.hpp"
+#include "cli/reload_command.hpp"
 #include "cli/roofline_command.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/sweep_options.hpp"
@@ -97,6 +98,8 @@ int main(int argc, char** argv) {
     CLI::App* models = kvbench::add_models_command(app, models_options);
     kvbench::PlanCliOptions plan_options;
     CLI::App* plan = kvbench::add_plan_command(app, plan_options);
+    kvbench::ReloadCliOptions reload_options;
+    CLI::App* reload = kvbench::add_reload_command(app, reload_options);
     kvbench::HardwareCliOptions hardware_options;
     CLI::App* hardware = kvbench::add_hardware_command(app, hardware_options);
     kvbench::CompareCliOptions compare_options;
@@ -127,6 +130,7 @@ int main(int argc, char** argv) {
         if (memory->parsed()) return finish_stdout(kvbench::run_memory_command(memory_options));
         if (models->parsed()) return finish_stdout(kvbench::run_models_command(models_options));
         if (plan->parsed()) return finish_stdout(kvbench::run_plan_command(plan_options));
+        if (reload->parsed()) return finish_stdout(kvbench::run_reload_command(reload_options));
         if (hardware->parsed()) return finish_stdout(kvbench::run_hardware_command(hardware_options));
         if (compare->parsed()) return finish_stdout(kvbench::run_compare_command(compare_options));
         if (history->parsed()) return finish_stdout(kvbench::run_history_command(history_options));

@@ -300,9 +300,7 @@ CLI::App* add_memory_command(CLI::App& app, MemoryCliOptions& options) {
     memory->add_option("--model-config", options.model_configs,
                        "A Hugging Face config.json to plan (repeatable); its parameter count comes from --params")
         ->type_name("FILE");
-    memory->add_option("--presets", options.presets, "Preset file to read instead of the built-in presets "
-                                                     "(the schema of data/models.json)")
-        ->type_name("FILE");
+    add_presets_option(*memory, options.presets);
     list_option(*memory, "-n,--seq", options.seq, "Context lengths N (tokens per sequence; 4K = 4096)");
     list_option(*memory, "-b,--batch", options.batch, "Batch sizes B (sequences)");
     memory->add_option("--kv-dtype", options.kv_dtypes,

@@ -50,6 +50,12 @@ std::vector<ModelPreset> load_presets(const std::optional<std::string>& presets_
     return parse_presets(read_text_file(*presets_file, "--presets"), *presets_file);
 }
 
+void add_presets_option(CLI::App& command, std::optional<std::string>& presets_file) {
+    command.add_option("--presets", presets_file, "Preset file to read instead of the built-in presets (the schema "
+                                                  "of data/models.json)")
+        ->type_name("FILE");
+}
+
 const ModelPreset& find_model(const std::vector<ModelPreset>& presets, std::string_view name) {
     if (const ModelPreset* preset = find_preset(presets, name)) return *preset;
     // Model names are written in many cases (Llama-3-8B, LLAMA-3-8B): any of them names the preset.

@@ -13,8 +13,7 @@ namespace kvbench {
 
 CLI::App* add_models_command(CLI::App& app, ModelsCliOptions& options) {
     CLI::App* models = app.add_subcommand("models", "List the model presets that --model names");
-    models->add_option("--presets", options.presets, "Preset file to read instead of the built-in presets")
-        ->type_name("FILE");
+    add_presets_option(*models, options.presets);
     add_output_options(models, options.out, sheet_formats());
     return models;
 }

@@ -34,8 +34,9 @@ constexpr const char* plan_examples = R"(Examples:
 
 Every figure is predicted, not measured: the larger of a step's bytes over
 bandwidth x efficiency and its FLOPs over peak x efficiency, per device
-(docs/planning.md). --calibrate takes the efficiencies this machine measured
-(the median roofline fraction of a sweep's cached and uncached rows).
+(docs/planning.md). --calibrate takes the efficiencies this machine measured:
+the weight and cache streams' bandwidth fractions per batch size, fitted on a
+sweep's cached rows, and the median roofline fraction of its uncached rows.
 
 Exit status: 0 ok; 1 a write failed; 2 bad usage.)";
 
@@ -72,7 +73,7 @@ double parse_fraction(std::string_view text, std::string_view shown_as) {
 Efficiency parse_efficiency(const std::string& text) {
     if (text.find('=') == std::string::npos) {
         const double both = parse_fraction(text, text);
-        return {both, both};
+        return {both, both, {}};
     }
     Efficiency efficiency;
     std::size_t start = 0;
@@ -122,6 +123,15 @@ struct Calibrated {
     std::string note;
 };
 
+std::string by_batch_note(const Efficiency& efficiency) {
+    std::string note;
+    for (const StreamEfficiency& streams : efficiency.by_batch) {
+        note += fmt::format("{}B={}: weights {:.2f}, KV {:.2f}", note.empty() ? "" : "; ", streams.batch,
+                            streams.weights, streams.kv);
+    }
+    return note;
+}
+
 Calibrated resolve_efficiency(const PlanCliOptions& options) {
     if (options.calibrate && options.efficiency) {
         throw ConfigError("--calibrate, --efficiency: give one: the efficiencies a report measured, or your own");
@@ -132,12 +142,16 @@ Calibrated resolve_efficiency(const PlanCliOptions& options) {
                                         efficiency.bandwidth, efficiency.compute)};
     }
     if (options.calibrate) {
-        const Calibration calibration = read_calibration(*options.calibrate);
-        std::string note = fmt::format("Efficiency from this machine's runs in {}: bandwidth {:.2f}, the median "
-                                       "roofline fraction of {} cached rows; compute {:.2f}, of {} uncached rows",
-                                       *options.calibrate, calibration.efficiency.bandwidth, calibration.n_cached,
-                                       calibration.efficiency.compute, calibration.n_uncached);
+        const Calibration calibration = read_calibration(*options.calibrate, options.kv_dtype);
+        std::string note = fmt::format("Efficiency from this machine's runs in {}: compute {:.2f}, the median "
+                                       "roofline fraction of {} uncached rows; bandwidth {:.2f}, of {} cached rows",
+                                       *options.calibrate, calibration.efficiency.compute, calibration.n_uncached,
+                                       calibration.efficiency.bandwidth, calibration.n_cached);
         if (calibration.n_cached == 0 || calibration.n_uncached == 0) note += " (a path without rows takes the other's)";
+        if (!calibration.efficiency.by_batch.empty()) {
+            note += fmt::format(", fitted per stream and batch as {} (between batches interpolated in log2 B)",
+                                by_batch_note(calibration.efficiency));
+        }
         return {calibration.efficiency, note + "."};
     }
     throw ConfigError("--calibrate FILE or --efficiency E: the planner needs the fraction of the peaks a step "
@@ -281,7 +295,8 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
         format_bytes(deployment.memory_bytes), parallelism.tp, parallelism.pp, parallelism.tp * parallelism.pp,
         parallelism.tp * parallelism.pp == 1 ? "" : "s"));
     sheet.notes.push_back(efficiency_note);
-    sheet.notes.push_back("Every time is predicted: max(bytes / (bandwidth x e), FLOPs / (peak x e)) per device, times PP stages; "
+    sheet.notes.push_back("Every time is predicted: max(weight bytes / (bandwidth x e_w) + KV bytes / (bandwidth x e_kv), "
+                          "FLOPs / (peak x e)) per device, times PP stages; "
                           "interconnect time not counted (docs/planning.md).");
     return sheet;
 }
@@ -297,8 +312,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanCliOptions& options) {
     plan->add_option("--model-config", options.model_config,
                      "A Hugging Face config.json to plan; its parameter count comes from --params")
         ->type_name("FILE");
-    plan->add_option("--presets", options.presets, "Preset file to read instead of the built-in presets")
-        ->type_name("FILE");
+    add_presets_option(*plan, options.presets);
     plan->add_option("--params", options.params, "Parameter count of the --model-config model: 8B, 7.2B, 500M")
         ->type_name("N");
     list_option(*plan, "-n,--seq", options.seq, "Context lengths N (tokens per sequence; 4K = 4096)");
@@ -306,9 +320,10 @@ CLI::App* add_plan_command(CLI::App& app, PlanCliOptions& options) {
     plan->add_option("--tpot", options.tpot, "Target time per output token: 50ms, 0.05s, 500us (required)")
         ->type_name("TIME");
     plan->add_option("--hardware", options.hardware,
-                     "A profile (`kvbench hardware` lists them) or your own: bw=3.35TB/s,flops=989T[,mem=80GB] "
+                     "A profile (`kvbench hardware` lists them), your own: bw=3.35TB/s,flops=989T[,mem=80GB], or a file of "
+                     "KEY=VALUE lines or JSON "
                      "(required)")
-        ->type_name("NAME|SPEC");
+        ->type_name("NAME|SPEC|FILE");
     plan->add_option("--mem", options.mem, "Memory per device, instead of the profile's: 80GB = 80·10^9 bytes, 80GiB")
         ->type_name("SIZE");
     plan->add_option("--kv-dtype", options.kv_dtype, "Cache element type: f32, f16, bf16, fp8, int8 or int4 (default f16)")

@@ -1,8 +1,10 @@
-// Medians of measured roofline fractions, per path.
+// Medians of measured roofline fractions per path, and per batch the two streams' fit.
 #include "kvbench/plan/calibration.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 
 namespace kvbench {
 
@@ -15,13 +17,41 @@ std::optional<double> median_of(std::vector<double> values) {
     return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
+// Seconds per peak-second of each stream, 1/e_w and 1/e_kv, minimising the sum of squared
+// relative errors of the points' predicted times: the 2 x 2 normal equations.
+std::optional<StreamEfficiency> fit_streams(const std::vector<CalibrationPoint>& points) {
+    std::set<double> kv_shares;
+    double uu = 0, uv = 0, vv = 0, u1 = 0, v1 = 0;
+    for (const CalibrationPoint& point : points) {
+        if (!(point.measured_s > 0) || !(point.weights_at_peak_s + point.kv_at_peak_s > 0)) return std::nullopt;
+        const double u = point.weights_at_peak_s / point.measured_s;
+        const double v = point.kv_at_peak_s / point.measured_s;
+        kv_shares.insert(point.kv_at_peak_s / (point.weights_at_peak_s + point.kv_at_peak_s));
+        uu += u * u;
+        uv += u * v;
+        vv += v * v;
+        u1 += u;
+        v1 += v;
+    }
+    // Two unknowns need two points whose streams stand in different proportions.
+    if (kv_shares.size() < 2) return std::nullopt;
+    const double determinant = uu * vv - uv * uv;
+    if (!(determinant > 1e-12 * uu * vv)) return std::nullopt;
+    const double weights_inverse = (u1 * vv - v1 * uv) / determinant;
+    const double kv_inverse = (v1 * uu - u1 * uv) / determinant;
+    if (!(weights_inverse > 0 && kv_inverse > 0)) return std::nullopt;
+    return StreamEfficiency{points.front().batch, 1 / weights_inverse, 1 / kv_inverse};
+}
+
 }  // namespace
 
 Calibration calibrate(const std::vector<CalibrationPoint>& points) {
     std::vector<double> cached;
     std::vector<double> uncached;
+    std::map<std::uint64_t, std::vector<CalibrationPoint>> cached_by_batch;
     for (const CalibrationPoint& point : points) {
         (point.path == DecodePath::cached ? cached : uncached).push_back(point.roofline_fraction);
+        if (point.path == DecodePath::cached) cached_by_batch[point.batch].push_back(point);
     }
     const std::optional<double> bandwidth = median_of(cached);
     const std::optional<double> compute = median_of(uncached);
@@ -30,6 +60,16 @@ Calibration calibrate(const std::vector<CalibrationPoint>& points) {
     calibration.n_uncached = uncached.size();
     calibration.efficiency.bandwidth = bandwidth.value_or(compute.value_or(1));
     calibration.efficiency.compute = compute.value_or(bandwidth.value_or(1));
+    for (const auto& [batch, batch_points] : cached_by_batch) {
+        if (const std::optional<StreamEfficiency> fitted = fit_streams(batch_points)) {
+            calibration.efficiency.by_batch.push_back(*fitted);
+            continue;
+        }
+        std::vector<double> fractions;
+        for (const CalibrationPoint& point : batch_points) fractions.push_back(point.roofline_fraction);
+        const double median = *median_of(fractions);
+        calibration.efficiency.by_batch.push_back({batch, median, median});
+    }
     return calibration;
 }
 

@@ -5,6 +5,7 @@
 #include "kvbench/plan/memory_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kvbench {
 
@@ -18,6 +19,23 @@ std::optional<std::uint64_t> checked_product(std::uint64_t a, std::uint64_t b) {
 }
 
 }  // namespace
+
+StreamEfficiency Efficiency::at(std::uint64_t batch) const {
+    if (by_batch.empty()) return {batch, bandwidth, bandwidth};
+    if (batch <= by_batch.front().batch) return {batch, by_batch.front().weights, by_batch.front().kv};
+    if (batch >= by_batch.back().batch) return {batch, by_batch.back().weights, by_batch.back().kv};
+    const auto above = std::find_if(by_batch.begin(), by_batch.end(),
+                                    [batch](const StreamEfficiency& measured) { return measured.batch >= batch; });
+    const StreamEfficiency& high = *above;
+    const StreamEfficiency& low = *(above - 1);
+    // Time per byte is what adds up in a step, so that is what is interpolated.
+    const double t = std::log2(static_cast<double>(batch) / static_cast<double>(low.batch)) /
+                     std::log2(static_cast<double>(high.batch) / static_cast<double>(low.batch));
+    const auto between = [t](double low_fraction, double high_fraction) {
+        return 1 / ((1 - t) / low_fraction + t / high_fraction);
+    };
+    return {batch, between(low.weights, high.weights), between(low.kv, high.kv)};
+}
 
 const char* limit_name(Limit limit) {
     switch (limit) {
@@ -91,8 +109,12 @@ Prediction predict_step(const Deployment& deployment, std::uint64_t batch, std::
 
     const HardwareProfile& hardware = deployment.hardware;
     const Efficiency& efficiency = deployment.efficiency;
-    prediction.bandwidth_time_s = static_cast<double>(cost.weight_bytes + cost.kv_bytes) /
-                                  (hardware.bandwidth_bytes_per_s * efficiency.bandwidth);
+    // The two streams run one after the other in a step (projections, then attention), each at
+    // its own fraction of the bandwidth.
+    const StreamEfficiency streams = efficiency.at(batch);
+    prediction.bandwidth_time_s =
+        static_cast<double>(cost.weight_bytes) / (hardware.bandwidth_bytes_per_s * streams.weights) +
+        static_cast<double>(cost.kv_bytes) / (hardware.bandwidth_bytes_per_s * streams.kv);
     if (const std::optional<double> peak = hardware.peak_flops_of(compute_type_of(deployment.weight_dtype))) {
         prediction.compute_time_s = static_cast<double>(cost.flops) / (*peak * efficiency.compute);
     }

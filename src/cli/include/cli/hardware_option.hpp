@@ -12,8 +12,13 @@ namespace kvbench {
 // 800GiB/s; a decimal needs an SI unit), flops= a dense peak applied to every element type
 // (989T, 989e12, 67.5T; K, M, G, T, P = 10^3 ... 10^15), mem= a byte size as --budget reads it
 // (80GB, 80GiB). bw is required, the others optional, each at most once. Any other text names a
-// built-in profile. Throws ConfigError naming --hardware, the part and the rule, with the
-// nearest profile name for an unknown one.
+// built-in profile or, failing that, a profile file: JSON in data/hardware.json's schema with
+// one profile, or KEY=VALUE lines (the typed keys and name=, # comments). Throws ConfigError
+// naming --hardware, the part and the rule, with the nearest profile name for an unknown one.
 HardwareProfile parse_hardware_option(std::string_view text);
+
+// A byte rate ending in /s: whole numbers in any unit --budget takes (3350GB/s, 800GiB/s), a
+// decimal with an SI unit (3.35TB/s). Throws ConfigError naming `option` ("--tier-bw").
+double parse_byte_rate(std::string_view value, std::string_view option);
 
 }  // namespace kvbench

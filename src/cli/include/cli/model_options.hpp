@@ -16,6 +16,9 @@ namespace kvbench {
 // --presets when the file cannot be read, and the file, model and field when a record is broken.
 std::vector<ModelPreset> load_presets(const std::optional<std::string>& presets_file);
 
+// Adds --presets FILE, read by load_presets, to a command that names presets.
+void add_presets_option(CLI::App& command, std::optional<std::string>& presets_file);
+
 // The preset called `name`, in any case (Llama-3-8B is llama-3-8b). Throws ConfigError
 // "--model <name>: unknown model (did you mean <closest>?); `kvbench models` lists them" otherwise.
 const ModelPreset& find_model(const std::vector<ModelPreset>& presets, std::string_view name);

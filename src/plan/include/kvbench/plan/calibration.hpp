@@ -1,19 +1,26 @@
-// This machine's efficiencies, from measured points: the median fraction of the roofline each
-// path achieved (docs/planning.md, "Efficiency").
+// This machine's efficiencies, from measured points: the fraction of the roofline each path
+// achieved, and per batch size the bandwidth fractions of the weight and cache streams
+// (docs/planning.md, "Efficiency").
 #pragma once
 
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/plan/latency_model.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace kvbench {
 
-// One measured row: its path and roofline_pct / 100.
+// One measured row: its path and roofline_pct / 100, and for a cached row the times its two
+// streams would take at the peak bandwidth of its roofline, beside its measured median.
 struct CalibrationPoint {
     DecodePath path = DecodePath::cached;
     double roofline_fraction = 0;
+    std::uint64_t batch = 1;
+    double weights_at_peak_s = 0;  // (bytes - kv_bytes) / peak bandwidth; 0: unknown
+    double kv_at_peak_s = 0;       // kv_bytes / peak bandwidth
+    double measured_s = 0;         // the row's median; 0: unknown
 };
 
 struct Calibration {
@@ -24,7 +31,13 @@ struct Calibration {
 
 // The cached path streams its weights and cache, so its median fraction is the bandwidth
 // efficiency; the uncached path is compute-bound, so its median is the compute efficiency. A
-// path without points takes the other's median. Requires: points not empty, every fraction > 0.
+// path without points takes the other's median.
+//
+// Per batch size with cached points at two or more contexts, the step time is fitted as
+// weights_at_peak / e_w + kv_at_peak / e_kv (least squares on the relative error, so that each
+// point weighs the same); a batch with one context, or whose fit gives a stream no positive
+// time, has e_w = e_kv = the median fraction of its rows. Requires: points not empty, every
+// fraction > 0.
 Calibration calibrate(const std::vector<CalibrationPoint>& points);
 
 }  // namespace kvbench

@@ -10,13 +10,30 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace kvbench {
+
+// The fractions of the peak bandwidth a step achieves on its two streams at one batch size: the
+// projections reading the weights (a matrix-vector product at B = 1, a thin matrix product
+// above) and attention reading the cache (docs/planning.md, "Efficiency").
+struct StreamEfficiency {
+    std::uint64_t batch = 1;
+    double weights = 1;  // achieved / peak bandwidth while the weights stream
+    double kv = 1;       // achieved / peak bandwidth while the cache streams
+};
 
 // The fraction of a device's peaks a decode step achieves (docs/planning.md, "Efficiency").
 struct Efficiency {
     double bandwidth = 1;  // achieved / peak bandwidth: the memory-bound (cached) path's
     double compute = 1;    // achieved / peak FLOP/s: the compute-bound (uncached) path's
+    // Fitted per measured batch size, ascending by batch; empty: `bandwidth` for both streams.
+    std::vector<StreamEfficiency> by_batch;
+
+    // The streams' efficiencies at `batch`: a measured batch's own, between two measured ones
+    // their seconds per byte interpolated in log2 B, past either end the nearest one's.
+    // Requires: batch >= 1.
+    StreamEfficiency at(std::uint64_t batch) const;
 };
 
 // A model served on one kind of device.
@@ -46,7 +63,7 @@ struct DeviceCost {
 
 struct Prediction {
     DeviceCost cost;
-    double bandwidth_time_s = 0;              // (weight_bytes + kv_bytes) / (bandwidth · e)
+    double bandwidth_time_s = 0;              // weight_bytes / (bandwidth · e_w) + kv_bytes / (bandwidth · e_kv)
     std::optional<double> compute_time_s;     // flops / (peak · e); unset: no published peak
     double stage_time_s = 0;                  // the larger of the two: one stage's step
     double tpot_s = 0;                        // pp stages in turn: the time per output token

@@ -1,0 +1,259 @@
+// The `kvbench reload` subcommand: options, the tier's bandwidth, the measured prefills and the
+// break-even sheet.
+#include "cli/reload_command.hpp"
+
+#include "cli/hardware_option.hpp"
+#include "cli/model_options.hpp"
+#include "cli/option_conventions.hpp"
+#include "cli/plan_sheet.hpp"
+#include "cli/value_list.hpp"
+#include "kvbench/engine/config.hpp"
+#include "kvbench/measure/file_bandwidth.hpp"
+#include "kvbench/measure/runner.hpp"
+#include "kvbench/measure/stats.hpp"
+#include "kvbench/plan/memory_plan.hpp"
+#include "kvbench/plan/reload_plan.hpp"
+#include "kvbench/report/units.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <iostream>
+#include <map>
+#include <system_error>
+
+namespace kvbench {
+
+namespace {
+
+constexpr const char* reload_examples = R"(Examples:
+  kvbench reload --model llama-3-8b --kv-dtype f16,int8 --tier-bw 2GB/s
+      a prefix's cache on a 2 GB/s tier: reload it or recompute it?
+  kvbench reload --model llama-3-8b,mistral-7b --tier-path /mnt/nvme \
+      -n 1K,4K,16K
+      the tier measured by writing and reading a 256 MiB file in /mnt/nvme
+
+Reload time is predicted: the prefix's KV bytes over the tier's bandwidth. The
+prefill is measured here: the uncached forward of the engine's attention block
+over the prefix, on --layers layers scaled to the model's (docs/planning.md).
+
+Exit status: 0 ok; 1 a write or a measurement failed; 2 bad usage.)";
+
+constexpr std::uint64_t max_prefix_tokens = std::uint64_t{1} << 20;
+constexpr std::uint64_t max_measured_layers = 8;
+constexpr std::uint64_t max_reps = 100;
+
+struct Tier {
+    double bytes_per_s = 0;
+    std::string note;
+};
+
+Tier resolve_tier(const ReloadCliOptions& options) {
+    if (options.tier_bw && options.tier_path) {
+        throw ConfigError("--tier-bw, --tier-path: give one: the tier's bandwidth, or a path on it to measure");
+    }
+    if (options.tier_bw) {
+        const double rate = parse_byte_rate(*options.tier_bw, "--tier-bw");
+        return {rate, fmt::format("Tier: {} GB/s, given by --tier-bw.", format_number(rate / 1e9))};
+    }
+    if (!options.tier_path) {
+        throw ConfigError("--tier-bw or --tier-path: say where the cache sits: its bandwidth (--tier-bw 2GB/s) or a "
+                          "directory or file on that tier to measure (--tier-path /mnt/nvme)");
+    }
+    const std::uint64_t probe_bytes = parse_byte_size(options.probe_size, "--probe-size");
+    FileReadProbe probe;
+    try {
+        probe = probe_read_bandwidth(*options.tier_path, probe_bytes);
+    } catch (const std::system_error& error) {
+        throw ConfigError(fmt::format("--tier-path {}: {} (name a directory you can write to, or a file you can read)",
+                                      *options.tier_path, error.what()));
+    } catch (const std::invalid_argument& error) {
+        throw ConfigError(fmt::format("--tier-path {}: {}", *options.tier_path, error.what()));
+    }
+    return {probe.bytes_per_s(),
+            fmt::format("Tier: {} GB/s, measured: {} of {} read once in {} s with {}.",
+                        format_number(probe.bytes_per_s() / 1e9), format_bytes(probe.bytes), *options.tier_path,
+                        format_number(probe.seconds), probe.method)};
+}
+
+// The attention block of `n_layers` of the model's layers over the whole prefix, every layer
+// global: what the uncached forward of the engine computes.
+ModelConfig prefill_config(const ModelPreset& model, std::uint64_t prefix_tokens, std::uint64_t n_layers) {
+    if (model.mla.kv_lora_rank > 0) {
+        throw ConfigError(fmt::format("--model {}: its latent attention has no uncached forward in the engine yet, so "
+                                      "its prefill cannot be measured",
+                                      model.name));
+    }
+    ModelConfig config;
+    config.n_batch = 1;
+    config.seq_len = prefix_tokens;
+    config.model_dim = model.model_dim;
+    config.n_heads = model.n_heads;
+    config.n_kv_heads = model.n_kv_heads;
+    config.n_layers = n_layers;
+    config.explicit_head_dim = model.head_dim;
+    validate(config);
+    return config;
+}
+
+// The median uncached forward of `config`, in seconds.
+double measure_prefill(PointRunner& runner, const ModelConfig& config, std::size_t n_threads, std::size_t n_reps) {
+    RunOptions run;
+    run.run_cached = false;
+    run.run_uncached = true;
+    run.n_reps = n_reps;
+    run.n_warmup = 1;
+    // A prefill of many tokens reuses each weight over every row: it is compute-bound, and an
+    // evicted cache would change little but the run's length.
+    run.cold_cache = false;
+    const std::atomic<bool> stop{false};
+    const PointMeasurement measured = runner.run(GridPoint{config, n_threads, true}, run, stop);
+    return summarize(measured.uncached->samples_ns).median_ns * 1e-9;
+}
+
+SheetCell text_cell(const std::string& text) { return {text, text}; }
+SheetCell count_cell(std::uint64_t n) { return {n, fmt::format("{}", n)}; }
+SheetCell ms_cell(double seconds) { return {seconds * 1e3, format_number(seconds * 1e3)}; }
+
+}  // namespace
+
+CLI::App* add_reload_command(CLI::App& app, ReloadCliOptions& options) {
+    CLI::App* reload = app.add_subcommand(
+        "reload", "Recompute or reload: a prefix's KV cache read back from a slower tier against its prefill "
+                  "measured here, and the prefix length where they break even");
+    reload->footer(reload_examples);
+    reload->add_option("-m,--model", options.models, "Presets, comma-separated (see `kvbench models`)")
+        ->delimiter(',')
+        ->type_name("NAME");
+    add_presets_option(*reload, options.presets);
+    list_option(*reload, "-n,--prefix", options.prefix, "Prefix lengths P in tokens (4K = 4096)");
+    reload->add_option("--kv-dtype", options.kv_dtype,
+                       "Cache element types, comma-separated: f32, f16, bf16, fp8, int8, int4 (default f16)")
+        ->type_name("TYPES");
+    reload->add_option("--tier-bw", options.tier_bw, "The tier's read bandwidth: 2GB/s, 500MB/s, 7.5GB/s")
+        ->type_name("RATE");
+    reload->add_option("--tier-path", options.tier_path,
+                       "Measure the tier instead: a directory (a file of --probe-size is written, read and "
+                       "removed) or a file to read")
+        ->type_name("PATH");
+    reload->add_option("--probe-size", options.probe_size, "Bytes the tier probe reads (default 256MiB)")
+        ->type_name("SIZE");
+    reload->add_option("--layers", options.layers,
+                       "Layers whose prefill is measured, scaled to the model's layer count (default 1)")
+        ->type_name("N");
+    reload->add_option("--reps", options.n_reps, "Timed prefills per point; the median is kept (default 3)")
+        ->type_name("N");
+    reload->add_option("-t,--threads", options.threads, "Compute threads (default: $OMP_NUM_THREADS, else all cores)")
+        ->type_name("T");
+    add_output_options(reload, options.out, sheet_formats());
+    return reload;
+}
+
+int run_reload_command(const ReloadCliOptions& options) {
+    if (options.models.empty()) {
+        throw ConfigError("--model: name the models (--model llama-3-8b; `kvbench models` lists them)");
+    }
+    const std::vector<ModelPreset> presets = load_presets(options.presets);
+    std::vector<ModelPreset> models;
+    for (const std::string& name : options.models) models.push_back(find_model(presets, name));
+    std::vector<KvDtype> cache_types;
+    std::string_view rest = options.kv_dtype;
+    while (true) {
+        const std::size_t comma = rest.find(',');
+        const std::string_view name = rest.substr(0, comma);
+        const std::optional<KvDtype> dtype = find_kv_dtype(name);
+        if (!dtype) {
+            throw ConfigError(fmt::format("--kv-dtype {}: \"{}\" is not an element type (f32, f16, bf16, fp8, int8 "
+                                          "or int4)",
+                                          options.kv_dtype, name));
+        }
+        cache_types.push_back(*dtype);
+        if (comma == std::string_view::npos) break;
+        rest = rest.substr(comma + 1);
+    }
+    std::vector<std::uint64_t> prefixes;
+    for (const std::size_t p : parse_value_list(options.prefix, "--prefix", max_prefix_tokens)) prefixes.push_back(p);
+    std::sort(prefixes.begin(), prefixes.end());
+    prefixes.erase(std::unique(prefixes.begin(), prefixes.end()), prefixes.end());
+    const std::uint64_t n_layers = parse_whole_number(options.layers, "--layers", 1, max_measured_layers);
+    const std::uint64_t n_reps = parse_whole_number(options.n_reps, "--reps", 1, max_reps);
+    const std::size_t n_threads =
+        options.threads ? parse_whole_number(*options.threads, "--threads", 1, 1024) : default_thread_count();
+    for (const ModelPreset& model : models) {
+        if (n_layers > model.n_layers) {
+            throw ConfigError(fmt::format("--layers {}: {} has only {} layers", n_layers, model.name, model.n_layers));
+        }
+        (void)prefill_config(model, prefixes.front(), n_layers);  // refuses what cannot be measured, before measuring
+    }
+    const OutputPlan output = to_output_plan(options.out, sheet_formats());
+    const Tier tier = resolve_tier(options);
+
+    Sheet sheet;
+    sheet.title = "Recompute or reload a prefix's KV cache (B = 1)";
+    const auto column = [&](std::string key, std::string header, Align align, bool in_table) {
+        sheet.columns.push_back({std::move(key), std::move(header), align, in_table});
+    };
+    column("model", "model", Align::left, true);
+    column("kv_dtype", "KV dtype", Align::left, true);
+    column("prefix_tokens", "P", Align::right, true);
+    column("kv_bytes", "KV bytes", Align::right, true);
+    column("tier_gb_per_s", "tier GB/s", Align::right, false);
+    column("reload_ms", "reload ms (predicted)", Align::right, true);
+    column("prefill_ms", "prefill ms (measured)", Align::right, true);
+    column("faster", "faster", Align::left, true);
+    column("break_even_tokens", "break-even P", Align::right, true);
+    column("break_even", "break-even", Align::left, false);
+    column("threads", "threads", Align::right, false);
+    column("measured_layers", "measured layers", Align::right, false);
+
+    PointRunner runner(nullptr);
+    for (const ModelPreset& model : models) {
+        std::vector<double> prefill_s;
+        for (const std::uint64_t prefix : prefixes) {
+            if (!options.out.quiet) fmt::print(stderr, "measuring the prefill of {} at P={}\n", model.name, prefix);
+            const double measured = measure_prefill(runner, prefill_config(model, prefix, n_layers), n_threads, n_reps);
+            prefill_s.push_back(measured * static_cast<double>(model.n_layers) / static_cast<double>(n_layers));
+        }
+        for (const KvDtype kv_dtype : cache_types) {
+            std::vector<ReloadPoint> points;
+            std::vector<std::uint64_t> kv_bytes;
+            for (std::size_t i = 0; i < prefixes.size(); ++i) {
+                kv_bytes.push_back(sequence_bill(model, prefixes[i], CacheLayout{kv_dtype, 1}).kv_bytes);
+                points.push_back({prefixes[i], reload_seconds(kv_bytes.back(), tier.bytes_per_s), prefill_s[i]});
+            }
+            const BreakEven even = find_break_even(points);
+            for (std::size_t i = 0; i < points.size(); ++i) {
+                std::vector<SheetCell>& cells = sheet.rows.emplace_back();
+                cells.push_back(text_cell(model.name));
+                cells.push_back(text_cell(std::string(kv_dtype_info(kv_dtype).name)));
+                cells.push_back(count_cell(points[i].prefix_tokens));
+                cells.push_back({kv_bytes[i], format_bytes(kv_bytes[i])});
+                cells.push_back({tier.bytes_per_s / 1e9, format_number(tier.bytes_per_s / 1e9)});
+                cells.push_back(ms_cell(points[i].reload_s));
+                cells.push_back(ms_cell(points[i].prefill_s));
+                cells.push_back(text_cell(points[i].reload_s < points[i].prefill_s ? "reload" : "recompute"));
+                cells.push_back(even.tokens ? SheetCell{*even.tokens, fmt::format("{:.0f}", *even.tokens)}
+                                            : SheetCell{nullptr, even.kind == BreakEven::Kind::reload_always
+                                                                     ? fmt::format("< {}", prefixes.front())
+                                                                     : fmt::format("> {}", prefixes.back())});
+                cells.push_back(text_cell(break_even_label(even.kind)));
+                cells.push_back(count_cell(n_threads));
+                cells.push_back(count_cell(n_layers));
+            }
+        }
+    }
+    sheet.notes.push_back(tier.note);
+    sheet.notes.push_back(fmt::format(
+        "Prefill measured: the engine's uncached forward of one sequence over P tokens (QKV and output projections, "
+        "causal attention; no MLP, norms or embeddings) on {} layer{} with f32 weights, {} thread{}, median of {}, "
+        "times the model's layers. Every layer attends to the whole prefix.",
+        n_layers, n_layers == 1 ? "" : "s", n_threads, n_threads == 1 ? "" : "s", n_reps));
+    sheet.notes.push_back("Reload is predicted: the prefix's KV bytes (windows applied) over the tier's bandwidth, no "
+                          "latency per request. Break-even: between the last P where recomputing is no slower and the "
+                          "next, interpolated (docs/planning.md).");
+    emit_sheet(sheet, output);
+    return 0;
+}
+
+}  // namespace kvbench
