@@ -392,6 +392,19 @@ TEST_CASE("a threshold is a percentage: 5% or 5; nan, inf and a bare fraction ar
     }
 }
 
+TEST_CASE("a report written before the layer's columns matches a new one's attention-block rows, not its others") {
+    const std::string old_report = fake_json({{.samples_ns = tight(1000)}});
+    nlohmann::json with_layer = nlohmann::json::parse(old_report);
+    nlohmann::json full_row = with_layer["rows"][0];
+    with_layer["rows"][0].update({{"block", "attn"}, {"ffn_dim", 0}, {"weight_dtype", "f32"}, {"variant", ""}});
+    full_row.update({{"block", "full"}, {"ffn_dim", 64}, {"weight_dtype", "bf16"}, {"variant", "W=16:LG"}});
+    with_layer["rows"].push_back(full_row);
+    const Comparison comparison = compare_texts(old_report, with_layer.dump());
+    REQUIRE(comparison.rows.size() == 1);
+    CHECK(comparison.rows[0].verdict == Verdict::same);
+    CHECK(comparison.only_in_new.size() == 1);
+}
+
 TEST_CASE("different machines are named in the provenance note") {
     const std::string text = fake_json({{.samples_ns = tight(1000)}});
     const Comparison comparison = compare_texts(text, fake_json({{.samples_ns = tight(1000)}}, "Other CPU"));

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -20,7 +21,7 @@ namespace {
 // step/phase/prompt/new_tokens come from generate (docs/generate.md).
 const std::vector<std::string> known_key_columns = {
     "path", "batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads",
-    "kv_dtype", "variant", "cache_state", "step", "phase", "prompt", "new_tokens"};
+    "kv_dtype", "block", "ffn_dim", "weight_dtype", "variant", "cache_state", "step", "phase", "prompt", "new_tokens"};
 
 [[noreturn]] void bad_file(const std::string& name, const std::string& why) {
     throw ConfigError(fmt::format("{} cannot be compared: {}", name, why));
@@ -48,14 +49,25 @@ void require_contract_columns(const std::set<std::string>& present, const std::s
                                join(missing)));
 }
 
+// Key columns of the layer that reports gained later: a file written before one holds its
+// default on every row, so that an old reference still matches a new run's rows.
+const std::map<std::string, std::string>& layer_key_defaults() {
+    static const std::map<std::string, std::string> defaults = {
+        {"block", "attn"}, {"ffn_dim", "0"}, {"weight_dtype", "f32"}, {"variant", ""}};
+    return defaults;
+}
+
 void set_key(ResultFile& file, const std::set<std::string>& present) {
     for (const std::string& column : known_key_columns) {
-        if (present.contains(column)) file.key_columns.push_back(column);
+        if (present.contains(column) || layer_key_defaults().contains(column)) file.key_columns.push_back(column);
     }
 }
 
 void fill_key(ResultEntry& entry, const std::vector<std::string>& key_columns) {
-    for (const std::string& column : key_columns) entry.key.push_back(entry.cell(column).value_or(""));
+    for (const std::string& column : key_columns) {
+        const auto found = layer_key_defaults().find(column);
+        entry.key.push_back(entry.cell(column).value_or(found == layer_key_defaults().end() ? "" : found->second));
+    }
 }
 
 ResultFile checked_unique(ResultFile file, const std::string& name) {
