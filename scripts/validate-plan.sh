@@ -10,12 +10,14 @@ kvbench=${KVBENCH:-build/kvbench}
 out=${1:-validate-plan}
 mkdir -p "$out"
 
-# Two shapes whose sweeps run in seconds: GPT-2 (MHA, 12 layers) and Llama-3-8B cut to 2 layers
-# (GQA-8). kvbench sweep runs attention blocks with f32 weights and an f32 cache, so the plan
-# gets the attention weights alone as its parameters: L·(2·D·H·dh + 2·D·G·dh).
+# Two shapes whose sweeps run in seconds, with f32 weights and an f32 cache: GPT-2 (MHA, 12
+# layers), whose MLP kvbench does not run, so the sweep measures its attention blocks and the plan
+# gets their weights as its parameters, L·(2·D·H·dh + 2·D·G·dh); and Llama-3-8B cut to 2 full
+# layers (GQA-8, SwiGLU MLP of 14336), the plan's parameters its attention and MLP weights,
+# L·(2·D·H·dh + 2·D·G·dh + 3·D·F).
 cat > "$out/llama-3-8b-2l.json" <<'JSON'
 {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 4096, "num_attention_heads": 32,
- "num_key_value_heads": 8, "max_position_embeddings": 8192}
+ "num_key_value_heads": 8, "intermediate_size": 14336, "hidden_act": "silu", "max_position_embeddings": 8192}
 JSON
 cp tests/data/hf/gpt2.json "$out/gpt2.json"
 
@@ -40,7 +42,7 @@ print("bw=%.3fGB/s,flops=%.3fG,mem=1TB" % (float(row["roofline_peak_gb_per_s"]),
 # batch's weight and cache streams can be told apart (docs/planning.md#efficiency); predicted at
 # batches and contexts between and beyond them, none of which the calibration ran.
 validate gpt2 28311552 128,1024 1,8 256,2048,4096 2,4
-validate llama-3-8b-2l 83886080 128,1024 1,8 256,2048,4096 2,4
+validate llama-3-8b-2l 436207616 128,1024 1,8 256,2048,4096 2,4
 
 python3 - "$out" <<'PY'
 import csv, statistics, sys

@@ -77,22 +77,20 @@ Tier resolve_tier(const ReloadCliOptions& options) {
                         format_number(probe.seconds), probe.method)};
 }
 
-// The attention block of `n_layers` of the model's layers over the whole prefix, every layer
-// global: what the uncached forward of the engine computes.
+// `n_layers` of the model's layers over the whole prefix, as the engine's uncached forward runs
+// them: the full layer (norms, RoPE, attention, MLP or experts) where the preset names its MLP,
+// else the attention block; every layer global, so a windowed model's prefill is not understated.
 ModelConfig prefill_config(const ModelPreset& model, std::uint64_t prefix_tokens, std::uint64_t n_layers) {
     if (model.mla.kv_lora_rank > 0) {
-        throw ConfigError(fmt::format("--model {}: its latent attention has no uncached forward in the engine yet, so "
-                                      "its prefill cannot be measured",
+        throw ConfigError(fmt::format("--model {}: its latent attention is measured as the attention block alone, "
+                                      "without the MLP and experts of its layer, so its prefill would be understated",
                                       model.name));
     }
-    ModelConfig config;
+    ModelConfig config = model_config_of(model);
     config.n_batch = 1;
     config.seq_len = prefix_tokens;
-    config.model_dim = model.model_dim;
-    config.n_heads = model.n_heads;
-    config.n_kv_heads = model.n_kv_heads;
     config.n_layers = n_layers;
-    config.explicit_head_dim = model.head_dim;
+    config.layer_windows.clear();
     validate(config);
     return config;
 }
