@@ -1,6 +1,8 @@
 // Complete-or-absent file writes: render in memory, write a temporary, fsync, rename, fsync the directory.
 #include "kvbench/files/atomic_file.hpp"
 
+#include "kvbench/files/file_descriptor.hpp"
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -23,27 +25,6 @@ namespace {
     std::filesystem::remove(temp, ignored);
     throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), reason));
 }
-
-// Closes a file descriptor on every path out of a scope.
-class FileDescriptor {
-public:
-    explicit FileDescriptor(int fd) : fd_(fd) {}
-    FileDescriptor(const FileDescriptor&) = delete;
-    FileDescriptor& operator=(const FileDescriptor&) = delete;
-    ~FileDescriptor() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    int get() const { return fd_; }
-    // Closes now, so a failing close (NFS reports write errors there) can be seen.
-    int close() {
-        const int result = ::close(fd_);
-        fd_ = -1;
-        return result;
-    }
-
-private:
-    int fd_;
-};
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include "kvbench/engine/page_aligned.hpp"
 #include "kvbench/engine/rng.hpp"
+#include "kvbench/files/file_descriptor.hpp"
 #include "kvbench/measure/clock.hpp"
 
 #include <fcntl.h>
@@ -30,20 +31,6 @@ constexpr std::size_t chunk_bytes = std::size_t{8} << 20;
 [[noreturn]] void throw_errno(const std::string& what, const std::string& path) {
     throw std::system_error(errno, std::generic_category(), what + " " + path);
 }
-
-class FileDescriptor {
-public:
-    explicit FileDescriptor(int fd) : fd_(fd) {}
-    FileDescriptor(const FileDescriptor&) = delete;
-    FileDescriptor& operator=(const FileDescriptor&) = delete;
-    ~FileDescriptor() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    int get() const { return fd_; }
-
-private:
-    int fd_;
-};
 
 // The probe file a directory gets, removed however the probe ends.
 class ScratchFile {
