@@ -178,11 +178,13 @@ int run_reload_command(const ReloadCliOptions& options) {
     const std::uint64_t n_reps = parse_whole_number(options.n_reps, "--reps", 1, max_reps);
     const std::size_t n_threads =
         options.threads ? parse_whole_number(*options.threads, "--threads", 1, 1024) : default_thread_count();
+    std::vector<std::string> attention_only;  // models whose MLP kvbench does not run
     for (const ModelPreset& model : models) {
         if (n_layers > model.n_layers) {
             throw ConfigError(fmt::format("--layers {}: {} has only {} layers", n_layers, model.name, model.n_layers));
         }
-        (void)prefill_config(model, prefixes.front(), n_layers);  // refuses what cannot be measured, before measuring
+        // Also refuses what cannot be measured, before measuring.
+        if (prefill_config(model, prefixes.front(), n_layers).block != BlockKind::full) attention_only.push_back(model.name);
     }
     const OutputPlan output = to_output_plan(options.out, sheet_formats());
     const Tier tier = resolve_tier(options);
@@ -242,11 +244,16 @@ int run_reload_command(const ReloadCliOptions& options) {
         }
     }
     sheet.notes.push_back(tier.note);
+    const std::string layer_kind =
+        attention_only.empty()
+            ? std::string("the model's full layer: norms, RoPE, attention, MLP or experts; no embeddings")
+            : fmt::format("the model's full layer: norms, RoPE, attention, MLP or experts; no embeddings; for {}, whose "
+                          "MLP kvbench does not run, the attention block alone",
+                          fmt::join(attention_only, ", "));
     sheet.notes.push_back(fmt::format(
-        "Prefill measured: the engine's uncached forward of one sequence over P tokens (QKV and output projections, "
-        "causal attention; no MLP, norms or embeddings) on {} layer{} with f32 weights, {} thread{}, median of {}, "
-        "times the model's layers. Every layer attends to the whole prefix.",
-        n_layers, n_layers == 1 ? "" : "s", n_threads, n_threads == 1 ? "" : "s", n_reps));
+        "Prefill measured: the engine's uncached forward of one sequence over P tokens ({}) on {} layer{} with f32 "
+        "weights, {} thread{}, median of {}, times the model's layers. Every layer attends to the whole prefix.",
+        layer_kind, n_layers, n_layers == 1 ? "" : "s", n_threads, n_threads == 1 ? "" : "s", n_reps));
     sheet.notes.push_back("Reload is predicted: the prefix's KV bytes (windows applied) over the tier's bandwidth, no "
                           "latency per request. Break-even: between the last P where recomputing is no slower and the "
                           "next, interpolated (docs/planning.md).");
