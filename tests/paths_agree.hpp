@@ -7,6 +7,7 @@
 #include "kvbench/engine/reference.hpp"
 #include "kvbench/engine/weights.hpp"
 #include "kvbench/measure/equivalence.hpp"
+#include "test_support.hpp"
 
 #include <doctest/doctest.h>
 
@@ -16,7 +17,6 @@
 
 namespace kvbench::test {
 
-inline constexpr double spec_tolerance = 1e-4;  // docs/model.md
 
 inline void check_paths_agree(const ModelConfig& config, const ModelWeights& weights, std::uint64_t seed,
                               std::initializer_list<std::size_t> contexts, std::size_t n_threads) {

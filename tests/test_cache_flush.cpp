@@ -4,6 +4,7 @@
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/runner.hpp"
+#include "fake_clock.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -16,12 +17,11 @@ using namespace kvbench;
 
 namespace {
 
-const std::atomic<bool> never_stop{false};
+using kvbench::test::never_stop;
 
 // Stands in for a real flush: records what it was asked to evict, and can be made slow.
-// A fake clock: 1 ns passes at every reading.
-std::int64_t fake_ns = 0;
-std::int64_t fake_now_ns() { return ++fake_ns; }
+using kvbench::test::fake_now_ns;
+using kvbench::test::fake_ns;
 
 // Counts the flushes and what they were given; with a fake clock, each makes a second pass on it.
 class RecordingFlusher : public CacheFlusher {

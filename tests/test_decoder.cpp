@@ -21,8 +21,8 @@ using kvbench::test::expected_decode_executed;
 
 namespace {
 
-constexpr double spec_tolerance = 1e-4;  // docs/model.md
-constexpr std::size_t test_threads = 2;
+using kvbench::test::spec_tolerance;
+using kvbench::test::test_threads;
 
 struct Comparison {
     double rel_error = 0;

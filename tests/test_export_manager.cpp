@@ -7,6 +7,7 @@
 
 #include "csv_reader.hpp"
 #include "scratch_dir.hpp"
+#include "said.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -19,7 +20,7 @@ using kvbench::test::ScratchDir;
 
 namespace {
 
-Environment fixed_environment() {
+Environment minimal_environment() {
     Environment env;
     env.tool_version = "0.1.0";
     env.git_commit = "abc1234";
@@ -39,7 +40,7 @@ std::vector<ResultRow> point_rows(std::size_t seq) {
     PointMeasurement measured;
     measured.cached = PathMeasurement{{1000, 1100, 1200}, {}, {}};
     measured.uncached = PathMeasurement{{4000, 4100, 4200}, {}, {}};
-    return make_result_rows({config, 1}, measured, RunOptions{}, nullptr, fixed_environment());
+    return make_result_rows({config, 1}, measured, RunOptions{}, nullptr, minimal_environment());
 }
 
 std::string read_file(const std::filesystem::path& path) {
@@ -51,20 +52,9 @@ std::string read_file(const std::filesystem::path& path) {
 
 std::size_t count_lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
-// Collects what the manager says instead of printing it.
-struct Said {
-    std::vector<std::string> warnings;
-    std::vector<std::string> errors;
+using kvbench::test::Said;
 
-    RunMessages messages() {
-        RunMessages messages;
-        messages.warn = [this](const std::string& line) { warnings.push_back(line); };
-        messages.error = [this](const std::string& line) { errors.push_back(line); };
-        return messages;
-    }
-};
-
-ExportPlan plan_of(std::vector<OutputTarget> files) {
+ExportPlan export_plan_of(std::vector<OutputTarget> files) {
     ExportPlan plan;
     plan.files = std::move(files);
     plan.run_name = "sweep";
@@ -76,10 +66,10 @@ ExportPlan plan_of(std::vector<OutputTarget> files) {
 TEST_CASE("every file holds every finished point after each save, a json lines file by appends") {
     const ScratchDir dir("export_manager");
     const std::string csv = (dir.path / "a.csv").string(), jsonl = (dir.path / "a.jsonl").string();
-    const Environment env = fixed_environment();
+    const Environment env = minimal_environment();
     Said said;
     std::ostringstream stdout_report;
-    ExportManager exporter(plan_of({{OutputFormat::csv, csv}, {OutputFormat::jsonl, jsonl}}), env, said.messages(),
+    ExportManager exporter(export_plan_of({{OutputFormat::csv, csv}, {OutputFormat::jsonl, jsonl}}), env, said.messages(),
                            stdout_report);
     exporter.start({});
     CHECK(count_lines(read_file(csv)) == 1);  // the header alone
@@ -112,10 +102,10 @@ TEST_CASE("a file that cannot be written is said once, tried again at the end, a
     const ScratchDir dir("export_manager");
     const std::string good = (dir.path / "good.csv").string();
     const std::string gone = (dir.path / "gone" / "a.json").string();  // its directory is missing
-    const Environment env = fixed_environment();
+    const Environment env = minimal_environment();
     Said said;
     std::ostringstream stdout_report;
-    ExportPlan plan = plan_of({{OutputFormat::csv, good}, {OutputFormat::json, gone}});
+    ExportPlan plan = export_plan_of({{OutputFormat::csv, good}, {OutputFormat::json, gone}});
     plan.tables_hold = "the results";
     ExportManager exporter(plan, env, said.messages(), stdout_report);
     exporter.start({});
@@ -134,10 +124,10 @@ TEST_CASE("a file that cannot be written is said once, tried again at the end, a
 }
 
 TEST_CASE("a json lines report on stdout gets each point's lines as they come, and nothing more at the end") {
-    const Environment env = fixed_environment();
+    const Environment env = minimal_environment();
     Said said;
     std::ostringstream stdout_report;
-    ExportPlan plan = plan_of({});
+    ExportPlan plan = export_plan_of({});
     plan.stdout_format = OutputFormat::jsonl;
     ExportManager exporter(plan, env, said.messages(), stdout_report);
     exporter.start({});
@@ -150,10 +140,10 @@ TEST_CASE("a json lines report on stdout gets each point's lines as they come, a
 }
 
 TEST_CASE("a csv report on stdout is written once, whole, at the end") {
-    const Environment env = fixed_environment();
+    const Environment env = minimal_environment();
     Said said;
     std::ostringstream stdout_report;
-    ExportPlan plan = plan_of({});
+    ExportPlan plan = export_plan_of({});
     plan.stdout_format = OutputFormat::csv;
     ExportManager exporter(plan, env, said.messages(), stdout_report);
     exporter.start({});
@@ -169,10 +159,10 @@ TEST_CASE("a csv report on stdout is written once, whole, at the end") {
 TEST_CASE("a generation's files carry its step columns from the first save, header included") {
     const ScratchDir dir("export_manager");
     const std::string csv = (dir.path / "gen.csv").string();
-    const Environment env = fixed_environment();
+    const Environment env = minimal_environment();
     Said said;
     std::ostringstream stdout_report;
-    ExportManager exporter(plan_of({{OutputFormat::csv, csv}}), env, said.messages(), stdout_report);
+    ExportManager exporter(export_plan_of({{OutputFormat::csv, csv}}), env, said.messages(), stdout_report);
     GenerationOptions options;
     options.prompt_len = 4;
     options.n_new = 1;

@@ -27,7 +27,7 @@ namespace {
 
 constexpr WeightDtype reduced_dtypes[] = {WeightDtype::bf16, WeightDtype::f16, WeightDtype::int8};
 
-constexpr std::size_t test_threads = 2;
+using kvbench::test::test_threads;
 
 // A full block small enough for the suite: D 64, 4 heads of 16, 2 KV heads, F 96.
 ModelConfig full_config(std::size_t n_batch, std::size_t seq_len, WeightDtype dtype) {

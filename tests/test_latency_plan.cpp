@@ -9,6 +9,7 @@
 #include "kvbench/plan/model_preset.hpp"
 #include "kvbench/plan/parallelism.hpp"
 #include "kvbench/plan/service_plan.hpp"
+#include "builtin_preset.hpp"
 #include "scratch_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -20,11 +21,7 @@ namespace kvbench {
 
 namespace {
 
-const ModelPreset& preset(std::string_view name) {
-    const ModelPreset* found = find_preset(builtin_presets(), name);
-    REQUIRE(found != nullptr);
-    return *found;
-}
+using test::preset;
 
 const HardwareProfile& profile(std::string_view name) {
     const HardwareProfile* found = find_hardware(builtin_hardware(), name);

@@ -18,8 +18,8 @@ using kvbench::test::make_config;
 
 namespace {
 
-constexpr double spec_tolerance = 1e-4;  // docs/model.md
-constexpr std::size_t test_threads = 2;
+using kvbench::test::spec_tolerance;
+using kvbench::test::test_threads;
 
 // H = 4 heads of r = 16, d_r = 8, d_n = 12, d_v = 12 on D = 32: small, and no width a multiple
 // of another, so a head or stride mixed up shows.
@@ -29,7 +29,7 @@ ModelConfig latent_config(std::size_t n_batch, std::size_t seq_len, std::size_t 
     return config;
 }
 
-struct Comparison {
+struct LatentComparison {
     double rel_error = 0;
     double trace_error = 0;
     FlopCount cached_flops;
@@ -39,11 +39,11 @@ struct Comparison {
 // docs/model.md's equivalence: prefill N-1 tokens through the uncached forward into the latent
 // cache, one cached step for token N, against row N of the uncached forward; and each layer's
 // attention output (the trace), which the residual stream would hide.
-Comparison compare_paths(const ModelConfig& config, std::uint64_t seed) {
+LatentComparison compare_paths(const ModelConfig& config, std::uint64_t seed) {
     const ModelWeights weights = make_weights(config, seed);
     const std::vector<float> inputs = make_inputs(config, seed);
     const std::size_t n = config.seq_len, dim = config.model_dim;
-    Comparison result;
+    LatentComparison result;
 
     std::vector<float> full_out(inputs.size());
     std::vector<float> full_trace(attention_trace_size(config));
@@ -94,7 +94,7 @@ TEST_CASE("the absorbed cached step equals the expanded uncached forward") {
     for (const ModelConfig& config : configs) {
         INFO(describe(config));
         validate(config);
-        const Comparison c = compare_paths(config, 11);
+        const LatentComparison c = compare_paths(config, 11);
         CHECK(c.rel_error < spec_tolerance);
         CHECK(c.trace_error < spec_tolerance);
         CHECK(c.trace_error > 0);  // the two paths really took different routes
@@ -108,7 +108,7 @@ TEST_CASE("the latent paths count the FLOPs of docs/counting.md, and execute no 
     windowed.layer_windows = {16, 0};
     for (const ModelConfig& config : {latent_config(1, 5, 1), latent_config(3, 70, 2), with_q_lora, windowed}) {
         INFO(describe(config));
-        const Comparison c = compare_paths(config, 3);
+        const LatentComparison c = compare_paths(config, 3);
         CHECK(c.cached_flops.useful == step_flops(config, DecodePath::cached));
         CHECK(c.uncached_flops.useful == step_flops(config, DecodePath::uncached));
         CHECK(c.cached_flops.executed > c.cached_flops.useful);      // the d_r values carried through p·V

@@ -6,6 +6,7 @@
 #include "kvbench/plan/memory_plan.hpp"
 #include "kvbench/plan/memory_rows.hpp"
 #include "kvbench/plan/model_preset.hpp"
+#include "builtin_preset.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -28,11 +29,7 @@ std::string fixture(const std::string& name) {
     return text.str();
 }
 
-const ModelPreset& preset(std::string_view name) {
-    const ModelPreset* found = find_preset(builtin_presets(), name);
-    REQUIRE(found != nullptr);
-    return *found;
-}
+using test::preset;
 
 // The message of the ConfigError that parsing `json_text` as a preset file throws.
 std::string preset_error(const std::string& json_text) {

@@ -1,6 +1,7 @@
 // --resume's matching on hand-built saved rows: reused, kept aside, dropped with a warning, or refused.
 #include "kvbench/engine/config.hpp"
 #include "kvbench/report/resume.hpp"
+#include "said.hpp"
 
 #include <doctest/doctest.h>
 
@@ -39,14 +40,7 @@ std::vector<SavedRow> saved_rows(const GridPoint& point, const RunOptions& optio
     return saved;
 }
 
-struct Said {
-    std::vector<std::string> warnings;
-    RunMessages messages() {
-        RunMessages messages;
-        messages.warn = [this](const std::string& line) { warnings.push_back(line); };
-        return messages;
-    }
-};
+using kvbench::test::Said;
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
 #include "kvbench/report/report.hpp"
+#include "fake_clock.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -15,12 +16,12 @@ using namespace kvbench;
 using kvbench::test::make_config;
 
 namespace {
-const std::atomic<bool> never_stop{false};
+using kvbench::test::never_stop;
 
-// A fake clock: 1 ns passes at every reading, and an eviction makes a whole second pass (it
-// reads the clock once, in a fake_eviction), so a sample holding one would hold 1e9 ns.
-std::int64_t fake_ns = 0;
-std::int64_t fake_now_ns() { return ++fake_ns; }
+// On the fake clock an eviction makes a whole second pass (it reads the clock once, in a
+// fake_eviction), so a sample holding one would hold 1e9 ns.
+using kvbench::test::fake_now_ns;
+using kvbench::test::fake_ns;
 void fake_eviction(std::span<const ByteRegion>) { fake_ns += 1'000'000'000; }
 }
 

@@ -24,7 +24,7 @@ using kvbench::test::random_vector;
 
 namespace {
 
-constexpr std::size_t test_threads = 2;
+using kvbench::test::test_threads;
 
 ModelConfig with_sinks(ModelConfig config) {
     config.attention_sinks = true;

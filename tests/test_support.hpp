@@ -11,6 +11,11 @@
 
 namespace kvbench::test {
 
+// Threads of the engine tests: two, so that every parallel split is taken on any machine.
+inline constexpr std::size_t test_threads = 2;
+// The cached step against the uncached forward on f32 caches (docs/model.md).
+inline constexpr double spec_tolerance = 1e-4;
+
 // Seeded uniform values in [-scale, scale).
 inline std::vector<float> random_vector(std::size_t n, std::uint64_t seed, float scale = 1.0f) {
     Rng rng(seed);

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "scratch_dir.hpp"
+#include "said.hpp"
 
 #include <atomic>
 #include <sstream>
@@ -79,15 +80,7 @@ private:
     std::atomic<bool>* stop_;
 };
 
-struct Said {
-    std::vector<std::string> errors;
-
-    RunMessages messages() {
-        RunMessages messages;
-        messages.error = [this](const std::string& line) { errors.push_back(line); };
-        return messages;
-    }
-};
+using kvbench::test::Said;
 
 // (path, N, G) of each row of a report file, in file order.
 std::vector<std::tuple<std::string, std::size_t, std::size_t>> rows_in(const std::string& file) {

@@ -98,7 +98,7 @@ std::vector<ResultRow> every_axis_rows() {
     return rows;
 }
 
-Environment fixed_environment() {
+Environment golden_environment() {
     Environment env;
     env.tool_version = "0.1.0";
     env.git_commit = "abc1234";
@@ -116,13 +116,13 @@ Environment fixed_environment() {
 
 std::string render_table(const std::vector<ResultRow>& rows, const TableOptions& options = {}) {
     std::ostringstream out;
-    write_table(out, rows, fixed_environment(), options);
+    write_table(out, rows, golden_environment(), options);
     return out.str();
 }
 
 std::string render_markdown(const std::vector<ResultRow>& rows) {
     std::ostringstream out;
-    write_markdown(out, rows, fixed_environment(), TableOptions{});
+    write_markdown(out, rows, golden_environment(), TableOptions{});
     return out.str();
 }
 
@@ -267,7 +267,7 @@ TEST_CASE("a missing roofline is explained with the commands that measure one") 
 }
 
 TEST_CASE("the run description gives the blas build string a line of its own and wraps it") {
-    const std::string text = describe_run(default_like_rows(), fixed_environment());
+    const std::string text = describe_run(default_like_rows(), golden_environment());
     CHECK(text.rfind("machine: Intel(R) Xeon(R) Processor (2 cores, LLC 105 MiB)\nBLAS:    OpenBLAS 0.3.21", 0) == 0);
     CHECK(text.find("\n         MAX_THREADS=64 (openmp)\n") != std::string::npos);
     CHECK(widest_line(text) <= terminal_columns);

@@ -27,7 +27,7 @@ using kvbench::test::random_vector;
 
 namespace {
 
-constexpr std::size_t test_threads = 2;
+using kvbench::test::test_threads;
 
 ModelConfig windowed(ModelConfig config, std::vector<std::uint32_t> windows) {
     config.layer_windows = std::move(windows);

@@ -22,9 +22,6 @@ namespace kvbench {
 
 namespace {
 
-SheetCell count_cell(std::uint64_t n) { return {n, fmt::format("{}", n)}; }
-SheetCell text_cell(const std::string& text) { return {text, text}; }
-SheetCell bytes_cell(std::uint64_t n_bytes) { return {n_bytes, format_bytes(n_bytes)}; }
 SheetCell flops_cell(std::optional<std::uint64_t> n_flops) {
     if (!n_flops) return {nullptr, "-"};
     return {*n_flops, format_flops(static_cast<double>(*n_flops))};

@@ -18,7 +18,7 @@ namespace kvbench {
 
 namespace {
 
-constexpr const char* footer = R"(Reads the sweep runs of a results database (--db, written by sweep --db or
+constexpr const char* history_footer = R"(Reads the sweep runs of a results database (--db, written by sweep --db or
 -o run.sqlite) and lists one metric of each chosen point in every run that
 measured it: commit after commit, machine beside machine. The point filters
 take sweep's lists (-n 1024 -g 4,1); without them, every point.
@@ -121,7 +121,7 @@ CLI::App* add_history_command(CLI::App& app, HistoryCliOptions& options) {
                         "Only runs on these machines: m3 (an id), or a part of the CPU model or class (epyc, avx512)")
         ->type_name("TEXT");
     add_output_options(command, options.out, history_formats(), false);
-    command->footer(footer);
+    command->footer(history_footer);
     return command;
 }
 

@@ -130,10 +130,6 @@ std::string format_count(std::uint64_t n) {
     return format_number(static_cast<double>(n) / 1e9) + " B";
 }
 
-SheetCell bytes_cell(std::uint64_t n_bytes) { return {n_bytes, format_bytes(n_bytes)}; }
-SheetCell count_cell(std::uint64_t n) { return {n, fmt::format("{}", n)}; }
-SheetCell text_cell(const std::string& text) { return {text, text}; }
-SheetCell null_cell() { return {nullptr, "-"}; }
 
 // "L=32 D=4096 H=32 G=8 dh=128 (GQA-8), F=14336": what the plan counts of the model.
 std::string shape_summary(const ModelPreset& model) {

@@ -14,7 +14,7 @@ namespace kvbench {
 
 namespace {
 
-constexpr const char* footer = R"(Joins the reports of a grid's shards (sweep --shard K/N on N machines) into
+constexpr const char* merge_footer = R"(Joins the reports of a grid's shards (sweep --shard K/N on N machines) into
 one report: kvbench CSV, JSON or JSON Lines files, or results databases (every
 run of each). Refused: inputs of different builds (tool version, commit, build
 type, compiler), of different settings (repetitions, warm-up, seed, cache
@@ -45,7 +45,7 @@ CLI::App* add_merge_command(CLI::App& app, MergeCliOptions& options) {
         ->type_name("FILE")
         ->required();
     add_output_options(command, options.out, merge_formats(), false);
-    command->footer(footer);
+    command->footer(merge_footer);
     return command;
 }
 

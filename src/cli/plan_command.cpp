@@ -187,11 +187,6 @@ Deployment to_deployment(const PlanCliOptions& options, std::string& efficiency_
     return deployment;
 }
 
-SheetCell text_cell(const std::string& text) { return {text, text}; }
-SheetCell count_cell(std::uint64_t n) { return {n, fmt::format("{}", n)}; }
-SheetCell bytes_cell(std::uint64_t n_bytes) { return {n_bytes, format_bytes(n_bytes)}; }
-SheetCell ms_cell(double seconds) { return {seconds * 1e3, format_number(seconds * 1e3)}; }
-SheetCell null_cell() { return {nullptr, "-"}; }
 
 SheetCell answer_cell(const PlanAnswer& answer, std::string_view unbounded) {
     if (!answer.value) return text_cell(std::string(unbounded));

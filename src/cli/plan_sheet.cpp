@@ -4,6 +4,7 @@
 #include "cli/output_streams.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/report/summary_tables.hpp"
+#include "kvbench/report/units.hpp"
 #include "kvbench/files/atomic_file.hpp"
 
 #include <fmt/format.h>
@@ -17,6 +18,12 @@
 #include <string_view>
 
 namespace kvbench {
+
+SheetCell text_cell(const std::string& text) { return {text, text}; }
+SheetCell count_cell(std::uint64_t n) { return {n, fmt::format("{}", n)}; }
+SheetCell bytes_cell(std::uint64_t n_bytes) { return {n_bytes, format_bytes(n_bytes)}; }
+SheetCell ms_cell(double seconds) { return {seconds * 1e3, format_number(seconds * 1e3)}; }
+SheetCell null_cell() { return {nullptr, "-"}; }
 
 namespace {
 

@@ -110,9 +110,6 @@ double measure_prefill(PointRunner& runner, const ModelConfig& config, std::size
     return summarize(measured.uncached->samples_ns).median_ns * 1e-9;
 }
 
-SheetCell text_cell(const std::string& text) { return {text, text}; }
-SheetCell count_cell(std::uint64_t n) { return {n, fmt::format("{}", n)}; }
-SheetCell ms_cell(double seconds) { return {seconds * 1e3, format_number(seconds * 1e3)}; }
 
 }  // namespace
 

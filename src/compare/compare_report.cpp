@@ -2,6 +2,7 @@
 #include "kvbench/compare/compare_report.hpp"
 
 #include "kvbench/report/summary_tables.hpp"
+#include "three_figures.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,11 +14,6 @@
 namespace kvbench {
 
 namespace {
-
-std::string figure(double value) {
-    const double magnitude = std::abs(value);
-    return fmt::format("{:.{}f}", value, magnitude >= 100 ? 1 : magnitude >= 10 ? 2 : 3);
-}
 
 std::string evidence(const ComparedRow& row) {
     switch (row.test) {
@@ -51,7 +47,7 @@ std::vector<std::string> header(const Comparison& comparison, char unit_break = 
 std::vector<std::string> cells(const ComparedRow& row) {
     std::string verdict = verdict_name(row.verdict);
     if (!row.counts_note.empty()) verdict += " (" + row.counts_note + ")";
-    return {row.label,     figure(row.base.median), figure(row.other.median), fmt::format("{:+.1f} %", row.change_pct),
+    return {row.label,     three_figures(row.base.median), three_figures(row.other.median), fmt::format("{:+.1f} %", row.change_pct),
             interval_cell(row), evidence(row),   verdict};
 }
 

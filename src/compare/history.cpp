@@ -3,6 +3,7 @@
 
 #include "kvbench/compare/run_selection.hpp"
 #include "kvbench/report/report.hpp"
+#include "three_figures.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -25,11 +26,6 @@ bool row_kept(const ResultEntry& entry, const HistoryQuery& query) {
         if (!cell || !values.contains(*cell)) return false;
     }
     return true;
-}
-
-std::string figure(double value) {
-    const double magnitude = std::abs(value);
-    return fmt::format("{:.{}f}", value, magnitude >= 100 ? 1 : magnitude >= 10 ? 2 : 3);
 }
 
 // "2026-12-04 01:06" from "2026-12-04T01:06:33Z".
@@ -119,7 +115,7 @@ void write_table_history(std::ostream& out, const History& history) {
         previous[line.run.machine_id] = line.values.median;
         out << fmt::format("  {:>4}  {:<16}  {:<{}}  {:<7}  {:>9}  {:>5}  {:>8}", line.run.id, started(line.run),
                            line.run.record.env.git_commit, commit_width, fmt::format("m{}", line.run.machine_id),
-                           figure(line.values.median), line.values.reps, change)
+                           three_figures(line.values.median), line.values.reps, change)
             << '\n';
     }
 }

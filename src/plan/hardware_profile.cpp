@@ -19,7 +19,7 @@ using nlohmann::json;
 constexpr double giga = 1e9;
 constexpr double tera = 1e12;
 
-struct RecordContext {
+struct ProfileContext {
     std::string_view file_name;
     std::string profile;  // "'h100-sxm'", or "#3" before the name is known
 
@@ -28,7 +28,7 @@ struct RecordContext {
     }
 };
 
-std::string text_field(const json& record, std::string_view field, const RecordContext& context) {
+std::string text_field(const json& record, std::string_view field, const ProfileContext& context) {
     const auto it = record.find(field);
     if (it == record.end()) context.fail(field, "missing");
     if (!it->is_string() || it->get<std::string>().empty()) context.fail(field, "must be a non-empty string");
@@ -36,7 +36,7 @@ std::string text_field(const json& record, std::string_view field, const RecordC
 }
 
 // A positive finite number, or null when `nullable`.
-std::optional<double> number_field(const json& object, std::string_view field, const RecordContext& context,
+std::optional<double> number_field(const json& object, std::string_view field, const ProfileContext& context,
                                    std::string_view shown_as, bool nullable) {
     const auto it = object.find(field);
     if (it == object.end()) context.fail(shown_as, nullable ? "missing (null if not published)" : "missing");
@@ -48,9 +48,9 @@ std::optional<double> number_field(const json& object, std::string_view field, c
     return it->get<double>();
 }
 
-HardwareProfile parse_record(const json& record, const RecordContext& numbered) {
+HardwareProfile parse_profile(const json& record, const ProfileContext& numbered) {
     if (!record.is_object()) numbered.fail("(record)", "must be an object {\"name\": ..., \"bandwidth_gb_per_s\": ...}");
-    RecordContext context = numbered;
+    ProfileContext context = numbered;
     HardwareProfile profile;
     profile.name = text_field(record, "name", context);
     context.profile = fmt::format("'{}'", profile.name);
@@ -116,9 +116,9 @@ std::vector<HardwareProfile> parse_hardware_profiles(std::string_view json_text,
     std::size_t index = 0;
     for (const json& record : document["profiles"]) {
         ++index;
-        HardwareProfile profile = parse_record(record, RecordContext{file_name, fmt::format("#{}", index)});
+        HardwareProfile profile = parse_profile(record, ProfileContext{file_name, fmt::format("#{}", index)});
         if (!names.insert(profile.name).second) {
-            RecordContext{file_name, fmt::format("'{}'", profile.name)}.fail("name", "appears twice");
+            ProfileContext{file_name, fmt::format("'{}'", profile.name)}.fail("name", "appears twice");
         }
         profiles.push_back(std::move(profile));
     }

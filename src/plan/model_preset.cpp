@@ -52,7 +52,7 @@ std::string text_field(const json& object, std::string_view field, const RecordC
     return it->get<std::string>();
 }
 
-ModelPreset parse_record(const json& record, const RecordContext& numbered) {
+ModelPreset parse_preset(const json& record, const RecordContext& numbered) {
     if (!record.is_object()) numbered.fail("(record)", "must be an object {\"name\": ..., \"layers\": ...}");
     RecordContext context = numbered;
     ModelPreset preset;
@@ -153,7 +153,7 @@ std::vector<ModelPreset> parse_presets(std::string_view json_text, std::string_v
     for (const json& record : document["models"]) {
         ++index;
         const RecordContext context{file_name, fmt::format("#{}", index)};
-        ModelPreset preset = parse_record(record, context);
+        ModelPreset preset = parse_preset(record, context);
         if (!names.insert(preset.name).second) {
             RecordContext{file_name, fmt::format("'{}'", preset.name)}.fail("name", "appears twice");
         }

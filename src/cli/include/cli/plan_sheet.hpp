@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -19,6 +20,14 @@ struct SheetCell {
     nlohmann::ordered_json value;  // null: not applicable
     std::string shown;
 };
+
+// The cells every planner sheet writes: text as is, a count, bytes (exact in csv and json,
+// "1.5 GiB" in the table), a time in ms from seconds, and "not applicable".
+SheetCell text_cell(const std::string& text);
+SheetCell count_cell(std::uint64_t n);
+SheetCell bytes_cell(std::uint64_t n_bytes);
+SheetCell ms_cell(double seconds);
+SheetCell null_cell();
 
 // What a column is to the table: a figure; a key, which names a line (and is repeated in every
 // part of a table split to fit the terminal); or an axis, a key that the caption states once
