@@ -163,6 +163,40 @@ TEST_CASE("llama-3-70b on h100-sxm: per-device bytes and predicted tpot at TP=8 
     CHECK(long_context.limit == Limit::kv_bandwidth);
 }
 
+TEST_CASE("a mixture of experts holds every expert and reads those its sequences were routed to") {
+    const MoeShape qwen_experts = preset("qwen3-30b-a3b").moe;
+    CHECK(expected_experts_read(qwen_experts, 1) == doctest::Approx(8));
+    // 128 · (1 - (120/128)^8) = 128 · (1 - 0.5967195...) = 51.6199...
+    CHECK(expected_experts_read(qwen_experts, 8) == doctest::Approx(51.6199).epsilon(1e-5));
+    CHECK(expected_experts_read(qwen_experts, 4096) == doctest::Approx(128));
+    CHECK(expected_experts_read(MoeShape{}, 8) == 0);
+
+    Deployment deployment = llama_70b_on_h100(1);
+    deployment.model = preset("qwen3-30b-a3b");
+    // One expert: 3 · 2048 · 768 = 4718592 parameters. At B=1 each of the 48 layers leaves 120
+    // of its 128 experts unread: 48 · 120 · 4718592 = 27179089920 of the 30532122624
+    // parameters, so a step reads 3353032704 of them, 6706065408 bytes at f16.
+    const Prediction one = predict_step(deployment, 1, 4096);
+    CHECK(one.cost.weight_bytes == 2 * std::uint64_t{30'532'122'624});
+    CHECK(one.cost.weight_read_bytes == 6'706'065'408);
+    // The FLOPs run the K = 8 routed experts a token chose, of the 128.
+    const ModelConfig device = device_config(model_config_of(deployment.model, 1, 4096, KvDtype::f16), {1, 1});
+    const std::uint64_t attention_params = 48 * weights_per_layer(device);
+    CHECK(one.cost.flops == step_flops(device, DecodePath::cached) +
+                                2 * (30'532'122'624 - attention_params - 27'179'089'920));
+    CHECK(one.bandwidth_time_s ==
+          doctest::Approx((6'706'065'408.0 + static_cast<double>(one.cost.kv_bytes)) / 3.35e12));
+
+    // More sequences reach more experts, up to all of them; a dense model reads all it holds.
+    const Prediction eight = predict_step(deployment, 8, 4096);
+    const Prediction many = predict_step(deployment, 4096, 16);
+    CHECK(eight.cost.weight_read_bytes > one.cost.weight_read_bytes);
+    CHECK(many.cost.weight_read_bytes > eight.cost.weight_read_bytes);
+    CHECK(many.cost.weight_read_bytes <= many.cost.weight_bytes);
+    const Prediction dense = predict_step(llama_70b_on_h100(8), 8, 4096);
+    CHECK(dense.cost.weight_read_bytes == dense.cost.weight_bytes);
+}
+
 TEST_CASE("the compute term takes the weights' element type's peak, times the efficiency") {
     Deployment deployment = llama_70b_on_h100(8);
     deployment.efficiency = {0.5, 0.25, {}};

@@ -209,6 +209,9 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
     column("seq", "N", Align::right, true);
     column("batch", "B", Align::right, true);
     column("weight_bytes_per_device", "weights/device", Align::right, true);
+    // A mixture of experts reads less than it holds; a dense model reads what it holds.
+    const bool has_experts = deployment.model.moe.n_experts > 0;
+    column("weight_read_bytes_per_device", "weights read", Align::right, has_experts);
     column("kv_bytes_per_device", "KV/device", Align::right, true);
     column("memory_bytes_per_device", "memory", Align::right, false);
     column("fits", "fits", Align::left, true);
@@ -242,6 +245,7 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
             cells.push_back(count_cell(seq));
             cells.push_back(count_cell(batch));
             cells.push_back(bytes_cell(prediction.cost.weight_bytes));
+            cells.push_back(bytes_cell(prediction.cost.weight_read_bytes));
             cells.push_back(prediction.cost.kv_bytes == UINT64_MAX ? text_cell("> 16 EiB")
                                                                    : bytes_cell(prediction.cost.kv_bytes));
             cells.push_back(bytes_cell(deployment.memory_bytes));
@@ -275,6 +279,14 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
     }
     if (!model.layer_windows.empty()) split += fmt::format("; windowed layers cache at most their window ({})", window_label(model));
     sheet.notes.push_back(split + ".");
+    if (model.moe.n_experts > 0) {
+        sheet.notes.push_back(fmt::format(
+            "Each token runs {} of {} routed experts per layer; a step reads the experts its sequences were routed "
+            "to, {} of {} at B=1 and {} at B=64 if routing is uniform (a router's imbalance reads fewer): "
+            "'weights read' (docs/planning.md).",
+            model.moe.n_active, model.moe.n_experts, format_number(expected_experts_read(model.moe, 1)),
+            model.moe.n_experts, format_number(expected_experts_read(model.moe, 64))));
+    }
     if (model.max_position_embeddings && longest_context > *model.max_position_embeddings) {
         sheet.notes.push_back(fmt::format("Contexts past the {} positions {} was trained for are memory and time, "
                                           "not a context the model handles.",
@@ -290,7 +302,7 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
         format_bytes(deployment.memory_bytes), parallelism.tp, parallelism.pp, parallelism.tp * parallelism.pp,
         parallelism.tp * parallelism.pp == 1 ? "" : "s"));
     sheet.notes.push_back(efficiency_note);
-    sheet.notes.push_back("Every time is predicted: max(weight bytes / (bandwidth x e_w) + KV bytes / (bandwidth x e_kv), "
+    sheet.notes.push_back("Every time is predicted: max(weight bytes read / (bandwidth x e_w) + KV bytes / (bandwidth x e_kv), "
                           "FLOPs / (peak x e)) per device, times PP stages; "
                           "interconnect time not counted (docs/planning.md).");
     return sheet;

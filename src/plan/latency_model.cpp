@@ -18,7 +18,24 @@ std::optional<std::uint64_t> checked_product(std::uint64_t a, std::uint64_t b) {
     return product;
 }
 
+// Parameters of one routed expert: its SwiGLU's gate, up and down matrices.
+std::uint64_t expert_params(const ModelPreset& model) {
+    return 3 * std::uint64_t{model.model_dim} * model.moe.expert_dim;
+}
+
+std::uint64_t moe_layers(const ModelPreset& model) {
+    return model.moe.n_experts == 0 ? 0 : model.n_layers - std::min<std::uint64_t>(model.n_layers, model.moe.n_dense_layers);
+}
+
 }  // namespace
+
+double expected_experts_read(const MoeShape& moe, std::uint64_t batch) {
+    if (moe.n_experts == 0) return 0;
+    const double experts = static_cast<double>(moe.n_experts);
+    // An expert escapes one sequence with probability 1 - K/E, and all B of them with its B-th power.
+    const double missed_by_one = 1 - static_cast<double>(std::min(moe.n_active, moe.n_experts)) / experts;
+    return experts * (1 - std::pow(missed_by_one, static_cast<double>(batch)));
+}
 
 StreamEfficiency Efficiency::at(std::uint64_t batch) const {
     if (by_batch.empty()) return {batch, bandwidth, bandwidth};
@@ -80,10 +97,21 @@ Prediction predict_step(const Deployment& deployment, std::uint64_t batch, std::
     const std::uint64_t other_params = model.n_params - std::min(model.n_params, attention_params);
     const std::uint64_t other_params_per_device = (other_params + n_ranks - 1) / n_ranks;
     const std::uint64_t params_per_device = device.n_layers * weights_per_layer(device) + other_params_per_device;
+    // A mixture of experts holds every expert but a step reads only those its sequences were
+    // routed to, and a sequence runs only its K: both split over the devices with the rest.
+    const std::uint64_t per_expert = expert_params(model);
+    const double unread_experts =
+        static_cast<double>(moe_layers(model)) * (static_cast<double>(model.moe.n_experts) - expected_experts_read(model.moe, batch));
+    const auto unread_params_per_device = static_cast<std::uint64_t>(
+        std::llround(unread_experts * static_cast<double>(per_expert) / static_cast<double>(n_ranks)));
+    const std::uint64_t idle_params_per_device =
+        moe_layers(model) * (model.moe.n_experts - std::min(model.moe.n_active, model.moe.n_experts)) * per_expert / n_ranks;
 
     Prediction prediction;
     DeviceCost& cost = prediction.cost;
     cost.weight_bytes = weight_bytes(params_per_device, deployment.weight_dtype);
+    cost.weight_read_bytes =
+        weight_bytes(params_per_device - std::min(params_per_device, unread_params_per_device), deployment.weight_dtype);
     // One layer's cache of one sequence at one position, times the positions every layer keeps
     // (min(N, its window)) and B, so that a point past 2^64 bytes is refused rather than wrapped.
     ModelConfig one_position = device;
@@ -105,7 +133,8 @@ Prediction predict_step(const Deployment& deployment, std::uint64_t batch, std::
         return prediction;
     }
     cost.kv_bytes = *kv_bytes;
-    cost.flops = step_flops(device, DecodePath::cached) + 2 * batch * other_params_per_device;
+    cost.flops = step_flops(device, DecodePath::cached) +
+                 2 * batch * (other_params_per_device - std::min(other_params_per_device, idle_params_per_device));
 
     const HardwareProfile& hardware = deployment.hardware;
     const Efficiency& efficiency = deployment.efficiency;
@@ -113,7 +142,7 @@ Prediction predict_step(const Deployment& deployment, std::uint64_t batch, std::
     // its own fraction of the bandwidth.
     const StreamEfficiency streams = efficiency.at(batch);
     prediction.bandwidth_time_s =
-        static_cast<double>(cost.weight_bytes) / (hardware.bandwidth_bytes_per_s * streams.weights) +
+        static_cast<double>(cost.weight_read_bytes) / (hardware.bandwidth_bytes_per_s * streams.weights) +
         static_cast<double>(cost.kv_bytes) / (hardware.bandwidth_bytes_per_s * streams.kv);
     if (const std::optional<double> peak = hardware.peak_flops_of(compute_type_of(deployment.weight_dtype))) {
         prediction.compute_time_s = static_cast<double>(cost.flops) / (*peak * efficiency.compute);
@@ -123,7 +152,7 @@ Prediction predict_step(const Deployment& deployment, std::uint64_t batch, std::
     // A token passes the stages in turn; pipelining overlaps other micro-batches, not this token.
     prediction.tpot_s = prediction.stage_time_s * static_cast<double>(parallelism.pp);
     prediction.limit = compute_bound                             ? Limit::compute
-                       : cost.kv_bytes > cost.weight_bytes ? Limit::kv_bandwidth
+                       : cost.kv_bytes > cost.weight_read_bytes ? Limit::kv_bandwidth
                                                            : Limit::weight_bandwidth;
     return prediction;
 }

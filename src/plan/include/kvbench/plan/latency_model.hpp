@@ -55,7 +55,10 @@ const char* limit_name(Limit limit);  // "memory", "KV bandwidth", "weight bandw
 
 // One device's share of a decode step of `batch` sequences at context `seq_len`.
 struct DeviceCost {
-    std::uint64_t weight_bytes = 0;  // the device's weights, read once per step
+    std::uint64_t weight_bytes = 0;  // the device's weights, all held in its memory
+    // What a step reads of them: all but the routed experts no sequence of the batch was
+    // routed to (docs/planning.md, "Experts"); weight_bytes for a dense model.
+    std::uint64_t weight_read_bytes = 0;
     std::uint64_t kv_bytes = 0;      // the device's cache, read once per step
     std::uint64_t flops = 0;         // 0 when the point does not fit (not computed)
     bool fits = false;               // weight_bytes + kv_bytes within Deployment::memory_bytes
@@ -63,12 +66,17 @@ struct DeviceCost {
 
 struct Prediction {
     DeviceCost cost;
-    double bandwidth_time_s = 0;              // weight_bytes / (bandwidth · e_w) + kv_bytes / (bandwidth · e_kv)
+    double bandwidth_time_s = 0;              // weight_read_bytes / (bandwidth · e_w) + kv_bytes / (bandwidth · e_kv)
     std::optional<double> compute_time_s;     // flops / (peak · e); unset: no published peak
     double stage_time_s = 0;                  // the larger of the two: one stage's step
     double tpot_s = 0;                        // pp stages in turn: the time per output token
     Limit limit = Limit::memory;
 };
+
+// Of a mixture of experts' routed experts, how many of one layer's a step of `batch` sequences
+// reads on average, each sequence choosing n_active of n_experts uniformly as the engine's
+// seeded router does: n_experts · (1 - (1 - n_active / n_experts)^batch). 0 without experts.
+double expected_experts_read(const MoeShape& moe, std::uint64_t batch);
 
 // The model as the engine's cost model sees it: its attention shape at batch and context, the
 // cache capped at the model's sliding window. Requires: batch, seq_len >= 1.
