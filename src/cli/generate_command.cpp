@@ -53,11 +53,15 @@ std::uint64_t generation_flush_bytes(const GeneratePlan& plan, const Environment
     return plan.generation.cold_cache ? stream_flush_bytes(env.llc_total_bytes) : 0;
 }
 
-// A generation uses the saved roofline of each thread count, for the estimate and roofline_pct,
-// and never measures one itself.
+// A generation uses the roofline of each thread count for the estimate and roofline_pct: the
+// --roofline file, else one measured first with --measure-roofline, else the saved one. It never
+// measures a missing one by itself: a long generation should not start with a surprise.
 RunContext prepare_generation(const GeneratePlan& plan, const RunMessages& messages) {
     RunRequest request;
     request.command_line = command_line();
+    request.rooflines.none = plan.no_roofline;
+    request.rooflines.given = plan.roofline;
+    request.rooflines.measure = plan.measure_roofline && !plan.dry_run;
     request.rooflines.measure_missing = false;
     request.memory_of = [&plan](const GridPoint& point, const Environment& env) {
         return PointMemory{generation_memory_bytes(point, plan.generation) + generation_flush_bytes(plan, env), {}};

@@ -7,6 +7,7 @@
 #include "cli/grid_guard.hpp"
 #include "cli/kv_dtype_option.hpp"
 #include "cli/option_conventions.hpp"
+#include "cli/roofline_options.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/blas.hpp"
 
@@ -85,6 +86,8 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
     generate->add_flag("--dry-run", options.dry_run,
                        "List the configurations with the generation's FLOPs, memory and estimated time; run "
                        "nothing. With -o or -f, the list in that format (csv, json, jsonl) for scripts");
+    add_roofline_options(*generate, options.roofline, options.measure_roofline, options.no_roofline,
+                         "the saved one for the thread count, if any; a generation measures none itself");
     add_output_options(generate, options.out, generate_formats(), false);
     add_database_options(generate, options.out);
     generate->add_option("--fit-from", options.fit_from,
@@ -141,7 +144,11 @@ GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
                                       *options.fit_from, last_context));
     }
     plan.fit_from = fit_from;
-    plan.out = to_output_plan(options.out, generate_formats(), false);  // last: it creates (and removes) a file
+    plan.measure_roofline = options.measure_roofline;
+    plan.no_roofline = options.no_roofline;
+    // The files last: the output check creates (and removes) a file.
+    if (options.roofline) plan.roofline = load_given_roofline(*options.roofline);
+    plan.out = to_output_plan(options.out, generate_formats(), false);
     return plan;
 }
 

@@ -8,6 +8,7 @@
 #include "cli/grid_guard.hpp"
 #include "cli/kv_dtype_option.hpp"
 #include "cli/option_conventions.hpp"
+#include "cli/roofline_options.hpp"
 #include "cli/value_list.hpp"
 
 #include <fmt/format.h>
@@ -186,23 +187,13 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                       "Refuse points needing more than this: 8GiB or 8G = 8·2^30 bytes (IEC), 8GB = 8·10^9 "
                       "(SI) (default: available memory)")
         ->type_name("SIZE");
-    sweep->add_option("--roofline", options.roofline,
-                      "Roofline JSON from `kvbench roofline` (default: the saved one for the thread count, "
-                      "measured quickly on the first run)")
-        ->type_name("FILE");
-    sweep->add_flag("--measure-roofline", options.measure_roofline,
-                    "Measure the roofline first (a few seconds per thread count) and save it: "
-                    "on a shared machine, bandwidth drifts")
-        ->excludes("--roofline");
+    add_roofline_options(*sweep, options.roofline, options.measure_roofline, options.no_roofline,
+                         "the saved one for the thread count, measured quickly on the first run");
     sweep->add_option("--progress", options.progress,
                       "Progress on stderr: bar (one line), jsonl (one JSON object per event: point_started, "
                       "point_finished, point_failed, sweep_finished), none; auto: bar on a terminal, else none")
         ->type_name("auto|bar|jsonl|none")
         ->capture_default_str();
-    sweep->add_flag("--no-roofline", options.no_roofline,
-                    "Run without a roofline: no roofline %, no first-run measurement, no bandwidth drift check")
-        ->excludes("--roofline")
-        ->excludes("--measure-roofline");
     sweep->add_option("--shard", options.shard,
                       "Run shard K of N: a share of the grid balanced by estimated time, the same on every "
                       "machine, so N machines run the whole grid; `kvbench merge` joins their reports "

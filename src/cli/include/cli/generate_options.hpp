@@ -6,6 +6,7 @@
 #include "cli/latent_options.hpp"
 #include "cli/output_options.hpp"
 #include "kvbench/measure/generation.hpp"
+#include "kvbench/measure/run_context.hpp"
 #include "kvbench/measure/sweep.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/summary_tables.hpp"
@@ -45,6 +46,9 @@ struct GenerateCliOptions {
     std::optional<std::string> fit_from;  // fit the growth law over N >= this; unset: every step
     bool yes = false;                     // --yes: run a grid above the bounds of grid_guard.hpp
     bool dry_run = false;                 // --dry-run: the configurations and their cost, nothing run
+    std::optional<std::string> roofline;  // --roofline FILE; unset: the saved measurement, if any
+    bool measure_roofline = false;        // measure the roofline first, in this run
+    bool no_roofline = false;             // --no-roofline: no roofline %, no measurement
     std::string time_unit = "auto";  // --time-unit of the human tables: auto, ns, us, ms or s
 };
 
@@ -55,6 +59,9 @@ struct GeneratePlan {
     std::size_t fit_from = 0;
     bool yes = false;
     bool dry_run = false;
+    std::optional<GivenRoofline> roofline;  // --roofline FILE, read once when the options are checked
+    bool measure_roofline = false;
+    bool no_roofline = false;
     std::optional<std::string> likely_intent;  // e.g. "-g 1-64*2", for a grid refused without --yes
     TableOptions table;  // how the human tables render (--time-unit)
 };
