@@ -7,6 +7,7 @@
 #include "cli/sweep_scheduler.hpp"
 #include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/engine/config_variant.hpp"
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/measure/budget.hpp"
 #include "kvbench/measure/cache_flush.hpp"
@@ -28,8 +29,43 @@ SheetCell flops_cell(std::optional<std::uint64_t> n_flops) {
 }
 SheetCell seconds_cell(double seconds) { return {seconds, format_run_time(seconds)}; }
 
+// "8:LG": the largest window and its layer pattern, as --window and --window-layers spell them;
+// "" for a point whose layers are all global.
+std::string window_label(const ModelConfig& config) {
+    if (config.layer_windows.empty()) return "";
+    const std::uint32_t widest = *std::max_element(config.layer_windows.begin(), config.layer_windows.end());
+    return widest == 0 ? "" : fmt::format("{}:{}", widest, window_pattern(config));
+}
+
+// Which of the axes that most grids leave at their default the table shows: those some point of
+// the grid sets (csv and json always carry them all).
+struct ShownAxes {
+    bool head_dim = false;
+    bool kv_dtype = false;
+    bool window = false;
+    bool full_block = false;
+    bool dense_mlp = false;      // the MLP's width F: a full block without experts
+    bool weight_dtype = false;
+    bool variant = false;        // experts, latent attention, sinks
+};
+
+ShownAxes shown_axes(const std::vector<GridPoint>& points) {
+    ShownAxes shown;
+    for (const GridPoint& point : points) {
+        const ModelConfig& c = point.config;
+        shown.head_dim |= c.explicit_head_dim != 0;
+        shown.kv_dtype |= c.kv_dtype != KvDtype::f32;
+        shown.window |= !window_label(c).empty();
+        shown.full_block |= c.block == BlockKind::full;
+        shown.dense_mlp |= c.block == BlockKind::full && !c.has_experts();
+        shown.weight_dtype |= c.weight_dtype != WeightDtype::f32;
+        shown.variant |= c.has_experts() || c.is_latent() || c.attention_sinks;
+    }
+    return shown;
+}
+
 // The model axes of a point, the first columns of both plans.
-void add_axis_columns(Sheet& sheet, bool any_head_dim, bool any_reduced, bool any_window) {
+void add_axis_columns(Sheet& sheet, const ShownAxes& shown) {
     const auto axis = [&](const char* key, const char* header, Align align, bool in_table) {
         sheet.columns.push_back({key, header, align, in_table, SheetRole::axis});
     };
@@ -38,20 +74,16 @@ void add_axis_columns(Sheet& sheet, bool any_head_dim, bool any_reduced, bool an
     axis("dim", "D", Align::right, true);
     axis("heads", "H", Align::right, true);
     axis("kv_heads", "G", Align::right, false);  // the grouping names it
-    axis("head_dim", "dh", Align::right, any_head_dim);
+    axis("head_dim", "dh", Align::right, shown.head_dim);
     axis("layers", "L", Align::right, true);
     axis("threads", "T", Align::right, true);
     axis("grouping", "grouping", Align::left, true);
-    axis("kv_dtype", "kv", Align::left, any_reduced);
-    axis("window", "window", Align::left, any_window);
-}
-
-// "8:LG": the largest window and its layer pattern, as --window and --window-layers spell them;
-// "" for a point whose layers are all global.
-std::string window_label(const ModelConfig& config) {
-    if (config.layer_windows.empty()) return "";
-    const std::uint32_t widest = *std::max_element(config.layer_windows.begin(), config.layer_windows.end());
-    return widest == 0 ? "" : fmt::format("{}:{}", widest, window_pattern(config));
+    axis("kv_dtype", "kv", Align::left, shown.kv_dtype);
+    axis("window", "window", Align::left, shown.window);
+    axis("block", "block", Align::left, shown.full_block);
+    axis("ffn_dim", "F", Align::right, shown.dense_mlp);
+    axis("weight_dtype", "weights", Align::left, shown.weight_dtype);
+    axis("variant", "variant", Align::left, shown.variant);
 }
 
 std::vector<SheetCell> axis_cells(const GridPoint& point) {
@@ -66,19 +98,11 @@ std::vector<SheetCell> axis_cells(const GridPoint& point) {
             count_cell(point.n_threads),
             text_cell(grouping_name(c)),
             text_cell(std::string(kv_dtype_info(c.kv_dtype).name)),
-            text_cell(window_label(c))};
-}
-
-bool any_explicit_head_dim(const std::vector<GridPoint>& points) {
-    return std::any_of(points.begin(), points.end(), [](const GridPoint& p) { return p.config.explicit_head_dim != 0; });
-}
-
-bool any_window(const std::vector<GridPoint>& points) {
-    return std::any_of(points.begin(), points.end(), [](const GridPoint& p) { return !window_label(p.config).empty(); });
-}
-
-bool any_reduced_cache(const std::vector<GridPoint>& points) {
-    return std::any_of(points.begin(), points.end(), [](const GridPoint& p) { return p.config.kv_dtype != KvDtype::f32; });
+            text_cell(window_label(c)),
+            text_cell(c.block == BlockKind::full ? "full" : "attn"),
+            c.block == BlockKind::full && !c.has_experts() ? count_cell(c.ffn_dim) : null_cell(),
+            text_cell(std::string(weight_dtype_info(c.weight_dtype).name)),
+            text_cell(variant_of(c))};
 }
 
 std::string estimate_source(const RunContext& context) {
@@ -116,7 +140,7 @@ Sheet sweep_dry_run_sheet(const SweepPlan& plan, const RunContext& context) {
     Sheet sheet;
     sheet.title = "Dry run: the grid, nothing measured";
     sheet.table_rows = dry_run_table_rows;
-    add_axis_columns(sheet, any_explicit_head_dim(points), any_reduced_cache(points), any_window(points));
+    add_axis_columns(sheet, shown_axes(points));
     const auto figure = [&](const char* key, const char* header, bool in_table) {
         sheet.columns.push_back({key, header, Align::right, in_table, SheetRole::figure});
     };
@@ -186,7 +210,7 @@ Sheet generate_dry_run_sheet(const GeneratePlan& plan, const RunContext& context
     Sheet sheet;
     sheet.title = "Dry run: the generations, nothing measured";
     sheet.table_rows = dry_run_table_rows;
-    add_axis_columns(sheet, any_explicit_head_dim(points), any_reduced_cache(points), any_window(points));
+    add_axis_columns(sheet, shown_axes(points));
     sheet.columns[1].in_table = false;  // N runs from P to P + T: the caption says so
     sheet.columns.push_back({"prompt", "P", Align::right, true, SheetRole::axis});
     sheet.columns.push_back({"new_tokens", "new", Align::right, true, SheetRole::axis});
