@@ -5,6 +5,7 @@
 #include "kvbench/engine/layer_ops.hpp"
 #include "kvbench/engine/latent_check.hpp"
 #include "kvbench/engine/reference.hpp"
+#include "check_sample.hpp"
 
 #include <fmt/format.h>
 
@@ -17,12 +18,6 @@ namespace kvbench {
 
 namespace {
 
-// Outputs of the many-row projections compared: the kernel's code path depends on the row
-// count only, and the naive twin's cost on rows × outputs × inputs.
-constexpr std::size_t checked_outputs = 256;
-// Rows of each sequence the many-row projections are compared on: two blocks of the causal
-// attention's default height.
-constexpr std::size_t checked_prefix_rows = 2 * CausalAttentionScratch::default_block_rows;
 // Multiply-adds the naive causal attention may spend on its sample (about a second in double
 // on one core): past it, fewer blocks are sampled.
 constexpr std::size_t causal_check_budget = std::size_t{1} << 28;

@@ -4,6 +4,7 @@
 #include "kvbench/engine/latent_projections.hpp"
 #include "kvbench/engine/latent_step.hpp"
 #include "kvbench/engine/reference.hpp"
+#include "check_sample.hpp"
 
 #include <fmt/format.h>
 
@@ -13,10 +14,6 @@
 namespace kvbench {
 
 namespace {
-
-// Outputs and rows of the many-row expansions compared, as check_kernels limits its own.
-constexpr std::size_t checked_outputs = 256;
-constexpr std::size_t checked_prefix_rows = 2 * CausalAttentionScratch::default_block_rows;
 
 // kernels.linear against linear_naive on x (n_rows, in_dim) and W's first out_dim rows, from zero.
 // The fast result is left in `fast`.

@@ -34,7 +34,7 @@ ModelConfig causal_attention_view(const ModelConfig& config) {
 
 namespace {
 
-std::size_t forward_rows(const ModelConfig& config) { return checked_mul(config.n_batch, config.seq_len); }
+std::size_t latent_forward_rows(const ModelConfig& config) { return checked_mul(config.n_batch, config.seq_len); }
 
 std::size_t floats_of(std::initializer_list<const std::vector<float>*> buffers) {
     std::size_t total = 0;
@@ -101,7 +101,7 @@ std::size_t LatentDecodeBuffers::bytes_for(const ModelConfig& config) {
 LatentForwardBuffers::LatentForwardBuffers(const ModelConfig& config) {
     if (!config.is_latent()) return;
     const LatentDims d(config);
-    const std::size_t rows = forward_rows(config);
+    const std::size_t rows = latent_forward_rows(config);
     const std::size_t head_dim = causal_attention_view(config).head_dim();
     q_down.resize(checked_mul(rows, d.q_lora_rank));
     q.resize(checked_mul(rows, d.q_width()));
@@ -126,7 +126,7 @@ std::size_t LatentForwardBuffers::bytes_for(const ModelConfig& config) {
     const std::size_t per_row = checked_add(
         checked_add(checked_add(d.q_lora_rank, d.q_width()), checked_add(d.latent_dim(), d.rank)),
         checked_add(checked_add(d.n_heads * d.nope_dim, 2 * d.out_width()), checked_product({std::size_t{4}, d.n_heads, head_dim})));
-    return checked_product({forward_rows(config), per_row, sizeof(float)});
+    return checked_product({latent_forward_rows(config), per_row, sizeof(float)});
 }
 
 FlopCount latent_decode_step(const ModelConfig& config, const ModelWeights& weights, KvCache& cache,
