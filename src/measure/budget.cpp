@@ -45,7 +45,9 @@ MemoryBudget point_memory(const GridPoint& point, const RunOptions& options) {
         budget.inputs_bytes = input_bytes_for(config, 1);  // the new token's input, always drawn
         if (needs_prefill(point, options)) {
             // The prompt (every position's input) and the forward's output.
-            budget.inputs_bytes = checked_add(budget.inputs_bytes, checked_mul(2, input_bytes_for(config, n)));
+            // Σ_b N_b rows: B·N, or a ragged batch's packed sequences.
+            const std::size_t prompt_bytes = checked_product({config.total_tokens(), config.model_dim, sizeof(float)});
+            budget.inputs_bytes = checked_add(budget.inputs_bytes, checked_mul(2, prompt_bytes));
             budget.scratch_bytes = ForwardScratch::bytes_for(config, point.n_threads);
         }
         if (needs_cache(options)) {
@@ -71,7 +73,7 @@ MemoryBudget point_memory(const GridPoint& point, const RunOptions& options) {
             budget.inputs_bytes = checked_add(budget.inputs_bytes,
                                               checked_mul(checked_mul(n_traces, attention_trace_size(config)), sizeof(float)));
         }
-        if (options.verify && n > verify_short_context) {
+        if (options.verify && n > verify_short_context && !config.is_ragged()) {
             // verify_at_context's own cache, scratch, inputs, outputs and traces at the short context.
             ModelConfig context = config;
             context.seq_len = verify_short_context;

@@ -108,7 +108,7 @@ public:
         if (needs_cache(options)) {
             cache_.emplace(config_, n);
             decode_scratch_.emplace(config_, n, point.n_threads);
-            step_in_ = make_input_positions(config_, options.seed, n - 1, 1);
+            step_in_ = make_step_inputs(config_, options.seed);
             step_out_.resize(step_in_.size());
             if (options.verify) {
                 reference_trace_.resize(attention_trace_size(config_));
@@ -203,10 +203,11 @@ public:
         cache_->roll_back(n - 1);
         decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_,
                     {&kernels_, step_trace_, step_mlp_});
-        const std::vector<float> last_row = gather_positions(full_out_, config_.n_batch, n, config_.model_dim, n - 1, 1);
+        const std::vector<float> last_row = gather_newest(config_, full_out_);
         const double at_n = step_equivalence_error(config_, {step_out_, step_trace_, step_mlp_},
                                                        {last_row, reference_trace_, reference_mlp_});
-        if (n <= verify_short_context) return at_n;
+        // A ragged batch's short sequences are its own short contexts (docs/measuring.md).
+        if (n <= verify_short_context || config_.is_ragged()) return at_n;
         return std::max(at_n, verify_at_context(config_, *weights_, seed_, verify_short_context, kernels_,
                                                 reference_kernels_, n_threads_));
     }
@@ -277,8 +278,8 @@ private:
     std::vector<float> step_trace_;                  // (n_layers, n_batch, q_dim) floats: verify's cached step's
     std::vector<float> reference_mlp_;               // (n_layers, n_batch, model_dim) floats of a full block: the prefill's
     std::vector<float> step_mlp_;                    // (n_layers, n_batch, model_dim) floats of a full block: verify's step's
-    std::vector<float> inputs_;                      // (n_batch, seq_len, model_dim) floats
-    std::vector<float> full_out_;                    // (n_batch, seq_len, model_dim) floats, with a prefill
+    std::vector<float> inputs_;                      // (total_tokens, model_dim) floats: (n_batch, seq_len, ..) uniform
+    std::vector<float> full_out_;                    // (total_tokens, model_dim) floats, with a prefill
     std::optional<ForwardScratch> forward_scratch_;
     std::optional<KvCache> cache_;
     std::optional<DecodeScratch> decode_scratch_;
@@ -322,6 +323,7 @@ public:
         ModelConfig shape = config;
         shape.n_batch = 1;
         shape.seq_len = 1;
+        shape.seq_lens.clear();
         shape.kv_dtype = KvDtype::f32;  // weights are f32 whatever the cache's type
         for (auto& [key, weak] : entries_) {
             if (key.first == shape && key.second == seed) {
@@ -390,6 +392,7 @@ std::shared_ptr<const ModelWeights> PointRunner::weights_for(const ModelConfig& 
     ModelConfig shape = config;
     shape.n_batch = 1;
     shape.seq_len = 1;
+    shape.seq_lens.clear();
     shape.kv_dtype = KvDtype::f32;  // weights are f32 whatever the cache's type
     if (!weights_shape_ || *weights_shape_ != shape || weights_seed_ != seed) {
         weights_.reset();  // release the previous shape's weights before drawing the next
