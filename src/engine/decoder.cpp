@@ -158,6 +158,7 @@ void store_kv(const ModelConfig& config, const float* qkv_rows, std::size_t n_po
 FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, KvCache& cache,
                       const float* x_in, float* x_out, DecodeScratch& scratch, const PathOptions& options) {
     if (config.is_latent()) {
+        require_measurable(config);  // the latent step has no ragged rows
         return latent_decode_step(config, weights, cache, x_in, x_out, scratch.latent, scratch.attention_scratch,
                                   *options.kernels, options.attention_trace);
     }
@@ -221,6 +222,7 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
                        float* x_out, ForwardScratch& scratch, KvCache* prefill, const std::atomic<bool>* stop,
                        const PathOptions& options) {
     if (config.is_latent()) {
+        require_measurable(config);
         return latent_forward_full(config, weights, x_in, x_out, scratch.latent, scratch.attention_scratch, prefill,
                                    stop, *options.kernels, options.attention_trace);
     }

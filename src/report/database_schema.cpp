@@ -155,6 +155,7 @@ const std::vector<StoredColumn>& point_columns() {
         {"speedup", ColumnType::real},
         {"grouping", ColumnType::text},
         {"variant", ColumnType::text},
+        {"seq_lens", ColumnType::text},
         {"cache_state", ColumnType::text},
         {"latency_us_p90", ColumnType::latency_us},
         {"latency_us_mean", ColumnType::latency_us},
@@ -206,6 +207,10 @@ const std::vector<Migration>& migrations() {
             "ALTER TABLE points ADD COLUMN block TEXT;\nALTER TABLE points ADD COLUMN ffn_dim INTEGER;\n"
             "ALTER TABLE points ADD COLUMN weight_dtype TEXT;\nALTER TABLE points ADD COLUMN experts_read INTEGER;\n"
             "ALTER TABLE points ADD COLUMN weight_rel_error REAL;\nDROP VIEW IF EXISTS results;\n" +
+                results_view_sql()},
+        // Version 3 names a ragged batch's contexts; older points are uniform batches.
+        {2, "ALTER TABLE points ADD COLUMN seq_lens TEXT;\nUPDATE points SET seq_lens = '';\n"
+            "DROP VIEW IF EXISTS results;\n" +
                 results_view_sql()},
     };
     return steps;
