@@ -168,3 +168,70 @@ TEST_CASE("the seq_lens column reads back what it writes") {
     CHECK(parse_seq_lens("").empty());
     CHECK_THROWS_AS(parse_seq_lens("200,300"), ConfigError);
 }
+
+namespace {
+
+// The cached step of Q tokens after a prefill rolled back Q positions, against the forward's
+// last Q rows of every sequence.
+PathsResult run_query_tokens(const ModelConfig& config, std::uint64_t seed, const StepKernels& kernels) {
+    const ModelWeights weights = make_weights(config, seed);
+    const std::vector<float> inputs = make_inputs(config, seed);
+    std::vector<float> full_out(inputs.size());
+    ForwardScratch forward_scratch(config, test_threads);
+    KvCache cache(config, config.seq_len);
+    forward_full(config, weights, inputs.data(), full_out.data(), forward_scratch, &cache, nullptr, {&kernels, {}, {}});
+    cache.roll_back(config.seq_len - config.n_query_tokens);
+    const std::vector<float> step_in = make_step_inputs(config, seed);
+    REQUIRE(step_in.size() == config.n_query_tokens * config.n_batch * config.model_dim);
+    std::vector<float> step_out(step_in.size());
+    DecodeScratch decode_scratch(config, config.seq_len, test_threads);
+    PathsResult result;
+    result.cached_flops =
+        decode_step(config, weights, cache, step_in.data(), step_out.data(), decode_scratch, {&kernels, {}, {}});
+    CHECK(cache.length() == config.seq_len);
+    result.rel_error = relative_error(step_out, gather_newest(config, full_out));
+    return result;
+}
+
+}  // namespace
+
+TEST_CASE("a step of Q query tokens equals the forward's last Q rows: causal among themselves, on both kernels") {
+    ModelConfig full = make_config(2, 12, 32, 4, 2, 2);
+    full.block = BlockKind::full;
+    full.ffn_dim = 48;
+    ModelConfig mixed = ragged(make_config(1, 1, 32, 4, 1, 1), {9, 4, 20});
+    for (ModelConfig config : {make_config(3, 17, 32, 4, 4, 1), make_config(1, 70, 32, 8, 2, 2), full, mixed}) {
+        for (const std::size_t q : {2u, 4u}) {
+            config.n_query_tokens = q;
+            validate(config);
+            INFO(describe(config));
+            for (const StepKernels* kernels : {&fast_kernels, &naive_kernels}) {
+                const PathsResult result = run_query_tokens(config, 13, *kernels);
+                CHECK(result.rel_error < spec_tolerance);
+                CHECK(result.cached_flops.useful == step_flops(config, DecodePath::cached));
+            }
+        }
+    }
+}
+
+TEST_CASE("Q query tokens are counted token by token (docs/counting.md, by hand)") {
+    // B = 2, N = 5, Q = 3, D = 8, H = 2, G = 1, dh = 4, L = 1: P = 192; the tokens see 3, 4 and 5
+    // positions, 12 in all.
+    ModelConfig config = make_config(2, 5, 8, 2, 1, 1);
+    config.n_query_tokens = 3;
+    validate(config);
+    // 2·(3·2·192 + 4·2·4·12) = 2·(1152 + 384)
+    CHECK(step_flops(config, DecodePath::cached) == 3072);
+    // 192·4 weights + 2·2·5·1·4·4 of cache (read once) + 2·2·3·8·4 of activations
+    CHECK(step_bytes(config, DecodePath::cached) == 768 + 320 + 384);
+    CHECK(kv_cache_bytes(config) == 320);
+    // The uncached forward is the same as at Q = 1.
+    ModelConfig one = config;
+    one.n_query_tokens = 1;
+    CHECK(step_flops(config, DecodePath::uncached) == step_flops(one, DecodePath::uncached));
+    config.n_query_tokens = 6;
+    CHECK_THROWS_WITH_AS(validate(config),
+                         "--query-tokens 6 must be at most the shortest context, 5: the step's tokens are the last Q "
+                         "of each sequence",
+                         ConfigError);
+}

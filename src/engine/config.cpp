@@ -62,17 +62,26 @@ void validate_layer_parts(const ModelConfig& config) {
 }
 
 void validate_seq_lens(const ModelConfig& config) {
-    if (!config.is_ragged()) return;
-    if (config.seq_lens.size() != config.n_batch) {
-        throw ConfigError(fmt::format("--seq-lens has {} values for --batch {}: give one context per sequence",
-                                      config.seq_lens.size(), config.n_batch));
+    require_positive(config.n_query_tokens, "--query-tokens");
+    std::size_t shortest = config.seq_len;
+    if (config.is_ragged()) {
+        if (config.seq_lens.size() != config.n_batch) {
+            throw ConfigError(fmt::format("--seq-lens has {} values for --batch {}: give one context per sequence",
+                                          config.seq_lens.size(), config.n_batch));
+        }
+        if (std::find(config.seq_lens.begin(), config.seq_lens.end(), 0u) != config.seq_lens.end()) {
+            throw ConfigError("--seq-lens 0: every sequence's context must be at least 1");
+        }
+        const std::uint32_t longest = *std::max_element(config.seq_lens.begin(), config.seq_lens.end());
+        if (longest != config.seq_len) {
+            throw ConfigError(fmt::format("--seq {} must be the longest of --seq-lens, {}", config.seq_len, longest));
+        }
+        shortest = *std::min_element(config.seq_lens.begin(), config.seq_lens.end());
     }
-    if (std::find(config.seq_lens.begin(), config.seq_lens.end(), 0u) != config.seq_lens.end()) {
-        throw ConfigError("--seq-lens 0: every sequence's context must be at least 1");
-    }
-    const std::uint32_t longest = *std::max_element(config.seq_lens.begin(), config.seq_lens.end());
-    if (longest != config.seq_len) {
-        throw ConfigError(fmt::format("--seq {} must be the longest of --seq-lens, {}", config.seq_len, longest));
+    if (config.n_query_tokens > shortest) {
+        throw ConfigError(fmt::format("--query-tokens {} must be at most the shortest context, {}: the step's tokens "
+                                      "are the last Q of each sequence",
+                                      config.n_query_tokens, shortest));
     }
 }
 
@@ -157,6 +166,7 @@ std::string describe(const ModelConfig& config) {
         parts += fmt::format(" ragged={}..{}", *std::min_element(config.seq_lens.begin(), config.seq_lens.end()),
                              config.seq_len);
     }
+    if (config.n_query_tokens != 1) parts += fmt::format(" Q={}", config.n_query_tokens);
     if (config.block == BlockKind::full && config.ffn_dim != 0) parts += fmt::format(" full F={}", config.ffn_dim);
     if (config.block == BlockKind::full && config.ffn_dim == 0) parts += " full";
     if (config.has_experts()) {

@@ -113,7 +113,8 @@ std::uint64_t mlp_weights_of_layer(const ModelConfig& c, std::size_t layer) {
 }
 
 std::uint64_t most_experts_read(const ModelConfig& c, DecodePath path) {
-    const std::uint64_t tokens = path == DecodePath::cached ? u64(c.n_batch) : u64(c.total_tokens());
+    const std::uint64_t tokens =
+        path == DecodePath::cached ? u64(c.n_query_tokens) * u64(c.n_batch) : u64(c.total_tokens());
     return moe_layer_count(c) * std::min(u64(c.moe.n_experts), tokens * u64(c.moe.n_active));
 }
 
@@ -134,6 +135,7 @@ std::uint64_t step_flops(const ModelConfig& c, DecodePath path) {
 std::uint64_t sequence_flops(const ModelConfig& c, DecodePath path, std::uint64_t n) {
     const std::uint64_t pair = flops_per_pair(c, path);
     const std::uint64_t projections = weights_per_layer(c);
+    const std::uint64_t q = u64(c.n_query_tokens);
     std::uint64_t per_sequence = 0;
     for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
         // Experts: the router and the K routed plus S shared experts each token runs.
@@ -145,16 +147,19 @@ std::uint64_t sequence_flops(const ModelConfig& c, DecodePath path, std::uint64_
             per_token += mlp_weights_of_layer(c, layer);
         }
         const std::uint64_t window = u64(c.window_of(layer));
-        per_sequence += path == DecodePath::cached
-                            ? 2 * per_token + pair * u64(c.attended_positions(layer, static_cast<std::size_t>(n)))
-                            : 2 * n * per_token + pair * causal_pairs(n, window);
+        // A cached step's Q tokens see N - Q + 1, ..., N positions (docs/counting.md).
+        std::uint64_t cached_pairs = 0;
+        for (std::uint64_t i = n - q + 1; i <= n; ++i) cached_pairs += u64(c.attended_positions(layer, static_cast<std::size_t>(i)));
+        per_sequence += path == DecodePath::cached ? 2 * q * per_token + pair * cached_pairs
+                                                   : 2 * n * per_token + pair * causal_pairs(n, window);
     }
     return per_sequence;
 }
 
 std::uint64_t step_bytes(const ModelConfig& c, DecodePath path, std::optional<std::uint64_t> experts_read) {
     const std::uint64_t tokens = u64(c.total_tokens());  // Σ_b N_b, B·N in a uniform batch
-    const std::uint64_t rows = path == DecodePath::cached ? u64(c.n_batch) : tokens;  // activations read and written
+    const std::uint64_t rows =  // activations read and written
+        path == DecodePath::cached ? u64(c.n_query_tokens) * u64(c.n_batch) : tokens;
     std::uint64_t bytes = u64(c.n_layers) * 2 * rows * u64(c.model_dim) * activation_elem_bytes;
     for (std::size_t layer = 0; layer < c.n_layers; ++layer) bytes += fixed_weight_bytes_of_layer(c, layer);
     bytes += experts_read.value_or(most_experts_read(c, path)) * swiglu_bytes(c, u64(c.moe.expert_dim));
@@ -201,7 +206,8 @@ std::uint64_t step_weight_bytes(const ModelConfig& c) {
 std::optional<std::uint64_t> kv_weight_crossover(const ModelConfig& config) {
     const std::uint64_t weights = step_weight_bytes(config);
     ModelConfig at = config;
-    at.seq_lens.clear();  // the crossover is a uniform batch's context
+    at.seq_lens.clear();  // the crossover is a uniform batch's context, one token a step
+    at.n_query_tokens = 1;
     const auto kv_at = [&at](std::uint64_t n) {
         at.seq_len = static_cast<std::size_t>(n);
         return kv_cache_bytes(at);

@@ -15,7 +15,10 @@ namespace {
 
 // Rows of activations each scratch holds: the new token of every sequence, or every position;
 // none for a latent config, whose paths use their own buffers.
-std::size_t decode_rows(const ModelConfig& config) { return config.is_latent() ? 0 : config.n_batch; }
+// The cached step's rows are token-major, (Q, n_batch): token i of sequence b is row i·B + b.
+std::size_t decode_rows(const ModelConfig& config) {
+    return config.is_latent() ? 0 : checked_mul(config.n_query_tokens, config.n_batch);
+}
 std::size_t forward_rows(const ModelConfig& config) {
     return config.is_latent() ? 0 : config.total_tokens();
 }
@@ -33,6 +36,10 @@ void require_measurable(const ModelConfig& config) {
         refuse("--weight-dtype other than f32 with --kv-lora-rank (latent attention)");
     }
     if (config.is_latent() && config.is_ragged()) refuse("--seq-lens or --seq-dist with --kv-lora-rank (latent attention)");
+    if (config.is_latent() && config.n_query_tokens != 1) refuse("--query-tokens with --kv-lora-rank (latent attention)");
+    // A ring holds the window of one new token: the step's later tokens would overwrite what
+    // its first one still sees.
+    if (!config.layer_windows.empty() && config.n_query_tokens != 1) refuse("--query-tokens with --window");
 }
 
 DecodeScratch::DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads)
@@ -91,10 +98,10 @@ void require_trace_size(const ModelConfig& config, const PathOptions& options) {
     }
 }
 
-// The row of sequence b's newest position: b in the cached step's rows, the last of its N_b
-// rows in the uncached forward's.
+// The row of sequence b's newest position: (Q - 1)·B + b in the cached step's token-major rows,
+// the last of its N_b rows in the uncached forward's.
 std::size_t newest_row(const ModelConfig& config, std::size_t b, bool forward) {
-    return forward ? config.first_token(b) + config.seq_len_of(b) - 1 : b;
+    return forward ? config.first_token(b) + config.seq_len_of(b) - 1 : (config.n_query_tokens - 1) * config.n_batch + b;
 }
 
 // The MLP trace of `layer`: the residual stream's rows of the newest positions before the MLP
@@ -162,8 +169,14 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
         return latent_decode_step(config, weights, cache, x_in, x_out, scratch.latent, scratch.attention_scratch,
                                   *options.kernels, options.attention_trace);
     }
+    // The step's Q tokens take positions [pos, pos + Q) of the longest rows.
     const std::size_t pos = cache.length();
+    const std::size_t n_tokens = config.n_query_tokens;
     cache.require_writable(pos);
+    if (pos + n_tokens > cache.max_seq_len()) {
+        throw std::out_of_range(fmt::format("KV cache holds at most {} positions; cannot add {} to {}",
+                                            cache.max_seq_len(), n_tokens, pos));
+    }
     // A ragged batch's row b is at its own position pos - lag (docs/model.md, "Ragged batches"),
     // so every row must have started.
     for (std::size_t b = 0; b < config.n_batch; ++b) {
@@ -175,45 +188,54 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
     require_trace_size(config, options);
     const StepKernels& kernels = *options.kernels;
     const std::size_t n_batch = config.n_batch;
+    const std::size_t n_rows = n_tokens * n_batch;
     const std::size_t model_dim = config.model_dim;
     const std::size_t qkv_dim = config.qkv_dim();
 
     const bool full = config.block == BlockKind::full;
-    std::copy_n(x_in, n_batch * model_dim, x_out);
+    std::copy_n(x_in, n_rows * model_dim, x_out);
     FlopCount count;
     std::size_t experts_read = 0;
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         const LayerWeights& w = weights.layers[layer];
         const float* block_in = x_out;
         if (full) {
-            kernels.rmsnorm(x_out, n_batch, model_dim, w.attention_norm.data(), scratch.block.normed.data());
+            kernels.rmsnorm(x_out, n_rows, model_dim, w.attention_norm.data(), scratch.block.normed.data());
             block_in = scratch.block.normed.data();
         }
         const std::uint64_t qkv_flops =
-            kernels.linear(block_in, n_batch, model_dim, w.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
-        // The cache holds keys after RoPE, as a model's does: a step turns only its own.
-        if (full && !config.is_ragged()) kernels.rope(config, scratch.qkv.data(), n_batch, 1, pos);
-        for (std::size_t b = 0; b < n_batch; ++b) {
-            const std::size_t row_pos = pos - config.seq_lag_of(b);
-            if (full && config.is_ragged()) kernels.rope(config, scratch.qkv.data() + b * qkv_dim, 1, 1, row_pos);
-            store_kv(config, scratch.qkv.data() + b * qkv_dim, 1, cache, layer, b, row_pos);
+            kernels.linear(block_in, n_rows, model_dim, w.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
+        // Every token's k and v go into the cache before any attends: token i sees positions up
+        // to its own, the step's earlier tokens included (causal among themselves).
+        for (std::size_t i = 0; i < n_tokens; ++i) {
+            float* token_qkv = scratch.qkv.data() + i * n_batch * qkv_dim;  // (n_batch, qkv_dim) floats
+            // The cache holds keys after RoPE, as a model's does: a step turns only its own.
+            if (full && !config.is_ragged()) kernels.rope(config, token_qkv, n_batch, 1, pos + i);
+            for (std::size_t b = 0; b < n_batch; ++b) {
+                const std::size_t row_pos = pos + i - config.seq_lag_of(b);
+                if (full && config.is_ragged()) kernels.rope(config, token_qkv + b * qkv_dim, 1, 1, row_pos);
+                store_kv(config, token_qkv + b * qkv_dim, 1, cache, layer, b, row_pos);
+            }
         }
-        count += kernels.attend_decode(config, scratch.qkv.data(), qkv_dim, cache, layer, pos + 1,
-                                       scratch.head_outputs.data(), scratch.attention_scratch, w.sink_logits());
+        for (std::size_t i = 0; i < n_tokens; ++i) {
+            count += kernels.attend_decode(config, scratch.qkv.data() + i * n_batch * qkv_dim, qkv_dim, cache, layer,
+                                           pos + i + 1, scratch.head_outputs.data() + i * n_batch * config.q_dim(),
+                                           scratch.attention_scratch, w.sink_logits());
+        }
         record_attention(config, options, layer, scratch.head_outputs.data(), false);
         // beta = 1: the residual add rides on the output projection.
-        const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_batch, config.q_dim(),
+        const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_rows, config.q_dim(),
                                                        w.wo.view(), model_dim, 1.0f, x_out);
         count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
         if (full) {
             record_mlp(config, options, layer, x_out, false, true);
             const std::uint64_t mlp_flops =
-                add_feed_forward(config, w, layer, kernels, x_out, n_batch, scratch.block, experts_read);
+                add_feed_forward(config, w, layer, kernels, x_out, n_rows, scratch.block, experts_read);
             record_mlp(config, options, layer, x_out, false, false);
             count += FlopCount{mlp_flops, mlp_flops};
         }
     }
-    cache.extend_to(pos + 1);
+    cache.extend_to(pos + n_tokens);
     if (options.experts_read != nullptr) *options.experts_read = experts_read;
     return count;
 }

@@ -183,23 +183,29 @@ std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed) {
 }
 
 std::vector<float> make_step_inputs(const ModelConfig& config, std::uint64_t seed) {
-    if (!config.is_ragged()) return make_input_positions(config, seed, config.seq_len - 1, 1);
+    const std::size_t n_tokens = config.n_query_tokens;
+    if (!config.is_ragged() && n_tokens == 1) return make_input_positions(config, seed, config.seq_len - 1, 1);
     const std::size_t dim = config.model_dim;
-    std::vector<float> inputs(checked_mul(config.n_batch, dim));
-    for (std::size_t b = 0; b < config.n_batch; ++b) {
-        Rng rng(seed ^ input_stream);
-        rng.discard((b * config.seq_len + config.seq_len_of(b) - 1) * dim);
-        fill_uniform(rng, {inputs.data() + b * dim, dim}, uniform_bound_for_variance(1.0));
+    std::vector<float> inputs(checked_product({n_tokens, config.n_batch, dim}));
+    for (std::size_t i = 0; i < n_tokens; ++i) {
+        for (std::size_t b = 0; b < config.n_batch; ++b) {
+            Rng rng(seed ^ input_stream);
+            rng.discard((b * config.seq_len + config.seq_len_of(b) - n_tokens + i) * dim);
+            fill_uniform(rng, {inputs.data() + (i * config.n_batch + b) * dim, dim}, uniform_bound_for_variance(1.0));
+        }
     }
     return inputs;
 }
 
 std::vector<float> gather_newest(const ModelConfig& config, std::span<const float> tensor) {
     const std::size_t dim = config.model_dim;
-    std::vector<float> rows(checked_mul(config.n_batch, dim));
-    for (std::size_t b = 0; b < config.n_batch; ++b) {
-        const std::size_t newest = config.first_token(b) + config.seq_len_of(b) - 1;
-        std::copy_n(tensor.data() + newest * dim, dim, rows.data() + b * dim);
+    const std::size_t n_tokens = config.n_query_tokens;
+    std::vector<float> rows(checked_product({n_tokens, config.n_batch, dim}));
+    for (std::size_t i = 0; i < n_tokens; ++i) {
+        for (std::size_t b = 0; b < config.n_batch; ++b) {
+            const std::size_t row = config.first_token(b) + config.seq_len_of(b) - n_tokens + i;
+            std::copy_n(tensor.data() + row * dim, dim, rows.data() + (i * config.n_batch + b) * dim);
+        }
     }
     return rows;
 }

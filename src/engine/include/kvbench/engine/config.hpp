@@ -58,6 +58,9 @@ struct ModelConfig {
     // values whose largest is seq_len, --seq-lens or --seq-dist. Empty: every sequence at
     // seq_len. Read it through seq_len_of().
     std::vector<std::uint32_t> seq_lens;
+    // Q, --query-tokens: tokens each sequence adds in one cached step, causal among themselves
+    // (docs/model.md, "Multi-token queries"); the newest is at position N - 1, the first at N - Q.
+    std::size_t n_query_tokens = 1;
     std::size_t model_dim = 64;  // D, --dim
     std::size_t n_heads = 4;     // H, --heads
     std::size_t n_kv_heads = 4;  // G, --kv-heads
@@ -122,6 +125,7 @@ struct ModelConfig {
     // states head_dim, equals the point it was measured at.
     bool operator==(const ModelConfig& other) const {
         return n_batch == other.n_batch && seq_len == other.seq_len && seq_lens == other.seq_lens &&
+               n_query_tokens == other.n_query_tokens &&
                model_dim == other.model_dim &&
                n_heads == other.n_heads && n_kv_heads == other.n_kv_heads && n_layers == other.n_layers &&
                head_dim() == other.head_dim() && kv_dtype == other.kv_dtype && block == other.block &&
@@ -156,7 +160,7 @@ std::string grouping_name(const ModelConfig& config);
 // "B=1 N=1024 D=1024 H=16 G=4 L=1": how a point is named in messages; " dh=256" follows H
 // when the head dimension is explicit, and what differs from the attention block of f32
 // weights and cache follows L: " ragged=200..30000" (a ragged batch's shortest and longest
-// context; N is the longest), " full F=14336", " E=8/2 S=0 Fe=14336", " mla r=512 dr=64",
+// context; N is the longest), " Q=4" (query tokens), " full F=14336", " E=8/2 S=0 Fe=14336", " mla r=512 dr=64",
 // " W=4096:LG" (the window and its layer pattern), " sinks", " w=bf16", " kv=f16".
 std::string describe(const ModelConfig& config);
 

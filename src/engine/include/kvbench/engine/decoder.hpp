@@ -82,6 +82,10 @@ std::size_t mlp_trace_size(const ModelConfig& config);
 // its MLP or experts after the attention (docs/model.md). Computes q, k, v of that token only, writes k, v into the cache at pos, attends over
 // positions [0, pos], and leaves the cache at length pos + 1.
 // x_in, x_out: (n_batch, model_dim); x_out is the residual stream after the last layer.
+// With Q = config.n_query_tokens > 1 (docs/model.md, "Multi-token queries") the step adds the
+// tokens at positions pos .. pos + Q - 1 of every sequence, x_in and x_out are token-major (Q,
+// n_batch, model_dim), token i attends over [0, pos + i], and the cache ends at pos + Q; the
+// traces hold the last token's.
 // A ragged batch (docs/model.md, "Ragged batches"): row b's token is at its own position
 // pos - config.seq_lag_of(b) and attends over that row's positions.
 // Throws std::out_of_range (before touching anything) if the cache is full, or a ragged row has
