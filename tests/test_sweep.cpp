@@ -175,3 +175,21 @@ TEST_CASE("a bad --seq-dist is refused naming the option and the rule") {
                          ConfigError);
     CHECK_THROWS_WITH_AS(parse_seq_dist("uniform:10"), doctest::Contains("write KIND:LO:HI"), ConfigError);
 }
+
+TEST_CASE("--query-tokens is an axis after the context") {
+    SweepSpec spec;
+    spec.dim = {64};
+    spec.heads = {4};
+    spec.kv_heads = {4};
+    spec.threads = {1};
+    spec.seq = {8, 16};
+    spec.query_tokens = {1, 4};
+    const Grid grid = expand(spec);
+    REQUIRE(grid.points.size() == 4);
+    CHECK(grid.points[1].config.n_query_tokens == 4);
+    CHECK(grid.points[1].config.seq_len == 8);
+    CHECK(grid.points[2].config.seq_len == 16);
+    spec.query_tokens = {9};
+    CHECK_THROWS_WITH_AS(expand(spec), doctest::Contains("--query-tokens 9 must be at most the shortest context, 8"),
+                         ConfigError);
+}

@@ -22,6 +22,12 @@ void add_ragged_options(CLI::App& command, RaggedCliOptions& options) {
         ->type_name("KIND:LO:HI")
         ->excludes(seq)
         ->excludes(seq_lens);
+    command
+        .add_option("--query-tokens", options.query_tokens,
+                    "Tokens each sequence adds in one cached step, causal among themselves (speculative "
+                    "decoding's verification of a draft of Q tokens, chunked decode); a list; rows report "
+                    "latency_us_per_token (docs/model.md)")
+        ->type_name("Q");
 }
 
 void apply_ragged_options(const RaggedCliOptions& options, std::uint64_t seed, SweepSpec& spec) {
@@ -35,6 +41,7 @@ void apply_ragged_options(const RaggedCliOptions& options, std::uint64_t seed, S
             at = end + 1;
         }
     }
+    if (options.query_tokens) spec.query_tokens = parse_value_list(*options.query_tokens, "--query-tokens", 1024);
     if (options.seq_dist) {
         spec.seq_dist = parse_seq_dist(*options.seq_dist);
         spec.seq_dist_seed = seed;

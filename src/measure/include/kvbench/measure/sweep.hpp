@@ -37,6 +37,8 @@ struct SweepSpec {
     // repeated over each --batch value, or --seq-dist drawn for each from seq_dist_seed.
     std::vector<std::uint32_t> seq_lens;
     std::optional<SeqDist> seq_dist;
+    // --query-tokens: Q tokens per sequence in each cached step, an axis after the contexts.
+    std::vector<std::size_t> query_tokens{1};
     std::uint64_t seq_dist_seed = 0;
 };
 
