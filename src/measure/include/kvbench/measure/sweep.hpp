@@ -58,8 +58,8 @@ struct Grid {
 };
 
 // Cartesian product with the model shape outermost (dim, heads, head_dim, kv_heads, layers, blocks,
-// ffn_dim, weight_dtypes), so points sharing weights are adjacent, then batch, seq, threads and
-// kv_dtypes. With seq_lens or seq_dist each batch has one context per sequence, seq its longest
+// ffn_dim, weight_dtypes), so points sharing weights are adjacent, then batch, seq, query_tokens,
+// threads and kv_dtypes. With seq_lens or seq_dist each batch has one context per sequence, seq its longest
 // (and a batch whose contexts are all equal is the uniform batch at that N). A point the engine cannot measure yet (require_measurable) is an error for the whole run. Invalid combinations are skipped
 // (each shape named once in Grid::skipped). Throws ConfigError if no point is left.
 Grid expand(const SweepSpec& spec);
