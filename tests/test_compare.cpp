@@ -405,6 +405,19 @@ TEST_CASE("a report written before the layer's columns matches a new one's atten
     CHECK(comparison.only_in_new.size() == 1);
 }
 
+TEST_CASE("a report written before the seq_lens column matches a new one's uniform rows, not its ragged ones") {
+    const std::string old_report = fake_json({{.samples_ns = tight(1000)}});
+    nlohmann::json with_contexts = nlohmann::json::parse(old_report);
+    nlohmann::json ragged_row = with_contexts["rows"][0];
+    with_contexts["rows"][0].update({{"seq_lens", ""}});
+    ragged_row.update({{"seq_lens", "3 1"}});
+    with_contexts["rows"].push_back(ragged_row);
+    const Comparison comparison = compare_texts(old_report, with_contexts.dump());
+    REQUIRE(comparison.rows.size() == 1);
+    CHECK(comparison.rows[0].verdict == Verdict::same);
+    CHECK(comparison.only_in_new.size() == 1);
+}
+
 TEST_CASE("different machines are named in the provenance note") {
     const std::string text = fake_json({{.samples_ns = tight(1000)}});
     const Comparison comparison = compare_texts(text, fake_json({{.samples_ns = tight(1000)}}, "Other CPU"));

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <string>
 #include <vector>
 
@@ -101,4 +103,93 @@ TEST_CASE("the attention block is one point whatever --ffn-dim lists, and the fu
     const Grid grid = expand(spec);
     REQUIRE(grid.points.size() == 1);
     CHECK(grid.points[0].config.ffn_dim == 0);
+}
+
+TEST_CASE("--seq-lens repeats its pattern over each batch, and a batch at one context is a uniform one") {
+    SweepSpec spec;
+    spec.dim = {64};
+    spec.heads = {4};
+    spec.kv_heads = {4};
+    spec.threads = {1};
+    spec.batch = {2, 4};
+    spec.seq_lens = {300, 20};
+    const Grid grid = expand(spec);
+    REQUIRE(grid.points.size() == 2);
+    CHECK(grid.points[0].config.seq_lens == std::vector<std::uint32_t>{300, 20});
+    CHECK(grid.points[1].config.seq_lens == std::vector<std::uint32_t>{300, 20, 300, 20});
+    CHECK(grid.points[1].config.seq_len == 300);
+    spec.seq_lens = {64};
+    const Grid uniform = expand(spec);
+    CHECK(uniform.points[1].config.seq_lens.empty());
+    CHECK(uniform.points[1].config.seq_len == 64);
+    spec.seq_lens = {300, 20, 5};
+    CHECK_THROWS_WITH_AS(expand(spec),
+                         "--seq-lens has 3 values, which do not divide --batch 2: the pattern repeats over the batch, "
+                         "so give a batch of a multiple of 3 (or one context per sequence)",
+                         ConfigError);
+}
+
+TEST_CASE("--seq-dist draws each batch's contexts from the seed, between its bounds, the same every time") {
+    const SeqDist uniform = parse_seq_dist("uniform:10:20");
+    const SeqDist lognormal = parse_seq_dist("lognormal:100:10000");
+    CHECK(lognormal == SeqDist{SeqDistKind::lognormal, 100, 10000});
+    const std::vector<std::uint32_t> drawn = draw_seq_lens(lognormal, 1001, 7);
+    CHECK(drawn == draw_seq_lens(lognormal, 1001, 7));
+    CHECK(drawn != draw_seq_lens(lognormal, 1001, 8));
+    // A batch of k is the first k of a larger one.
+    CHECK(draw_seq_lens(lognormal, 5, 7) == std::vector<std::uint32_t>(drawn.begin(), drawn.begin() + 5));
+    CHECK(*std::min_element(drawn.begin(), drawn.end()) >= 100);
+    CHECK(*std::max_element(drawn.begin(), drawn.end()) <= 10000);
+    // Its median is near the bounds' geometric mean, 1000, far below their midpoint.
+    std::vector<std::uint32_t> sorted = drawn;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(sorted[500] > 800);
+    CHECK(sorted[500] < 1250);
+    const std::vector<std::uint32_t> flat = draw_seq_lens(uniform, 1001, 7);
+    CHECK(*std::min_element(flat.begin(), flat.end()) == 10);  // both bounds are reached
+    CHECK(*std::max_element(flat.begin(), flat.end()) == 20);
+    CHECK(draw_seq_lens(parse_seq_dist("uniform:7:7"), 3, 1) == std::vector<std::uint32_t>{7, 7, 7});
+
+    SweepSpec spec;
+    spec.dim = {64};
+    spec.heads = {4};
+    spec.kv_heads = {4};
+    spec.threads = {1};
+    spec.batch = {1, 8};
+    spec.seq_dist = lognormal;
+    spec.seq_dist_seed = 7;
+    const Grid grid = expand(spec);
+    REQUIRE(grid.points.size() == 2);
+    CHECK(grid.points[0].config.seq_lens.empty());  // one sequence is a uniform batch
+    CHECK(grid.points[0].config.seq_len == drawn[0]);
+    CHECK(grid.points[1].config.seq_lens == std::vector<std::uint32_t>(drawn.begin(), drawn.begin() + 8));
+}
+
+TEST_CASE("a bad --seq-dist is refused naming the option and the rule") {
+    CHECK_THROWS_WITH_AS(parse_seq_dist("gauss:1:5"),
+                         "--seq-dist gauss:1:5: unknown distribution 'gauss'; give uniform or lognormal (e.g. "
+                         "uniform:128:4096 or lognormal:200:30000)",
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(parse_seq_dist("uniform:50:10"), doctest::Contains("LO 50 must be at most HI 10"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_seq_dist("uniform:0:10"), doctest::Contains("LO must be a whole number from 1"),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(parse_seq_dist("uniform:10"), doctest::Contains("write KIND:LO:HI"), ConfigError);
+}
+
+TEST_CASE("--query-tokens is an axis after the context") {
+    SweepSpec spec;
+    spec.dim = {64};
+    spec.heads = {4};
+    spec.kv_heads = {4};
+    spec.threads = {1};
+    spec.seq = {8, 16};
+    spec.query_tokens = {1, 4};
+    const Grid grid = expand(spec);
+    REQUIRE(grid.points.size() == 4);
+    CHECK(grid.points[1].config.n_query_tokens == 4);
+    CHECK(grid.points[1].config.seq_len == 8);
+    CHECK(grid.points[2].config.seq_len == 16);
+    spec.query_tokens = {9};
+    CHECK_THROWS_WITH_AS(expand(spec), doctest::Contains("--query-tokens 9 must be at most the shortest context, 8"),
+                         ConfigError);
 }

@@ -46,6 +46,9 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
     // A window layer's ring holds exactly the positions the new token sees, in rotated order:
     // its first n_attended slots are read as one block, whatever position each holds.
     const std::size_t n_attended = config.attended_positions(layer, n_ctx);
+    // A ragged batch's row b sees its own n_ctx - lag positions (docs/model.md, "Ragged batches");
+    // the splits are cut for the longest row, so a short row may leave some of them empty.
+    const bool ragged = config.is_ragged();
     const std::size_t n_splits =
         decode_split_count(n_batch * n_kv_heads, n_attended, scratch.n_threads, scratch.max_splits);
     const std::size_t n_tasks = n_batch * n_kv_heads * n_splits;
@@ -58,10 +61,19 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
         const std::size_t split = index % n_splits;
         const std::size_t kv_head = (index / n_splits) % n_kv_heads;
         const std::size_t b = index / (n_splits * n_kv_heads);
-        const std::size_t t_begin = split * n_attended / n_splits;
-        const std::size_t t_end = (split + 1) * n_attended / n_splits;
+        const std::size_t row_attended =
+            ragged ? config.attended_positions(layer, n_ctx - config.seq_lag_of(b)) : n_attended;
+        const std::size_t t_begin = split * row_attended / n_splits;
+        const std::size_t t_end = (split + 1) * row_attended / n_splits;
         const std::size_t first_head = kv_head * group_size;  // h / group_size == kv_head
         const std::size_t partial_row = (split * n_batch + b) * n_heads + first_head;
+        if (t_begin == t_end) {
+            // An empty split weighs nothing in merge_splits: exp(-inf - max) = 0.
+            std::fill_n(scratch.partial_out.data() + partial_row * head_dim, group_size * head_dim, 0.0f);
+            std::fill_n(scratch.partial_max.data() + partial_row, group_size, minus_infinity);
+            std::fill_n(scratch.partial_sum.data() + partial_row, group_size, 0.0f);
+            return 0;
+        }
         GroupAttention problem;
         problem.q = q + b * q_stride + first_head * head_dim;
         problem.q_stride = head_dim;
@@ -98,7 +110,14 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
     }
 
     merge_splits(config, n_splits, scratch, sinks, out);
-    return {4ull * n_batch * n_heads * head_dim * n_attended, executed};
+    std::uint64_t attended_pairs = n_batch * n_attended;  // (row, key) pairs, Σ_b of each row's keys
+    if (ragged) {
+        attended_pairs = 0;
+        for (std::size_t b = 0; b < n_batch; ++b) {
+            attended_pairs += config.attended_positions(layer, n_ctx - config.seq_lag_of(b));
+        }
+    }
+    return {4ull * n_heads * head_dim * attended_pairs, executed};
 }
 
 namespace {

@@ -2,6 +2,7 @@
 #include "kvbench/engine/config.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <vector>
@@ -60,6 +61,30 @@ void validate_layer_parts(const ModelConfig& config) {
     }
 }
 
+void validate_seq_lens(const ModelConfig& config) {
+    require_positive(config.n_query_tokens, "--query-tokens");
+    std::size_t shortest = config.seq_len;
+    if (config.is_ragged()) {
+        if (config.seq_lens.size() != config.n_batch) {
+            throw ConfigError(fmt::format("--seq-lens has {} values for --batch {}: give one context per sequence",
+                                          config.seq_lens.size(), config.n_batch));
+        }
+        if (std::find(config.seq_lens.begin(), config.seq_lens.end(), 0u) != config.seq_lens.end()) {
+            throw ConfigError("--seq-lens 0: every sequence's context must be at least 1");
+        }
+        const std::uint32_t longest = *std::max_element(config.seq_lens.begin(), config.seq_lens.end());
+        if (longest != config.seq_len) {
+            throw ConfigError(fmt::format("--seq {} must be the longest of --seq-lens, {}", config.seq_len, longest));
+        }
+        shortest = *std::min_element(config.seq_lens.begin(), config.seq_lens.end());
+    }
+    if (config.n_query_tokens > shortest) {
+        throw ConfigError(fmt::format("--query-tokens {} must be at most the shortest context, {}: the step's tokens "
+                                      "are the last Q of each sequence",
+                                      config.n_query_tokens, shortest));
+    }
+}
+
 }  // namespace
 
 void validate(const ModelConfig& config) {
@@ -90,6 +115,7 @@ void validate(const ModelConfig& config) {
                                       kv_dtype_info(config.kv_dtype).name));
     }
     validate_layer_parts(config);
+    validate_seq_lens(config);
 }
 
 std::vector<std::uint32_t> layer_windows_for(std::uint32_t window, const std::string& pattern, std::size_t n_layers) {
@@ -136,6 +162,11 @@ std::string describe(const ModelConfig& config) {
     const std::string head_dim =
         config.explicit_head_dim == 0 ? "" : fmt::format(" dh={}", config.explicit_head_dim);
     std::string parts;
+    if (config.is_ragged()) {
+        parts += fmt::format(" ragged={}..{}", *std::min_element(config.seq_lens.begin(), config.seq_lens.end()),
+                             config.seq_len);
+    }
+    if (config.n_query_tokens != 1) parts += fmt::format(" Q={}", config.n_query_tokens);
     if (config.block == BlockKind::full && config.ffn_dim != 0) parts += fmt::format(" full F={}", config.ffn_dim);
     if (config.block == BlockKind::full && config.ffn_dim == 0) parts += " full";
     if (config.has_experts()) {
@@ -154,6 +185,25 @@ std::string describe(const ModelConfig& config) {
     if (config.kv_dtype != KvDtype::f32) parts += fmt::format(" kv={}", kv_dtype_info(config.kv_dtype).name);
     return fmt::format("B={} N={} D={} H={}{} G={} L={}{}", config.n_batch, config.seq_len, config.model_dim,
                        config.n_heads, head_dim, config.n_kv_heads, config.n_layers, parts);
+}
+
+std::string format_seq_lens(const std::vector<std::uint32_t>& seq_lens) {
+    return fmt::format("{}", fmt::join(seq_lens, " "));
+}
+
+std::vector<std::uint32_t> parse_seq_lens(const std::string& text) {
+    std::vector<std::uint32_t> seq_lens;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        const std::size_t end = std::min(text.find(' ', at), text.size());
+        const std::string token = text.substr(at, end - at);
+        if (token.empty() || token.size() > 9 || token.find_first_not_of("0123456789") != std::string::npos) {
+            throw ConfigError(fmt::format("seq_lens '{}': expected contexts separated by spaces", text));
+        }
+        seq_lens.push_back(static_cast<std::uint32_t>(std::stoul(token)));
+        at = end + 1;
+    }
+    return seq_lens;
 }
 
 }  // namespace kvbench

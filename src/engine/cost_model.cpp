@@ -1,5 +1,6 @@
 // The counting formulas of docs/counting.md, written once: every count is a sum over layers,
-// each layer attending to n_l = attended_positions(l, N) positions. Requires a validated config.
+// each layer attending to n_l = attended_positions(l, N) positions, and in a ragged batch a sum
+// over sequences of their own N_b. Requires a validated config.
 #include "kvbench/engine/cost_model.hpp"
 
 #include <algorithm>
@@ -78,6 +79,15 @@ std::uint64_t flops_per_pair(const ModelConfig& c, DecodePath path) {
     return 2 * h * (mla_qk_dim(m) + u64(m.v_head_dim));
 }
 
+// Σ_b f(N_b): B·f(N) for a uniform batch, one term per sequence for a ragged one.
+template <typename PerSequence>
+std::uint64_t sum_over_sequences(const ModelConfig& c, PerSequence per_sequence) {
+    if (!c.is_ragged()) return u64(c.n_batch) * per_sequence(u64(c.seq_len));
+    std::uint64_t total = 0;
+    for (const std::uint32_t n : c.seq_lens) total += per_sequence(u64(n));
+    return total;
+}
+
 }  // namespace
 
 const char* path_name(DecodePath path) {
@@ -103,7 +113,8 @@ std::uint64_t mlp_weights_of_layer(const ModelConfig& c, std::size_t layer) {
 }
 
 std::uint64_t most_experts_read(const ModelConfig& c, DecodePath path) {
-    const std::uint64_t tokens = u64(c.n_batch) * (path == DecodePath::cached ? 1 : u64(c.seq_len));
+    const std::uint64_t tokens =
+        path == DecodePath::cached ? u64(c.n_query_tokens) * u64(c.n_batch) : u64(c.total_tokens());
     return moe_layer_count(c) * std::min(u64(c.moe.n_experts), tokens * u64(c.moe.n_active));
 }
 
@@ -118,9 +129,13 @@ std::uint64_t kv_bytes_per_position(const ModelConfig& c) {
 }
 
 std::uint64_t step_flops(const ModelConfig& c, DecodePath path) {
-    const std::uint64_t n = u64(c.seq_len);
+    return sum_over_sequences(c, [&c, path](std::uint64_t n) { return sequence_flops(c, path, n); });
+}
+
+std::uint64_t sequence_flops(const ModelConfig& c, DecodePath path, std::uint64_t n) {
     const std::uint64_t pair = flops_per_pair(c, path);
     const std::uint64_t projections = weights_per_layer(c);
+    const std::uint64_t q = u64(c.n_query_tokens);
     std::uint64_t per_sequence = 0;
     for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
         // Experts: the router and the K routed plus S shared experts each token runs.
@@ -132,17 +147,19 @@ std::uint64_t step_flops(const ModelConfig& c, DecodePath path) {
             per_token += mlp_weights_of_layer(c, layer);
         }
         const std::uint64_t window = u64(c.window_of(layer));
-        per_sequence += path == DecodePath::cached
-                            ? 2 * per_token + pair * u64(c.attended_positions(layer, c.seq_len))
-                            : 2 * n * per_token + pair * causal_pairs(n, window);
+        // A cached step's Q tokens see N - Q + 1, ..., N positions (docs/counting.md).
+        std::uint64_t cached_pairs = 0;
+        for (std::uint64_t i = n - q + 1; i <= n; ++i) cached_pairs += u64(c.attended_positions(layer, static_cast<std::size_t>(i)));
+        per_sequence += path == DecodePath::cached ? 2 * q * per_token + pair * cached_pairs
+                                                   : 2 * n * per_token + pair * causal_pairs(n, window);
     }
-    return u64(c.n_batch) * per_sequence;
+    return per_sequence;
 }
 
 std::uint64_t step_bytes(const ModelConfig& c, DecodePath path, std::optional<std::uint64_t> experts_read) {
-    const std::uint64_t b = u64(c.n_batch);
-    const std::uint64_t n = u64(c.seq_len);
-    const std::uint64_t rows = path == DecodePath::cached ? b : b * n;  // activations read and written
+    const std::uint64_t tokens = u64(c.total_tokens());  // Σ_b N_b, B·N in a uniform batch
+    const std::uint64_t rows =  // activations read and written
+        path == DecodePath::cached ? u64(c.n_query_tokens) * u64(c.n_batch) : tokens;
     std::uint64_t bytes = u64(c.n_layers) * 2 * rows * u64(c.model_dim) * activation_elem_bytes;
     for (std::size_t layer = 0; layer < c.n_layers; ++layer) bytes += fixed_weight_bytes_of_layer(c, layer);
     bytes += experts_read.value_or(most_experts_read(c, path)) * swiglu_bytes(c, u64(c.moe.expert_dim));
@@ -151,23 +168,29 @@ std::uint64_t step_bytes(const ModelConfig& c, DecodePath path, std::optional<st
     // activations of all N positions, whatever kv_dtype says.
     const std::uint64_t kv_width = c.is_latent() ? u64(c.n_heads) * (mla_qk_dim(c.mla) + u64(c.mla.v_head_dim))
                                                  : 2 * u64(c.kv_dim());
-    return bytes + u64(c.n_layers) * b * n * kv_width * activation_elem_bytes;
+    return bytes + u64(c.n_layers) * tokens * kv_width * activation_elem_bytes;
+}
+
+std::uint64_t cached_positions(const ModelConfig& c) {
+    return sum_over_sequences(c, [&c](std::uint64_t n) {
+        std::uint64_t positions = 0;
+        for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
+            positions += u64(c.attended_positions(layer, static_cast<std::size_t>(n)));
+        }
+        return positions;
+    });
 }
 
 std::uint64_t kv_cache_bytes(const ModelConfig& c) {
     const std::uint64_t vectors = c.is_latent() ? 1 : 2 * u64(c.n_kv_heads);
-    std::uint64_t positions = 0;
-    for (std::size_t layer = 0; layer < c.n_layers; ++layer) positions += u64(c.attended_positions(layer, c.seq_len));
-    return u64(c.n_batch) * positions * vectors * kv_vector_bytes_of(c);
+    return cached_positions(c) * vectors * kv_vector_bytes_of(c);
 }
 
 std::uint64_t kv_cache_bytes_as_mha(const ModelConfig& c) {
     if (!c.is_latent()) return kv_cache_bytes(c) / u64(c.n_kv_heads) * u64(c.n_heads);  // kv_bytes holds a factor G
-    std::uint64_t positions = 0;
-    for (std::size_t layer = 0; layer < c.n_layers; ++layer) positions += u64(c.attended_positions(layer, c.seq_len));
     const std::uint64_t per_head =
         kv_vector_bytes(c.kv_dtype, mla_qk_dim(c.mla)) + kv_vector_bytes(c.kv_dtype, u64(c.mla.v_head_dim));
-    return u64(c.n_batch) * positions * u64(c.n_heads) * per_head;
+    return cached_positions(c) * u64(c.n_heads) * per_head;
 }
 
 StepCost step_cost(const ModelConfig& config, DecodePath path, std::optional<std::uint64_t> experts_read) {
@@ -183,6 +206,8 @@ std::uint64_t step_weight_bytes(const ModelConfig& c) {
 std::optional<std::uint64_t> kv_weight_crossover(const ModelConfig& config) {
     const std::uint64_t weights = step_weight_bytes(config);
     ModelConfig at = config;
+    at.seq_lens.clear();  // the crossover is a uniform batch's context, one token a step
+    at.n_query_tokens = 1;
     const auto kv_at = [&at](std::uint64_t n) {
         at.seq_len = static_cast<std::size_t>(n);
         return kv_cache_bytes(at);

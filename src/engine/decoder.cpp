@@ -15,9 +15,12 @@ namespace {
 
 // Rows of activations each scratch holds: the new token of every sequence, or every position;
 // none for a latent config, whose paths use their own buffers.
-std::size_t decode_rows(const ModelConfig& config) { return config.is_latent() ? 0 : config.n_batch; }
+// The cached step's rows are token-major, (Q, n_batch): token i of sequence b is row i·B + b.
+std::size_t decode_rows(const ModelConfig& config) {
+    return config.is_latent() ? 0 : checked_mul(config.n_query_tokens, config.n_batch);
+}
 std::size_t forward_rows(const ModelConfig& config) {
-    return config.is_latent() ? 0 : checked_mul(config.n_batch, config.seq_len);
+    return config.is_latent() ? 0 : config.total_tokens();
 }
 
 }  // namespace
@@ -32,6 +35,11 @@ void require_measurable(const ModelConfig& config) {
     if (config.is_latent() && config.weight_dtype != WeightDtype::f32) {
         refuse("--weight-dtype other than f32 with --kv-lora-rank (latent attention)");
     }
+    if (config.is_latent() && config.is_ragged()) refuse("--seq-lens or --seq-dist with --kv-lora-rank (latent attention)");
+    if (config.is_latent() && config.n_query_tokens != 1) refuse("--query-tokens with --kv-lora-rank (latent attention)");
+    // A ring holds the window of one new token: the step's later tokens would overwrite what
+    // its first one still sees.
+    if (!config.layer_windows.empty() && config.n_query_tokens != 1) refuse("--query-tokens with --window");
 }
 
 DecodeScratch::DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads)
@@ -90,16 +98,22 @@ void require_trace_size(const ModelConfig& config, const PathOptions& options) {
     }
 }
 
+// The row of sequence b's newest position: (Q - 1)·B + b in the cached step's token-major rows,
+// the last of its N_b rows in the uncached forward's.
+std::size_t newest_row(const ModelConfig& config, std::size_t b, bool forward) {
+    return forward ? config.first_token(b) + config.seq_len_of(b) - 1 : (config.n_query_tokens - 1) * config.n_batch + b;
+}
+
 // The MLP trace of `layer`: the residual stream's rows of the newest positions before the MLP
 // (before == true), then what the MLP added to them. The difference costs the trace a rounding
 // of the stream's scale, far below --verify's tolerance, and leaves the timed path's fused
 // residual add as it is.
 void record_mlp(const ModelConfig& config, const PathOptions& options, std::size_t layer, const float* stream,
-                std::size_t first_row, std::size_t row_stride, bool before) {
+                bool forward, bool before) {
     if (options.mlp_trace.empty()) return;
     const std::size_t dim = config.model_dim;
     for (std::size_t b = 0; b < config.n_batch; ++b) {
-        const float* row = stream + (first_row + b * row_stride) * dim;
+        const float* row = stream + newest_row(config, b, forward) * dim;
         float* traced = options.mlp_trace.data() + (layer * config.n_batch + b) * dim;
         for (std::size_t d = 0; d < dim; ++d) traced[d] = before ? row[d] : row[d] - traced[d];
     }
@@ -119,14 +133,14 @@ std::uint64_t add_feed_forward(const ModelConfig& config, const LayerWeights& w,
     return experts.flops;
 }
 
-// Copies layer `layer`'s attention output of one position per sequence into the trace:
-// rows first_row, first_row + row_stride, ... of head_outputs (q_dim floats each).
+// Copies layer `layer`'s attention output of each sequence's newest position into the trace,
+// from the rows of head_outputs (q_dim floats each) of the cached step or of the forward.
 void record_attention(const ModelConfig& config, const PathOptions& options, std::size_t layer,
-                      const float* head_outputs, std::size_t first_row, std::size_t row_stride) {
+                      const float* head_outputs, bool forward) {
     if (options.attention_trace.empty()) return;
     const std::size_t q_dim = config.q_dim();
     for (std::size_t b = 0; b < config.n_batch; ++b) {
-        std::copy_n(head_outputs + (first_row + b * row_stride) * q_dim, q_dim,
+        std::copy_n(head_outputs + newest_row(config, b, forward) * q_dim, q_dim,
                     options.attention_trace.begin() + static_cast<std::ptrdiff_t>((layer * config.n_batch + b) * q_dim));
     }
 }
@@ -151,51 +165,77 @@ void store_kv(const ModelConfig& config, const float* qkv_rows, std::size_t n_po
 FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, KvCache& cache,
                       const float* x_in, float* x_out, DecodeScratch& scratch, const PathOptions& options) {
     if (config.is_latent()) {
+        require_measurable(config);  // the latent step has no ragged rows
         return latent_decode_step(config, weights, cache, x_in, x_out, scratch.latent, scratch.attention_scratch,
                                   *options.kernels, options.attention_trace);
     }
+    // The step's Q tokens take positions [pos, pos + Q) of the longest rows.
     const std::size_t pos = cache.length();
+    const std::size_t n_tokens = config.n_query_tokens;
     cache.require_writable(pos);
+    if (pos + n_tokens > cache.max_seq_len()) {
+        throw std::out_of_range(fmt::format("KV cache holds at most {} positions; cannot add {} to {}",
+                                            cache.max_seq_len(), n_tokens, pos));
+    }
+    // A ragged batch's row b is at its own position pos - lag (docs/model.md, "Ragged batches"),
+    // so every row must have started.
+    for (std::size_t b = 0; b < config.n_batch; ++b) {
+        if (pos < config.seq_lag_of(b)) {
+            throw std::out_of_range(fmt::format("KV cache of length {}: row {} of the ragged batch starts at {}", pos, b,
+                                                config.seq_lag_of(b)));
+        }
+    }
     require_trace_size(config, options);
     const StepKernels& kernels = *options.kernels;
     const std::size_t n_batch = config.n_batch;
+    const std::size_t n_rows = n_tokens * n_batch;
     const std::size_t model_dim = config.model_dim;
     const std::size_t qkv_dim = config.qkv_dim();
 
     const bool full = config.block == BlockKind::full;
-    std::copy_n(x_in, n_batch * model_dim, x_out);
+    std::copy_n(x_in, n_rows * model_dim, x_out);
     FlopCount count;
     std::size_t experts_read = 0;
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         const LayerWeights& w = weights.layers[layer];
         const float* block_in = x_out;
         if (full) {
-            kernels.rmsnorm(x_out, n_batch, model_dim, w.attention_norm.data(), scratch.block.normed.data());
+            kernels.rmsnorm(x_out, n_rows, model_dim, w.attention_norm.data(), scratch.block.normed.data());
             block_in = scratch.block.normed.data();
         }
         const std::uint64_t qkv_flops =
-            kernels.linear(block_in, n_batch, model_dim, w.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
-        // The cache holds keys after RoPE, as a model's does: a step turns only its own.
-        if (full) kernels.rope(config, scratch.qkv.data(), n_batch, 1, pos);
-        for (std::size_t b = 0; b < n_batch; ++b) {
-            store_kv(config, scratch.qkv.data() + b * qkv_dim, 1, cache, layer, b, pos);
+            kernels.linear(block_in, n_rows, model_dim, w.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
+        // Every token's k and v go into the cache before any attends: token i sees positions up
+        // to its own, the step's earlier tokens included (causal among themselves).
+        for (std::size_t i = 0; i < n_tokens; ++i) {
+            float* token_qkv = scratch.qkv.data() + i * n_batch * qkv_dim;  // (n_batch, qkv_dim) floats
+            // The cache holds keys after RoPE, as a model's does: a step turns only its own.
+            if (full && !config.is_ragged()) kernels.rope(config, token_qkv, n_batch, 1, pos + i);
+            for (std::size_t b = 0; b < n_batch; ++b) {
+                const std::size_t row_pos = pos + i - config.seq_lag_of(b);
+                if (full && config.is_ragged()) kernels.rope(config, token_qkv + b * qkv_dim, 1, 1, row_pos);
+                store_kv(config, token_qkv + b * qkv_dim, 1, cache, layer, b, row_pos);
+            }
         }
-        count += kernels.attend_decode(config, scratch.qkv.data(), qkv_dim, cache, layer, pos + 1,
-                                       scratch.head_outputs.data(), scratch.attention_scratch, w.sink_logits());
-        record_attention(config, options, layer, scratch.head_outputs.data(), 0, 1);
+        for (std::size_t i = 0; i < n_tokens; ++i) {
+            count += kernels.attend_decode(config, scratch.qkv.data() + i * n_batch * qkv_dim, qkv_dim, cache, layer,
+                                           pos + i + 1, scratch.head_outputs.data() + i * n_batch * config.q_dim(),
+                                           scratch.attention_scratch, w.sink_logits());
+        }
+        record_attention(config, options, layer, scratch.head_outputs.data(), false);
         // beta = 1: the residual add rides on the output projection.
-        const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_batch, config.q_dim(),
+        const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_rows, config.q_dim(),
                                                        w.wo.view(), model_dim, 1.0f, x_out);
         count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
         if (full) {
-            record_mlp(config, options, layer, x_out, 0, 1, true);
+            record_mlp(config, options, layer, x_out, false, true);
             const std::uint64_t mlp_flops =
-                add_feed_forward(config, w, layer, kernels, x_out, n_batch, scratch.block, experts_read);
-            record_mlp(config, options, layer, x_out, 0, 1, false);
+                add_feed_forward(config, w, layer, kernels, x_out, n_rows, scratch.block, experts_read);
+            record_mlp(config, options, layer, x_out, false, false);
             count += FlopCount{mlp_flops, mlp_flops};
         }
     }
-    cache.extend_to(pos + 1);
+    cache.extend_to(pos + n_tokens);
     if (options.experts_read != nullptr) *options.experts_read = experts_read;
     return count;
 }
@@ -204,13 +244,14 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
                        float* x_out, ForwardScratch& scratch, KvCache* prefill, const std::atomic<bool>* stop,
                        const PathOptions& options) {
     if (config.is_latent()) {
+        require_measurable(config);
         return latent_forward_full(config, weights, x_in, x_out, scratch.latent, scratch.attention_scratch, prefill,
                                    stop, *options.kernels, options.attention_trace);
     }
     require_trace_size(config, options);
     const StepKernels& kernels = *options.kernels;
     auto stopped = [stop] { return stop != nullptr && stop->load(std::memory_order_relaxed); };
-    const std::size_t n_rows = config.n_batch * config.seq_len;
+    const std::size_t n_rows = config.total_tokens();
     const std::size_t model_dim = config.model_dim;
     const std::size_t qkv_dim = config.qkv_dim();
     if (prefill != nullptr) {
@@ -221,6 +262,14 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
     }
 
     const bool full = config.block == BlockKind::full;
+    // A ragged batch's attention runs one sequence at a time, each a batch of one at its own
+    // context (docs/model.md, "Ragged batches"); its projections run on all packed rows at once.
+    ModelConfig sequence_config;
+    if (config.is_ragged()) {
+        sequence_config = config;
+        sequence_config.n_batch = 1;
+        sequence_config.seq_lens.clear();
+    }
     std::copy_n(x_in, n_rows * model_dim, x_out);
     FlopCount count;
     std::size_t experts_read = 0;
@@ -234,25 +283,41 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
         }
         const std::uint64_t qkv_flops =
             kernels.linear(block_in, n_rows, model_dim, w.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
-        if (full) kernels.rope(config, scratch.qkv.data(), n_rows, config.seq_len, 0);
+        if (full && !config.is_ragged()) kernels.rope(config, scratch.qkv.data(), n_rows, config.seq_len, 0);
+        if (full && config.is_ragged()) {
+            for (std::size_t b = 0; b < config.n_batch; ++b) {
+                kernels.rope(config, scratch.qkv.data() + config.first_token(b) * qkv_dim, config.seq_len_of(b),
+                             config.seq_len_of(b), 0);
+            }
+        }
         if (prefill != nullptr) {
             for (std::size_t b = 0; b < config.n_batch; ++b) {
-                store_kv(config, scratch.qkv.data() + b * config.seq_len * qkv_dim, config.seq_len,
+                store_kv(config, scratch.qkv.data() + config.first_token(b) * qkv_dim, config.seq_len_of(b),
                          *prefill, layer, b, 0);
             }
         }
-        count += kernels.attend_causal(config, layer, scratch.qkv.data(), scratch.head_outputs.data(),
-                                       scratch.attention_scratch, stop, w.sink_logits());
-        record_attention(config, options, layer, scratch.head_outputs.data(), config.seq_len - 1, config.seq_len);
+        if (!config.is_ragged()) {
+            count += kernels.attend_causal(config, layer, scratch.qkv.data(), scratch.head_outputs.data(),
+                                           scratch.attention_scratch, stop, w.sink_logits());
+        } else {
+            for (std::size_t b = 0; b < config.n_batch; ++b) {
+                sequence_config.seq_len = config.seq_len_of(b);
+                const std::size_t first = config.first_token(b);
+                count += kernels.attend_causal(sequence_config, layer, scratch.qkv.data() + first * qkv_dim,
+                                               scratch.head_outputs.data() + first * config.q_dim(),
+                                               scratch.attention_scratch, stop, w.sink_logits());
+            }
+        }
+        record_attention(config, options, layer, scratch.head_outputs.data(), true);
         const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_rows, config.q_dim(),
                                                        w.wo.view(), model_dim, 1.0f, x_out);
         count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
         if (full) {
             if (stopped()) return count;
-            record_mlp(config, options, layer, x_out, config.seq_len - 1, config.seq_len, true);
+            record_mlp(config, options, layer, x_out, true, true);
             const std::uint64_t mlp_flops =
                 add_feed_forward(config, w, layer, kernels, x_out, n_rows, scratch.block, experts_read);
-            record_mlp(config, options, layer, x_out, config.seq_len - 1, config.seq_len, false);
+            record_mlp(config, options, layer, x_out, true, false);
             count += FlopCount{mlp_flops, mlp_flops};
         }
     }

@@ -161,6 +161,14 @@ std::vector<std::size_t> sampled_causal_rows(std::size_t seq_len, std::size_t bl
     return rows;
 }
 
+namespace {
+
+// The uncached forward's kernels on config's prompt (n_batch, seq_len, model_dim) floats.
+void check_prompt_kernels(const ModelConfig& config, const LayerWeights& layer, const StepKernels& kernels,
+                          const float* prompt, const KernelCheckInputs& inputs, std::vector<KernelCheck>& checks);
+
+}  // namespace
+
 std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWeights& weights,
                                        const KernelCheckInputs& inputs, const StepKernels& kernels) {
     if (config.is_latent()) return check_latent_kernels(config, weights, inputs, kernels);
@@ -180,9 +188,9 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
     // is a cache to attend over, else the queries (any values of that shape exercise the kernel).
     std::vector<float> step_heads = columns(step_qkv.data(), n_batch, qkv_dim, q_dim);
     if (inputs.cache != nullptr) {
-        const std::size_t pos = config.seq_len - 1;
         KvCache& cache = *inputs.cache;
         for (std::size_t b = 0; b < n_batch; ++b) {
+            const std::size_t pos = config.seq_len_of(b) - 1;  // the row's own newest position
             for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
                 const float* k = step_qkv.data() + b * qkv_dim + q_dim + g * head_dim;
                 cache.store(0, b, g, pos, k, k + config.kv_dim());
@@ -202,6 +210,32 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
     if (config.block == BlockKind::full) check_full_block(config, layer, kernels, inputs.step_in, checks);
 
     if (inputs.prompt != nullptr) {
+        // A ragged batch's prompt is checked on its longest sequence, a batch of one: each
+        // sequence runs the same kernel at its own context (docs/model.md, "Ragged batches").
+        const float* prompt = inputs.prompt;
+        ModelConfig prompt_config = config;
+        if (config.is_ragged()) {
+            const auto longest = static_cast<std::size_t>(
+                std::max_element(config.seq_lens.begin(), config.seq_lens.end()) - config.seq_lens.begin());
+            prompt += config.first_token(longest) * model_dim;
+            prompt_config.n_batch = 1;
+            prompt_config.seq_lens.clear();
+        }
+        check_prompt_kernels(prompt_config, layer, kernels, prompt, inputs, checks);
+    }
+    return checks;
+}
+
+namespace {
+
+void check_prompt_kernels(const ModelConfig& config, const LayerWeights& layer, const StepKernels& kernels,
+                          const float* prompt, const KernelCheckInputs& inputs, std::vector<KernelCheck>& checks) {
+    const std::size_t n_batch = config.n_batch;
+    const std::size_t model_dim = config.model_dim;
+    const std::size_t q_dim = config.q_dim();
+    const std::size_t qkv_dim = config.qkv_dim();
+    std::vector<float> unused;
+    {
         const std::size_t n = config.seq_len;
         const std::size_t n_rows = n_batch * n;
         std::optional<ForwardScratch> own_scratch;
@@ -214,13 +248,13 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
         std::vector<float> x(n_prefix_rows * model_dim);  // the prompt's inputs
         std::vector<float> heads(n_prefix_rows * q_dim);  // the fast attention's outputs
         for (std::size_t b = 0; b < n_batch; ++b) {
-            std::copy_n(inputs.prompt + b * n * model_dim, prefix * model_dim,
+            std::copy_n(prompt + b * n * model_dim, prefix * model_dim,
                         x.begin() + static_cast<std::ptrdiff_t>(b * prefix * model_dim));
         }
         checks.push_back(check_linear(kernels.linear, "", x.data(), n_prefix_rows, model_dim, layer.wqkv.view(),
                                       std::min(qkv_dim, checked_outputs), nullptr, unused));
 
-        kernels.linear(inputs.prompt, n_rows, model_dim, layer.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
+        kernels.linear(prompt, n_rows, model_dim, layer.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
         kernels.attend_causal(config, 0, scratch.qkv.data(), scratch.head_outputs.data(), scratch.attention_scratch, nullptr,
                               layer.sink_logits());
         checks.push_back(check_causal_attention(config, scratch.qkv.data(), scratch.head_outputs.data(), layer.sink_logits()));
@@ -234,7 +268,8 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
         checks.push_back(check_linear(kernels.linear, ", output projection", heads.data(), n_prefix_rows, q_dim,
                                       layer.wo.view(), out_dim, residual.data(), unused));
     }
-    return checks;
 }
+
+}  // namespace
 
 }  // namespace kvbench

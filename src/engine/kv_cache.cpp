@@ -14,7 +14,32 @@ namespace kvbench {
 
 namespace {
 
-// Slots of each layer's ring: its window where that is shorter than the longest context.
+std::vector<std::size_t> row_lags(const ModelConfig& config, std::size_t max_seq_len) {
+    std::vector<std::size_t> lags(config.n_batch);
+    for (std::size_t b = 0; b < config.n_batch; ++b) {
+        lags[b] = config.seq_lag_of(b);
+        if (lags[b] >= max_seq_len) {
+            throw std::invalid_argument(fmt::format("KvCache: {} positions leave none to row {}, {} behind the longest",
+                                                    max_seq_len, b, lags[b]));
+        }
+    }
+    return lags;
+}
+
+// Slots of each row's ring, (n_layers, n_batch): its window where that is shorter than its
+// longest context, max_seq_len less the row's lag.
+std::vector<std::size_t> row_capacities(const ModelConfig& config, std::size_t max_seq_len) {
+    const std::vector<std::size_t> lags = row_lags(config, max_seq_len);
+    std::vector<std::size_t> capacities(config.n_layers * config.n_batch);
+    for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        for (std::size_t b = 0; b < config.n_batch; ++b) {
+            capacities[layer * config.n_batch + b] = config.attended_positions(layer, max_seq_len - lags[b]);
+        }
+    }
+    return capacities;
+}
+
+// Slots of each layer's longest ring, the row of no lag.
 std::vector<std::size_t> layer_capacities(const ModelConfig& config, std::size_t max_seq_len) {
     std::vector<std::size_t> capacities(config.n_layers);
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
@@ -23,13 +48,13 @@ std::vector<std::size_t> layer_capacities(const ModelConfig& config, std::size_t
     return capacities;
 }
 
-std::vector<std::size_t> layer_first_vectors(const ModelConfig& config, const std::vector<std::size_t>& capacities) {
-    const std::size_t per_slot = checked_mul(config.n_batch, cached_attention_shape(config).n_kv_heads);
-    std::vector<std::size_t> first(capacities.size());
+std::vector<std::size_t> row_first_vectors(const ModelConfig& config, const std::vector<std::size_t>& row_capacity) {
+    const std::size_t n_kv_heads = cached_attention_shape(config).n_kv_heads;
+    std::vector<std::size_t> first(row_capacity.size());
     std::size_t at = 0;
-    for (std::size_t layer = 0; layer < capacities.size(); ++layer) {
-        first[layer] = at;
-        at = checked_add(at, checked_mul(per_slot, capacities[layer]));
+    for (std::size_t row = 0; row < row_capacity.size(); ++row) {
+        first[row] = at;
+        at = checked_add(at, checked_mul(n_kv_heads, row_capacity[row]));
     }
     return first;
 }
@@ -45,8 +70,10 @@ KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len)
       value_dim_(cached_attention_shape(config).value_dim),
       values_in_keys_(cached_attention_shape(config).values_in_keys),
       max_seq_len_(max_seq_len),
+      row_lag_(row_lags(config, max_seq_len)),
       capacity_(layer_capacities(config, max_seq_len)),
-      layer_first_(layer_first_vectors(config, capacity_)),
+      row_capacity_(row_capacities(config, max_seq_len)),
+      row_first_(row_first_vectors(config, row_capacity_)),
       keys_(checked_product({vectors_for(config, max_seq_len), head_dim_, element_bytes_})),
       values_(values_in_keys_ ? 0 : keys_.size()),
       key_scales_(kv_dtype_info(dtype_).scale_bytes != 0 ? vectors_for(config, max_seq_len) : 0),
@@ -57,10 +84,9 @@ KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len)
 }
 
 std::size_t KvCache::vectors_for(const ModelConfig& config, std::size_t max_seq_len) {
-    const std::vector<std::size_t> capacities = layer_capacities(config, max_seq_len);
-    std::size_t slots = 0;
-    for (const std::size_t capacity : capacities) slots = checked_add(slots, capacity);
-    return checked_product({slots, config.n_batch, cached_attention_shape(config).n_kv_heads});
+    std::size_t slots = 0;  // summed over layers and rows
+    for (const std::size_t capacity : row_capacities(config, max_seq_len)) slots = checked_add(slots, capacity);
+    return checked_mul(slots, cached_attention_shape(config).n_kv_heads);
 }
 
 std::size_t KvCache::bytes_for(const ModelConfig& config, std::size_t max_seq_len) {
@@ -70,11 +96,12 @@ std::size_t KvCache::bytes_for(const ModelConfig& config, std::size_t max_seq_le
 }
 
 std::size_t KvCache::first_vector(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
-    return layer_first_[layer] + (batch * n_kv_heads_ + kv_head) * capacity_[layer];
+    const std::size_t row = layer * n_batch_ + batch;
+    return row_first_[row] + kv_head * row_capacity_[row];
 }
 
 std::size_t KvCache::vector_of(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos) const {
-    return first_vector(layer, batch, kv_head) + pos % capacity_[layer];
+    return first_vector(layer, batch, kv_head) + pos % row_capacity_[layer * n_batch_ + batch];
 }
 
 std::byte* KvCache::element_address(const PageAlignedVector<std::byte>& storage, std::size_t vector) const {
@@ -118,8 +145,9 @@ const float* KvCache::value_scales(std::size_t layer, std::size_t batch, std::si
 
 void KvCache::store(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, const float* key,
                     const float* value) {
-    if (pos >= max_seq_len_) {
-        throw std::out_of_range(fmt::format("KV cache holds at most {} positions; cannot store {}", max_seq_len_, pos));
+    if (pos >= max_seq_len_ - row_lag_[batch]) {
+        throw std::out_of_range(fmt::format("KV cache holds at most {} positions of row {}; cannot store {}",
+                                            max_seq_len_ - row_lag_[batch], batch, pos));
     }
     const std::size_t vector = vector_of(layer, batch, kv_head, pos);
     float unused_scale = 0;
@@ -152,7 +180,7 @@ void KvCache::load_value(std::size_t layer, std::size_t batch, std::size_t kv_he
 void KvCache::assign_converted(const KvCache& source) {
     if (source.dtype_ != KvDtype::f32 || source.keys_.size() != keys_.size() / element_bytes_ * sizeof(float) ||
         source.max_seq_len_ != max_seq_len_ || source.head_dim_ != head_dim_ ||
-        source.values_in_keys_ != values_in_keys_ || source.capacity_ != capacity_) {
+        source.values_in_keys_ != values_in_keys_ || source.row_capacity_ != row_capacity_) {
         throw std::invalid_argument("KvCache::assign_converted: the source must be an f32 cache of the same shape");
     }
     const std::size_t n_vectors = keys_.size() / (head_dim_ * element_bytes_);
@@ -189,12 +217,15 @@ void KvCache::roll_back(std::size_t new_length) {
     // Writing positions [new_length, length) overwrote positions capacity slots earlier; the step
     // at new_length attends to its capacity - 1 predecessors, of which the overwritten ones are
     // lost when more than one position is taken back from a ring that has wrapped.
-    for (std::size_t layer = 0; layer < capacity_.size(); ++layer) {
-        const bool wrapped = length_ > capacity_[layer];
-        if (wrapped && new_length != 0 && length_ - new_length > 1) {
+    for (std::size_t row = 0; row < row_capacity_.size(); ++row) {
+        const std::size_t lag = row_lag_[row % n_batch_];
+        const std::size_t row_length = length_ > lag ? length_ - lag : 0;
+        const std::size_t row_new_length = new_length > lag ? new_length - lag : 0;
+        const bool wrapped = row_length > row_capacity_[row];
+        if (wrapped && row_new_length != 0 && row_length - row_new_length > 1) {
             throw std::out_of_range(fmt::format(
                 "KV cache: layer {}'s ring of {} positions cannot roll back from {} to {} (one position, or to 0)",
-                layer, capacity_[layer], length_, new_length));
+                row / n_batch_, row_capacity_[row], row_length, row_new_length));
         }
     }
     length_ = new_length;

@@ -160,20 +160,22 @@ FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::si
                               const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
                               DecodeAttentionScratch&, const float* sinks) {
     const std::size_t head_dim = config.head_dim();
-    // The window as a loop bound: positions [first, n_ctx), each looked up by its position (the
-    // cache finds its ring slot), so the twin shares no slot arithmetic with the kernel.
-    const std::size_t first = first_seen(config, layer, n_ctx - 1);
-    const std::size_t n_seen = n_ctx - first;
     // One KV head's cached vectors decoded one at a time by the scalar definition
     // (kv_convert.hpp), so the naive twin shares no conversion code with the kernel.
-    std::vector<float> keys(n_seen * head_dim);    // (n_seen, head_dim) floats
-    std::vector<float> values(n_seen * head_dim);  // (n_seen, head_dim) floats
+    std::vector<float> keys(n_ctx * head_dim);    // (n_seen, head_dim) floats, n_seen <= n_ctx
+    std::vector<float> values(n_ctx * head_dim);  // (n_seen, head_dim) floats
     std::uint64_t multiply_adds = 0;
     for (std::size_t b = 0; b < config.n_batch; ++b) {
+        // Row b's own context (a ragged batch's is shorter by its lag), and the window as a loop
+        // bound: positions [first, row_ctx), each looked up by its position (the cache finds its
+        // ring slot), so the twin shares no slot arithmetic with the kernel.
+        const std::size_t row_ctx = n_ctx - config.seq_lag_of(b);
+        const std::size_t first = first_seen(config, layer, row_ctx - 1);
+        const std::size_t n_seen = row_ctx - first;
         for (std::size_t h = 0; h < config.n_heads; ++h) {
             const std::size_t g = h / config.group_size();
             if (h % config.group_size() == 0) {
-                for (std::size_t t = first; t < n_ctx; ++t) {
+                for (std::size_t t = first; t < row_ctx; ++t) {
                     cache.load_key(layer, b, g, t, keys.data() + (t - first) * head_dim);
                     cache.load_value(layer, b, g, t, values.data() + (t - first) * head_dim);
                 }
@@ -222,13 +224,13 @@ std::vector<float> forward_reference(const ModelConfig& config, const ModelWeigh
     const std::size_t q_dim = config.q_dim();
     const std::size_t kv_dim = config.kv_dim();
     const std::size_t head_dim = config.head_dim();
-    const std::size_t seq_len = config.seq_len;
+    const std::size_t max_seq_len = config.seq_len;  // the longest sequence, a ragged batch's too
     const bool full = config.block == BlockKind::full;
     std::vector<float> x(inputs.begin(), inputs.end());
-    std::vector<float> normed(seq_len * dim);
-    std::vector<float> q(seq_len * q_dim), k(seq_len * kv_dim), v(seq_len * kv_dim);
-    std::vector<float> heads_out(seq_len * q_dim), y(seq_len * dim);
-    std::vector<float> k_head(seq_len * head_dim), v_head(seq_len * head_dim);
+    std::vector<float> normed(max_seq_len * dim);
+    std::vector<float> q(max_seq_len * q_dim), k(max_seq_len * kv_dim), v(max_seq_len * kv_dim);
+    std::vector<float> heads_out(max_seq_len * q_dim), y(max_seq_len * dim);
+    std::vector<float> k_head(max_seq_len * head_dim), v_head(max_seq_len * head_dim);
     // RoPE's naive twin turns the q and k heads of rows laid out as q | k | v.
     ModelConfig one_row = config;
     std::vector<float> qk_row(config.qkv_dim());
@@ -239,7 +241,9 @@ std::vector<float> forward_reference(const ModelConfig& config, const ModelWeigh
         const WeightView wk = w.wqkv.rows_from(q_dim);
         const WeightView wv = w.wqkv.rows_from(q_dim + kv_dim);
         for (std::size_t b = 0; b < config.n_batch; ++b) {
-            float* xb = x.data() + b * seq_len * dim;
+            // Sequence by sequence, each at its own context (a ragged batch's rows are packed).
+            const std::size_t seq_len = config.seq_len_of(b);
+            float* xb = x.data() + config.first_token(b) * dim;
             const float* block_in = xb;
             if (full) {
                 rmsnorm_naive(xb, seq_len, dim, w.attention_norm.data(), normed.data());
@@ -276,7 +280,7 @@ std::vector<float> forward_reference(const ModelConfig& config, const ModelWeigh
             for (std::size_t i = 0; i < seq_len * dim; ++i) xb[i] += y[i];
             if (!full) continue;
             rmsnorm_naive(xb, seq_len, dim, w.mlp_norm.data(), normed.data());
-            std::fill(y.begin(), y.end(), 0.0f);
+            std::fill_n(y.begin(), seq_len * dim, 0.0f);
             if (layer_has_experts(config, layer)) {
                 experts_naive(config, w, normed.data(), seq_len, y.data());
             } else {

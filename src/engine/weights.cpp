@@ -28,9 +28,11 @@ void fill_latent_cache(const ModelConfig& config, KvCache& cache, std::size_t le
     const std::size_t width = cache.head_dim();
     std::vector<float> vector(width);  // (r + d_r) floats: one position's c | k_rope
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
-        const std::size_t n_slots = std::min(length, cache.capacity(layer));
         for (std::size_t b = 0; b < config.n_batch; ++b) {
             if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
+            // A ragged batch's row b holds `length` less its lag (docs/model.md, "Ragged batches").
+            const std::size_t lag = config.seq_lag_of(b);
+            const std::size_t n_slots = std::min(length > lag ? length - lag : 0, cache.capacity(layer, b));
             for (std::size_t t = 0; t < n_slots; ++t) {
                 fill_uniform(rng, vector, bound);
                 cache.store(layer, b, 0, t, vector.data(), nullptr);
@@ -168,7 +170,44 @@ ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed) {
 }
 
 std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed) {
-    return make_input_positions(config, seed, 0, config.seq_len);
+    if (!config.is_ragged()) return make_input_positions(config, seed, 0, config.seq_len);
+    const std::size_t dim = config.model_dim;
+    std::vector<float> inputs(checked_mul(config.total_tokens(), dim));
+    for (std::size_t b = 0; b < config.n_batch; ++b) {
+        Rng rng(seed ^ input_stream);
+        rng.discard(b * config.seq_len * dim);
+        fill_uniform(rng, {inputs.data() + config.first_token(b) * dim, config.seq_len_of(b) * dim},
+                     uniform_bound_for_variance(1.0));
+    }
+    return inputs;
+}
+
+std::vector<float> make_step_inputs(const ModelConfig& config, std::uint64_t seed) {
+    const std::size_t n_tokens = config.n_query_tokens;
+    if (!config.is_ragged() && n_tokens == 1) return make_input_positions(config, seed, config.seq_len - 1, 1);
+    const std::size_t dim = config.model_dim;
+    std::vector<float> inputs(checked_product({n_tokens, config.n_batch, dim}));
+    for (std::size_t i = 0; i < n_tokens; ++i) {
+        for (std::size_t b = 0; b < config.n_batch; ++b) {
+            Rng rng(seed ^ input_stream);
+            rng.discard((b * config.seq_len + config.seq_len_of(b) - n_tokens + i) * dim);
+            fill_uniform(rng, {inputs.data() + (i * config.n_batch + b) * dim, dim}, uniform_bound_for_variance(1.0));
+        }
+    }
+    return inputs;
+}
+
+std::vector<float> gather_newest(const ModelConfig& config, std::span<const float> tensor) {
+    const std::size_t dim = config.model_dim;
+    const std::size_t n_tokens = config.n_query_tokens;
+    std::vector<float> rows(checked_product({n_tokens, config.n_batch, dim}));
+    for (std::size_t i = 0; i < n_tokens; ++i) {
+        for (std::size_t b = 0; b < config.n_batch; ++b) {
+            const std::size_t row = config.first_token(b) + config.seq_len_of(b) - n_tokens + i;
+            std::copy_n(tensor.data() + row * dim, dim, rows.data() + (i * config.n_batch + b) * dim);
+        }
+    }
+    return rows;
 }
 
 std::vector<float> make_input_positions(const ModelConfig& config, std::uint64_t seed, std::size_t first_pos,
@@ -215,9 +254,11 @@ void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t le
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         // A ring layer keeps only its last capacity positions: fill its slots, whose values
         // are as seeded as the positions they stand for.
-        const std::size_t n_slots = std::min(length, cache.capacity(layer));
         for (std::size_t b = 0; b < config.n_batch; ++b) {
             if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
+            // A ragged batch's row b holds `length` less its lag (docs/model.md, "Ragged batches").
+            const std::size_t lag = config.seq_lag_of(b);
+            const std::size_t n_slots = std::min(length > lag ? length - lag : 0, cache.capacity(layer, b));
             for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
                 if (cache.dtype() == KvDtype::f32) {
                     fill_uniform(rng, {cache.keys(layer, b, g), n_slots * head_dim}, bound);

@@ -42,10 +42,12 @@ MemoryBudget point_memory(const GridPoint& point, const RunOptions& options) {
     try {
         MemoryBudget budget;
         budget.weights_bytes = ModelWeights::bytes_for(config);
-        budget.inputs_bytes = input_bytes_for(config, 1);  // the new token's input, always drawn
+        budget.inputs_bytes = input_bytes_for(config, config.n_query_tokens);  // the new tokens' input, always drawn
         if (needs_prefill(point, options)) {
             // The prompt (every position's input) and the forward's output.
-            budget.inputs_bytes = checked_add(budget.inputs_bytes, checked_mul(2, input_bytes_for(config, n)));
+            // Σ_b N_b rows: B·N, or a ragged batch's packed sequences.
+            const std::size_t prompt_bytes = checked_product({config.total_tokens(), config.model_dim, sizeof(float)});
+            budget.inputs_bytes = checked_add(budget.inputs_bytes, checked_mul(2, prompt_bytes));
             budget.scratch_bytes = ForwardScratch::bytes_for(config, point.n_threads);
         }
         if (needs_cache(options)) {
@@ -64,14 +66,14 @@ MemoryBudget point_memory(const GridPoint& point, const RunOptions& options) {
             }
             budget.scratch_bytes =
                 checked_add(budget.scratch_bytes, DecodeScratch::bytes_for(config, n, point.n_threads));
-            budget.inputs_bytes = checked_add(budget.inputs_bytes, input_bytes_for(config, 1));  // the step's output
+            budget.inputs_bytes = checked_add(budget.inputs_bytes, input_bytes_for(config, config.n_query_tokens));  // the step's output
             // Each layer's attention output for the newest position: the prefill's and the step's
             // with --verify, the two steps' of kv_rel_error while a reduced cache is set up.
             const std::size_t n_traces = (options.verify ? 2u : 0u) + (config.kv_dtype != KvDtype::f32 ? 2u : 0u);
             budget.inputs_bytes = checked_add(budget.inputs_bytes,
                                               checked_mul(checked_mul(n_traces, attention_trace_size(config)), sizeof(float)));
         }
-        if (options.verify && n > verify_short_context) {
+        if (options.verify && n > verify_short_context && !config.is_ragged() && config.n_query_tokens == 1) {
             // verify_at_context's own cache, scratch, inputs, outputs and traces at the short context.
             ModelConfig context = config;
             context.seq_len = verify_short_context;

@@ -108,7 +108,7 @@ public:
         if (needs_cache(options)) {
             cache_.emplace(config_, n);
             decode_scratch_.emplace(config_, n, point.n_threads);
-            step_in_ = make_input_positions(config_, options.seed, n - 1, 1);
+            step_in_ = make_step_inputs(config_, options.seed);
             step_out_.resize(step_in_.size());
             if (options.verify) {
                 reference_trace_.resize(attention_trace_size(config_));
@@ -125,7 +125,7 @@ public:
                 f32_config.kv_dtype = KvDtype::f32;
                 KvCache reference(f32_config, n);
                 fill(f32_config, reference, prefill, options.seed);
-                if (reference.length() != n - 1) return;  // stopped
+                if (reference.length() != filled_length()) return;  // stopped
                 cache_->assign_converted(reference);
                 std::vector<float> reference_out(step_out_.size());
                 std::vector<float> reference_trace(attention_trace_size(config_));  // (L, B, H·dh) floats
@@ -136,11 +136,11 @@ public:
                             {&kernels_, reference_trace, reference_mlp});
                 decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_,
                             {&kernels_, reduced_trace, reduced_mlp});
-                cache_->roll_back(n - 1);
+                cache_->roll_back(filled_length());
                 kv_rel_error_ = step_equivalence_error(config_, {step_out_, reduced_trace, reduced_mlp},
                                                        {reference_out, reference_trace, reference_mlp});
             }
-            if (config_.weight_dtype != WeightDtype::f32 && cache_->length() == n - 1) {
+            if (config_.weight_dtype != WeightDtype::f32 && cache_->length() == filled_length()) {
                 weight_rel_error_ = step_against_f32_weights(options.seed);
             }
         }
@@ -149,7 +149,6 @@ public:
     // docs/model.md's measure of reduced weights: the step against the same step with the f32
     // weights they were converted from, over the same cache. The f32 copy lives only here.
     double step_against_f32_weights(std::uint64_t seed) {
-        const std::size_t n = config_.seq_len;
         ModelConfig f32_weights_config = config_;
         f32_weights_config.weight_dtype = WeightDtype::f32;
         const ModelWeights f32_weights = make_weights(f32_weights_config, seed);
@@ -158,10 +157,10 @@ public:
         std::vector<float> reference_mlp(mlp_trace_size(config_)), reduced_mlp(reference_mlp.size());
         decode_step(config_, f32_weights, *cache_, step_in_.data(), reference_out.data(), *decode_scratch_,
                     {&kernels_, reference_trace, reference_mlp});
-        cache_->roll_back(n - 1);
+        cache_->roll_back(filled_length());
         decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_,
                     {&kernels_, reduced_trace, reduced_mlp});
-        cache_->roll_back(n - 1);
+        cache_->roll_back(filled_length());
         return step_equivalence_error(config_, {step_out_, reduced_trace, reduced_mlp},
                                       {reference_out, reference_trace, reference_mlp});
     }
@@ -182,7 +181,7 @@ public:
             uncached_flops_ = forward_full(config_, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_,
                                            nullptr, stop_, {&kernels_, {}, {}, &uncached_experts_read_});
         } else {
-            cache_->roll_back(config_.seq_len - 1);
+            cache_->roll_back(filled_length());
             cached_flops_ = decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(),
                                         *decode_scratch_, {&kernels_, {}, {}, &cached_experts_read_});
         }
@@ -190,7 +189,7 @@ public:
 
     // Rolls back and evicts outside the timer, then times one step.
     std::int64_t time(DecodePath path, const Evict* evict) {
-        if (path == DecodePath::cached) cache_->roll_back(config_.seq_len - 1);
+        if (path == DecodePath::cached) cache_->roll_back(filled_length());
         if (evict != nullptr && *evict) (*evict)(cold_regions(path));
         return time_once_ns(now_ns_, [&] { run(path); });
     }
@@ -200,20 +199,22 @@ public:
     // then the same at a short context, where one key is not averaged away.
     double verify() {
         const std::size_t n = config_.seq_len;
-        cache_->roll_back(n - 1);
+        cache_->roll_back(filled_length());
         decode_step(config_, *weights_, *cache_, step_in_.data(), step_out_.data(), *decode_scratch_,
                     {&kernels_, step_trace_, step_mlp_});
-        const std::vector<float> last_row = gather_positions(full_out_, config_.n_batch, n, config_.model_dim, n - 1, 1);
+        const std::vector<float> last_row = gather_newest(config_, full_out_);
         const double at_n = step_equivalence_error(config_, {step_out_, step_trace_, step_mlp_},
                                                        {last_row, reference_trace_, reference_mlp_});
-        if (n <= verify_short_context) return at_n;
+        // A ragged batch's short sequences are its own short contexts; Q tokens already span Q
+        // contexts (docs/measuring.md).
+        if (n <= verify_short_context || config_.is_ragged() || config_.n_query_tokens != 1) return at_n;
         return std::max(at_n, verify_at_context(config_, *weights_, seed_, verify_short_context, kernels_,
                                                 reference_kernels_, n_threads_));
     }
 
     // Every kernel of the point against its naive twin, on the point's own data (docs/measuring.md).
     double check(const GridPoint& point) {
-        if (cache_) cache_->roll_back(config_.seq_len - 1);
+        if (cache_) cache_->roll_back(filled_length());
         return check_point_kernels(point, *weights_,
                                    {step_in_.empty() ? nullptr : step_in_.data(),
                                     full_out_.empty() ? nullptr : inputs_.data(), cache_ ? &*cache_ : nullptr,
@@ -249,6 +250,9 @@ public:
     FlopCount flops(DecodePath path) const { return path == DecodePath::cached ? cached_flops_ : uncached_flops_; }
 
 private:
+    // Positions the cache holds before a step: N - 1, or N - Q with Q query tokens (docs/model.md).
+    std::size_t filled_length() const { return config_.seq_len - config_.n_query_tokens; }
+
     // Fills `cache` to N-1 positions: a prefill (the uncached forward, whose outputs verify
     // compares against) or seeded values. Positions 1..N-1 do not depend on token N.
     void fill(const ModelConfig& config, KvCache& cache, bool prefill, std::uint64_t seed) {
@@ -258,9 +262,9 @@ private:
             const PathOptions options = verify_ ? PathOptions{&reference_kernels_, reference_trace_, reference_mlp_}
                                                 : PathOptions{&kernels_, {}, {}};
             forward_full(config, *weights_, inputs_.data(), full_out_.data(), *forward_scratch_, &cache, stop_, options);
-            if (cache.length() == n) cache.roll_back(n - 1);
+            if (cache.length() == n) cache.roll_back(filled_length());
         } else {
-            fill_cache_seeded(config, cache, n - 1, seed, stop_);
+            fill_cache_seeded(config, cache, filled_length(), seed, stop_);
         }
     }
 
@@ -277,8 +281,8 @@ private:
     std::vector<float> step_trace_;                  // (n_layers, n_batch, q_dim) floats: verify's cached step's
     std::vector<float> reference_mlp_;               // (n_layers, n_batch, model_dim) floats of a full block: the prefill's
     std::vector<float> step_mlp_;                    // (n_layers, n_batch, model_dim) floats of a full block: verify's step's
-    std::vector<float> inputs_;                      // (n_batch, seq_len, model_dim) floats
-    std::vector<float> full_out_;                    // (n_batch, seq_len, model_dim) floats, with a prefill
+    std::vector<float> inputs_;                      // (total_tokens, model_dim) floats: (n_batch, seq_len, ..) uniform
+    std::vector<float> full_out_;                    // (total_tokens, model_dim) floats, with a prefill
     std::optional<ForwardScratch> forward_scratch_;
     std::optional<KvCache> cache_;
     std::optional<DecodeScratch> decode_scratch_;
@@ -322,6 +326,8 @@ public:
         ModelConfig shape = config;
         shape.n_batch = 1;
         shape.seq_len = 1;
+        shape.seq_lens.clear();
+        shape.n_query_tokens = 1;
         shape.kv_dtype = KvDtype::f32;  // weights are f32 whatever the cache's type
         for (auto& [key, weak] : entries_) {
             if (key.first == shape && key.second == seed) {
@@ -390,6 +396,8 @@ std::shared_ptr<const ModelWeights> PointRunner::weights_for(const ModelConfig& 
     ModelConfig shape = config;
     shape.n_batch = 1;
     shape.seq_len = 1;
+    shape.seq_lens.clear();
+    shape.n_query_tokens = 1;
     shape.kv_dtype = KvDtype::f32;  // weights are f32 whatever the cache's type
     if (!weights_shape_ || *weights_shape_ != shape || weights_seed_ != seed) {
         weights_.reset();  // release the previous shape's weights before drawing the next

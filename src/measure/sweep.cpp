@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
+
 namespace kvbench {
 
 namespace {
@@ -57,6 +60,20 @@ ModelConfig config_of(const SweepSpec& spec, const Shape& s) {
     return shape;
 }
 
+// The contexts of the points of `batch` sequences: one uniform batch per --seq value, or the
+// ragged batch of --seq-lens or --seq-dist; empty seq_lens for a uniform one.
+std::vector<std::vector<std::uint32_t>> contexts_for(const SweepSpec& spec, std::size_t batch) {
+    std::vector<std::uint32_t> seq_lens;
+    if (!spec.seq_lens.empty()) seq_lens = repeat_seq_lens(spec.seq_lens, batch);
+    if (spec.seq_dist) seq_lens = draw_seq_lens(*spec.seq_dist, batch, spec.seq_dist_seed);
+    if (seq_lens.empty()) {
+        std::vector<std::vector<std::uint32_t>> uniform;
+        for (const std::size_t seq : spec.seq) uniform.push_back({static_cast<std::uint32_t>(seq)});
+        return uniform;
+    }
+    return {seq_lens};
+}
+
 }  // namespace
 
 Grid expand(const SweepSpec& spec) {
@@ -76,15 +93,25 @@ Grid expand(const SweepSpec& spec) {
         }
         require_measurable(shape);
         for (std::size_t batch : spec.batch) {
-            for (std::size_t seq : spec.seq) {
-                for (std::size_t threads : spec.threads) {
-                    for (std::size_t i = 0; i < spec.kv_dtypes.size(); ++i) {
-                        ModelConfig config = shape;
-                        config.n_batch = batch;
-                        config.seq_len = seq;
-                        config.kv_dtype = spec.kv_dtypes[i];
-                        validate(config);
-                        grid.points.push_back({config, threads, i == 0});
+            for (const std::vector<std::uint32_t>& contexts : contexts_for(spec, batch)) {
+                for (const std::size_t query_tokens : spec.query_tokens) {
+                    for (std::size_t threads : spec.threads) {
+                        for (std::size_t i = 0; i < spec.kv_dtypes.size(); ++i) {
+                            ModelConfig config = shape;
+                            config.n_batch = batch;
+                            config.n_query_tokens = query_tokens;
+                            config.seq_len = *std::max_element(contexts.begin(), contexts.end());
+                            // One context for all (a --seq value, or a ragged batch that is not) keeps
+                            // the uniform batch's path.
+                            if (std::adjacent_find(contexts.begin(), contexts.end(), std::not_equal_to<>()) !=
+                                contexts.end()) {
+                                config.seq_lens = contexts;
+                            }
+                            config.kv_dtype = spec.kv_dtypes[i];
+                            validate(config);
+                            if (config.is_ragged() || query_tokens != 1) require_measurable(config);
+                            grid.points.push_back({config, threads, i == 0});
+                        }
                     }
                 }
             }

@@ -48,6 +48,15 @@ const std::vector<RowColumn>& row_columns() {
              return grouping_name(r.config);
          }},
         {"variant", [](const ResultRow& r) -> CellValue { return variant_of(r.config); }},
+        // A ragged batch's contexts, one per sequence (docs/csv.md); empty for a uniform batch.
+        {"seq_lens", [](const ResultRow& r) -> CellValue { return format_seq_lens(r.config.seq_lens); }},
+        // Q, the tokens each sequence adds in the cached step, and the step's median over them.
+        {"query_tokens", [](const ResultRow& r) { return count(r.config.n_query_tokens); }},
+        {"latency_us_per_token",
+         [](const ResultRow& r) {
+             const double tokens = r.path == DecodePath::cached ? static_cast<double>(r.config.n_query_tokens) : 1.0;
+             return microseconds(r.stats.median_ns / tokens);
+         }},
         {"cache_state", [](const ResultRow& r) -> CellValue { return r.cache_state; }},
         {"latency_us_p90", [](const ResultRow& r) { return microseconds(r.stats.p90_ns); }},
         {"latency_us_mean", [](const ResultRow& r) { return microseconds(r.stats.mean_ns); }},

@@ -155,6 +155,9 @@ const std::vector<StoredColumn>& point_columns() {
         {"speedup", ColumnType::real},
         {"grouping", ColumnType::text},
         {"variant", ColumnType::text},
+        {"seq_lens", ColumnType::text},
+        {"query_tokens", ColumnType::integer},
+        {"latency_us_per_token", ColumnType::latency_us},
         {"cache_state", ColumnType::text},
         {"latency_us_p90", ColumnType::latency_us},
         {"latency_us_mean", ColumnType::latency_us},
@@ -206,6 +209,14 @@ const std::vector<Migration>& migrations() {
             "ALTER TABLE points ADD COLUMN block TEXT;\nALTER TABLE points ADD COLUMN ffn_dim INTEGER;\n"
             "ALTER TABLE points ADD COLUMN weight_dtype TEXT;\nALTER TABLE points ADD COLUMN experts_read INTEGER;\n"
             "ALTER TABLE points ADD COLUMN weight_rel_error REAL;\nDROP VIEW IF EXISTS results;\n" +
+                results_view_sql()},
+        // Version 3 names a ragged batch's contexts and the step's query tokens; older points are
+        // uniform batches of one token a step.
+        {2, "ALTER TABLE points ADD COLUMN seq_lens TEXT;\nUPDATE points SET seq_lens = '';\n"
+            "ALTER TABLE points ADD COLUMN query_tokens INTEGER;\nUPDATE points SET query_tokens = 1;\n"
+            "ALTER TABLE points ADD COLUMN latency_us_per_token REAL;\n"
+            "UPDATE points SET latency_us_per_token = latency_us_median;\n"
+            "DROP VIEW IF EXISTS results;\n" +
                 results_view_sql()},
     };
     return steps;

@@ -107,6 +107,15 @@ SavedRow read_row(const CellReader& cell) {
             throw std::runtime_error(fmt::format("column variant: {}", error.what()));
         }
     }
+    if (cell("query_tokens")) row.config.n_query_tokens = count_of(cell, "query_tokens");
+    // A file written before the columns holds uniform batches of one token a step.
+    if (const std::optional<std::string> seq_lens = cell("seq_lens")) {
+        try {
+            row.config.seq_lens = parse_seq_lens(*seq_lens);
+        } catch (const ConfigError& error) {
+            throw std::runtime_error(fmt::format("column {}", error.what()));
+        }
+    }
     validate(row.config);
     row.n_threads = count_of(cell, "threads");
     row.cache_state = required(cell, "cache_state");

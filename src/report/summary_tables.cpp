@@ -71,6 +71,15 @@ std::string layer_of(const ModelConfig& config) {
     return fmt::format("full F={}", config.ffn_dim);
 }
 
+// A ragged batch's contexts as shortest/median/longest (the lower median of an even batch),
+// "uniform" for a batch at one N (docs/model.md, "Ragged batches").
+std::string contexts_of(const ModelConfig& config) {
+    if (!config.is_ragged()) return "uniform";
+    std::vector<std::uint32_t> sorted = config.seq_lens;
+    std::sort(sorted.begin(), sorted.end());
+    return fmt::format("{}/{}/{}", sorted.front(), sorted[(sorted.size() - 1) / 2], sorted.back());
+}
+
 // The model's axes, in the order of --batch, --seq, --dim, --heads, --layers. G shows as the
 // grouping label, which names it (GQA-4: G=4; MHA: G=H; MQA: G=1).
 const std::vector<Axis>& model_axes() {
@@ -89,6 +98,8 @@ const std::vector<Axis>& model_axes() {
         {"layer", Align::left, [](const ResultRow& r) { return layer_of(r.config); }, {}},
         {"w", Align::left, [](const ResultRow& r) { return std::string(weight_dtype_info(r.config.weight_dtype).name); },
          {}},
+        {"N_b", Align::left, [](const ResultRow& r) { return contexts_of(r.config); }, {}},
+        {"Q", Align::right, [](const ResultRow& r) { return number(r.config.n_query_tokens); }, {}},
     };
     return axes;
 }
@@ -98,6 +109,8 @@ constexpr std::size_t head_dim_axis = 4;  // model_axes()'s "dh"
 constexpr std::size_t kv_dtype_axis = 7;  // model_axes()'s "kv": the cache's element type
 constexpr std::size_t layer_axis = 8;     // model_axes()'s "layer": attn, or the full layer's MLP
 constexpr std::size_t weight_axis = 9;    // model_axes()'s "w": the weights' element type
+constexpr std::size_t ragged_axis = 10;   // model_axes()'s "N_b": a ragged batch's contexts
+constexpr std::size_t query_axis = 11;    // model_axes()'s "Q": query tokens per step
 
 // What varies between the rows of a measurement besides the model: threads, cache state, path.
 const std::vector<Axis>& run_axes() {
@@ -132,6 +145,9 @@ LineKeys::LineKeys(const std::vector<ResultRow>& rows, bool with_run_axes, bool 
         std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.config.block == BlockKind::full; });
     const bool any_reduced_weights = std::any_of(
         rows.begin(), rows.end(), [](const ResultRow& r) { return r.config.weight_dtype != WeightDtype::f32; });
+    const bool any_ragged = std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.config.is_ragged(); });
+    const bool any_query_tokens =
+        std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.config.n_query_tokens != 1; });
     std::vector<std::string> model_constants, run_constants;
     auto sort = [&](const std::vector<Axis>& axes, std::vector<std::string>& constants) {
         for (const Axis& axis : axes) {
@@ -141,6 +157,8 @@ LineKeys::LineKeys(const std::vector<ResultRow>& rows, bool with_run_axes, bool 
             // The layer and the weights' type likewise, only beyond the attention block of f32 weights.
             if (&axis == &model_axes()[layer_axis] && !any_full_layer) continue;
             if (&axis == &model_axes()[weight_axis] && !any_reduced_weights) continue;
+            if (&axis == &model_axes()[ragged_axis] && !any_ragged) continue;
+            if (&axis == &model_axes()[query_axis] && !any_query_tokens) continue;
             if (&axis == &model_axes()[seq_axis] && !with_seq) continue;
             if (varies(axis, rows)) {
                 columns_.push_back({axis.name, axis.align, axis.cell});

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cli/attention_options.hpp"
+#include "cli/ragged_options.hpp"
 #include "cli/layer_options.hpp"
 #include "cli/latent_options.hpp"
 #include "cli/output_options.hpp"
@@ -36,6 +37,7 @@ struct SweepCliOptions {
     std::string layers = "1";
     std::string kv_dtype = "f32";  // --kv-dtype: the cached path's element types
     AttentionCliOptions attention;  // --window, --window-layers, --sinks
+    RaggedCliOptions ragged;        // --seq-lens, --seq-dist
     LayerCliOptions layer;  // --block, --ffn-dim, --weight-dtype, the experts
     std::optional<ModelConfig> model;  // --model or --model-config: the rest of its layer, set by the parse
     LatentCliOptions latent;  // --kv-lora-rank and the widths of latent attention (MLA)

@@ -36,7 +36,9 @@ struct DecodeAttentionScratch;  // below
 // config.attended_positions(layer, n_ctx) (n_ctx, or its sliding window):
 //   out[b][h·dh ..] = softmax(q_h · K_g^T / sqrt(dh)) · V_g.
 // q: (n_batch, q_stride) floats with query head h at columns [h·dh, (h+1)·dh);
-// out: (n_batch, q_dim) floats. Returns useful FLOPs 4·B·H·dh·n (docs/counting.md)
+// out: (n_batch, q_dim) floats. A ragged batch's row b sees n_ctx - config.seq_lag_of(b) in
+// place of n_ctx (docs/model.md, "Ragged batches"). Returns useful FLOPs 4·H·dh·Σ_b n_b
+// (docs/counting.md)
 // and the FLOPs executed: attend_group's count summed over the (batch row, KV head, split) tasks.
 // sinks: null, or (n_heads) sink logits: head h's softmax also takes sinks[h], which has no
 // value (docs/model.md, "Attention sinks").

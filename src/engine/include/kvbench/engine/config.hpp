@@ -54,6 +54,13 @@ struct MlaShape {
 struct ModelConfig {
     std::size_t n_batch = 1;     // B, --batch
     std::size_t seq_len = 1;     // N, --seq: positions the new token attends to, itself included
+    // A ragged batch (docs/model.md, "Ragged batches"): sequence b's own context N_b, n_batch
+    // values whose largest is seq_len, --seq-lens or --seq-dist. Empty: every sequence at
+    // seq_len. Read it through seq_len_of().
+    std::vector<std::uint32_t> seq_lens;
+    // Q, --query-tokens: tokens each sequence adds in one cached step, causal among themselves
+    // (docs/model.md, "Multi-token queries"); the newest is at position N - 1, the first at N - Q.
+    std::size_t n_query_tokens = 1;
     std::size_t model_dim = 64;  // D, --dim
     std::size_t n_heads = 4;     // H, --heads
     std::size_t n_kv_heads = 4;  // G, --kv-heads
@@ -87,6 +94,24 @@ struct ModelConfig {
     // Width of the fused q|k|v projection output.
     std::size_t qkv_dim() const { return q_dim() + 2 * kv_dim(); }
     bool is_latent() const { return mla.kv_lora_rank != 0; }
+    bool is_ragged() const { return !seq_lens.empty(); }
+    // N_b: sequence b's context at this step. Requires: b < n_batch.
+    std::size_t seq_len_of(std::size_t b) const { return seq_lens.empty() ? seq_len : seq_lens[b]; }
+    // N - N_b: how many positions sequence b is behind the longest; 0 in a uniform batch.
+    std::size_t seq_lag_of(std::size_t b) const { return seq_len - seq_len_of(b); }
+    // Σ_b N_b, the rows of an uncached forward (B·N in a uniform batch).
+    std::size_t total_tokens() const {
+        std::size_t total = 0;
+        for (std::size_t b = 0; b < n_batch; ++b) total += seq_len_of(b);
+        return total;
+    }
+    // Σ_{b' < b} N_b': sequence b's first row in an uncached forward's packed rows (b·N uniform).
+    std::size_t first_token(std::size_t b) const {
+        if (seq_lens.empty()) return b * seq_len;
+        std::size_t first = 0;
+        for (std::size_t i = 0; i < b; ++i) first += seq_lens[i];
+        return first;
+    }
     bool has_experts() const { return moe.n_experts != 0; }
     // 0 (global) or the layer's window. Requires: layer < n_layers.
     std::size_t window_of(std::size_t layer) const { return layer_windows.empty() ? 0 : layer_windows[layer]; }
@@ -99,7 +124,9 @@ struct ModelConfig {
     // The same shape whether dh is explicit or D/H: a row read back from a report, which only
     // states head_dim, equals the point it was measured at.
     bool operator==(const ModelConfig& other) const {
-        return n_batch == other.n_batch && seq_len == other.seq_len && model_dim == other.model_dim &&
+        return n_batch == other.n_batch && seq_len == other.seq_len && seq_lens == other.seq_lens &&
+               n_query_tokens == other.n_query_tokens &&
+               model_dim == other.model_dim &&
                n_heads == other.n_heads && n_kv_heads == other.n_kv_heads && n_layers == other.n_layers &&
                head_dim() == other.head_dim() && kv_dtype == other.kv_dtype && block == other.block &&
                ffn_dim == other.ffn_dim && weight_dtype == other.weight_dtype && moe == other.moe &&
@@ -110,7 +137,8 @@ struct ModelConfig {
 // Throws ConfigError on the first broken rule: every field positive, --dim divisible by
 // --heads unless --head-dim is given, H·dh at most max_q_dim, --heads divisible by --kv-heads,
 // a --kv-dtype the engine stores, an MLP and experts only in a full block and shaped whole, one
-// window per layer, and a latent attention with every width given.
+// window per layer, a latent attention with every width given, and a ragged batch of one
+// context per sequence whose largest is seq_len.
 void validate(const ModelConfig& config);
 
 // One window per layer: `pattern` ("all", or a unit of 'L' local and 'G' global letters,
@@ -131,8 +159,14 @@ std::string grouping_name(const ModelConfig& config);
 
 // "B=1 N=1024 D=1024 H=16 G=4 L=1": how a point is named in messages; " dh=256" follows H
 // when the head dimension is explicit, and what differs from the attention block of f32
-// weights and cache follows L: " full F=14336", " E=8/2 S=0 Fe=14336", " mla r=512 dr=64",
+// weights and cache follows L: " ragged=200..30000" (a ragged batch's shortest and longest
+// context; N is the longest), " Q=4" (query tokens), " full F=14336", " E=8/2 S=0 Fe=14336", " mla r=512 dr=64",
 // " W=4096:LG" (the window and its layer pattern), " sinks", " w=bf16", " kv=f16".
 std::string describe(const ModelConfig& config);
+
+// The seq_lens column of a ragged batch: its contexts joined by ' ' ("200 30000 512"); empty
+// for a uniform batch. parse_seq_lens reads it back; throws ConfigError on anything else.
+std::string format_seq_lens(const std::vector<std::uint32_t>& seq_lens);
+std::vector<std::uint32_t> parse_seq_lens(const std::string& text);
 
 }  // namespace kvbench

@@ -48,7 +48,12 @@ std::uint64_t kv_vector_bytes_of(const ModelConfig& config);
 // per latent one.
 std::uint64_t kv_bytes_per_position(const ModelConfig& config);
 
+// A ragged batch's counts are sums over its sequences, each at its own N_b (docs/counting.md).
 std::uint64_t step_flops(const ModelConfig& config, DecodePath path);
+// step_flops of one sequence at context n.
+std::uint64_t sequence_flops(const ModelConfig& config, DecodePath path, std::uint64_t n);
+// Cached positions summed over layers (each min(N_b, W)) and sequences.
+std::uint64_t cached_positions(const ModelConfig& config);
 // experts_read: routed experts read by the step, summed over layers (the decoder's count);
 // unset: most_experts_read().
 std::uint64_t step_bytes(const ModelConfig& config, DecodePath path,

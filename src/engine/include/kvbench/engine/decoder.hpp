@@ -48,10 +48,10 @@ struct ForwardScratch {
     static std::size_t bytes_for(const ModelConfig& config, std::size_t n_threads,
                                  std::size_t block_rows = CausalAttentionScratch::default_block_rows);
 
-    std::vector<float> qkv;                    // (n_batch · seq_len, qkv_dim) floats: q | k | v of every position
-    std::vector<float> head_outputs;           // (n_batch · seq_len, q_dim) floats: every head's output, concatenated
+    std::vector<float> qkv;                    // (total_tokens, qkv_dim) floats: q | k | v of every position
+    std::vector<float> head_outputs;           // (total_tokens, q_dim) floats: every head's output, concatenated
     CausalAttentionScratch attention_scratch;  // attend_causal's per-thread scores
-    FullBlockScratch block;                    // a full block's norms, MLP and experts, n_batch · seq_len rows
+    FullBlockScratch block;                    // a full block's norms, MLP and experts, total_tokens rows
     LatentForwardBuffers latent;  // a latent config's buffers, in place of qkv and head_outputs (left empty)
 };
 
@@ -82,7 +82,14 @@ std::size_t mlp_trace_size(const ModelConfig& config);
 // its MLP or experts after the attention (docs/model.md). Computes q, k, v of that token only, writes k, v into the cache at pos, attends over
 // positions [0, pos], and leaves the cache at length pos + 1.
 // x_in, x_out: (n_batch, model_dim); x_out is the residual stream after the last layer.
-// Throws std::out_of_range (before touching anything) if the cache is full.
+// With Q = config.n_query_tokens > 1 (docs/model.md, "Multi-token queries") the step adds the
+// tokens at positions pos .. pos + Q - 1 of every sequence, x_in and x_out are token-major (Q,
+// n_batch, model_dim), token i attends over [0, pos + i], and the cache ends at pos + Q; the
+// traces hold the last token's.
+// A ragged batch (docs/model.md, "Ragged batches"): row b's token is at its own position
+// pos - config.seq_lag_of(b) and attends over that row's positions.
+// Throws std::out_of_range (before touching anything) if the cache is full, or a ragged row has
+// no position yet (pos below its lag).
 // Requires: cache and scratch built for this config's n_batch, n_kv_heads, head_dim, n_layers;
 // options.attention_trace empty or attention_trace_size(config) floats, options.mlp_trace empty
 // or mlp_trace_size(config) floats.
@@ -91,7 +98,9 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
 
 // Uncached path: the full causal forward of config.seq_len tokens of every sequence,
 // recomputing Q, K, V of every position in every layer.
-// x_in, x_out: (n_batch, seq_len, model_dim). When `prefill` is given, K and V of every
+// x_in, x_out: (n_batch, seq_len, model_dim); a ragged batch's are (total_tokens, model_dim),
+// sequence b's N_b rows from first_token(b), and its attention runs one sequence at a time on a
+// copy of config made per call. When `prefill` is given, K and V of every
 // layer and position are also stored in it and its length becomes seq_len (a prefill).
 // `stop`, when given, is read before every layer and every attention task: once it is set the
 // forward returns within one layer's projections plus one attention block per thread, x_out

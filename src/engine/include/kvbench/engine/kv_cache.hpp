@@ -14,7 +14,7 @@
 
 namespace kvbench {
 
-// Layout of keys_ and values_: layer after layer, each (n_batch, n_kv_heads, capacity(layer),
+// Layout of keys_ and values_: layer after layer, each (n_batch, n_kv_heads, capacity(layer, b),
 // head_dim) elements of kv_dtype: one KV head's positions are contiguous, so attention streams
 // a head's K (and V) as a single (length, head_dim) block, and all query heads of its group
 // read it together. An int8 cache also keeps one f32 scale per cached vector, laid out as the
@@ -25,12 +25,18 @@ namespace kvbench {
 // ring, so the slots hold the layer's last capacity positions in rotated order; attention does
 // not depend on the order of its keys, and the step reads the slots as one block.
 //
+// A ragged batch (docs/model.md, "Ragged batches") gives each row its own capacity: row b is
+// config.seq_lag_of(b) positions behind the longest, so it keeps max_seq_len minus that lag, and
+// the cache's bytes are the sum of its sequences' caches. Rows advance together: row b's own
+// length is length() minus its lag, and its positions count from its own 0.
+//
 // A latent cache (docs/model.md, "Latent attention") holds one vector of r + d_r per position,
 // the latent and the RoPE key, and no V: a value is the first r elements of its key
 // (values_in_keys()), and head_dim() is r + d_r, n_kv_heads() 1.
 class KvCache {
 public:
-    // Requires: config validated (kv_dtype stored by the engine), max_seq_len >= 1.
+    // Requires: config validated (kv_dtype stored by the engine), max_seq_len greater than every
+    // row's lag (max_seq_len >= 1 for a uniform batch).
     // Allocates (and zeroes) everything up front.
     KvCache(const ModelConfig& config, std::size_t max_seq_len);
 
@@ -44,9 +50,13 @@ public:
     std::size_t max_seq_len() const { return max_seq_len_; }
     // Positions layer `layer` keeps, its ring's slots: min(max_seq_len, its window).
     std::size_t capacity(std::size_t layer) const { return capacity_[layer]; }
-    // Positions written, the same for every layer, batch row and head (a ring layer keeps
-    // only the last capacity(layer) of them).
+    // Slots of row b's ring in `layer`: capacity(layer) less the row's lag, or its window.
+    std::size_t capacity(std::size_t layer, std::size_t batch) const { return row_capacity_[layer * n_batch_ + batch]; }
+    // Positions written to the longest rows, the same for every layer and head (a ring layer
+    // keeps only the last capacity(layer) of them).
     std::size_t length() const { return length_; }
+    // Positions written to row b: length() less its lag (none before the row starts).
+    std::size_t length(std::size_t batch) const { return length_ > row_lag_[batch] ? length_ - row_lag_[batch] : 0; }
 
     // (capacity(layer), head_dim) floats of one layer, batch row and KV head, slot by slot.
     // Requires an f32 cache; values() one with values of their own.
@@ -64,9 +74,9 @@ public:
     const float* key_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     const float* value_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
 
-    // Writes position pos's K (head_dim floats) and V (value_dim floats) into its slot,
-    // converted to dtype(). Does not change length(). A latent cache takes value == nullptr.
-    // Requires: pos < max_seq_len.
+    // Writes position pos (of row `batch`'s own positions) K (head_dim floats) and V (value_dim
+    // floats) into its slot, converted to dtype(). Does not change length(). A latent cache takes
+    // value == nullptr. Requires: pos < max_seq_len less the row's lag.
     void store(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, const float* key,
                const float* value);
     // Position pos's K (head_dim floats) or V (value_dim floats) read back from its slot.
@@ -114,8 +124,10 @@ private:
     std::size_t value_dim_;
     bool values_in_keys_;
     std::size_t max_seq_len_;
-    std::vector<std::size_t> capacity_;     // (n_layers): slots of each layer's ring
-    std::vector<std::size_t> layer_first_;  // (n_layers): index of each layer's first vector
+    std::vector<std::size_t> row_lag_;       // (n_batch): positions each row is behind the longest
+    std::vector<std::size_t> capacity_;      // (n_layers): slots of each layer's longest ring
+    std::vector<std::size_t> row_capacity_;  // (n_layers, n_batch): slots of each row's ring
+    std::vector<std::size_t> row_first_;     // (n_layers, n_batch): index of each row's first vector
     std::size_t length_ = 0;
     PageAlignedVector<std::byte> keys_;    // per layer (n_batch, n_kv_heads, capacity, head_dim) elements
     PageAlignedVector<std::byte> values_;  // the same shape as keys_; empty when values live in the keys

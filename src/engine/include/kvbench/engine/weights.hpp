@@ -76,7 +76,17 @@ struct ModelWeights {
 ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed);
 
 // Token embeddings for every position: (n_batch, seq_len, model_dim), uniform with variance 1.
+// A ragged batch packs its sequences: (total_tokens, model_dim), sequence b's N_b rows from
+// row first_token(b), each the row a uniform batch of N has at that position.
 std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed);
+// The last Q = n_query_tokens positions of every sequence, N_b - Q .. N_b - 1, as token-major
+// (Q, n_batch, model_dim) floats: the input of the cached step at context N (of a uniform
+// batch and Q = 1, make_input_positions(config, seed, N - 1, 1)).
+std::vector<float> make_step_inputs(const ModelConfig& config, std::uint64_t seed);
+// The rows of those positions out of an uncached forward's (total_tokens, model_dim) tensor,
+// as (Q, n_batch, model_dim) floats: what the cached step's output equals. Requires: tensor of
+// that size.
+std::vector<float> gather_newest(const ModelConfig& config, std::span<const float> tensor);
 // Positions [first_pos, first_pos + n_positions) of make_inputs(config, seed), as (n_batch,
 // n_positions, model_dim) floats, drawn without drawing the others: a cached step's input is
 // one position, and the prompt of a long context would not fit.

@@ -3,9 +3,11 @@
 
 #include "kvbench/engine/config.hpp"
 #include "kvbench/engine/kv_dtype.hpp"
+#include "kvbench/measure/seq_dist.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,13 @@ struct SweepSpec {
     // (engine/config.hpp).
     std::uint32_t window = 0;
     std::string window_layers = "all";
+    // A ragged batch in place of --seq (docs/model.md, "Ragged batches"): --seq-lens' pattern
+    // repeated over each --batch value, or --seq-dist drawn for each from seq_dist_seed.
+    std::vector<std::uint32_t> seq_lens;
+    std::optional<SeqDist> seq_dist;
+    // --query-tokens: Q tokens per sequence in each cached step, an axis after the contexts.
+    std::vector<std::size_t> query_tokens{1};
+    std::uint64_t seq_dist_seed = 0;
 };
 
 struct GridPoint {
@@ -49,8 +58,9 @@ struct Grid {
 };
 
 // Cartesian product with the model shape outermost (dim, heads, head_dim, kv_heads, layers, blocks,
-// ffn_dim, weight_dtypes), so points sharing weights are adjacent, then batch, seq, threads and
-// kv_dtypes. A point the engine cannot measure yet (require_measurable) is an error for the whole run. Invalid combinations are skipped
+// ffn_dim, weight_dtypes), so points sharing weights are adjacent, then batch, seq, query_tokens,
+// threads and kv_dtypes. With seq_lens or seq_dist each batch has one context per sequence, seq its longest
+// (and a batch whose contexts are all equal is the uniform batch at that N). A point the engine cannot measure yet (require_measurable) is an error for the whole run. Invalid combinations are skipped
 // (each shape named once in Grid::skipped). Throws ConfigError if no point is left.
 Grid expand(const SweepSpec& spec);
 
