@@ -16,8 +16,8 @@ using kvbench::test::make_config;
 
 namespace {
 
-constexpr double spec_tolerance = 1e-4;  // docs/model.md
-constexpr std::size_t test_threads = 2;
+using kvbench::test::spec_tolerance;
+using kvbench::test::test_threads;
 
 ModelConfig ragged(ModelConfig config, std::vector<std::uint32_t> seq_lens) {
     config.n_batch = seq_lens.size();
