@@ -47,11 +47,11 @@ void time_attend_decode(benchmark::State& state, const ModelConfig& config, bool
     benchmark::DoNotOptimize(out.data());
 
     // docs/counting.md#flops for the kernel alone: q·K^T and p·V are 2 FLOPs per (head, position, dim) each,
-    // 4·B·H·dh·N; the compulsory traffic is K and V once, 2·B·N·G·dh·c bytes with the cached
-    // vector's dh·c of docs/counting.md#bytes (q and out are B·D floats each, negligible).
+    // 4·B·H·dh·N; the compulsory traffic is K and V once, B·N·G·dh·(c_K + c_V) bytes with the
+    // cached vectors of docs/counting.md#bytes (q and out are B·D floats each, negligible).
     const std::uint64_t b = config.n_batch, h = config.n_heads, g = config.n_kv_heads;
     const std::uint64_t head_dim = config.head_dim(), n = n_ctx;
-    set_rate_counters(state, 4 * b * h * head_dim * n, 2 * b * n * g * kv_vector_bytes_of(config));
+    set_rate_counters(state, 4 * b * h * head_dim * n, b * n * g * kv_head_position_bytes(config));
     std::string label = grouping_label(config.n_heads, config.n_kv_heads);
     if (config.kv_dtype != KvDtype::f32) label += fmt::format(" {}", kv_dtype_info(config.kv_dtype).name);
     state.SetLabel(label);

@@ -68,7 +68,7 @@ std::vector<SheetCell> axis_cells(const GridPoint& point) {
             count_cell(c.n_layers),
             count_cell(point.n_threads),
             text_cell(grouping_name(c)),
-            text_cell(std::string(kv_dtype_info(c.kv_dtype).name)),
+            text_cell(kv_dtype_name(c.key_dtype(), c.value_dtype())),
             text_cell(window_label(c))};
 }
 
@@ -81,7 +81,7 @@ bool any_window(const std::vector<GridPoint>& points) {
 }
 
 bool any_reduced_cache(const std::vector<GridPoint>& points) {
-    return std::any_of(points.begin(), points.end(), [](const GridPoint& p) { return p.config.kv_dtype != KvDtype::f32; });
+    return std::any_of(points.begin(), points.end(), [](const GridPoint& p) { return p.config.has_reduced_cache(); });
 }
 
 std::string estimate_source(const RunContext& context) {

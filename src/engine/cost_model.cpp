@@ -107,14 +107,14 @@ std::uint64_t most_experts_read(const ModelConfig& c, DecodePath path) {
     return moe_layer_count(c) * std::min(u64(c.moe.n_experts), tokens * u64(c.moe.n_active));
 }
 
-std::uint64_t kv_vector_bytes_of(const ModelConfig& c) {
+std::uint64_t kv_head_position_bytes(const ModelConfig& c) {
     if (c.is_latent()) return kv_vector_bytes(c.kv_dtype, u64(c.mla.kv_lora_rank + c.mla.rope_dim));
-    return kv_vector_bytes(c.kv_dtype, u64(c.head_dim()));
+    return kv_vector_bytes(c.key_dtype(), u64(c.head_dim())) + kv_vector_bytes(c.value_dtype(), u64(c.head_dim()));
 }
 
 std::uint64_t kv_bytes_per_position(const ModelConfig& c) {
-    const std::uint64_t vectors = c.is_latent() ? 1 : 2 * u64(c.n_kv_heads);  // K and V per KV head
-    return u64(c.n_layers) * vectors * kv_vector_bytes_of(c);
+    const std::uint64_t heads = c.is_latent() ? 1 : u64(c.n_kv_heads);
+    return u64(c.n_layers) * heads * kv_head_position_bytes(c);
 }
 
 std::uint64_t step_flops(const ModelConfig& c, DecodePath path) {
@@ -155,10 +155,10 @@ std::uint64_t step_bytes(const ModelConfig& c, DecodePath path, std::optional<st
 }
 
 std::uint64_t kv_cache_bytes(const ModelConfig& c) {
-    const std::uint64_t vectors = c.is_latent() ? 1 : 2 * u64(c.n_kv_heads);
+    const std::uint64_t heads = c.is_latent() ? 1 : u64(c.n_kv_heads);
     std::uint64_t positions = 0;
     for (std::size_t layer = 0; layer < c.n_layers; ++layer) positions += u64(c.attended_positions(layer, c.seq_len));
-    return u64(c.n_batch) * positions * vectors * kv_vector_bytes_of(c);
+    return u64(c.n_batch) * positions * heads * kv_head_position_bytes(c);
 }
 
 std::uint64_t kv_cache_bytes_as_mha(const ModelConfig& c) {

@@ -82,7 +82,7 @@ Grid expand(const SweepSpec& spec) {
                         ModelConfig config = shape;
                         config.n_batch = batch;
                         config.seq_len = seq;
-                        config.kv_dtype = spec.kv_dtypes[i];
+                        config.set_kv_dtypes(spec.kv_dtypes[i].key, spec.kv_dtypes[i].value);
                         validate(config);
                         grid.points.push_back({config, threads, i == 0});
                     }
