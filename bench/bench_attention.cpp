@@ -63,7 +63,8 @@ void BM_AttendDecode(benchmark::State& state) {
     if (config) time_attend_decode(state, *config, state.range(5) != 0);
 }
 
-// Args: B, N, D, H, G, kv (the KvDtype's value: 0 f32, 1 f16, 2 bf16, 4 int8), cold: the cache
+// Args: B, N, D, H, G, kv (the KvDtype's value: 0 f32, 1 f16, 2 bf16, 4 int8, 6 e4m3, 7 e5m2,
+// 8 q8_0, 9 q4_0), cold: the cache
 // in each stored type, for the reduced-precision kernels (docs/model.md#kv-cache-element-types).
 void BM_AttendDecodeKv(benchmark::State& state) {
     std::optional<ModelConfig> config = config_or_skip(state);
@@ -136,6 +137,15 @@ BENCHMARK(BM_AttendDecodeKv)
     ->ArgNames({"B", "N", "D", "H", "G", "kv", "cold"})
     ->ArgsProduct({{1}, {1024}, {1024}, {16}, {16}, {0, 1, 2, 4}, {0}})
     ->MinTime(warm_min_time_s)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// Issue 39's cache-dominated point in the 8-bit floats and the block formats, cold: each
+// against f32's (kv 0, above) scaled by its bytes. Not tuned yet: these decode a block at a time.
+BENCHMARK(BM_AttendDecodeKv)
+    ->ArgNames({"B", "N", "D", "H", "G", "kv", "cold"})
+    ->ArgsProduct({{8}, {4096}, {1024}, {16}, {16}, {6, 7, 8, 9}, {1}})
+    ->Iterations(cold_iterations)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 

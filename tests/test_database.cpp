@@ -279,12 +279,15 @@ TEST_CASE("a version-1 database is migrated when a run is added: its points read
     execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN variant; ALTER TABLE points DROP COLUMN block; "
                   "ALTER TABLE points DROP COLUMN ffn_dim; ALTER TABLE points DROP COLUMN weight_dtype; "
                   "ALTER TABLE points DROP COLUMN experts_read; ALTER TABLE points DROP COLUMN weight_rel_error; "
+                  "ALTER TABLE points DROP COLUMN k_dtype; ALTER TABLE points DROP COLUMN v_dtype; "
                   "PRAGMA user_version = 1;");
     std::vector<ResultRow> windowed = two_rows();
     for (ResultRow& row : windowed) row.config.layer_windows = {2};
     ResultsDatabase::open_for_writing(path).add_run(test_run("new"), stored_rows(windowed, {}));
-    CHECK(query(path, "PRAGMA user_version;") == "2");
+    CHECK(query(path, "PRAGMA user_version;") == "3");
     CHECK(query(path, "SELECT count(*) FROM results WHERE variant = '';") == "2");
+    // Version 3's key and value types: an older point's both its kv_dtype.
+    CHECK(query(path, "SELECT count(*) FROM results WHERE k_dtype = kv_dtype AND v_dtype = kv_dtype;") == "4");
     CHECK(query(path, "SELECT count(*) FROM results WHERE variant = 'W=2:all';") == "2");
     CHECK(query(path, "SELECT count(*) FROM results WHERE block IS NULL;") == "2");  // read as attn by the reader
     CHECK(query(path, "SELECT count(*) FROM results WHERE block = 'attn';") == "2");

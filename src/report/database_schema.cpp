@@ -177,6 +177,8 @@ const std::vector<StoredColumn>& point_columns() {
         {"roofline_peak_gflops", ColumnType::real},
         {"roofline_peak_gb_per_s", ColumnType::real},
         {"roofline_source", ColumnType::text},
+        {"k_dtype", ColumnType::text},
+        {"v_dtype", ColumnType::text},
         // kvbench generate's columns (docs/generate.md#the-csv-and-json); NULL on a sweep's rows.
         {"step", ColumnType::integer},
         {"phase", ColumnType::text},
@@ -206,6 +208,9 @@ const std::vector<Migration>& migrations() {
             "ALTER TABLE points ADD COLUMN block TEXT;\nALTER TABLE points ADD COLUMN ffn_dim INTEGER;\n"
             "ALTER TABLE points ADD COLUMN weight_dtype TEXT;\nALTER TABLE points ADD COLUMN experts_read INTEGER;\n"
             "ALTER TABLE points ADD COLUMN weight_rel_error REAL;\nDROP VIEW IF EXISTS results;\n" +
+                results_view_sql()},
+        {2, "ALTER TABLE points ADD COLUMN k_dtype TEXT;\nALTER TABLE points ADD COLUMN v_dtype TEXT;\n"
+            "UPDATE points SET k_dtype = kv_dtype, v_dtype = kv_dtype;\nDROP VIEW IF EXISTS results;\n" +
                 results_view_sql()},
     };
     return steps;

@@ -12,7 +12,7 @@ namespace kvbench {
 
 // The layout of the database (docs/database.md#versions), kept in SQLite's PRAGMA user_version.
 // A database of an older version is migrated when a run is added to it; a newer one is refused.
-constexpr int database_schema_version = 2;
+constexpr int database_schema_version = 3;
 
 // PRAGMA application_id of a kvbench database ("kvbr"): a SQLite file without it holds
 // someone else's tables and is never written to.
@@ -45,7 +45,8 @@ struct Migration {
     std::string sql;
 };
 // Version 1 to 2 adds the points' variant and the full layer's columns (block, ffn_dim,
-// weight_dtype, experts_read, weight_rel_error), and makes the results view again.
+// weight_dtype, experts_read, weight_rel_error), and makes the results view again; 2 to 3 the
+// cache's key and value types (k_dtype, v_dtype), an older point's both its kv_dtype.
 const std::vector<Migration>& migrations();
 
 // `text` (a report's cell) as a value of `type`. Throws std::runtime_error naming `column` when
