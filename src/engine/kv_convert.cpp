@@ -37,8 +37,9 @@ std::uint32_t fp8_magnitude(std::uint32_t magnitude, std::uint32_t mantissa_bits
     return shift > 25 ? 0 : shift_right_to_nearest_even(significand, shift);
 }
 
-// Scale of a block of n values for its largest magnitude `largest` divided by `levels`, rounded to
-// f16; a NaN scale for a block that holds an infinity or NaN.
+// f16 bits of the largest magnitude of n values divided by `divisor`, with that element (its sign
+// kept) in *largest_signed; a NaN for a block that holds an infinity or NaN, or whose scale f16
+// cannot hold.
 std::uint16_t block_scale(const float* x, std::size_t n, float divisor, float* largest_signed) {
     float largest = 0.0f;
     *largest_signed = 0.0f;
