@@ -85,7 +85,7 @@ void decode_quantised_rows(const void* src, std::size_t src_stride, std::size_t 
             }
 #else
             for (std::size_t i = 0; i < kv_block_values; ++i) {
-                out[b * kv_block_values + i] = decode_block_one<dtype>(row, b * kv_block_values + i);
+                out[b * kv_block_values + i] = dtype == KvDtype::q8_0 ? decode_q8_0(block, i) : decode_q4_0(block, i);
             }
 #endif
         }
