@@ -47,11 +47,11 @@ void time_attend_decode(benchmark::State& state, const ModelConfig& config, bool
     benchmark::DoNotOptimize(out.data());
 
     // docs/counting.md#flops for the kernel alone: q·K^T and p·V are 2 FLOPs per (head, position, dim) each,
-    // 4·B·H·dh·N; the compulsory traffic is K and V once, 2·B·N·G·dh·c bytes with the cached
-    // vector's dh·c of docs/counting.md#bytes (q and out are B·D floats each, negligible).
+    // 4·B·H·dh·N; the compulsory traffic is K and V once, B·N·G·dh·(c_K + c_V) bytes with the
+    // cached vectors of docs/counting.md#bytes (q and out are B·D floats each, negligible).
     const std::uint64_t b = config.n_batch, h = config.n_heads, g = config.n_kv_heads;
     const std::uint64_t head_dim = config.head_dim(), n = n_ctx;
-    set_rate_counters(state, 4 * b * h * head_dim * n, 2 * b * n * g * kv_vector_bytes_of(config));
+    set_rate_counters(state, 4 * b * h * head_dim * n, b * n * g * kv_head_position_bytes(config));
     std::string label = grouping_label(config.n_heads, config.n_kv_heads);
     if (config.kv_dtype != KvDtype::f32) label += fmt::format(" {}", kv_dtype_info(config.kv_dtype).name);
     state.SetLabel(label);
@@ -63,7 +63,8 @@ void BM_AttendDecode(benchmark::State& state) {
     if (config) time_attend_decode(state, *config, state.range(5) != 0);
 }
 
-// Args: B, N, D, H, G, kv (the KvDtype's value: 0 f32, 1 f16, 2 bf16, 4 int8), cold: the cache
+// Args: B, N, D, H, G, kv (the KvDtype's value: 0 f32, 1 f16, 2 bf16, 4 int8, 6 e4m3, 7 e5m2,
+// 8 q8_0, 9 q4_0), cold: the cache
 // in each stored type, for the reduced-precision kernels (docs/model.md#kv-cache-element-types).
 void BM_AttendDecodeKv(benchmark::State& state) {
     std::optional<ModelConfig> config = config_or_skip(state);
@@ -136,6 +137,15 @@ BENCHMARK(BM_AttendDecodeKv)
     ->ArgNames({"B", "N", "D", "H", "G", "kv", "cold"})
     ->ArgsProduct({{1}, {1024}, {1024}, {16}, {16}, {0, 1, 2, 4}, {0}})
     ->MinTime(warm_min_time_s)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// Issue 39's cache-dominated point in the 8-bit floats and the block formats, cold: each
+// against f32's (kv 0, above) scaled by its bytes. Not tuned yet: these decode a block at a time.
+BENCHMARK(BM_AttendDecodeKv)
+    ->ArgNames({"B", "N", "D", "H", "G", "kv", "cold"})
+    ->ArgsProduct({{8}, {4096}, {1024}, {16}, {16}, {6, 7, 8, 9}, {1}})
+    ->Iterations(cold_iterations)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 

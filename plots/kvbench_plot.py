@@ -42,7 +42,7 @@ ticker = None
 # CSV starts with, and the columns older schemas named otherwise, so an old file plots as
 # kvbench itself reads it.
 SCHEMA_FILE = pathlib.Path(__file__).resolve().parent.parent / "data" / "report_schema.json"
-FIGURES = ["latency", "speedup", "flops", "kv", "roofline", "generation"]
+FIGURES = ["latency", "speedup", "flops", "kv", "roofline", "generation", "formats"]
 # Columns that may vary within a file and then distinguish series (with their legend labels).
 SERIES_AXES = [("batch", "B"), ("dim", "D"), ("heads", "H"), ("head_dim", "dh"), ("layers", "L"),
                ("threads", "T"), ("kv_dtype", ""), ("cache_state", ""), ("prompt", "P"), ("new_tokens", "new")]
@@ -299,8 +299,10 @@ def figure_flops(rows, style, _args):
     return fig, lines
 
 
-# Bytes c per cached element of each KV type (docs/counting.md#kv-bytes): int8 adds one f32 scale per vector.
-ELEMENT_BYTES = {"f32": "4", "f16": "2", "bf16": "2", "int8": "1 + 4/dh"}
+# Bytes c per cached element of each KV type (docs/counting.md#kv-bytes): int8 adds one f32 scale per vector,
+# q8_0 and q4_0 one f16 scale per block of 32.
+ELEMENT_BYTES = {"f32": "4", "f16": "2", "bf16": "2", "int8": "1 + 4/dh", "e4m3": "1", "e5m2": "1",
+                 "q8_0": "34/32", "q4_0": "18/32"}
 
 
 def element_bytes(rows):
@@ -425,8 +427,63 @@ def figure_generation(rows, style, _args):
     return fig, lines
 
 
+# What names a point apart from its cache's types (the formats figure compares those at one point).
+POINT_COLUMNS = ["batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads", "cache_state",
+                 "variant", "block", "ffn_dim", "weight_dtype"]
+
+
+def figure_formats(rows, _style, _args):
+    """Issue 39's Pareto figure: at the point with the most KV formats, each format's bytes per token against
+    its error against an f32 cache, the step's time written by it; the dominated ones hollow."""
+    groups = collections.defaultdict(list)
+    for r in step_rows(rows):
+        if r["path"] != "cached" or not number(r.get("latency_us_median")):
+            continue
+        if (r.get("kv_dtype") or "f32") != "f32" and number(r.get("kv_rel_error")) is None:
+            continue  # a reduced cache without its error cannot be placed
+        groups[tuple(r.get(c, "") for c in POINT_COLUMNS)].append(r)
+    best = max(groups.values(), key=len, default=[])
+    if len(best) < 2:
+        return "no point was measured in two KV formats or more (sweep --kv-dtype f32,q8_0,...)"
+    entries = []
+    for r in best:
+        bytes_per_token = int(r["kv_bytes"]) / (int(r["batch"]) * int(r["seq"]))
+        entries.append((r["kv_dtype"] or "f32", bytes_per_token, float(r["latency_us_median"]),
+                        number(r.get("kv_rel_error")) or 0.0))
+
+    def dominated(e):
+        return any(o[1] <= e[1] and o[2] <= e[2] and o[3] <= e[3] and (o[1], o[2], o[3]) != (e[1], e[2], e[3])
+                   for o in entries)
+
+    scale, unit = time_unit([e[2] for e in entries])
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    # f32's error is 0: drawn at a floor below the smallest real error, so a log axis holds it.
+    errors = [e[3] for e in entries if e[3] > 0]
+    floor = min(errors) / 10 if errors else 1e-6
+    lines = {}
+    for name, bytes_per_token, median_us, error in entries:
+        hollow = dominated((name, bytes_per_token, median_us, error))
+        y = error if error > 0 else floor
+        ax.scatter([bytes_per_token], [y], s=60, facecolors="none" if hollow else "C0", edgecolors="C0",
+                   label=None)
+        ax.annotate(f"{name} {median_us / scale:.3g} {unit}" + (" (dominated)" if hollow else ""),
+                    (bytes_per_token, y), textcoords="offset points", xytext=(6, 4), fontsize=8)
+        lines[(name, "cached", ())] = ([bytes_per_token], [y])
+    log_axis(ax, "x", base=2)
+    log_axis(ax, "y")
+    point = best[0]
+    ax.set_title(f"KV formats at B={point['batch']} N={point['seq']} D={point['dim']} H={point['heads']} "
+                 f"G={point['kv_heads']} L={point['layers']}")
+    ax.set_xlabel("bytes per token (K and V of all layers, scales included)")
+    ax.set_ylabel("relative error of the step against an f32 cache (f32 at the floor)")
+    ax.grid(True, which="major", alpha=0.3)
+    fig.suptitle("Each format's bytes, error and step time; hollow: another format is no worse on all three",
+                 fontsize=10)
+    return fig, lines
+
+
 DRAW = {"latency": figure_latency, "speedup": figure_speedup, "flops": figure_flops, "kv": figure_kv,
-        "roofline": figure_roofline, "generation": figure_generation}
+        "roofline": figure_roofline, "generation": figure_generation, "formats": figure_formats}
 
 
 def parse_args(argv):

@@ -39,7 +39,11 @@ using kvbench::test::random_vector;
 
 namespace {
 
-constexpr KvDtype reduced_dtypes[] = {KvDtype::f16, KvDtype::bf16, KvDtype::int8};
+constexpr KvDtype reduced_dtypes[] = {KvDtype::f16,  KvDtype::bf16, KvDtype::int8, KvDtype::e4m3,
+                                      KvDtype::e5m2, KvDtype::q8_0, KvDtype::q4_0};
+// Keys and values apart: a block type beside an int8 (its scales apart) and beside f32.
+constexpr KvDtypePair mixed_pairs[] = {{KvDtype::q8_0, KvDtype::q4_0}, {KvDtype::int8, KvDtype::e5m2},
+                                       {KvDtype::f32, KvDtype::q8_0}, {KvDtype::f16, KvDtype::f32}};
 
 // One warm, single-repetition run of the point's paths, as the sweep runs them.
 PointMeasurement run_point(const GridPoint& point, bool uncached, bool verify) {
@@ -155,6 +159,134 @@ TEST_CASE("bf16 keeps the top half of a float, rounded to nearest even") {
     CHECK(n_wrong == 0);
 }
 
+TEST_CASE("every e4m3 and e5m2 pattern decodes to its value and encodes back to itself") {
+    struct Format {
+        KvDtype dtype;
+        int exponent_bits, bias;
+        bool ieee_specials;  // e5m2: infinities and NaNs as f16's; e4m3: only S.1111.111 is NaN
+    };
+    for (const Format format : {Format{KvDtype::e4m3, 4, 7, false}, Format{KvDtype::e5m2, 5, 15, true}}) {
+        const int mantissa_bits = 7 - format.exponent_bits;
+        std::size_t n_wrong = 0;
+        std::uint32_t first_wrong = 0;
+        for (std::uint32_t bits = 0; bits < 256; ++bits) {
+            const auto b = static_cast<std::uint8_t>(bits);
+            const float value = format.dtype == KvDtype::e4m3 ? decode_e4m3(b) : decode_e5m2(b);
+            const std::uint8_t back = format.dtype == KvDtype::e4m3 ? encode_e4m3(value) : encode_e5m2(value);
+            const int top = (1 << format.exponent_bits) - 1;
+            const int exponent = static_cast<int>(bits >> mantissa_bits) & top;
+            const int mantissa = static_cast<int>(bits) & ((1 << mantissa_bits) - 1);
+            bool right = true;
+            if (exponent == top && (format.ieee_specials ? mantissa != 0 : mantissa == (1 << mantissa_bits) - 1)) {
+                right = std::isnan(value) && std::isnan(format.dtype == KvDtype::e4m3 ? decode_e4m3(back) : decode_e5m2(back));
+            } else {
+                const double magnitude =
+                    format.ieee_specials && exponent == top ? std::numeric_limits<double>::infinity()
+                    : exponent == 0 ? std::ldexp(mantissa, 1 - format.bias - mantissa_bits)
+                                    : std::ldexp(1.0 + std::ldexp(mantissa, -mantissa_bits), exponent - format.bias);
+                right = static_cast<double>(value) == ((bits & 0x80) ? -magnitude : magnitude) && back == b;
+            }
+            if (!right && n_wrong++ == 0) first_wrong = bits;
+        }
+        CAPTURE(kv_dtype_info(format.dtype).name);
+        CAPTURE(first_wrong);
+        CHECK(n_wrong == 0);
+    }
+}
+
+TEST_CASE("fp8 encoding rounds to nearest even; e4m3 saturates at 448, e5m2 overflows to infinity") {
+    CHECK(encode_e4m3(1.0f) == 0x38);
+    CHECK(encode_e4m3(1.0f + 0x1p-4f) == 0x38);               // a tie: to the even 1.0
+    CHECK(encode_e4m3(1.0f + 3 * 0x1p-4f) == 0x3a);           // a tie: to the even 1 + 2^-2
+    CHECK(encode_e4m3(1.0f + 0x1p-4f + 0x1p-12f) == 0x39);    // above the tie: up
+    CHECK(encode_e4m3(448.0f) == 0x7e);
+    CHECK(encode_e4m3(500.0f) == 0x7e);                       // past 448: saturated, not NaN
+    CHECK(encode_e4m3(-std::numeric_limits<float>::infinity()) == 0xfe);
+    CHECK(encode_e4m3(0x1p-9f) == 0x01);                      // the smallest subnormal
+    CHECK(encode_e4m3(0x1p-10f) == 0x00);                     // a tie with zero: to the even 0
+    CHECK(encode_e4m3(0x1p-10f + 0x1p-20f) == 0x01);
+    CHECK(encode_e4m3(0x1p-6f - 0x1p-12f) == 0x08);           // rounds up into the smallest normal
+    CHECK(std::isnan(decode_e4m3(encode_e4m3(std::numeric_limits<float>::quiet_NaN()))));
+    CHECK(encode_e5m2(1.0f) == 0x3c);
+    CHECK(encode_e5m2(1.0f + 0x1p-3f) == 0x3c);               // a tie: to the even 1.0
+    CHECK(encode_e5m2(57344.0f) == 0x7b);                     // the largest finite
+    CHECK(encode_e5m2(61439.0f) == 0x7b);
+    CHECK(encode_e5m2(61440.0f) == 0x7c);                     // a tie past the largest: infinity
+    CHECK(encode_e5m2(0x1p-16f) == 0x01);
+    CHECK(encode_e5m2(-0.0f) == 0x80);
+    CHECK(std::isnan(decode_e5m2(encode_e5m2(std::numeric_limits<float>::quiet_NaN()))));
+    // e5m2 is binary16's top byte: its encoding is f16's rounded once more, never twice wrong.
+    Rng rng(17);
+    std::size_t n_wrong = 0;
+    for (int i = 0; i < 20000; ++i) {
+        const float x = static_cast<float>(rng.next_u64() % 2000001) / 1000.0f - 1000.0f;
+        const float decoded = decode_e5m2(encode_e5m2(x));
+        const float spacing = std::ldexp(1.0f, std::ilogb(x) - 2);
+        if (x != 0.0f && std::fabs(decoded - x) > 0.5f * spacing) ++n_wrong;
+    }
+    CHECK(n_wrong == 0);
+}
+
+TEST_CASE("q8_0 and q4_0 lay out a scale and 32 codes per block, rounding within half a step") {
+    const auto x = random_vector(80, 41, 3.0f);  // two whole blocks and a partial one of 16
+    for (const KvDtype dtype : {KvDtype::q8_0, KvDtype::q4_0}) {
+        CAPTURE(kv_dtype_info(dtype).name);
+        const std::size_t block_bytes = dtype == KvDtype::q8_0 ? 34 : 18;
+        std::vector<std::byte> stored(kv_row_bytes(dtype, x.size()));
+        REQUIRE(stored.size() == 3 * block_bytes);
+        float unused = 0;
+        encode_kv_vector(dtype, x.data(), x.size(), stored.data(), &unused);
+        std::vector<float> back(x.size());
+        decode_kv_vector(dtype, stored.data(), x.size(), 0.0f, back.data());
+        for (std::size_t block = 0; block < 3; ++block) {
+            const std::size_t first = block * 32, n = std::min<std::size_t>(32, x.size() - first);
+            float largest = 0, largest_signed = 0;
+            for (std::size_t i = first; i < first + n; ++i) {
+                if (std::fabs(x[i]) > largest) largest_signed = x[i];
+                largest = std::max(largest, std::fabs(x[i]));
+            }
+            std::uint16_t scale_bits;
+            std::memcpy(&scale_bits, stored.data() + block * block_bytes, 2);
+            const float scale = decode_f16(scale_bits);
+            CHECK(scale == decode_f16(encode_f16(dtype == KvDtype::q8_0 ? largest / 127.0f : -largest_signed / 8.0f)));
+            for (std::size_t i = first; i < first + n; ++i) {
+                // Half a step, or for q4_0 the one value a whole step off: the opposite of the
+                // largest, which maps to +8, clamped to 7.
+                const float step = std::fabs(scale) * (dtype == KvDtype::q4_0 && x[i] / scale > 7.5f ? 2.0f : 1.0f);
+                CHECK(std::fabs(back[i] - x[i]) <= 0.5f * step * 1.001f + largest * 0x1p-11f);
+            }
+            if (dtype == KvDtype::q8_0) {
+                bool has_extreme = false;
+                for (std::size_t i = 0; i < 32; ++i) {
+                    has_extreme = has_extreme || std::abs(static_cast<int>(static_cast<std::int8_t>(stored[block * 34 + 2 + i]))) == 127;
+                }
+                CHECK(has_extreme);
+            }
+        }
+        // The partial block's missing 16 values are stored as zeros.
+        for (std::size_t i = 80; i < 96; ++i) {
+            const std::byte* last = stored.data() + 2 * block_bytes;
+            CHECK((dtype == KvDtype::q8_0 ? decode_q8_0(last, i - 64) : decode_q4_0(last, i - 64)) == 0.0f);
+        }
+    }
+    // q4_0's nibbles: element i low in byte i, element i + 16 high.
+    std::vector<float> ramp(32);
+    for (std::size_t i = 0; i < 32; ++i) ramp[i] = static_cast<float>(static_cast<int>(i % 16) - 8);
+    std::vector<std::byte> block(34);  // room for a q8_0 block too, below
+    float unused = 0;
+    encode_kv_vector(KvDtype::q4_0, ramp.data(), 32, block.data(), &unused);
+    CHECK(decode_f16(static_cast<std::uint16_t>(static_cast<unsigned>(block[0]) | static_cast<unsigned>(block[1]) << 8)) == 1.0f);
+    for (std::size_t i = 0; i < 16; ++i) CHECK(static_cast<unsigned>(block[2 + i]) == (i | i << 4));
+    std::vector<float> bad(32, 1.0f);
+    bad[5] = std::numeric_limits<float>::infinity();
+    std::vector<float> decoded(32);
+    for (const KvDtype dtype : {KvDtype::q8_0, KvDtype::q4_0}) {
+        encode_kv_vector(dtype, bad.data(), 32, block.data(), &unused);
+        decode_kv_vector(dtype, block.data(), 32, 0.0f, decoded.data());
+        CHECK(std::isnan(decoded[0]));  // not silently finite
+    }
+}
+
 TEST_CASE("int8 maps a vector's largest magnitude to 127 and rounds the rest within half a step") {
     const auto x = random_vector(64, 11, 3.0f);
     std::vector<std::int8_t> q(x.size());
@@ -179,20 +311,20 @@ TEST_CASE("the block decoder of this build gives the scalar definition's bits, t
     for (KvDtype dtype : reduced_dtypes) {
         for (std::size_t dim : {1u, 7u, 8u, 15u, 16u, 17u, 33u, 64u, 100u}) {
             const std::size_t n_rows = 5, src_stride = dim + 3, dst_stride = (dim + 15) / 16 * 16;
+            const std::size_t row_bytes = kv_row_bytes(dtype, src_stride);
             const auto values = random_vector(n_rows * src_stride, 21 + dim, 4.0f);
-            std::vector<std::byte> stored(n_rows * src_stride * kv_element_bytes(dtype));
+            std::vector<std::byte> stored(n_rows * row_bytes);
             std::vector<float> scales(n_rows);
             for (std::size_t r = 0; r < n_rows; ++r) {
-                encode_kv_vector(dtype, values.data() + r * src_stride, src_stride,
-                                 stored.data() + r * src_stride * kv_element_bytes(dtype), &scales[r]);
+                encode_kv_vector(dtype, values.data() + r * src_stride, src_stride, stored.data() + r * row_bytes,
+                                 &scales[r]);
             }
             std::vector<float> decoded(n_rows * dst_stride, -1.0f);
             decode_kv_block(dtype, stored.data(), src_stride, dtype == KvDtype::int8 ? scales.data() : nullptr, n_rows,
                             dim, decoded.data(), dst_stride);
             std::vector<float> expected(dim);
             for (std::size_t r = 0; r < n_rows; ++r) {
-                decode_kv_vector(dtype, stored.data() + r * src_stride * kv_element_bytes(dtype), dim, scales[r],
-                                 expected.data());
+                decode_kv_vector(dtype, stored.data() + r * row_bytes, dim, scales[r], expected.data());
                 CAPTURE(kv_dtype_info(dtype).name);
                 CAPTURE(dim);
                 for (std::size_t i = 0; i < dim; ++i) CHECK(same_bits(decoded[r * dst_stride + i], expected[i]));
@@ -203,22 +335,27 @@ TEST_CASE("the block decoder of this build gives the scalar definition's bits, t
 }
 
 TEST_CASE("a reduced cache allocates kv_bytes, its scales included, and reads back what it stored") {
-    for (KvDtype dtype : {KvDtype::f32, KvDtype::f16, KvDtype::bf16, KvDtype::int8}) {
-        ModelConfig config = make_config(2, 9, 48, 4, 2, 2);  // dh = 12
+    for (KvDtype dtype : {KvDtype::f32, KvDtype::f16, KvDtype::bf16, KvDtype::int8, KvDtype::e4m3, KvDtype::e5m2,
+                          KvDtype::q8_0, KvDtype::q4_0}) {
+        ModelConfig config = make_config(2, 9, 48, 4, 2, 2);  // dh = 12: one partial block of q8_0 and q4_0
         config.kv_dtype = dtype;
         KvCache cache(config, config.seq_len);
         CHECK(cache.bytes() == kv_cache_bytes(config));
-        CHECK(kv_cache_bytes(config) ==
-              2ull * 2 * 2 * 9 * 2 * (12 * kv_element_bytes(dtype) + (dtype == KvDtype::int8 ? 4 : 0)));
+        const std::uint64_t vector_bytes = dtype == KvDtype::q8_0   ? 34
+                                           : dtype == KvDtype::q4_0 ? 18
+                                                                    : 12 * kv_element_bytes(dtype) + (dtype == KvDtype::int8 ? 4 : 0);
+        CHECK(kv_cache_bytes(config) == 2ull * 2 * 2 * 9 * 2 * vector_bytes);
         const auto k = random_vector(12, 31), v = random_vector(12, 32);
         cache.store(1, 1, 1, 8, k.data(), v.data());
-        std::vector<float> k_back(12), v_back(12), k_expected(12), k_stored(12 * 4);
+        std::vector<float> k_back(12), v_back(12), k_expected(12), k_stored(32);
         cache.load_key(1, 1, 1, 8, k_back.data());
         cache.load_value(1, 1, 1, 8, v_back.data());
         float scale = 0;
         encode_kv_vector(dtype, k.data(), 12, k_stored.data(), &scale);
         decode_kv_vector(dtype, k_stored.data(), 12, scale, k_expected.data());
         for (std::size_t i = 0; i < 12; ++i) CHECK(same_bits(k_back[i], k_expected[i]));
+        // The floats' unit is relative to each element, the scaled integers' to their largest,
+        // both within the vector's largest element times twice the unit.
         CHECK(relative_error(v_back, v) < 2 * kv_unit_roundoff(dtype) + 1e-7);
         if (dtype != KvDtype::f32) CHECK_THROWS_AS(cache.keys(0, 0, 0), std::logic_error);
     }
@@ -287,6 +424,62 @@ TEST_CASE("attend_decode over a reduced cache matches its naive twin on every ke
     }
 }
 
+TEST_CASE("keys and values of different types: each billed at its own size, the kernels equal their naive twin") {
+    struct Shape {
+        std::size_t dim, heads, kv_heads;
+    };
+    // MHA (fused tiles for one type, decoded here), a small group, a large group (the lanes
+    // kernel on AVX2 builds), dh 64 and 20 (partial blocks and vectors).
+    for (const Shape shape : {Shape{256, 4, 4}, Shape{256, 4, 2}, Shape{512, 8, 1}, Shape{80, 4, 2}}) {
+        for (const KvDtypePair pair : mixed_pairs) {
+            const std::size_t n_ctx = 45;
+            ModelConfig config = make_config(2, n_ctx, shape.dim, shape.heads, shape.kv_heads, 1);
+            config.set_kv_dtypes(pair.key, pair.value);
+            CAPTURE(describe(config));
+            KvCache cache(config, n_ctx);
+            const std::uint64_t dh = config.head_dim();
+            CHECK(cache.bytes() == kv_cache_bytes(config));
+            CHECK(kv_cache_bytes(config) ==
+                  2ull * n_ctx * shape.kv_heads * (kv_vector_bytes(pair.key, dh) + kv_vector_bytes(pair.value, dh)));
+            fill_cache_seeded(config, cache, n_ctx, 9);
+            const auto q = random_vector(config.n_batch * config.q_dim(), 301);
+            std::vector<float> out(q.size()), expected(q.size());
+            DecodeAttentionScratch scratch(config, n_ctx, 2);
+            attend_decode(config, q.data(), config.q_dim(), cache, 0, n_ctx, out.data(), scratch);
+            attend_decode_naive(config, q.data(), config.q_dim(), cache, 0, n_ctx, expected.data(), scratch);
+            CHECK(relative_error(out, expected) < 1e-5);
+        }
+    }
+}
+
+TEST_CASE("a cache of keys and values apart reads back each in its own type") {
+    ModelConfig config = make_config(1, 4, 128, 2, 2, 1);  // dh = 64
+    config.set_kv_dtypes(KvDtype::q4_0, KvDtype::int8);
+    KvCache cache(config, 4);
+    CHECK(cache.key_dtype() == KvDtype::q4_0);
+    CHECK(cache.value_dtype() == KvDtype::int8);
+    CHECK(cache.key_scales(0, 0, 0) == nullptr);  // q4_0's scales are in its blocks
+    CHECK(cache.value_scales(0, 0, 0) != nullptr);
+    const auto k = random_vector(64, 51), v = random_vector(64, 52);
+    cache.store(0, 0, 1, 2, k.data(), v.data());
+    std::vector<float> k_back(64), v_back(64), expected(64), stored(64);
+    float scale = 0;
+    cache.load_key(0, 0, 1, 2, k_back.data());
+    encode_kv_vector(KvDtype::q4_0, k.data(), 64, stored.data(), &scale);
+    decode_kv_vector(KvDtype::q4_0, stored.data(), 64, 0.0f, expected.data());
+    for (std::size_t i = 0; i < 64; ++i) CHECK(same_bits(k_back[i], expected[i]));
+    cache.load_value(0, 0, 1, 2, v_back.data());
+    CHECK(relative_error(v_back, v) < 2 * kv_unit_roundoff(KvDtype::int8));
+    CHECK(describe(config).find("kv=q4_0/int8") != std::string::npos);
+    ModelConfig latent = make_config(1, 4, 128, 2, 2, 1);
+    latent.mla.kv_lora_rank = 16;
+    latent.mla.rope_dim = 8;
+    latent.mla.nope_dim = 8;
+    latent.mla.v_head_dim = 8;
+    latent.set_kv_dtypes(KvDtype::q8_0, KvDtype::f16);
+    CHECK_THROWS_WITH_AS(validate(latent), doctest::Contains("--kv-dtype q8_0/f16"), ConfigError);
+}
+
 TEST_CASE("int8 keys at full scale against a full-scale query over the longest integer head do not overflow") {
     // Every key element quantizes to +127 or -128 and every query element to ±32767: the 32-bit
     // sums of AVX2's int8 tiles reach 32767 · 128 · 256 = 1.07e9, below 2^31. Alternate signs
@@ -329,6 +522,14 @@ TEST_CASE("a step over a reduced cache stays within its type's tolerance of the 
         CHECK(*measured.kv_rel_error > 100 * kv_unit_roundoff(KvDtype::f32));
         CHECK(*measured.kv_rel_error < kv_equivalence_tolerance(dtype, point.config.head_dim()) / 2);
     }
+    for (const KvDtypePair pair : mixed_pairs) {
+        GridPoint point{make_config(1, 100, 256, 8, 2, 1), 2, true};
+        point.config.set_kv_dtypes(pair.key, pair.value);
+        const PointMeasurement measured = run_point(point, false, false);
+        REQUIRE(measured.kv_rel_error);
+        CAPTURE(describe(point.config));
+        CHECK(*measured.kv_rel_error < kv_equivalence_tolerance(pair.key, pair.value, point.config.head_dim()) / 2);
+    }
 }
 
 TEST_CASE("--verify holds a reduced cache against the uncached forward within its tolerance") {
@@ -339,6 +540,14 @@ TEST_CASE("--verify holds a reduced cache against the uncached forward within it
     CHECK(*measured.verify_rel_error > 1e-6);
     CHECK(*measured.verify_rel_error < kv_equivalence_tolerance(KvDtype::f16, 32));
     REQUIRE(measured.uncached);  // the first (only) type times the uncached path
+    for (const KvDtypePair pair : {KvDtypePair{KvDtype::q4_0}, KvDtypePair{KvDtype::e4m3}, KvDtypePair{KvDtype::q8_0, KvDtype::e5m2}}) {
+        GridPoint block_point{make_config(1, 40, 128, 4, 2, 2), 1, true};
+        block_point.config.set_kv_dtypes(pair.key, pair.value);
+        const PointMeasurement block_measured = run_point(block_point, true, true);
+        REQUIRE(block_measured.verify_rel_error);
+        CAPTURE(describe(block_point.config));
+        CHECK(*block_measured.verify_rel_error < kv_equivalence_tolerance(pair.key, pair.value, 32));
+    }
 }
 
 TEST_CASE("a cached step's bytes count the cache at its own element size, the uncached step's at f32") {

@@ -34,6 +34,15 @@ grep -q "speedup: skipped, the file has no uncached rows" <<<"$out" || fail "no 
 for figure in latency flops kv roofline; do check_svg "$dir/svg/cached-$figure.svg"; done
 grep -q "No artists" <<<"$out" && fail "matplotlib complained: $out"
 
+# KV formats at one point: the Pareto figure; a CSV of one format says why it has none.
+"$kvbench" sweep -n 32 -d 64 --heads 4 -g 2 --cache-state warm -t 1 -r 2 -w 0 --paths cached --kv-dtype f32,q8_0,q4_0 \
+  --format csv -o "$dir/formats.csv" >/dev/null 2>&1 || fail "kvbench sweep --kv-dtype failed"
+out=$("${plot[@]}" "$dir/formats.csv" --figures formats 2>&1) || fail "plotting kv formats failed: $out"
+check_png "$dir/formats-formats.png"
+grep -q "formats-formats.png: 3 series: f32 cached; q8_0 cached; q4_0 cached" <<<"$out" || fail "formats not keyed: $out"
+out=$("${plot[@]}" "$dir/cached.csv" --figures formats 2>&1) || fail "plotting formats of one format failed: $out"
+grep -q "formats: skipped, no point was measured in two KV formats" <<<"$out" || fail "no message for one format: $out"
+
 # A generation: the per-step figure.
 "$kvbench" generate -p 8 --new 6 "${tiny[@]}" -t 1 --format csv -o "$dir/generate.csv" >/dev/null 2>&1 \
   || fail "kvbench generate failed"

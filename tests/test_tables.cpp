@@ -2,6 +2,7 @@
 // where every axis varies, and Markdown. KVBENCH_UPDATE_GOLDEN=1 rewrites tests/golden/ from the
 // current output (then read the diff before committing it).
 #include "kvbench/report/headline.hpp"
+#include "kvbench/report/kv_format_table.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/summary_tables.hpp"
 #include "kvbench/report/units.hpp"
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -421,4 +423,43 @@ TEST_CASE("with a reduced kv cache the uncached row has no cache type, and each 
     CHECK(lines_of(flops).size() == 6);  // title, caption, two header lines, the rule and one line
     CHECK(flops.find("f32") == std::string::npos);
     CHECK(block_of(text, "KV memory").find("9.7e-05") != std::string::npos);
+}
+
+TEST_CASE("the kv formats table marks the formats another beats on bytes, time and error") {
+    const ModelConfig f32 = model(8, 4096, 1024, 16, 16, 1);  // dh = 64
+    const auto format_row = [&](KvDtype keys, KvDtype values, double median_ns, std::optional<double> error) {
+        ModelConfig c = f32;
+        c.set_kv_dtypes(keys, values);
+        ResultRow row = made_up_row(c, DecodePath::cached, 2, "cold", median_ns, 0.01, false);
+        row.kv_dtype = kv_dtype_name(keys, values);
+        row.kv_rel_error = error;
+        return row;
+    };
+    std::vector<ResultRow> rows{format_row(KvDtype::f32, KvDtype::f32, 4e6, std::nullopt),
+                                format_row(KvDtype::int8, KvDtype::int8, 1.2e6, 7e-3),
+                                format_row(KvDtype::q8_0, KvDtype::q8_0, 1.3e6, 8e-3),  // int8's bytes, slower, worse
+                                format_row(KvDtype::q4_0, KvDtype::q4_0, 0.8e6, 0.12),
+                                format_row(KvDtype::q8_0, KvDtype::q4_0, 1.0e6, 6e-2)};
+    rows.push_back(made_up_row(f32, DecodePath::uncached, 2, "cold", 9e7, 0.01, false));
+    ModelConfig other_point = f32;
+    other_point.seq_len = 1024;
+    rows.push_back(made_up_row(other_point, DecodePath::cached, 2, "cold", 1e6, 0.01, false));  // one format: no group
+    const std::vector<std::vector<KvFormatEntry>> groups = kv_format_groups(rows);
+    REQUIRE(groups.size() == 1);
+    REQUIRE(groups[0].size() == 5);
+    // f32: 2 · 16 heads · 64 · 4 bytes per token; int8 and q8_0 alike 2 · 16 · 68.
+    CHECK(groups[0][0].bytes_per_token == doctest::Approx(8192));
+    CHECK(groups[0][1].bytes_per_token == doctest::Approx(2176));
+    CHECK(groups[0][2].bytes_per_token == doctest::Approx(2176));
+    CHECK(groups[0][4].bytes_per_token == doctest::Approx(16 * (68 + 36)));
+    CHECK(groups[0][0].dominated_by == nullptr);  // no error at all
+    CHECK(groups[0][1].dominated_by == nullptr);
+    REQUIRE(groups[0][2].dominated_by != nullptr);
+    CHECK(groups[0][2].dominated_by->kv_dtype == "int8");
+    CHECK(groups[0][3].dominated_by == nullptr);  // the fewest bytes and the fastest
+    CHECK(groups[0][4].dominated_by == nullptr);
+    const std::string text = render_table(rows);
+    CHECK(text.find("KV formats") != std::string::npos);
+    CHECK(text.find("dominated by int8") != std::string::npos);
+    CHECK(render_table({rows[0], rows[5]}).find("KV formats") == std::string::npos);  // one format: no table
 }

@@ -54,7 +54,7 @@ ShownAxes shown_axes(const std::vector<GridPoint>& points) {
     for (const GridPoint& point : points) {
         const ModelConfig& c = point.config;
         shown.head_dim |= c.explicit_head_dim != 0;
-        shown.kv_dtype |= c.kv_dtype != KvDtype::f32;
+        shown.kv_dtype |= c.has_reduced_cache();
         shown.window |= !window_label(c).empty();
         shown.full_block |= c.block == BlockKind::full;
         shown.dense_mlp |= c.block == BlockKind::full && !c.has_experts();
@@ -97,7 +97,7 @@ std::vector<SheetCell> axis_cells(const GridPoint& point) {
             count_cell(c.n_layers),
             count_cell(point.n_threads),
             text_cell(grouping_name(c)),
-            text_cell(std::string(kv_dtype_info(c.kv_dtype).name)),
+            text_cell(kv_dtype_name(c.key_dtype(), c.value_dtype())),
             text_cell(window_label(c)),
             text_cell(c.block == BlockKind::full ? "full" : "attn"),
             c.block == BlockKind::full && !c.has_experts() ? count_cell(c.ffn_dim) : null_cell(),

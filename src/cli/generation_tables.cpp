@@ -14,9 +14,9 @@ namespace kvbench {
 
 std::string shape_label(const GridPoint& point, DecodePath path) {
     ModelConfig c = point.config;
-    if (path == DecodePath::uncached) c.kv_dtype = KvDtype::f32;
+    if (path == DecodePath::uncached) c.set_kv_dtypes(KvDtype::f32, KvDtype::f32);
     const std::string head_dim = c.explicit_head_dim == 0 ? "" : fmt::format(" dh={}", c.explicit_head_dim);
-    const std::string kv_dtype = c.kv_dtype == KvDtype::f32 ? "" : fmt::format(" kv={}", kv_dtype_info(c.kv_dtype).name);
+    const std::string kv_dtype = !c.has_reduced_cache() ? "" : fmt::format(" kv={}", kv_dtype_name(c.key_dtype(), c.value_dtype()));
     return fmt::format("B={} D={} H={}{} G={} L={} T={}{}", c.n_batch, c.model_dim, c.n_heads, head_dim, c.n_kv_heads,
                        c.n_layers, point.n_threads, kv_dtype);
 }

@@ -76,7 +76,7 @@ HistoryQuery to_query(const HistoryCliOptions& options) {
     axis(options.layers, "layers", "--layers");
     axis(options.threads, "threads", "--threads");
     if (options.kv_dtype) {
-        for (const KvDtype dtype : parse_stored_kv_dtypes(*options.kv_dtype)) query.axes["kv_dtype"].insert(std::string(kv_dtype_info(dtype).name));
+        for (const KvDtypePair pair : parse_stored_kv_dtypes(*options.kv_dtype)) query.axes["kv_dtype"].insert(kv_dtype_name(pair.key, pair.value));
     }
     if (options.cache_state) {
         query.axes["cache_state"].insert(parse_choice(*options.cache_state, "--cache-state", {"cold", "warm"}));

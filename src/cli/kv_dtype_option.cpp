@@ -11,32 +11,44 @@
 
 namespace kvbench {
 
-std::vector<KvDtype> parse_stored_kv_dtypes(std::string_view text) {
-    std::vector<KvDtype> dtypes;
+namespace {
+
+// One type's name, in any case; fp8 is read as e4m3 (the planner's fp8 has its bytes).
+KvDtype parse_stored_kv_dtype(std::string_view item, std::string_view text) {
+    if (item.empty()) {
+        throw ConfigError(fmt::format("--kv-dtype \"{}\": an empty item (give f32, f16, bf16, int8, e4m3, e5m2, q8_0 "
+                                      "or q4_0, comma-separated, a pair as K/V)",
+                                      text));
+    }
+    std::string lower(item);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
+    if (lower == "fp8") return KvDtype::e4m3;
+    if (lower == "int4") {
+        throw ConfigError("--kv-dtype int4: kvbench memory plans it, but sweep and generate store only f32, f16, "
+                          "bf16, int8, e4m3, e5m2, q8_0 or q4_0 (q4_0 is 4-bit with a scale per 32 values)");
+    }
+    return *find_kv_dtype(parse_choice(item, "--kv-dtype", {"f32", "f16", "bf16", "int8", "e4m3", "e5m2", "q8_0", "q4_0"}));
+}
+
+}  // namespace
+
+std::vector<KvDtypePair> parse_stored_kv_dtypes(std::string_view text) {
+    std::vector<KvDtypePair> pairs;
     std::size_t start = 0;
     while (true) {
         const std::size_t comma = text.find(',', start);
         const std::string_view item = text.substr(start, comma == std::string_view::npos ? text.size() - start
                                                                                           : comma - start);
-        if (item.empty()) {
-            throw ConfigError(fmt::format("--kv-dtype \"{}\": an empty item (give f32, f16, bf16 or int8, "
-                                          "comma-separated)",
-                                          text));
-        }
-        std::string lower(item);
-        std::transform(lower.begin(), lower.end(), lower.begin(),
-                       [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
-        if (lower == "fp8" || lower == "int4") {
-            throw ConfigError(fmt::format("--kv-dtype {}: kvbench memory plans it, but sweep and generate store "
-                                          "only f32, f16, bf16 or int8",
-                                          lower));
-        }
-        const KvDtype dtype = *find_kv_dtype(parse_choice(item, "--kv-dtype", {"f32", "f16", "bf16", "int8"}));
-        if (std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) dtypes.push_back(dtype);
+        const std::size_t slash = item.find('/');
+        KvDtypePair pair;
+        pair.key = parse_stored_kv_dtype(item.substr(0, slash), text);
+        pair.value = slash == std::string_view::npos ? pair.key : parse_stored_kv_dtype(item.substr(slash + 1), text);
+        if (std::find(pairs.begin(), pairs.end(), pair) == pairs.end()) pairs.push_back(pair);
         if (comma == std::string_view::npos) break;
         start = comma + 1;
     }
-    return dtypes;
+    return pairs;
 }
 
 }  // namespace kvbench

@@ -54,7 +54,7 @@ std::vector<KvDtype> parse_kv_dtypes(const std::vector<std::string>& names) {
     for (const std::string& name : names) {
         const std::optional<KvDtype> dtype = find_kv_dtype(name);
         // CLI11 checked membership; this guards the list's spelling if the two ever drift.
-        if (!dtype) throw ConfigError(fmt::format("--kv-dtype {}: not one of f32, f16, bf16, fp8, int8, int4", name));
+        if (!dtype) throw ConfigError(fmt::format("--kv-dtype {}: not one of f32, f16, bf16, fp8, e4m3, e5m2, int8, int4, q8_0, q4_0", name));
         if (std::find(dtypes.begin(), dtypes.end(), *dtype) == dtypes.end()) dtypes.push_back(*dtype);
     }
     return dtypes;
@@ -300,10 +300,11 @@ CLI::App* add_memory_command(CLI::App& app, MemoryCliOptions& options) {
     list_option(*memory, "-n,--seq", options.seq, "Context lengths N (tokens per sequence; 4K = 4096)");
     list_option(*memory, "-b,--batch", options.batch, "Batch sizes B (sequences)");
     memory->add_option("--kv-dtype", options.kv_dtypes,
-                       "Cache element types: f32, f16, bf16, fp8, int8 or int4 (int8 and int4 with one f32 scale "
-                       "per cached vector; default f16)")
+                       "Cache element types: f32, f16, bf16, fp8 (e4m3 or e5m2, the same bytes), int8, int4, q8_0 or "
+                       "q4_0 (int8 and int4 with one f32 scale per cached vector, q8_0 and q4_0 with one f16 scale per "
+                       "32 elements; default f16)")
         ->delimiter(',')
-        ->check(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}))
+        ->check(CLI::IsMember({"f32", "f16", "bf16", "fp8", "e4m3", "e5m2", "int8", "int4", "q8_0", "q4_0"}))
         ->type_name("LIST");
     memory->add_option("--weight-dtype", options.weight_dtype,
                        "Weights' element type, for their memory: f32, f16, bf16, fp8, int8 or int4 (default f16)")

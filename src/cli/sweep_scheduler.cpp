@@ -226,7 +226,7 @@ int report_sweep_outcome(const SweepPlan& plan, const SweepOutcome& outcome, con
     }
     if (plan.run.verify && verified.n_reduced > 0 && outcome.failures.empty()) {
         notes << fmt::format("verify: with a reduced-precision cache, cached step ~ uncached forward at {}{} within "
-                             "2*u*sqrt(dh) per layer (docs/model.md); worst at {:.0f} % of it\n",
+                             "its types' tolerance (docs/model.md#kv-cache-element-types); worst at {:.0f} % of it\n",
                              verified.n_reduced == 1 ? "" : "all ", plural(verified.n_reduced, "point"),
                              100 * verified.worst_reduced_fraction);
     }

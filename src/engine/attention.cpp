@@ -52,7 +52,9 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
     const std::size_t n_splits =
         decode_split_count(n_batch * n_kv_heads, n_attended, scratch.n_threads, scratch.max_splits);
     const std::size_t n_tasks = n_batch * n_kv_heads * n_splits;
-    const std::size_t vector_bytes = head_dim * kv_element_bytes(cache.dtype());  // one cached K or V, scale apart
+    // One cached K, and one V, as the cache lays them out (int8's scale apart).
+    const std::size_t key_bytes = kv_row_bytes(cache.key_dtype(), head_dim);
+    const std::size_t value_bytes = kv_row_bytes(cache.value_dtype(), head_dim);
     const GroupKernel kernel = group_kernel_for(group_size, head_dim);  // every task's group has this shape
 
     // One (batch row, KV head, split) task: attend_group over that split of the context, into the
@@ -78,10 +80,11 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
         problem.q = q + b * q_stride + first_head * head_dim;
         problem.q_stride = head_dim;
         problem.n_rows = group_size;
-        problem.keys = static_cast<const std::byte*>(cache.key_data(layer, b, kv_head)) + t_begin * vector_bytes;
-        problem.values = static_cast<const std::byte*>(cache.value_data(layer, b, kv_head)) + t_begin * vector_bytes;
+        problem.keys = static_cast<const std::byte*>(cache.key_data(layer, b, kv_head)) + t_begin * key_bytes;
+        problem.values = static_cast<const std::byte*>(cache.value_data(layer, b, kv_head)) + t_begin * value_bytes;
         problem.kv_stride = head_dim;
-        problem.kv_dtype = cache.dtype();
+        problem.kv_dtype = cache.key_dtype();
+        problem.value_dtype = cache.value_dtype();
         if (const float* scales = cache.key_scales(layer, b, kv_head)) problem.key_scales = scales + t_begin;
         if (const float* scales = cache.value_scales(layer, b, kv_head)) problem.value_scales = scales + t_begin;
         problem.n_ctx = t_end - t_begin;

@@ -109,10 +109,17 @@ void validate(const ModelConfig& config) {
                                       config.n_kv_heads, config.n_heads,
                                       divisors_of(config.n_heads)));
     }
-    if (!kv_dtype_info(config.kv_dtype).stored_by_engine) {
-        throw ConfigError(fmt::format("--kv-dtype {}: kvbench memory plans it, but the engine stores only f32, "
-                                      "f16, bf16 or int8",
-                                      kv_dtype_info(config.kv_dtype).name));
+    for (const KvDtype dtype : {config.key_dtype(), config.value_dtype()}) {
+        if (!kv_dtype_info(dtype).stored_by_engine) {
+            throw ConfigError(fmt::format("--kv-dtype {}: kvbench memory plans it, but the engine stores only f32, "
+                                          "f16, bf16, int8, e4m3, e5m2, q8_0 or q4_0",
+                                          kv_dtype_info(dtype).name));
+        }
+    }
+    if (config.is_latent() && config.key_dtype() != config.value_dtype()) {
+        throw ConfigError(fmt::format("--kv-dtype {}/{}: a latent cache's values are part of its keys, so they "
+                                      "share one type (give one type)",
+                                      kv_dtype_info(config.key_dtype()).name, kv_dtype_info(config.value_dtype()).name));
     }
     validate_layer_parts(config);
     validate_seq_lens(config);
@@ -182,7 +189,9 @@ std::string describe(const ModelConfig& config) {
     }
     if (config.attention_sinks) parts += " sinks";
     if (config.weight_dtype != WeightDtype::f32) parts += fmt::format(" w={}", weight_dtype_info(config.weight_dtype).name);
-    if (config.kv_dtype != KvDtype::f32) parts += fmt::format(" kv={}", kv_dtype_info(config.kv_dtype).name);
+    if (config.has_reduced_cache()) {
+        parts += fmt::format(" kv={}", kv_dtype_name(config.key_dtype(), config.value_dtype()));
+    }
     return fmt::format("B={} N={} D={} H={}{} G={} L={}{}", config.n_batch, config.seq_len, config.model_dim,
                        config.n_heads, head_dim, config.n_kv_heads, config.n_layers, parts);
 }

@@ -118,14 +118,14 @@ std::uint64_t most_experts_read(const ModelConfig& c, DecodePath path) {
     return moe_layer_count(c) * std::min(u64(c.moe.n_experts), tokens * u64(c.moe.n_active));
 }
 
-std::uint64_t kv_vector_bytes_of(const ModelConfig& c) {
+std::uint64_t kv_head_position_bytes(const ModelConfig& c) {
     if (c.is_latent()) return kv_vector_bytes(c.kv_dtype, u64(c.mla.kv_lora_rank + c.mla.rope_dim));
-    return kv_vector_bytes(c.kv_dtype, u64(c.head_dim()));
+    return kv_vector_bytes(c.key_dtype(), u64(c.head_dim())) + kv_vector_bytes(c.value_dtype(), u64(c.head_dim()));
 }
 
 std::uint64_t kv_bytes_per_position(const ModelConfig& c) {
-    const std::uint64_t vectors = c.is_latent() ? 1 : 2 * u64(c.n_kv_heads);  // K and V per KV head
-    return u64(c.n_layers) * vectors * kv_vector_bytes_of(c);
+    const std::uint64_t heads = c.is_latent() ? 1 : u64(c.n_kv_heads);
+    return u64(c.n_layers) * heads * kv_head_position_bytes(c);
 }
 
 std::uint64_t step_flops(const ModelConfig& c, DecodePath path) {
@@ -182,8 +182,8 @@ std::uint64_t cached_positions(const ModelConfig& c) {
 }
 
 std::uint64_t kv_cache_bytes(const ModelConfig& c) {
-    const std::uint64_t vectors = c.is_latent() ? 1 : 2 * u64(c.n_kv_heads);
-    return cached_positions(c) * vectors * kv_vector_bytes_of(c);
+    const std::uint64_t heads = c.is_latent() ? 1 : u64(c.n_kv_heads);
+    return cached_positions(c) * heads * kv_head_position_bytes(c);
 }
 
 std::uint64_t kv_cache_bytes_as_mha(const ModelConfig& c) {

@@ -62,8 +62,10 @@ std::vector<std::size_t> row_first_vectors(const ModelConfig& config, const std:
 }  // namespace
 
 KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len)
-    : dtype_(config.kv_dtype),
-      element_bytes_(kv_element_bytes(config.kv_dtype)),
+    : key_dtype_(config.key_dtype()),
+      value_dtype_(config.value_dtype()),
+      key_row_bytes_(kv_row_bytes(key_dtype_, cached_attention_shape(config).key_dim)),
+      value_row_bytes_(kv_row_bytes(value_dtype_, cached_attention_shape(config).key_dim)),
       n_batch_(config.n_batch),
       n_kv_heads_(cached_attention_shape(config).n_kv_heads),
       head_dim_(cached_attention_shape(config).key_dim),
@@ -74,12 +76,17 @@ KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len)
       capacity_(layer_capacities(config, max_seq_len)),
       row_capacity_(row_capacities(config, max_seq_len)),
       row_first_(row_first_vectors(config, row_capacity_)),
-      keys_(checked_product({vectors_for(config, max_seq_len), head_dim_, element_bytes_})),
-      values_(values_in_keys_ ? 0 : keys_.size()),
-      key_scales_(kv_dtype_info(dtype_).scale_bytes != 0 ? vectors_for(config, max_seq_len) : 0),
-      value_scales_(values_in_keys_ ? 0 : key_scales_.size()) {
-    if (!kv_dtype_info(dtype_).stored_by_engine) {
-        throw std::invalid_argument(fmt::format("KvCache: {} is not a type the engine stores", kv_dtype_info(dtype_).name));
+      keys_(checked_mul(vectors_for(config, max_seq_len), key_row_bytes_)),
+      values_(values_in_keys_ ? 0 : checked_mul(vectors_for(config, max_seq_len), value_row_bytes_)),
+      key_scales_(key_dtype_ == KvDtype::int8 ? vectors_for(config, max_seq_len) : 0),
+      value_scales_(!values_in_keys_ && value_dtype_ == KvDtype::int8 ? vectors_for(config, max_seq_len) : 0) {
+    for (const KvDtype dtype : {key_dtype_, value_dtype_}) {
+        if (!kv_dtype_info(dtype).stored_by_engine) {
+            throw std::invalid_argument(fmt::format("KvCache: {} is not a type the engine stores", kv_dtype_info(dtype).name));
+        }
+    }
+    if (values_in_keys_ && key_dtype_ != value_dtype_) {
+        throw std::invalid_argument("KvCache: a latent cache's values share its keys' type");
     }
 }
 
@@ -91,8 +98,11 @@ std::size_t KvCache::vectors_for(const ModelConfig& config, std::size_t max_seq_
 
 std::size_t KvCache::bytes_for(const ModelConfig& config, std::size_t max_seq_len) {
     const AttentionShape shape = cached_attention_shape(config);
-    return checked_product({shape.values_in_keys ? std::size_t{1} : std::size_t{2}, vectors_for(config, max_seq_len),
-                            kv_vector_bytes(config.kv_dtype, shape.key_dim)});
+    const std::size_t per_position = shape.values_in_keys
+                                         ? kv_vector_bytes(config.key_dtype(), shape.key_dim)
+                                         : checked_add(kv_vector_bytes(config.key_dtype(), shape.key_dim),
+                                                       kv_vector_bytes(config.value_dtype(), shape.key_dim));
+    return checked_mul(vectors_for(config, max_seq_len), per_position);
 }
 
 std::size_t KvCache::first_vector(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
@@ -104,36 +114,39 @@ std::size_t KvCache::vector_of(std::size_t layer, std::size_t batch, std::size_t
     return first_vector(layer, batch, kv_head) + pos % row_capacity_[layer * n_batch_ + batch];
 }
 
-std::byte* KvCache::element_address(const PageAlignedVector<std::byte>& storage, std::size_t vector) const {
-    return const_cast<std::byte*>(storage.data()) + vector * head_dim_ * element_bytes_;
+std::byte* KvCache::vector_address(bool values, std::size_t vector) const {
+    const PageAlignedVector<std::byte>& storage = values && !values_in_keys_ ? values_ : keys_;
+    const std::size_t row_bytes = values && !values_in_keys_ ? value_row_bytes_ : key_row_bytes_;
+    return const_cast<std::byte*>(storage.data()) + vector * row_bytes;
 }
 
-float* KvCache::require_f32(const PageAlignedVector<std::byte>& storage, std::size_t vector) const {
-    if (dtype_ != KvDtype::f32) {
-        throw std::logic_error(fmt::format("KvCache: float access to a {} cache", kv_dtype_info(dtype_).name));
+float* KvCache::require_f32(bool values, std::size_t vector) const {
+    const KvDtype dtype = values ? value_dtype_ : key_dtype_;
+    if (dtype != KvDtype::f32) {
+        throw std::logic_error(fmt::format("KvCache: float access to a {} cache", kv_dtype_info(dtype).name));
     }
-    if (storage.empty()) throw std::logic_error("KvCache: a latent cache keeps its values in its keys");
-    return reinterpret_cast<float*>(element_address(storage, vector));
+    if (values && values_in_keys_) throw std::logic_error("KvCache: a latent cache keeps its values in its keys");
+    return reinterpret_cast<float*>(vector_address(values, vector));
 }
 
 float* KvCache::keys(std::size_t layer, std::size_t batch, std::size_t kv_head) {
-    return require_f32(keys_, first_vector(layer, batch, kv_head));
+    return require_f32(false, first_vector(layer, batch, kv_head));
 }
 const float* KvCache::keys(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
-    return require_f32(keys_, first_vector(layer, batch, kv_head));
+    return require_f32(false, first_vector(layer, batch, kv_head));
 }
 float* KvCache::values(std::size_t layer, std::size_t batch, std::size_t kv_head) {
-    return require_f32(values_, first_vector(layer, batch, kv_head));
+    return require_f32(true, first_vector(layer, batch, kv_head));
 }
 const float* KvCache::values(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
-    return require_f32(values_, first_vector(layer, batch, kv_head));
+    return require_f32(true, first_vector(layer, batch, kv_head));
 }
 
 const void* KvCache::key_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
-    return element_address(keys_, first_vector(layer, batch, kv_head));
+    return vector_address(false, first_vector(layer, batch, kv_head));
 }
 const void* KvCache::value_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
-    return element_address(values_in_keys_ ? keys_ : values_, first_vector(layer, batch, kv_head));
+    return vector_address(true, first_vector(layer, batch, kv_head));
 }
 const float* KvCache::key_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
     return key_scales_.empty() ? nullptr : key_scales_.data() + first_vector(layer, batch, kv_head);
@@ -152,16 +165,16 @@ void KvCache::store(std::size_t layer, std::size_t batch, std::size_t kv_head, s
     const std::size_t vector = vector_of(layer, batch, kv_head, pos);
     float unused_scale = 0;
     float* key_scale = key_scales_.empty() ? &unused_scale : &key_scales_[vector];
-    encode_kv_vector(dtype_, key, head_dim_, element_address(keys_, vector), key_scale);
+    encode_kv_vector(key_dtype_, key, head_dim_, vector_address(false, vector), key_scale);
     if (values_in_keys_) return;
     float* value_scale = value_scales_.empty() ? &unused_scale : &value_scales_[vector];
-    encode_kv_vector(dtype_, value, head_dim_, element_address(values_, vector), value_scale);
+    encode_kv_vector(value_dtype_, value, head_dim_, vector_address(true, vector), value_scale);
 }
 
 void KvCache::load_key(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, float* key) const {
     const std::size_t vector = vector_of(layer, batch, kv_head, pos);
-    decode_kv_vector(dtype_, element_address(keys_, vector), head_dim_, key_scales_.empty() ? 0.0f : key_scales_[vector],
-                     key);
+    decode_kv_vector(key_dtype_, vector_address(false, vector), head_dim_,
+                     key_scales_.empty() ? 0.0f : key_scales_[vector], key);
 }
 
 void KvCache::load_value(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos,
@@ -173,25 +186,26 @@ void KvCache::load_value(std::size_t layer, std::size_t batch, std::size_t kv_he
         std::copy_n(key.begin(), value_dim_, value);
         return;
     }
-    decode_kv_vector(dtype_, element_address(values_, vector), head_dim_,
+    decode_kv_vector(value_dtype_, vector_address(true, vector), head_dim_,
                      value_scales_.empty() ? 0.0f : value_scales_[vector], value);
 }
 
 void KvCache::assign_converted(const KvCache& source) {
-    if (source.dtype_ != KvDtype::f32 || source.keys_.size() != keys_.size() / element_bytes_ * sizeof(float) ||
-        source.max_seq_len_ != max_seq_len_ || source.head_dim_ != head_dim_ ||
-        source.values_in_keys_ != values_in_keys_ || source.row_capacity_ != row_capacity_) {
+    const std::size_t n_vectors = keys_.size() / key_row_bytes_;
+    if (source.key_dtype_ != KvDtype::f32 || source.value_dtype_ != KvDtype::f32 ||
+        source.keys_.size() != n_vectors * head_dim_ * sizeof(float) || source.max_seq_len_ != max_seq_len_ ||
+        source.head_dim_ != head_dim_ || source.values_in_keys_ != values_in_keys_ ||
+        source.row_capacity_ != row_capacity_) {
         throw std::invalid_argument("KvCache::assign_converted: the source must be an f32 cache of the same shape");
     }
-    const std::size_t n_vectors = keys_.size() / (head_dim_ * element_bytes_);
     const auto* key_floats = reinterpret_cast<const float*>(source.keys_.data());
     const auto* value_floats = reinterpret_cast<const float*>(source.values_.data());
     float unused_scale = 0;
     for (std::size_t vector = 0; vector < n_vectors; ++vector) {
-        encode_kv_vector(dtype_, key_floats + vector * head_dim_, head_dim_, element_address(keys_, vector),
+        encode_kv_vector(key_dtype_, key_floats + vector * head_dim_, head_dim_, vector_address(false, vector),
                          key_scales_.empty() ? &unused_scale : &key_scales_[vector]);
         if (values_in_keys_) continue;
-        encode_kv_vector(dtype_, value_floats + vector * head_dim_, head_dim_, element_address(values_, vector),
+        encode_kv_vector(value_dtype_, value_floats + vector * head_dim_, head_dim_, vector_address(true, vector),
                          value_scales_.empty() ? &unused_scale : &value_scales_[vector]);
     }
     length_ = source.length_;

@@ -247,7 +247,8 @@ void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t le
     // drawn a few positions at a time, keys then values, in the order the f32 fill draws them.
     constexpr std::size_t positions_per_draw = 64;
     std::vector<float> keys, values;
-    if (cache.dtype() != KvDtype::f32) {
+    const bool all_f32 = cache.key_dtype() == KvDtype::f32 && cache.value_dtype() == KvDtype::f32;
+    if (!all_f32) {
         keys.resize(positions_per_draw * head_dim);
         values.resize(keys.size());
     }
@@ -260,7 +261,7 @@ void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t le
             const std::size_t lag = config.seq_lag_of(b);
             const std::size_t n_slots = std::min(length > lag ? length - lag : 0, cache.capacity(layer, b));
             for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
-                if (cache.dtype() == KvDtype::f32) {
+                if (all_f32) {
                     fill_uniform(rng, {cache.keys(layer, b, g), n_slots * head_dim}, bound);
                     fill_uniform(rng, {cache.values(layer, b, g), n_slots * head_dim}, bound);
                     continue;

@@ -52,10 +52,10 @@ MemoryBudget point_memory(const GridPoint& point, const RunOptions& options) {
         }
         if (needs_cache(options)) {
             budget.kv_cache_bytes = KvCache::bytes_for(config, n);
-            if (config.kv_dtype != KvDtype::f32) {
+            if (config.has_reduced_cache()) {
                 // The f32 cache that kv_rel_error is measured against, alive while the point is set up.
                 ModelConfig f32_config = config;
-                f32_config.kv_dtype = KvDtype::f32;
+                f32_config.set_kv_dtypes(KvDtype::f32, KvDtype::f32);
                 budget.kv_cache_bytes = checked_add(budget.kv_cache_bytes, KvCache::bytes_for(f32_config, n));
             }
             if (config.weight_dtype != WeightDtype::f32) {
@@ -69,7 +69,7 @@ MemoryBudget point_memory(const GridPoint& point, const RunOptions& options) {
             budget.inputs_bytes = checked_add(budget.inputs_bytes, input_bytes_for(config, config.n_query_tokens));  // the step's output
             // Each layer's attention output for the newest position: the prefill's and the step's
             // with --verify, the two steps' of kv_rel_error while a reduced cache is set up.
-            const std::size_t n_traces = (options.verify ? 2u : 0u) + (config.kv_dtype != KvDtype::f32 ? 2u : 0u);
+            const std::size_t n_traces = (options.verify ? 2u : 0u) + (config.has_reduced_cache() ? 2u : 0u);
             budget.inputs_bytes = checked_add(budget.inputs_bytes,
                                               checked_mul(checked_mul(n_traces, attention_trace_size(config)), sizeof(float)));
         }

@@ -116,13 +116,13 @@ public:
                 reference_mlp_.resize(mlp_trace_size(config_));
                 step_mlp_.resize(reference_mlp_.size());
             }
-            if (config_.kv_dtype == KvDtype::f32) {
+            if (!config_.has_reduced_cache()) {
                 fill(config_, *cache_, prefill, options.seed);
             } else {
                 // The same values in f32 first: the reduced cache is their conversion, and one step
                 // over each gives kv_rel_error. The f32 copy lives only while the point is set up.
                 ModelConfig f32_config = config_;
-                f32_config.kv_dtype = KvDtype::f32;
+                f32_config.set_kv_dtypes(KvDtype::f32, KvDtype::f32);
                 KvCache reference(f32_config, n);
                 fill(f32_config, reference, prefill, options.seed);
                 if (reference.length() != filled_length()) return;  // stopped
@@ -328,7 +328,7 @@ public:
         shape.seq_len = 1;
         shape.seq_lens.clear();
         shape.n_query_tokens = 1;
-        shape.kv_dtype = KvDtype::f32;  // weights are f32 whatever the cache's type
+        shape.set_kv_dtypes(KvDtype::f32, KvDtype::f32);  // weights are f32 whatever the cache's type
         for (auto& [key, weak] : entries_) {
             if (key.first == shape && key.second == seed) {
                 if (auto alive = weak.lock()) return alive;
@@ -398,7 +398,7 @@ std::shared_ptr<const ModelWeights> PointRunner::weights_for(const ModelConfig& 
     shape.seq_len = 1;
     shape.seq_lens.clear();
     shape.n_query_tokens = 1;
-    shape.kv_dtype = KvDtype::f32;  // weights are f32 whatever the cache's type
+    shape.set_kv_dtypes(KvDtype::f32, KvDtype::f32);  // weights are f32 whatever the cache's type
     if (!weights_shape_ || *weights_shape_ != shape || weights_seed_ != seed) {
         weights_.reset();  // release the previous shape's weights before drawing the next
         weights_ = std::make_shared<ModelWeights>(make_weights(shape, seed));

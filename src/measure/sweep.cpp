@@ -107,7 +107,7 @@ Grid expand(const SweepSpec& spec) {
                                 contexts.end()) {
                                 config.seq_lens = contexts;
                             }
-                            config.kv_dtype = spec.kv_dtypes[i];
+                            config.set_kv_dtypes(spec.kv_dtypes[i].key, spec.kv_dtypes[i].value);
                             validate(config);
                             if (config.is_ragged() || query_tokens != 1) require_measurable(config);
                             grid.points.push_back({config, threads, i == 0});

@@ -94,8 +94,12 @@ ComputeType compute_type_of(KvDtype weight_dtype) {
         case KvDtype::f32: return ComputeType::f32;
         case KvDtype::f16:
         case KvDtype::bf16:
-        case KvDtype::int4: return ComputeType::bf16;
-        case KvDtype::fp8: return ComputeType::fp8;
+        case KvDtype::int4:
+        case KvDtype::q8_0:  // weight-only block types compute in bf16, as int4 does
+        case KvDtype::q4_0: return ComputeType::bf16;
+        case KvDtype::fp8:
+        case KvDtype::e4m3:
+        case KvDtype::e5m2: return ComputeType::fp8;
         case KvDtype::int8: return ComputeType::int8;
     }
     return ComputeType::bf16;

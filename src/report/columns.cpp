@@ -93,6 +93,11 @@ const std::vector<RowColumn>& row_columns() {
         {"roofline_peak_gflops", [](const ResultRow& r) { return optional_real(r.roofline_peak_gflops); }},
         {"roofline_peak_gb_per_s", [](const ResultRow& r) { return optional_real(r.roofline_peak_gbps); }},
         {"roofline_source", [](const ResultRow& r) -> CellValue { return r.roofline_source; }},
+        // The cache's key and value types apart; kv_dtype names both ("q8_0/q4_0") or their one type.
+        {"k_dtype",
+         [](const ResultRow& r) -> CellValue { return std::string(kv_dtype_info(r.config.key_dtype()).name); }},
+        {"v_dtype",
+         [](const ResultRow& r) -> CellValue { return std::string(kv_dtype_info(r.config.value_dtype()).name); }},
     };
     return columns;
 }

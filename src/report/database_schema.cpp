@@ -180,6 +180,8 @@ const std::vector<StoredColumn>& point_columns() {
         {"roofline_peak_gflops", ColumnType::real},
         {"roofline_peak_gb_per_s", ColumnType::real},
         {"roofline_source", ColumnType::text},
+        {"k_dtype", ColumnType::text},
+        {"v_dtype", ColumnType::text},
         // kvbench generate's columns (docs/generate.md#the-csv-and-json); NULL on a sweep's rows.
         {"step", ColumnType::integer},
         {"phase", ColumnType::text},
@@ -210,12 +212,14 @@ const std::vector<Migration>& migrations() {
             "ALTER TABLE points ADD COLUMN weight_dtype TEXT;\nALTER TABLE points ADD COLUMN experts_read INTEGER;\n"
             "ALTER TABLE points ADD COLUMN weight_rel_error REAL;\nDROP VIEW IF EXISTS results;\n" +
                 results_view_sql()},
-        // Version 3 names a ragged batch's contexts and the step's query tokens; older points are
-        // uniform batches of one token a step.
+        // Version 3 names a ragged batch's contexts, the step's query tokens and the cache's key
+        // and value types; older points are uniform batches of one token a step, of one type.
         {2, "ALTER TABLE points ADD COLUMN seq_lens TEXT;\nUPDATE points SET seq_lens = '';\n"
             "ALTER TABLE points ADD COLUMN query_tokens INTEGER;\nUPDATE points SET query_tokens = 1;\n"
             "ALTER TABLE points ADD COLUMN latency_us_per_token REAL;\n"
             "UPDATE points SET latency_us_per_token = latency_us_median;\n"
+            "ALTER TABLE points ADD COLUMN k_dtype TEXT;\nALTER TABLE points ADD COLUMN v_dtype TEXT;\n"
+            "UPDATE points SET k_dtype = kv_dtype, v_dtype = kv_dtype;\n"
             "DROP VIEW IF EXISTS results;\n" +
                 results_view_sql()},
     };

@@ -135,9 +135,9 @@ std::optional<std::string> kv_dtype_sentence(const std::vector<const ResultRow*>
     Labelled shares, sizes;
     std::vector<double> worst_error;
     for (const ResultRow* row : cached) {
-        if (row->config.kv_dtype == KvDtype::f32) continue;
+        if (row->config.key_dtype() == KvDtype::f32 && row->config.value_dtype() == KvDtype::f32) continue;
         ModelConfig f32 = row->config;
-        f32.kv_dtype = KvDtype::f32;
+        f32.set_kv_dtypes(KvDtype::f32, KvDtype::f32);
         const ResultRow* baseline = twin_of(cached, *row, f32);
         if (baseline == nullptr || !(baseline->stats.median_ns > 0) || row->cost.kv_bytes == 0) continue;
         shares[row->kv_dtype].add(row->stats.median_ns / baseline->stats.median_ns);
@@ -177,7 +177,7 @@ Headline make_headline(const std::vector<ResultRow>& rows) {
     for (const ResultRow* row : cached) {
         const bool slow_baseline = std::any_of(slow_uncached.begin(), slow_uncached.end(), [&](const ResultRow* u) {
             ModelConfig config = u->config;
-            config.kv_dtype = row->config.kv_dtype;
+            config.set_kv_dtypes(row->config.key_dtype(), row->config.value_dtype());
             return config == row->config && u->n_threads == row->n_threads && u->cache_state == row->cache_state;
         });
         if (!slow_baseline) trusted_speedups.push_back(row);

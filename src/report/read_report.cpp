@@ -82,9 +82,19 @@ SavedRow read_row(const CellReader& cell) {
                              row.config.model_dim / row.config.n_heads == head_dim;
     row.config.explicit_head_dim = is_d_over_h ? 0 : head_dim;
     row.kv_dtype = required(cell, "kv_dtype");
-    const std::optional<KvDtype> kv_dtype = find_kv_dtype(row.kv_dtype);
-    if (!kv_dtype) bad_cell("kv_dtype", row.kv_dtype, "f32, f16, bf16 or int8");
-    row.config.kv_dtype = *kv_dtype;
+    // "K/V" where keys and values differ; k_dtype and v_dtype, newer columns, say the same apart
+    // (a file without them has one type for both).
+    const std::size_t slash = row.kv_dtype.find('/');
+    const auto read_type = [&](const char* column, const std::string& name) {
+        const std::optional<KvDtype> dtype = find_kv_dtype(name);
+        if (!dtype) bad_cell(column, name, "f32, f16, bf16, int8, e4m3, e5m2, q8_0 or q4_0");
+        return *dtype;
+    };
+    KvDtype key_dtype = read_type("kv_dtype", row.kv_dtype.substr(0, slash));
+    KvDtype value_dtype = slash == std::string::npos ? key_dtype : read_type("kv_dtype", row.kv_dtype.substr(slash + 1));
+    if (const std::optional<std::string> k = cell("k_dtype"); k && !k->empty()) key_dtype = read_type("k_dtype", *k);
+    if (const std::optional<std::string> v = cell("v_dtype"); v && !v->empty()) value_dtype = read_type("v_dtype", *v);
+    row.config.set_kv_dtypes(key_dtype, value_dtype);
     // The full layer's columns are new: a file without them holds attention blocks of f32 weights.
     if (const std::optional<std::string> block = cell("block")) {
         if (*block != "attn" && *block != "full") bad_cell("block", *block, "attn or full");

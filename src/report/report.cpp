@@ -16,8 +16,8 @@ ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMea
     ResultRow row;
     row.path = path;
     row.config = point.config;
-    if (path == DecodePath::uncached) row.config.kv_dtype = KvDtype::f32;  // no cache: f32 activations
-    row.kv_dtype = std::string(kv_dtype_info(row.config.kv_dtype).name);
+    if (path == DecodePath::uncached) row.config.set_kv_dtypes(KvDtype::f32, KvDtype::f32);  // no cache: f32 activations
+    row.kv_dtype = kv_dtype_name(row.config.key_dtype(), row.config.value_dtype());
     row.n_threads = point.n_threads;
     row.cache_state = options.cold_cache ? "cold" : "warm";
     row.cost = cost;
@@ -62,7 +62,7 @@ std::vector<ResultRow> make_result_rows(const GridPoint& point, const PointMeasu
     }
     if (measured.uncached) {
         ModelConfig f32_config = point.config;
-        f32_config.kv_dtype = KvDtype::f32;
+        f32_config.set_kv_dtypes(KvDtype::f32, KvDtype::f32);
         rows.push_back(make_result_row(DecodePath::uncached, point, *measured.uncached,
                                        step_cost(f32_config, DecodePath::uncached, measured.uncached->experts_read),
                                        options, roofline, env,

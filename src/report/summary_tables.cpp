@@ -1,6 +1,8 @@
 // Turns Rows into the summary tables' text cells, one unit per column; no layout here.
 #include "kvbench/report/summary_tables.hpp"
 
+#include "kvbench/report/kv_format_table.hpp"
+
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/report/units.hpp"
 
@@ -452,7 +454,10 @@ std::string axis_legend() {
 
 std::vector<SummaryTable> summary_tables(const std::vector<ResultRow>& rows, const TableOptions& options) {
     const std::vector<ConfigPair> pairs = pair_by_config(rows);
-    return {flops_table(pairs), latency_table(rows, options), throughput_table(rows), kv_memory_table(pairs)};
+    std::vector<SummaryTable> tables{flops_table(pairs), latency_table(rows, options), throughput_table(rows),
+                                     kv_memory_table(pairs)};
+    if (std::optional<SummaryTable> formats = kv_format_table(rows, options)) tables.push_back(std::move(*formats));
+    return tables;
 }
 
 }  // namespace kvbench

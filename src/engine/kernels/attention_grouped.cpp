@@ -292,8 +292,9 @@ std::uint64_t attend_group_by_lanes(const GroupAttention& problem, const Partial
     // (key_block, n_rows); lane_sums (max_rows, 16) >= n_rows.
     // A reduced type is decoded a block at a time into the workspace (keys and values as
     // (key_block, padded_dim) floats), once for all rows of the group; the tiles then read f32.
-    const bool decoded = problem.kv_dtype != KvDtype::f32;
-    const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
+    const bool decoded = problem.kv_dtype != KvDtype::f32 || problem.value_dtype != KvDtype::f32;
+    const std::size_t key_row_bytes = kv_row_bytes(problem.kv_dtype, problem.kv_stride);
+    const std::size_t value_row_bytes = kv_row_bytes(problem.value_dtype, problem.kv_stride);
     const auto* key_bytes = static_cast<const std::byte*>(problem.keys);
     const auto* value_bytes = static_cast<const std::byte*>(problem.values);
     const LaneGroup c{static_cast<const float*>(problem.keys),
@@ -325,13 +326,14 @@ std::uint64_t attend_group_by_lanes(const GroupAttention& problem, const Partial
         const std::size_t ahead = t0 + plan.blocks_ahead * key_block;
         if (ahead < problem.n_ctx) {
             const std::size_t ahead_keys = std::min(key_block, problem.n_ctx - ahead);
-            const std::size_t ahead_offset = ahead * c.kv_stride * element_bytes;
-            prefetcher.start(key_bytes + ahead_offset, value_bytes + ahead_offset,
-                             ((ahead_keys - 1) * c.kv_stride + dim) * element_bytes);
-            if (problem.key_scales != nullptr) {
-                __builtin_prefetch(problem.key_scales + ahead, 0, 3);
-                __builtin_prefetch(problem.value_scales + ahead, 0, 3);
-            }
+            // Keys and values of different types: the wider rows' lines for both (the
+            // narrower side's extra lines are its next block's).
+            const std::size_t row_bytes = std::max(key_row_bytes, value_row_bytes);
+            prefetcher.start(key_bytes + ahead * key_row_bytes, value_bytes + ahead * value_row_bytes,
+                             (ahead_keys - 1) * row_bytes +
+                                 std::max(kv_row_bytes(problem.kv_dtype, dim), kv_row_bytes(problem.value_dtype, dim)));
+            if (problem.key_scales != nullptr) __builtin_prefetch(problem.key_scales + ahead, 0, 3);
+            if (problem.value_scales != nullptr) __builtin_prefetch(problem.value_scales + ahead, 0, 3);
         } else {
             prefetcher.stop();
         }

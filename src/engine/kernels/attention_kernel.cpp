@@ -583,10 +583,17 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     // through the workspace would cost more than the conversion); otherwise it is decoded a
     // block at a time into the workspace, once for all rows of the group, and the tiles read
     // f32 from L1 as they do for an f32 cache (docs/model.md, "KV-cache element types").
-    const bool fused = problem.kv_dtype != KvDtype::f32 && dim % lanes == 0 && n_rows <= tiles.dot_rows_max;
-    const bool decoded = problem.kv_dtype != KvDtype::f32 && !fused;
-    const bool values_in_place = problem.kv_dtype == KvDtype::f32 && dim % lanes == 0 && problem.kv_stride == dim;
-    const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
+    // The fused tiles read f16, bf16 and int8, with keys and values of one type; the other types
+    // (the 8-bit floats, the block types, keys and values apart) are decoded a block at a time.
+    const bool one_type = problem.kv_dtype == problem.value_dtype;
+    const bool fusable = problem.kv_dtype == KvDtype::f16 || problem.kv_dtype == KvDtype::bf16 ||
+                         problem.kv_dtype == KvDtype::int8;
+    const bool fused = one_type && fusable && dim % lanes == 0 && n_rows <= tiles.dot_rows_max;
+    const bool all_f32 = one_type && problem.kv_dtype == KvDtype::f32;
+    const bool decoded = !all_f32 && !fused;
+    const bool values_in_place = all_f32 && dim % lanes == 0 && problem.kv_stride == dim;
+    const std::size_t key_row_bytes = kv_row_bytes(problem.kv_dtype, problem.kv_stride);
+    const std::size_t value_row_bytes = kv_row_bytes(problem.value_dtype, problem.kv_stride);
     const auto* key_bytes = static_cast<const std::byte*>(problem.keys);
     const auto* value_bytes = static_cast<const std::byte*>(problem.values);
 #if defined(__AVX2__) && !defined(__AVX512F__)
@@ -606,16 +613,17 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     for (std::size_t t0 = 0; t0 < problem.n_ctx; t0 += block_keys) {
         prefetcher.start(problem, t0 + prefetcher.blocks_ahead() * block_keys, block_keys, calls_per_block);
         const std::size_t n_keys = std::min(block_keys, problem.n_ctx - t0);
-        const std::size_t block_offset = t0 * problem.kv_stride * element_bytes;
+        const std::size_t key_offset = t0 * key_row_bytes;
+        const std::size_t value_offset = t0 * value_row_bytes;
         BlockState st{problem,
                       ws,
                       prefetcher,
                       t0,
                       n_keys,
                       block_keys,
-                      reinterpret_cast<const float*>(key_bytes + block_offset),
+                      reinterpret_cast<const float*>(key_bytes + key_offset),
                       problem.kv_stride,
-                      reinterpret_cast<const float*>(value_bytes + block_offset),
+                      reinterpret_cast<const float*>(value_bytes + value_offset),
                       problem.kv_stride};
         if (decoded) {
             decode_kv_blocks(problem, t0, n_keys, ws);
@@ -625,9 +633,9 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
             st.values = ws.values();
             st.value_stride = padded_dim;
         } else if (fused) {
-            st.stored_keys = key_bytes + block_offset;
-            st.stored_values = value_bytes + block_offset;
-            st.stored_row_bytes = problem.kv_stride * element_bytes;
+            st.stored_keys = key_bytes + key_offset;
+            st.stored_values = value_bytes + value_offset;
+            st.stored_row_bytes = key_row_bytes;
             if (problem.key_scales != nullptr) {
                 st.key_scales = problem.key_scales + t0;
                 st.value_scales = problem.value_scales + t0;

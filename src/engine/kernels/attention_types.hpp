@@ -15,19 +15,21 @@ namespace kvbench {
 inline constexpr std::size_t max_key_block = 32;
 
 // One attend_group problem: n_rows query rows against n_ctx keys and values of one KV head.
-// Keys and values are elements of kv_dtype; a reduced type is decoded to f32 inside the kernel,
-// one block of keys at a time, once for all rows of the group (docs/model.md, "KV-cache element
-// types").
+// Keys are elements of kv_dtype and values of value_dtype (the same type unless --kv-dtype sets
+// them apart); a reduced type is decoded to f32 inside the kernel, one block of keys at a time,
+// once for all rows of the group (docs/model.md, "KV-cache element types").
 struct GroupAttention {
     const float* q = nullptr;       // (n_rows, q_stride) floats: query r at q + r·q_stride, head_dim used
     std::size_t q_stride = 0;
     std::size_t n_rows = 0;
-    const void* keys = nullptr;     // (n_ctx, kv_stride) elements: key t at element t·kv_stride, head_dim used
-    const void* values = nullptr;   // (n_ctx, kv_stride) elements, as keys
+    // (n_ctx, kv_stride) elements: key t at byte t·kv_row_bytes(kv_dtype, kv_stride), head_dim used
+    const void* keys = nullptr;
+    const void* values = nullptr;   // (n_ctx, kv_stride) elements of value_dtype, as keys
     std::size_t kv_stride = 0;      // elements
-    KvDtype kv_dtype = KvDtype::f32;
-    const float* key_scales = nullptr;    // int8: (n_ctx) floats, key t is its elements times key_scales[t]
-    const float* value_scales = nullptr;  // int8: (n_ctx) floats, as key_scales
+    KvDtype kv_dtype = KvDtype::f32;     // the keys'
+    KvDtype value_dtype = KvDtype::f32;  // the values'
+    const float* key_scales = nullptr;    // int8 keys: (n_ctx) floats, key t is its elements times key_scales[t]
+    const float* value_scales = nullptr;  // int8 values: (n_ctx) floats, as key_scales
     std::size_t n_ctx = 0;
     std::size_t head_dim = 0;
     float scale = 1.0f;             // applied to q·k before the softmax

@@ -36,20 +36,23 @@ public:
         total_lines_ = 0;
         if (first_key >= problem.n_ctx) return;
         const std::size_t n_keys = std::min(block_keys, problem.n_ctx - first_key);
-        const std::size_t element_bytes = kv_element_bytes(problem.kv_dtype);
-        line_ = address(problem.keys) + first_key * problem.kv_stride * element_bytes;
-        value_offset_ = address(problem.values) + first_key * problem.kv_stride * element_bytes - line_;
+        // Keys and values of different types walk the wider rows' lines: the narrower side's
+        // extra lines are its next block's, requested a little early.
+        const std::size_t row_bytes = std::max(kv_row_bytes(problem.kv_dtype, problem.kv_stride),
+                                               kv_row_bytes(problem.value_dtype, problem.kv_stride));
+        line_ = address(problem.keys) + first_key * kv_row_bytes(problem.kv_dtype, problem.kv_stride);
+        value_offset_ = address(problem.values) + first_key * kv_row_bytes(problem.value_dtype, problem.kv_stride) - line_;
         // An int8 block's scales are a line or less each: requested with the block's first line.
-        if (problem.key_scales != nullptr) {
-            __builtin_prefetch(problem.key_scales + first_key, 0, 3);
-            __builtin_prefetch(problem.value_scales + first_key, 0, 3);
-        }
+        if (problem.key_scales != nullptr) __builtin_prefetch(problem.key_scales + first_key, 0, 3);
+        if (problem.value_scales != nullptr) __builtin_prefetch(problem.value_scales + first_key, 0, 3);
         // Contiguous rows (the KV cache) make one segment; strided rows one segment each.
         const bool contiguous = problem.kv_stride == problem.head_dim;
         n_segments_ = contiguous ? 1 : n_keys;
-        const std::size_t segment_bytes = (contiguous ? n_keys : 1) * problem.head_dim * element_bytes;
+        const std::size_t used_bytes = std::max(kv_row_bytes(problem.kv_dtype, problem.head_dim),
+                                                kv_row_bytes(problem.value_dtype, problem.head_dim));
+        const std::size_t segment_bytes = contiguous ? n_keys * row_bytes : used_bytes;
         segment_lines_bytes_ = (segment_bytes + line_bytes - 1) / line_bytes * line_bytes;
-        stride_bytes_ = problem.kv_stride * element_bytes;
+        stride_bytes_ = row_bytes;
         segment_start_ = line_;
         segment_end_ = line_ + segment_lines_bytes_;
         const std::size_t n_lines = n_segments_ * (segment_lines_bytes_ / line_bytes);

@@ -13,8 +13,8 @@
 
 namespace kvbench {
 
-// This build's plan for a stored type, by itself; fp8 and int4, which the engine plans but
-// does not store, as f16 and bf16.
+// This build's plan for a stored type, by itself; the other types (the 8-bit floats and the
+// block formats, not tuned yet) as f16 and bf16.
 constexpr PrefetchPlan stored_type_plan(KvDtype stored) {
     switch (stored) {
     case KvDtype::f32: return tuning.prefetch.f32;

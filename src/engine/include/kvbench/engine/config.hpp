@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -71,6 +72,9 @@ struct ModelConfig {
     // --kv-dtype: the element type the cached path stores K and V in; activations are f32
     // whatever it says (docs/model.md, "KV-cache element types").
     KvDtype kv_dtype = KvDtype::f32;
+    // --kv-dtype K/V: the values' type where it differs from the keys' (kv_dtype then the keys'
+    // alone); empty, values as keys. Read both through key_dtype() and value_dtype().
+    std::optional<KvDtype> v_dtype;
     BlockKind block = BlockKind::attention;  // --block
     std::size_t ffn_dim = 0;                 // F, --ffn-dim: the dense MLP's width (full block)
     WeightDtype weight_dtype = WeightDtype::f32;  // --weight-dtype, every weight matrix's element type
@@ -84,6 +88,16 @@ struct ModelConfig {
     // default; Llama 3 sets 500000. It changes no count, so operator== leaves it out, as a
     // report's rows, which do not state it, must still equal the point they were measured at.
     double rope_theta = 10000.0;
+
+    KvDtype key_dtype() const { return kv_dtype; }
+    KvDtype value_dtype() const { return v_dtype.value_or(kv_dtype); }
+    // Keys or values in a type other than f32.
+    bool has_reduced_cache() const { return key_dtype() != KvDtype::f32 || value_dtype() != KvDtype::f32; }
+    // Both of the cache's types at once, as an f32 reference copy of a point sets them.
+    void set_kv_dtypes(KvDtype keys, KvDtype values) {
+        kv_dtype = keys;
+        v_dtype = keys == values ? std::nullopt : std::optional<KvDtype>(values);
+    }
 
     std::size_t head_dim() const { return explicit_head_dim != 0 ? explicit_head_dim : model_dim / n_heads; }
     // H·dh: the width of q and of the concatenated head outputs, D only when dh = D/H.
@@ -128,7 +142,8 @@ struct ModelConfig {
                n_query_tokens == other.n_query_tokens &&
                model_dim == other.model_dim &&
                n_heads == other.n_heads && n_kv_heads == other.n_kv_heads && n_layers == other.n_layers &&
-               head_dim() == other.head_dim() && kv_dtype == other.kv_dtype && block == other.block &&
+               head_dim() == other.head_dim() && kv_dtype == other.kv_dtype &&
+               value_dtype() == other.value_dtype() && block == other.block &&
                ffn_dim == other.ffn_dim && weight_dtype == other.weight_dtype && moe == other.moe &&
                mla == other.mla && layer_windows == other.layer_windows && attention_sinks == other.attention_sinks;
     }

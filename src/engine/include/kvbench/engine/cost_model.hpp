@@ -40,12 +40,13 @@ std::uint64_t mlp_weights_of_layer(const ModelConfig& config, std::size_t layer)
 // seeded router decides the true count, which the decoder reports; without it the bound is used.
 std::uint64_t most_experts_read(const ModelConfig& config, DecodePath path);
 
-// Bytes of one cached vector of the config's kv_dtype: head_dim elements (multi-head), or the
-// latent plus its RoPE key, r + d_r elements in one vector (MLA); a scale included for int8.
-std::uint64_t kv_vector_bytes_of(const ModelConfig& config);
+// Bytes one position of one KV head occupies: its key and its value, head_dim elements each of
+// their types (multi-head), or the latent plus its RoPE key, r + d_r elements in one vector
+// (MLA); scales included (kv_vector_bytes).
+std::uint64_t kv_head_position_bytes(const ModelConfig& config);
 // Bytes one position occupies in the cache of one sequence, summed over the layers, windows
-// aside (the "KV bytes per token" of a model card): 2·G·dh·c per multi-head layer, (r + d_r)·c
-// per latent one.
+// aside (the "KV bytes per token" of a model card): G·dh·(c_K + c_V) per multi-head layer,
+// (r + d_r)·c per latent one.
 std::uint64_t kv_bytes_per_position(const ModelConfig& config);
 
 // A ragged batch's counts are sums over its sequences, each at its own N_b (docs/counting.md).

@@ -1,5 +1,5 @@
 // KvCache: K and V of every layer, preallocated for the longest context a run needs, stored in
-// the config's kv_dtype (docs/model.md, "KV-cache element types"); a sliding-window layer keeps
+// the config's key and value types (docs/model.md, "KV-cache element types"); a sliding-window layer keeps
 // a ring of its window's positions, a latent layer one latent vector per position.
 #pragma once
 
@@ -15,10 +15,11 @@
 namespace kvbench {
 
 // Layout of keys_ and values_: layer after layer, each (n_batch, n_kv_heads, capacity(layer, b),
-// head_dim) elements of kv_dtype: one KV head's positions are contiguous, so attention streams
-// a head's K (and V) as a single (length, head_dim) block, and all query heads of its group
-// read it together. An int8 cache also keeps one f32 scale per cached vector, laid out as the
-// vectors, for K and for V.
+// head_dim) elements of the key (value) type, a vector kv_row_bytes(type, head_dim) bytes: one
+// KV head's positions are contiguous, so attention streams a head's K (and V) as a single
+// (length, head_dim) block, and all query heads of its group read it together. int8 keys (or
+// values) also keep one f32 scale per cached vector, laid out as the vectors; q8_0's and
+// q4_0's scales are inside their vectors' blocks.
 //
 // A layer's capacity is the most positions it ever attends to: max_seq_len, or its window W
 // when smaller (docs/model.md, "Sliding windows"). Position pos lives in slot pos % capacity, a
@@ -40,7 +41,8 @@ public:
     // Allocates (and zeroes) everything up front.
     KvCache(const ModelConfig& config, std::size_t max_seq_len);
 
-    KvDtype dtype() const { return dtype_; }
+    KvDtype key_dtype() const { return key_dtype_; }
+    KvDtype value_dtype() const { return value_dtype_; }
     // Elements of one cached key: dh, or r + d_r for a latent cache.
     std::size_t head_dim() const { return head_dim_; }
     // Elements of one cached value: dh, or r for a latent cache (the first r of its key).
@@ -59,7 +61,7 @@ public:
     std::size_t length(std::size_t batch) const { return length_ > row_lag_[batch] ? length_ - row_lag_[batch] : 0; }
 
     // (capacity(layer), head_dim) floats of one layer, batch row and KV head, slot by slot.
-    // Requires an f32 cache; values() one with values of their own.
+    // Requires f32 keys (values); values() values of their own.
     float* keys(std::size_t layer, std::size_t batch, std::size_t kv_head);
     const float* keys(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     float* values(std::size_t layer, std::size_t batch, std::size_t kv_head);
@@ -69,22 +71,22 @@ public:
     // s·head_dim. A latent cache's value_data is its key_data.
     const void* key_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     const void* value_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
-    // int8: (capacity(layer)) floats, the scale of each cached vector; nullptr for the other
-    // types. A latent cache's value_scales are its key_scales.
+    // int8 keys (values): (capacity(layer)) floats, the scale of each cached vector; nullptr for
+    // the other types. A latent cache's value_scales are its key_scales.
     const float* key_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     const float* value_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
 
     // Writes position pos (of row `batch`'s own positions) K (head_dim floats) and V (value_dim
-    // floats) into its slot, converted to dtype(). Does not change length(). A latent cache takes
-    // value == nullptr. Requires: pos < max_seq_len less the row's lag.
+    // floats) into its slot, converted to the cache's types. Does not change length(). A latent
+    // cache takes value == nullptr. Requires: pos < max_seq_len less the row's lag.
     void store(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, const float* key,
                const float* value);
     // Position pos's K (head_dim floats) or V (value_dim floats) read back from its slot.
     // Requires: pos is one of the layer's last capacity(layer) positions written.
     void load_key(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, float* key) const;
     void load_value(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, float* value) const;
-    // This cache holds `source`'s positions and length, converted to dtype(). Requires: source
-    // is an f32 cache of the same shape and capacity.
+    // This cache holds `source`'s positions and length, converted to its types. Requires:
+    // source is an f32 cache of the same shape and capacity.
     void assign_converted(const KvCache& source);
 
     // Marks positions [length, new_length) as written. Throws std::out_of_range
@@ -103,7 +105,7 @@ public:
     std::size_t bytes() const;
     // bytes() of a cache built with these arguments, without building it. Throws SizeOverflow.
     static std::size_t bytes_for(const ModelConfig& config, std::size_t max_seq_len);
-    // Every allocation of the cache, for the cold-cache eviction: K, V and, for int8, their scales.
+    // Every allocation of the cache, for the cold-cache eviction: K, V and int8's scales.
     std::vector<std::span<const std::byte>> storage() const;
 
 private:
@@ -113,11 +115,14 @@ private:
     // Index of the block's first vector, and of position pos's vector in it.
     std::size_t first_vector(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     std::size_t vector_of(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos) const;
-    std::byte* element_address(const PageAlignedVector<std::byte>& storage, std::size_t vector) const;
-    float* require_f32(const PageAlignedVector<std::byte>& storage, std::size_t vector) const;
+    // The vector's first byte in keys_ (values_ when `values`).
+    std::byte* vector_address(bool values, std::size_t vector) const;
+    float* require_f32(bool values, std::size_t vector) const;
 
-    KvDtype dtype_;
-    std::size_t element_bytes_;
+    KvDtype key_dtype_;
+    KvDtype value_dtype_;
+    std::size_t key_row_bytes_;    // one cached key: kv_row_bytes(key_dtype_, head_dim)
+    std::size_t value_row_bytes_;  // one cached value, as key_row_bytes_
     std::size_t n_batch_;
     std::size_t n_kv_heads_;
     std::size_t head_dim_;
@@ -129,10 +134,10 @@ private:
     std::vector<std::size_t> row_capacity_;  // (n_layers, n_batch): slots of each row's ring
     std::vector<std::size_t> row_first_;     // (n_layers, n_batch): index of each row's first vector
     std::size_t length_ = 0;
-    PageAlignedVector<std::byte> keys_;    // per layer (n_batch, n_kv_heads, capacity, head_dim) elements
-    PageAlignedVector<std::byte> values_;  // the same shape as keys_; empty when values live in the keys
-    PageAlignedVector<float> key_scales_;    // int8: per layer (n_batch, n_kv_heads, capacity); else empty
-    PageAlignedVector<float> value_scales_;  // the same shape as key_scales_, or empty as values_
+    PageAlignedVector<std::byte> keys_;    // per layer (n_batch, n_kv_heads, capacity) vectors of key_row_bytes_
+    PageAlignedVector<std::byte> values_;  // the same of value_row_bytes_; empty when values live in the keys
+    PageAlignedVector<float> key_scales_;    // int8 keys: per layer (n_batch, n_kv_heads, capacity); else empty
+    PageAlignedVector<float> value_scales_;  // int8 values: the same shape; else empty, as with values in the keys
 };
 
 }  // namespace kvbench

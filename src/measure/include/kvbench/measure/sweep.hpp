@@ -22,7 +22,7 @@ struct SweepSpec {
     std::vector<std::size_t> kv_heads{16};
     std::vector<std::size_t> layers{1};
     std::vector<std::size_t> threads{1};
-    std::vector<KvDtype> kv_dtypes{KvDtype::f32};  // --kv-dtype: the cached path's element types
+    std::vector<KvDtypePair> kv_dtypes{KvDtype::f32};  // --kv-dtype: the cached path's element types
     std::vector<BlockKind> blocks{BlockKind::attention};  // --block
     std::vector<std::size_t> ffn_dim{0};                  // --ffn-dim; 0 with the attention block
     std::vector<WeightDtype> weight_dtypes{WeightDtype::f32};  // --weight-dtype

@@ -46,7 +46,9 @@ struct Migration {
 };
 // Version 1 to 2 adds the points' variant and the full layer's columns (block, ffn_dim,
 // weight_dtype, experts_read, weight_rel_error), and makes the results view again; 2 to 3 adds
-// seq_lens, a ragged batch's contexts (empty on older points, uniform batches).
+// seq_lens, a ragged batch's contexts (empty on older points, uniform batches), query_tokens and
+// latency_us_per_token (1 and the median on older points), and the cache's key and value types
+// (k_dtype, v_dtype; an older point's both its kv_dtype).
 const std::vector<Migration>& migrations();
 
 // `text` (a report's cell) as a value of `type`. Throws std::runtime_error naming `column` when
