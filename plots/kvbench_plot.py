@@ -429,7 +429,7 @@ def figure_generation(rows, style, _args):
 
 # What names a point apart from its cache's types (the formats figure compares those at one point).
 POINT_COLUMNS = ["batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads", "cache_state",
-                 "variant", "block", "ffn_dim", "weight_dtype"]
+                 "variant", "block", "ffn_dim", "weight_dtype", "seq_lens", "query_tokens"]
 
 
 def figure_formats(rows, _style, _args):
@@ -447,7 +447,10 @@ def figure_formats(rows, _style, _args):
         return "no point was measured in two KV formats or more (sweep --kv-dtype f32,q8_0,...)"
     entries = []
     for r in best:
-        bytes_per_token = int(r["kv_bytes"]) / (int(r["batch"]) * int(r["seq"]))
+        # A ragged batch caches its contexts' sum; older files have no seq_lens.
+        contexts = [int(n) for n in (r.get("seq_lens") or "").split()]
+        tokens = sum(contexts) if contexts else int(r["batch"]) * int(r["seq"])
+        bytes_per_token = int(r["kv_bytes"]) / tokens
         entries.append((r["kv_dtype"] or "f32", bytes_per_token, float(r["latency_us_median"]),
                         number(r.get("kv_rel_error")) or 0.0))
 

@@ -1,4 +1,5 @@
 // kv_format_groups and their table: the Pareto frontier of a point's KV formats.
+#include "kvbench/engine/cost_model.hpp"
 #include "kvbench/report/kv_format_table.hpp"
 
 #include <fmt/format.h>
@@ -31,8 +32,8 @@ std::vector<std::vector<KvFormatEntry>> kv_format_groups(const std::vector<Resul
         if (row.config.has_reduced_cache() && !row.kv_rel_error) continue;
         KvFormatEntry entry;
         entry.row = &row;
-        const double tokens = static_cast<double>(row.config.n_batch) * static_cast<double>(row.config.seq_len);
-        entry.bytes_per_token = static_cast<double>(row.cost.kv_bytes) / tokens;
+        // One token's K and V over every layer, whatever the batch's contexts or windows.
+        entry.bytes_per_token = static_cast<double>(kv_bytes_per_position(row.config));
         entry.median_ns = row.stats.median_ns;
         entry.rel_error = row.kv_rel_error.value_or(0.0);
         const auto group = std::find_if(groups.begin(), groups.end(), [&](const std::vector<KvFormatEntry>& g) {
@@ -88,7 +89,7 @@ std::optional<SummaryTable> kv_format_table(const std::vector<ResultRow>& rows, 
         }
     }
     table.text.footnote =
-        "bytes/token: the cache's K and V of one token over all layers, scales included (kv_bytes / (B·N)); error: "
+        "bytes/token: the cache's K and V of one token over all layers, scales included; error: "
         "kv_rel_error, the step's and each layer's attention output's against an f32 cache of the same values; "
         "dominated: another format of the point is no worse on all three and better on one "
         "(docs/model.md#kv-cache-element-types)";

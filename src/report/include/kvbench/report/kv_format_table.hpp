@@ -13,7 +13,7 @@ namespace kvbench {
 // One cached row of a point measured in several KV formats.
 struct KvFormatEntry {
     const ResultRow* row = nullptr;
-    double bytes_per_token = 0;  // kv_bytes / (B·N): one token's K and V over all layers, scales included
+    double bytes_per_token = 0;  // one token's K and V over all layers, scales included
     double median_ns = 0;        // the step's median time
     double rel_error = 0;        // kv_rel_error: the step's (and each layer's attention output's) against f32; 0 for f32
     // Another format of the point is no worse on all three and better on one; the first such.
