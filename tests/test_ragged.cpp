@@ -34,8 +34,9 @@ struct PathsResult {
     FlopCount uncached_flops;
 };
 
-// As the runner does: a prefill of every sequence's whole context, rolled back one position,
-// then the cached step for each sequence's newest token.
+// As the runner does: a prefill of every sequence's whole context, rolled back Q positions (one
+// for a step of one token), then the cached step for each sequence's newest Q tokens, against the
+// forward's last Q rows of every sequence.
 PathsResult run_both_paths(const ModelConfig& config, std::uint64_t seed, const StepKernels& kernels = fast_kernels) {
     const ModelWeights weights = make_weights(config, seed);
     const std::vector<float> inputs = make_inputs(config, seed);
@@ -47,13 +48,17 @@ PathsResult run_both_paths(const ModelConfig& config, std::uint64_t seed, const 
     result.uncached_flops =
         forward_full(config, weights, inputs.data(), full_out.data(), forward_scratch, &cache, nullptr, {&kernels, {}, {}});
     result.twin_rel_error = relative_error(full_out, forward_reference(config, weights, inputs));
-    cache.roll_back(config.seq_len - 1);
-    for (std::size_t b = 0; b < config.n_batch; ++b) CHECK(cache.length(b) == config.seq_len_of(b) - 1);
+    cache.roll_back(config.seq_len - config.n_query_tokens);
+    for (std::size_t b = 0; b < config.n_batch; ++b) {
+        CHECK(cache.length(b) == config.seq_len_of(b) - config.n_query_tokens);
+    }
     const std::vector<float> step_in = make_step_inputs(config, seed);
+    REQUIRE(step_in.size() == config.n_query_tokens * config.n_batch * config.model_dim);
     std::vector<float> step_out(step_in.size());
     DecodeScratch decode_scratch(config, config.seq_len, test_threads);
     result.cached_flops =
         decode_step(config, weights, cache, step_in.data(), step_out.data(), decode_scratch, {&kernels, {}, {}});
+    CHECK(cache.length() == config.seq_len);
     result.rel_error = relative_error(step_out, gather_newest(config, full_out));
     return result;
 }
@@ -169,31 +174,6 @@ TEST_CASE("the seq_lens column reads back what it writes") {
     CHECK_THROWS_AS(parse_seq_lens("200,300"), ConfigError);
 }
 
-namespace {
-
-// The cached step of Q tokens after a prefill rolled back Q positions, against the forward's
-// last Q rows of every sequence.
-PathsResult run_query_tokens(const ModelConfig& config, std::uint64_t seed, const StepKernels& kernels) {
-    const ModelWeights weights = make_weights(config, seed);
-    const std::vector<float> inputs = make_inputs(config, seed);
-    std::vector<float> full_out(inputs.size());
-    ForwardScratch forward_scratch(config, test_threads);
-    KvCache cache(config, config.seq_len);
-    forward_full(config, weights, inputs.data(), full_out.data(), forward_scratch, &cache, nullptr, {&kernels, {}, {}});
-    cache.roll_back(config.seq_len - config.n_query_tokens);
-    const std::vector<float> step_in = make_step_inputs(config, seed);
-    REQUIRE(step_in.size() == config.n_query_tokens * config.n_batch * config.model_dim);
-    std::vector<float> step_out(step_in.size());
-    DecodeScratch decode_scratch(config, config.seq_len, test_threads);
-    PathsResult result;
-    result.cached_flops =
-        decode_step(config, weights, cache, step_in.data(), step_out.data(), decode_scratch, {&kernels, {}, {}});
-    CHECK(cache.length() == config.seq_len);
-    result.rel_error = relative_error(step_out, gather_newest(config, full_out));
-    return result;
-}
-
-}  // namespace
 
 TEST_CASE("a step of Q query tokens equals the forward's last Q rows: causal among themselves, on both kernels") {
     ModelConfig full = make_config(2, 12, 32, 4, 2, 2);
@@ -206,7 +186,7 @@ TEST_CASE("a step of Q query tokens equals the forward's last Q rows: causal amo
             validate(config);
             INFO(describe(config));
             for (const StepKernels* kernels : {&fast_kernels, &naive_kernels}) {
-                const PathsResult result = run_query_tokens(config, 13, *kernels);
+                const PathsResult result = run_both_paths(config, 13, *kernels);
                 CHECK(result.rel_error < spec_tolerance);
                 CHECK(result.cached_flops.useful == step_flops(config, DecodePath::cached));
             }
