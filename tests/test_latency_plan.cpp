@@ -321,16 +321,6 @@ TEST_CASE("a batch measured at one context takes its median fraction for both st
     CHECK(calibration.efficiency.by_batch[0].kv == doctest::Approx(0.4));
 }
 
-TEST_CASE("a batch whose cache share hardly changes between its contexts takes its median fraction for both streams") {
-    // The cache is 0.2 % and 2 % of the bytes. Times made with the weights at 0.5 of the peak and
-    // the cache at 0.1 would give the fit those two, but resting on the last digits of two medians.
-    const Calibration calibration = calibrate({{DecodePath::cached, 0.3, 2, 1e-3, 2e-6, 2e-3 + 2e-5},
-                                               {DecodePath::cached, 0.5, 2, 1e-3, 2e-5, 2e-3 + 2e-4}});
-    REQUIRE(calibration.efficiency.by_batch.size() == 1);
-    CHECK(calibration.efficiency.by_batch[0].weights == doctest::Approx(0.4));
-    CHECK(calibration.efficiency.by_batch[0].kv == doctest::Approx(0.4));
-}
-
 TEST_CASE("the step bills each stream at its own efficiency") {
     Deployment deployment = llama_70b_on_h100(8);
     deployment.efficiency = {1, 1, {{1, 0.5, 0.25}}};

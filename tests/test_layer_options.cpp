@@ -1,6 +1,7 @@
 // --block, --ffn-dim, --weight-dtype and the experts' options laid into a sweep's spec, over a
 // named model's layer or over none.
 #include "cli/layer_options.hpp"
+#include "cli/shared_prefix_option.hpp"
 
 #include "kvbench/engine/config.hpp"
 #include "kvbench/plan/model_preset.hpp"
@@ -73,4 +74,13 @@ TEST_CASE("the layer options refuse what has no full layer to go in, naming the 
     int4.weight_dtype = "int4";
     CHECK_THROWS_WITH_AS(apply_layer_options(int4, std::nullopt, spec), doctest::Contains("--weight-dtype int4"),
                          ConfigError);
+}
+
+TEST_CASE("--shared-prefix reads positions and whole percentages of N, and refuses the rest naming itself") {
+    CHECK(parse_shared_prefixes("0,2048,50%") ==
+          std::vector<SharedPrefixLength>{{0, false}, {2048, false}, {50, true}});
+    CHECK(SharedPrefixLength{50, true}.positions_at(4097) == 2048);
+    CHECK_THROWS_WITH_AS(parse_shared_prefixes("100%"), doctest::Contains("--shared-prefix"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_shared_prefixes("half"), doctest::Contains("--shared-prefix"), ConfigError);
+    CHECK_THROWS_AS(parse_shared_prefixes("0,"), ConfigError);
 }

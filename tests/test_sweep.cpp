@@ -193,3 +193,21 @@ TEST_CASE("--query-tokens is an axis after the context") {
     CHECK_THROWS_WITH_AS(expand(spec), doctest::Contains("--query-tokens 9 must be at most the shortest context, 8"),
                          ConfigError);
 }
+
+TEST_CASE("shared prefixes are an axis after the query tokens, a percentage taken of each point's N") {
+    SweepSpec spec;
+    spec.dim = {64};
+    spec.heads = {4};
+    spec.kv_heads = {4};
+    spec.threads = {1};
+    spec.batch = {2};
+    spec.seq = {8, 100};
+    spec.shared_prefixes = {{0, false}, {50, true}, {6, false}};
+    const Grid grid = expand(spec);
+    REQUIRE(grid.points.size() == 6);
+    std::vector<std::size_t> prefixes;
+    for (const GridPoint& point : grid.points) prefixes.push_back(point.config.shared_prefix);
+    CHECK(prefixes == std::vector<std::size_t>{0, 4, 6, 0, 50, 6});
+    spec.shared_prefixes = {{8, false}};
+    CHECK_THROWS_WITH_AS(expand(spec), doctest::Contains("--shared-prefix 8 must be at most --seq 8"), ConfigError);
+}

@@ -125,6 +125,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                 "Context lengths N: positions attended, the new token's included");
     list_option(*sweep, "-b,--batch", options.batch, "Batch sizes B");
     add_ragged_options(*sweep, options.ragged);
+    add_shared_prefix_option(*sweep, options.shared_prefix);
     list_option(*sweep, "-d,--dim", options.dim, "Model dimensions D");
     list_option(*sweep, "--heads", options.heads, "Query heads H (each must divide D, unless --head-dim is given)");
     list_option(*sweep, "--head-dim", options.head_dim, "Head dimensions dh, when not D/H (Gemma-7B: 256 at D=3072)");
@@ -227,6 +228,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     const std::uint64_t n_warmup = parse_whole_number(options.n_warmup, "--warmup", 0, max_repetitions);
     const std::uint64_t seed = parse_whole_number(options.seed, "--seed", 0, ~std::uint64_t{0});
     apply_ragged_options(options.ragged, seed, spec);
+    if (options.shared_prefix) spec.shared_prefixes = parse_shared_prefixes(*options.shared_prefix);
     std::optional<std::uint64_t> max_memory;
     if (options.max_memory) max_memory = parse_byte_size(*options.max_memory, "--max-memory");
 

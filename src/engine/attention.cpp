@@ -3,6 +3,7 @@
 #include "kvbench/engine/attention.hpp"
 
 #include "attend_group.hpp"
+#include "shared_prefix_attention.hpp"
 #include "kernels/attention_types.hpp"
 #include "kernels/task_ranges.hpp"
 #include "kernels/tuning.hpp"
@@ -37,6 +38,9 @@ void merge_splits(const ModelConfig& config, std::size_t n_splits, const DecodeA
 FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q_stride,
                             const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
                             DecodeAttentionScratch& scratch, const float* sinks) {
+    if (cache.shared_prefix() != 0) {
+        return attend_decode_shared_prefix(config, q, q_stride, cache, layer, n_ctx, out, scratch, sinks);
+    }
     const std::size_t n_batch = config.n_batch;
     const std::size_t n_heads = config.n_heads;
     const std::size_t n_kv_heads = config.n_kv_heads;
@@ -165,7 +169,10 @@ DecodeAttentionScratch::DecodeAttentionScratch(const ModelConfig& config, std::s
       partial_out(checked_product({max_splits, config.n_batch, config.q_dim()})),
       partial_max(checked_product({max_splits, config.n_batch, config.n_heads})),
       partial_sum(partial_max.size()),
-      threads(std::make_unique<Threads>(Threads{{}, TaskRanges(n_threads_)})) {
+      threads(std::make_unique<Threads>(Threads{{}, TaskRanges(n_threads_)})),
+      shared_prefix(config.has_shared_prefix()
+                        ? std::make_unique<SharedPrefixScratch>(config, max_seq_len_, n_threads_)
+                        : nullptr) {
     threads->workspaces.reserve(n_threads);
     for (std::size_t i = 0; i < n_threads; ++i) threads->workspaces.emplace_back(config.group_size(), config.head_dim());
 }
@@ -178,6 +185,7 @@ std::size_t DecodeAttentionScratch::bytes() const {
     std::size_t total =
         (partial_out.size() + partial_max.size() + partial_sum.size()) * sizeof(float) + threads->tasks.bytes();
     for (const AttendWorkspace& ws : threads->workspaces) total += ws.bytes();
+    if (shared_prefix) total += shared_prefix->bytes();
     return total;
 }
 
@@ -193,8 +201,12 @@ std::size_t DecodeAttentionScratch::bytes_for(const ModelConfig& config, std::si
     const std::size_t max_splits = splits_for(config, max_seq_len_, n_threads);
     const std::size_t partial_floats =
         checked_product({max_splits, config.n_batch, checked_add(config.q_dim(), 2 * config.n_heads)});
-    return checked_add(checked_add(checked_mul(partial_floats, sizeof(float)), TaskRanges::bytes_for(n_threads)),
-                       checked_mul(n_threads, AttendWorkspace::bytes_for(config.group_size(), config.head_dim())));
+    const std::size_t shared_bytes =
+        config.has_shared_prefix() ? SharedPrefixScratch::bytes_for(config, max_seq_len_, n_threads) : 0;
+    return checked_add(
+        checked_add(checked_add(checked_mul(partial_floats, sizeof(float)), TaskRanges::bytes_for(n_threads)),
+                    checked_mul(n_threads, AttendWorkspace::bytes_for(config.group_size(), config.head_dim()))),
+        shared_bytes);
 }
 
 std::size_t decode_split_count(std::size_t n_tasks, std::size_t n_ctx, std::size_t n_threads,

@@ -85,6 +85,27 @@ void validate_seq_lens(const ModelConfig& config) {
     }
 }
 
+// docs/model.md, "Shared prefixes": one copy of the first P positions serves every sequence, so
+// each must hold them all, and the step's own tokens come after them.
+void validate_shared_prefix(const ModelConfig& config) {
+    const std::size_t prefix = config.shared_prefix;
+    if (prefix == 0) return;
+    if (prefix + config.n_query_tokens > config.seq_len) {
+        throw ConfigError(fmt::format("--shared-prefix {} must be at most --seq {} less the step's {} new token(s), "
+                                      "{}: the new tokens are each sequence's own (try --shared-prefix {})",
+                                      prefix, config.seq_len, config.n_query_tokens,
+                                      config.seq_len - config.n_query_tokens, config.seq_len / 2));
+    }
+    auto refuse = [prefix](const char* other, const char* why) {
+        throw ConfigError(fmt::format("--shared-prefix {} with {}: {} (give --shared-prefix 0)", prefix, other, why));
+    };
+    if (config.is_ragged()) refuse("--seq-lens or --seq-dist", "a shared prefix is measured on uniform batches only");
+    if (!config.layer_windows.empty()) {
+        refuse("--window", "a sliding window's ring overwrites the shared positions");
+    }
+    if (config.is_latent()) refuse("--kv-lora-rank", "the latent step reads no shared prefix");
+}
+
 }  // namespace
 
 void validate(const ModelConfig& config) {
@@ -123,6 +144,7 @@ void validate(const ModelConfig& config) {
     }
     validate_layer_parts(config);
     validate_seq_lens(config);
+    validate_shared_prefix(config);
 }
 
 std::vector<std::uint32_t> layer_windows_for(std::uint32_t window, const std::string& pattern, std::size_t n_layers) {
@@ -174,6 +196,7 @@ std::string describe(const ModelConfig& config) {
                              config.seq_len);
     }
     if (config.n_query_tokens != 1) parts += fmt::format(" Q={}", config.n_query_tokens);
+    if (config.has_shared_prefix()) parts += fmt::format(" P={}", config.shared_prefix);
     if (config.block == BlockKind::full && config.ffn_dim != 0) parts += fmt::format(" full F={}", config.ffn_dim);
     if (config.block == BlockKind::full && config.ffn_dim == 0) parts += " full";
     if (config.has_experts()) {

@@ -172,6 +172,12 @@ std::uint64_t step_bytes(const ModelConfig& c, DecodePath path, std::optional<st
 }
 
 std::uint64_t cached_positions(const ModelConfig& c) {
+    // A shared prefix is cached once per layer, each sequence's own positions after it
+    // (docs/counting.md, "Shared prefixes"); it has no windows (validate()).
+    if (c.has_shared_prefix()) {
+        const std::uint64_t prefix = u64(c.shared_prefix);
+        return u64(c.n_layers) * (prefix + u64(c.n_batch) * (u64(c.seq_len) - prefix));
+    }
     return sum_over_sequences(c, [&c](std::uint64_t n) {
         std::uint64_t positions = 0;
         for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
@@ -208,6 +214,7 @@ std::optional<std::uint64_t> kv_weight_crossover(const ModelConfig& config) {
     ModelConfig at = config;
     at.seq_lens.clear();  // the crossover is a uniform batch's context, one token a step
     at.n_query_tokens = 1;
+    at.shared_prefix = 0;  // and of sequences that share nothing
     const auto kv_at = [&at](std::uint64_t n) {
         at.seq_len = static_cast<std::size_t>(n);
         return kv_cache_bytes(at);

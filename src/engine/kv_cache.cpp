@@ -18,9 +18,10 @@ std::vector<std::size_t> row_lags(const ModelConfig& config, std::size_t max_seq
     std::vector<std::size_t> lags(config.n_batch);
     for (std::size_t b = 0; b < config.n_batch; ++b) {
         lags[b] = config.seq_lag_of(b);
-        if (lags[b] >= max_seq_len) {
-            throw std::invalid_argument(fmt::format("KvCache: {} positions leave none to row {}, {} behind the longest",
-                                                    max_seq_len, b, lags[b]));
+        if (lags[b] + config.shared_prefix >= max_seq_len) {
+            throw std::invalid_argument(fmt::format(
+                "KvCache: {} positions leave none to row {}, {} behind the longest after a shared prefix of {}",
+                max_seq_len, b, lags[b], config.shared_prefix));
         }
     }
     return lags;
@@ -33,7 +34,9 @@ std::vector<std::size_t> row_capacities(const ModelConfig& config, std::size_t m
     std::vector<std::size_t> capacities(config.n_layers * config.n_batch);
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         for (std::size_t b = 0; b < config.n_batch; ++b) {
-            capacities[layer * config.n_batch + b] = config.attended_positions(layer, max_seq_len - lags[b]);
+            // A shared prefix's positions live in the layer's one prefix block, not the row's.
+            capacities[layer * config.n_batch + b] =
+                config.attended_positions(layer, max_seq_len - lags[b]) - config.shared_prefix;
         }
     }
     return capacities;
@@ -48,11 +51,20 @@ std::vector<std::size_t> layer_capacities(const ModelConfig& config, std::size_t
     return capacities;
 }
 
-std::vector<std::size_t> row_first_vectors(const ModelConfig& config, const std::vector<std::size_t>& row_capacity) {
+// Each layer's vectors: its shared prefix block (n_kv_heads, P), empty without one, then its
+// rows. Returns the index of each row's first vector, (n_layers, n_batch), and sets
+// prefix_first to each layer's prefix block's, (n_layers).
+std::vector<std::size_t> row_first_vectors(const ModelConfig& config, const std::vector<std::size_t>& row_capacity,
+                                           std::vector<std::size_t>& prefix_first) {
     const std::size_t n_kv_heads = cached_attention_shape(config).n_kv_heads;
     std::vector<std::size_t> first(row_capacity.size());
+    prefix_first.assign(config.n_layers, 0);
     std::size_t at = 0;
     for (std::size_t row = 0; row < row_capacity.size(); ++row) {
+        if (row % config.n_batch == 0) {
+            prefix_first[row / config.n_batch] = at;
+            at = checked_add(at, checked_mul(n_kv_heads, config.shared_prefix));
+        }
         first[row] = at;
         at = checked_add(at, checked_mul(n_kv_heads, row_capacity[row]));
     }
@@ -75,7 +87,8 @@ KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len)
       row_lag_(row_lags(config, max_seq_len)),
       capacity_(layer_capacities(config, max_seq_len)),
       row_capacity_(row_capacities(config, max_seq_len)),
-      row_first_(row_first_vectors(config, row_capacity_)),
+      shared_prefix_(config.shared_prefix),
+      row_first_(row_first_vectors(config, row_capacity_, prefix_first_)),
       keys_(checked_mul(vectors_for(config, max_seq_len), key_row_bytes_)),
       values_(values_in_keys_ ? 0 : checked_mul(vectors_for(config, max_seq_len), value_row_bytes_)),
       key_scales_(key_dtype_ == KvDtype::int8 ? vectors_for(config, max_seq_len) : 0),
@@ -91,7 +104,8 @@ KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len)
 }
 
 std::size_t KvCache::vectors_for(const ModelConfig& config, std::size_t max_seq_len) {
-    std::size_t slots = 0;  // summed over layers and rows
+    // Summed over layers and rows, and each layer's one copy of the shared prefix.
+    std::size_t slots = checked_mul(config.n_layers, config.shared_prefix);
     for (const std::size_t capacity : row_capacities(config, max_seq_len)) slots = checked_add(slots, capacity);
     return checked_mul(slots, cached_attention_shape(config).n_kv_heads);
 }
@@ -111,7 +125,26 @@ std::size_t KvCache::first_vector(std::size_t layer, std::size_t batch, std::siz
 }
 
 std::size_t KvCache::vector_of(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos) const {
-    return first_vector(layer, batch, kv_head) + pos % row_capacity_[layer * n_batch_ + batch];
+    if (pos < shared_prefix_) return prefix_first_[layer] + kv_head * shared_prefix_ + pos;
+    return first_vector(layer, batch, kv_head) + (pos - shared_prefix_) % row_capacity_[layer * n_batch_ + batch];
+}
+
+std::size_t KvCache::first_prefix_vector(std::size_t layer, std::size_t kv_head) const {
+    return prefix_first_[layer] + kv_head * shared_prefix_;
+}
+
+const void* KvCache::prefix_key_data(std::size_t layer, std::size_t kv_head) const {
+    return vector_address(false, first_prefix_vector(layer, kv_head));
+}
+const void* KvCache::prefix_value_data(std::size_t layer, std::size_t kv_head) const {
+    return vector_address(true, first_prefix_vector(layer, kv_head));
+}
+const float* KvCache::prefix_key_scales(std::size_t layer, std::size_t kv_head) const {
+    return key_scales_.empty() ? nullptr : key_scales_.data() + first_prefix_vector(layer, kv_head);
+}
+const float* KvCache::prefix_value_scales(std::size_t layer, std::size_t kv_head) const {
+    if (values_in_keys_) return prefix_key_scales(layer, kv_head);
+    return value_scales_.empty() ? nullptr : value_scales_.data() + first_prefix_vector(layer, kv_head);
 }
 
 std::byte* KvCache::vector_address(bool values, std::size_t vector) const {
@@ -195,7 +228,7 @@ void KvCache::assign_converted(const KvCache& source) {
     if (source.key_dtype_ != KvDtype::f32 || source.value_dtype_ != KvDtype::f32 ||
         source.keys_.size() != n_vectors * head_dim_ * sizeof(float) || source.max_seq_len_ != max_seq_len_ ||
         source.head_dim_ != head_dim_ || source.values_in_keys_ != values_in_keys_ ||
-        source.row_capacity_ != row_capacity_) {
+        source.row_capacity_ != row_capacity_ || source.shared_prefix_ != shared_prefix_) {
         throw std::invalid_argument("KvCache::assign_converted: the source must be an f32 cache of the same shape");
     }
     const auto* key_floats = reinterpret_cast<const float*>(source.keys_.data());
@@ -235,7 +268,7 @@ void KvCache::roll_back(std::size_t new_length) {
         const std::size_t lag = row_lag_[row % n_batch_];
         const std::size_t row_length = length_ > lag ? length_ - lag : 0;
         const std::size_t row_new_length = new_length > lag ? new_length - lag : 0;
-        const bool wrapped = row_length > row_capacity_[row];
+        const bool wrapped = row_length > shared_prefix_ + row_capacity_[row];
         if (wrapped && row_new_length != 0 && row_length - row_new_length > 1) {
             throw std::out_of_range(fmt::format(
                 "KV cache: layer {}'s ring of {} positions cannot roll back from {} to {} (one position, or to 0)",

@@ -42,6 +42,42 @@ void fill_latent_cache(const ModelConfig& config, KvCache& cache, std::size_t le
     cache.extend_to(length);
 }
 
+// fill_cache_seeded of a cache with a shared prefix (docs/model.md, "Shared prefixes"): per
+// layer, each KV head's one copy of positions [0, P), then every row's own positions from P.
+// Any type through store(), keys before values of each block, so every type holds the f32
+// draws converted.
+void fill_shared_prefix_cache(const ModelConfig& config, KvCache& cache, std::size_t length, Rng& rng,
+                              const std::atomic<bool>* stop) {
+    const float bound = uniform_bound_for_variance(1.0);
+    const std::size_t head_dim = config.head_dim();
+    const std::size_t prefix = std::min(length, cache.shared_prefix());
+    constexpr std::size_t positions_per_draw = 64;
+    std::vector<float> keys(positions_per_draw * head_dim), values(keys.size());
+    // Positions [first, first + n) of row b (row 0 stands for all in the prefix) and KV head g.
+    const auto fill_block = [&](std::size_t layer, std::size_t b, std::size_t g, std::size_t first, std::size_t n) {
+        Rng value_rng = rng;
+        value_rng.discard(n * head_dim);
+        for (std::size_t t0 = 0; t0 < n; t0 += positions_per_draw) {
+            const std::size_t count = std::min(positions_per_draw, n - t0);
+            fill_uniform(rng, {keys.data(), count * head_dim}, bound);
+            fill_uniform(value_rng, {values.data(), count * head_dim}, bound);
+            for (std::size_t t = 0; t < count; ++t) {
+                cache.store(layer, b, g, first + t0 + t, keys.data() + t * head_dim, values.data() + t * head_dim);
+            }
+        }
+        rng = value_rng;
+    };
+    for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
+        for (std::size_t g = 0; g < config.n_kv_heads; ++g) fill_block(layer, 0, g, 0, prefix);
+        for (std::size_t b = 0; b < config.n_batch; ++b) {
+            if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
+            for (std::size_t g = 0; g < config.n_kv_heads; ++g) fill_block(layer, b, g, prefix, length - prefix);
+        }
+    }
+    cache.extend_to(length);
+}
+
 }  // namespace
 
 std::size_t LayerWeights::wqkv_floats(const ModelConfig& config) {
@@ -214,11 +250,19 @@ std::vector<float> make_input_positions(const ModelConfig& config, std::uint64_t
                                         std::size_t n_positions) {
     std::vector<float> inputs(input_bytes_for(config, n_positions) / sizeof(float));
     const std::size_t dim = config.model_dim;
+    // A shared prefix's positions are row 0's in every row (docs/model.md, "Shared prefixes").
+    const std::size_t end_pos = first_pos + n_positions;
+    const std::size_t shared_end = std::clamp(config.shared_prefix, first_pos, end_pos);
     for (std::size_t b = 0; b < config.n_batch; ++b) {
+        float* row = inputs.data() + b * n_positions * dim;
         // The draws of one stream in (batch row, position, dim) order, whatever is kept of them.
+        Rng shared_rng(seed ^ input_stream);
+        shared_rng.discard(first_pos * dim);
+        fill_uniform(shared_rng, {row, (shared_end - first_pos) * dim}, uniform_bound_for_variance(1.0));
         Rng rng(seed ^ input_stream);
-        rng.discard((b * config.seq_len + first_pos) * dim);
-        fill_uniform(rng, {inputs.data() + b * n_positions * dim, n_positions * dim}, uniform_bound_for_variance(1.0));
+        rng.discard((b * config.seq_len + shared_end) * dim);
+        fill_uniform(rng, {row + (shared_end - first_pos) * dim, (end_pos - shared_end) * dim},
+                     uniform_bound_for_variance(1.0));
     }
     return inputs;
 }
@@ -240,6 +284,10 @@ void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t le
     const float bound = uniform_bound_for_variance(1.0);
     if (cache.values_in_keys()) {
         fill_latent_cache(config, cache, length, rng, stop);
+        return;
+    }
+    if (cache.shared_prefix() != 0) {
+        fill_shared_prefix_cache(config, cache, length, rng, stop);
         return;
     }
     const std::size_t head_dim = config.head_dim();

@@ -77,6 +77,7 @@ MemoryBudget point_memory(const GridPoint& point, const RunOptions& options) {
             // verify_at_context's own cache, scratch, inputs, outputs and traces at the short context.
             ModelConfig context = config;
             context.seq_len = verify_short_context;
+            context.shared_prefix = config.shared_prefix * verify_short_context / config.seq_len;  // as verify_at_context's
             const std::size_t own = checked_add(
                 checked_add(KvCache::bytes_for(context, verify_short_context), ForwardScratch::bytes_for(context, point.n_threads)),
                 checked_add(DecodeScratch::bytes_for(context, verify_short_context, point.n_threads),

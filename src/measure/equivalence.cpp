@@ -36,6 +36,9 @@ double verify_at_context(const ModelConfig& config, const ModelWeights& weights,
                          std::size_t n_threads) {
     ModelConfig context = config;
     context.seq_len = n_positions;
+    // The shared prefix's share of the short context: its first positions are shared in the
+    // inputs below (as in the whole prompt), and one copy of them is cached.
+    context.shared_prefix = config.shared_prefix * n_positions / config.seq_len;
     const std::size_t n_batch = config.n_batch, dim = config.model_dim;
     const std::vector<float> inputs = make_input_positions(config, seed, 0, n_positions);  // (B, n, D)
     std::vector<float> forward_out(inputs.size());                                       // (B, n, D)

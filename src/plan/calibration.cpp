@@ -17,12 +17,6 @@ std::optional<double> median_of(std::vector<double> values) {
     return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
-// The cache's share of a step's bytes must differ by this much between a batch's points for the
-// fit to tell its two streams apart: a long model whose cache is 0.2 % of the step at one context
-// and 2 % at the other leaves the cache's seconds per byte to the noise of two medians (it once
-// predicted a 2-layer Llama-3-8B's B = 2 step at N = 4096 60 % slow; docs/planning.md#efficiency).
-constexpr double min_kv_share_span = 0.05;
-
 // Seconds per peak-second of each stream, 1/e_w and 1/e_kv, minimising the sum of squared
 // relative errors of the points' predicted times: the 2 x 2 normal equations.
 std::optional<StreamEfficiency> fit_streams(const std::vector<CalibrationPoint>& points) {
@@ -40,7 +34,7 @@ std::optional<StreamEfficiency> fit_streams(const std::vector<CalibrationPoint>&
         v1 += v;
     }
     // Two unknowns need two points whose streams stand in different proportions.
-    if (kv_shares.size() < 2 || *kv_shares.rbegin() - *kv_shares.begin() < min_kv_share_span) return std::nullopt;
+    if (kv_shares.size() < 2) return std::nullopt;
     const double determinant = uu * vv - uv * uv;
     if (!(determinant > 1e-12 * uu * vv)) return std::nullopt;
     const double weights_inverse = (u1 * vv - v1 * uv) / determinant;

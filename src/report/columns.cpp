@@ -57,6 +57,8 @@ const std::vector<RowColumn>& row_columns() {
              const double tokens = r.path == DecodePath::cached ? static_cast<double>(r.config.n_query_tokens) : 1.0;
              return microseconds(r.stats.median_ns / tokens);
          }},
+        // P, the positions the batch's sequences share (docs/csv.md); 0 for none.
+        {"shared_prefix", [](const ResultRow& r) { return count(r.config.shared_prefix); }},
         {"cache_state", [](const ResultRow& r) -> CellValue { return r.cache_state; }},
         {"latency_us_p90", [](const ResultRow& r) { return microseconds(r.stats.p90_ns); }},
         {"latency_us_mean", [](const ResultRow& r) { return microseconds(r.stats.mean_ns); }},

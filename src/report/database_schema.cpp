@@ -158,6 +158,7 @@ const std::vector<StoredColumn>& point_columns() {
         {"seq_lens", ColumnType::text},
         {"query_tokens", ColumnType::integer},
         {"latency_us_per_token", ColumnType::latency_us},
+        {"shared_prefix", ColumnType::integer},
         {"cache_state", ColumnType::text},
         {"latency_us_p90", ColumnType::latency_us},
         {"latency_us_mean", ColumnType::latency_us},
@@ -220,6 +221,10 @@ const std::vector<Migration>& migrations() {
             "UPDATE points SET latency_us_per_token = latency_us_median;\n"
             "ALTER TABLE points ADD COLUMN k_dtype TEXT;\nALTER TABLE points ADD COLUMN v_dtype TEXT;\n"
             "UPDATE points SET k_dtype = kv_dtype, v_dtype = kv_dtype;\n"
+            "DROP VIEW IF EXISTS results;\n" +
+                results_view_sql()},
+        // Version 4 names the positions a batch shares; older points share none.
+        {3, "ALTER TABLE points ADD COLUMN shared_prefix INTEGER;\nUPDATE points SET shared_prefix = 0;\n"
             "DROP VIEW IF EXISTS results;\n" +
                 results_view_sql()},
     };

@@ -2,6 +2,7 @@
 #include "kvbench/report/summary_tables.hpp"
 
 #include "kvbench/report/kv_format_table.hpp"
+#include "kvbench/report/shared_prefix_table.hpp"
 
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/report/units.hpp"
@@ -102,6 +103,7 @@ const std::vector<Axis>& model_axes() {
          {}},
         {"N_b", Align::left, [](const ResultRow& r) { return contexts_of(r.config); }, {}},
         {"Q", Align::right, [](const ResultRow& r) { return number(r.config.n_query_tokens); }, {}},
+        {"P", Align::right, [](const ResultRow& r) { return number(r.config.shared_prefix); }, {}},
     };
     return axes;
 }
@@ -113,6 +115,7 @@ constexpr std::size_t layer_axis = 8;     // model_axes()'s "layer": attn, or th
 constexpr std::size_t weight_axis = 9;    // model_axes()'s "w": the weights' element type
 constexpr std::size_t ragged_axis = 10;   // model_axes()'s "N_b": a ragged batch's contexts
 constexpr std::size_t query_axis = 11;    // model_axes()'s "Q": query tokens per step
+constexpr std::size_t prefix_axis = 12;   // model_axes()'s "P": the batch's shared prefix
 
 // What varies between the rows of a measurement besides the model: threads, cache state, path.
 const std::vector<Axis>& run_axes() {
@@ -150,6 +153,8 @@ LineKeys::LineKeys(const std::vector<ResultRow>& rows, bool with_run_axes, bool 
     const bool any_ragged = std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.config.is_ragged(); });
     const bool any_query_tokens =
         std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.config.n_query_tokens != 1; });
+    const bool any_shared_prefix =
+        std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.config.has_shared_prefix(); });
     std::vector<std::string> model_constants, run_constants;
     auto sort = [&](const std::vector<Axis>& axes, std::vector<std::string>& constants) {
         for (const Axis& axis : axes) {
@@ -161,6 +166,7 @@ LineKeys::LineKeys(const std::vector<ResultRow>& rows, bool with_run_axes, bool 
             if (&axis == &model_axes()[weight_axis] && !any_reduced_weights) continue;
             if (&axis == &model_axes()[ragged_axis] && !any_ragged) continue;
             if (&axis == &model_axes()[query_axis] && !any_query_tokens) continue;
+            if (&axis == &model_axes()[prefix_axis] && !any_shared_prefix) continue;
             if (&axis == &model_axes()[seq_axis] && !with_seq) continue;
             if (varies(axis, rows)) {
                 columns_.push_back({axis.name, axis.align, axis.cell});
@@ -457,6 +463,7 @@ std::vector<SummaryTable> summary_tables(const std::vector<ResultRow>& rows, con
     std::vector<SummaryTable> tables{flops_table(pairs), latency_table(rows, options), throughput_table(rows),
                                      kv_memory_table(pairs)};
     if (std::optional<SummaryTable> formats = kv_format_table(rows, options)) tables.push_back(std::move(*formats));
+    if (std::optional<SummaryTable> shared = shared_prefix_table(rows, options)) tables.push_back(std::move(*shared));
     return tables;
 }
 

@@ -3,6 +3,7 @@
 
 #include "cli/attention_options.hpp"
 #include "cli/ragged_options.hpp"
+#include "cli/shared_prefix_option.hpp"
 #include "cli/layer_options.hpp"
 #include "cli/latent_options.hpp"
 #include "cli/output_options.hpp"
@@ -38,6 +39,7 @@ struct SweepCliOptions {
     std::string kv_dtype = "f32";  // --kv-dtype: the cached path's element types
     AttentionCliOptions attention;  // --window, --window-layers, --sinks
     RaggedCliOptions ragged;        // --seq-lens, --seq-dist
+    std::optional<std::string> shared_prefix;  // --shared-prefix P1,P2,... (positions or N%)
     LayerCliOptions layer;  // --block, --ffn-dim, --weight-dtype, the experts
     std::optional<ModelConfig> model;  // --model or --model-config: the rest of its layer, set by the parse
     LatentCliOptions latent;  // --kv-lora-rank and the widths of latent attention (MLA)

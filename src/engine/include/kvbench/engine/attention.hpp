@@ -30,6 +30,7 @@
 namespace kvbench {
 
 struct DecodeAttentionScratch;  // below
+struct SharedPrefixScratch;     // the prefix pass's (src/engine/shared_prefix_attention.hpp)
 
 // For every batch row b and query head h (KV head g = h / group_size), over the n positions
 // [n_ctx - n, n_ctx) that the newest token n_ctx - 1 of layer `layer` sees, n =
@@ -40,6 +41,8 @@ struct DecodeAttentionScratch;  // below
 // place of n_ctx (docs/model.md, "Ragged batches"). Returns useful FLOPs 4·H·dh·Σ_b n_b
 // (docs/counting.md)
 // and the FLOPs executed: attend_group's count summed over the (batch row, KV head, split) tasks.
+// A cache with a shared prefix (docs/model.md, "Shared prefixes") is read by
+// attend_decode_shared_prefix: the prefix once per KV head for every sequence's queries.
 // sinks: null, or (n_heads) sink logits: head h's softmax also takes sinks[h], which has no
 // value (docs/model.md, "Attention sinks").
 // Requires: 1 <= n_ctx <= scratch.max_seq_len and n_ctx <= cache.max_seq_len(); the cache holds
@@ -79,6 +82,8 @@ struct DecodeAttentionScratch {
     // the tasks dealt out by each call: types of src/engine/kernels, defined in attention.cpp.
     struct Threads;
     std::unique_ptr<Threads> threads;
+    // With a shared prefix, the prefix pass's queries, partial rows and workspaces; else null.
+    std::unique_ptr<SharedPrefixScratch> shared_prefix;
 };
 
 // How many splits attend_decode cuts each context into: enough (batch row, KV head, split)

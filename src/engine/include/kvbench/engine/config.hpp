@@ -62,6 +62,10 @@ struct ModelConfig {
     // Q, --query-tokens: tokens each sequence adds in one cached step, causal among themselves
     // (docs/model.md, "Multi-token queries"); the newest is at position N - 1, the first at N - Q.
     std::size_t n_query_tokens = 1;
+    // P, --shared-prefix: the batch's sequences share their first P positions, a system prompt
+    // (docs/model.md, "Shared prefixes"): the cache keeps one copy of them and the cached step
+    // reads it once for all sequences. 0: nothing shared. Requires P <= N - Q.
+    std::size_t shared_prefix = 0;
     std::size_t model_dim = 64;  // D, --dim
     std::size_t n_heads = 4;     // H, --heads
     std::size_t n_kv_heads = 4;  // G, --kv-heads
@@ -109,6 +113,7 @@ struct ModelConfig {
     std::size_t qkv_dim() const { return q_dim() + 2 * kv_dim(); }
     bool is_latent() const { return mla.kv_lora_rank != 0; }
     bool is_ragged() const { return !seq_lens.empty(); }
+    bool has_shared_prefix() const { return shared_prefix != 0; }
     // N_b: sequence b's context at this step. Requires: b < n_batch.
     std::size_t seq_len_of(std::size_t b) const { return seq_lens.empty() ? seq_len : seq_lens[b]; }
     // N - N_b: how many positions sequence b is behind the longest; 0 in a uniform batch.
@@ -139,7 +144,7 @@ struct ModelConfig {
     // states head_dim, equals the point it was measured at.
     bool operator==(const ModelConfig& other) const {
         return n_batch == other.n_batch && seq_len == other.seq_len && seq_lens == other.seq_lens &&
-               n_query_tokens == other.n_query_tokens &&
+               n_query_tokens == other.n_query_tokens && shared_prefix == other.shared_prefix &&
                model_dim == other.model_dim &&
                n_heads == other.n_heads && n_kv_heads == other.n_kv_heads && n_layers == other.n_layers &&
                head_dim() == other.head_dim() && kv_dtype == other.kv_dtype &&
@@ -152,8 +157,9 @@ struct ModelConfig {
 // Throws ConfigError on the first broken rule: every field positive, --dim divisible by
 // --heads unless --head-dim is given, H·dh at most max_q_dim, --heads divisible by --kv-heads,
 // a --kv-dtype the engine stores, an MLP and experts only in a full block and shaped whole, one
-// window per layer, a latent attention with every width given, and a ragged batch of one
-// context per sequence whose largest is seq_len.
+// window per layer, a latent attention with every width given, a ragged batch of one
+// context per sequence whose largest is seq_len, and a shared prefix of at most N - Q positions
+// in a uniform batch of global multi-head (not latent) attention.
 void validate(const ModelConfig& config);
 
 // One window per layer: `pattern` ("all", or a unit of 'L' local and 'G' global letters,
@@ -175,7 +181,7 @@ std::string grouping_name(const ModelConfig& config);
 // "B=1 N=1024 D=1024 H=16 G=4 L=1": how a point is named in messages; " dh=256" follows H
 // when the head dimension is explicit, and what differs from the attention block of f32
 // weights and cache follows L: " ragged=200..30000" (a ragged batch's shortest and longest
-// context; N is the longest), " Q=4" (query tokens), " full F=14336", " E=8/2 S=0 Fe=14336", " mla r=512 dr=64",
+// context; N is the longest), " Q=4" (query tokens), " P=2048" (a shared prefix), " full F=14336", " E=8/2 S=0 Fe=14336", " mla r=512 dr=64",
 // " W=4096:LG" (the window and its layer pattern), " sinks", " w=bf16", " kv=f16".
 std::string describe(const ModelConfig& config);
 

@@ -53,7 +53,8 @@ std::uint64_t kv_bytes_per_position(const ModelConfig& config);
 std::uint64_t step_flops(const ModelConfig& config, DecodePath path);
 // step_flops of one sequence at context n.
 std::uint64_t sequence_flops(const ModelConfig& config, DecodePath path, std::uint64_t n);
-// Cached positions summed over layers (each min(N_b, W)) and sequences.
+// Cached positions summed over layers (each min(N_b, W)) and sequences; a shared prefix's
+// positions once per layer.
 std::uint64_t cached_positions(const ModelConfig& config);
 // experts_read: routed experts read by the step, summed over layers (the decoder's count);
 // unset: most_experts_read().

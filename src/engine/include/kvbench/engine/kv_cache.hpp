@@ -31,6 +31,11 @@ namespace kvbench {
 // the cache's bytes are the sum of its sequences' caches. Rows advance together: row b's own
 // length is length() minus its lag, and its positions count from its own 0.
 //
+// A shared prefix of P positions (docs/model.md, "Shared prefixes") is kept once per layer and
+// KV head, a (P, head_dim) block before the layer's rows: positions [0, P) of every row are its
+// slots, and each row's own block holds positions P onwards (slot s is position P + s), so a
+// row's capacity is max_seq_len - P.
+//
 // A latent cache (docs/model.md, "Latent attention") holds one vector of r + d_r per position,
 // the latent and the RoPE key, and no V: a value is the first r elements of its key
 // (values_in_keys()), and head_dim() is r + d_r, n_kv_heads() 1.
@@ -68,7 +73,7 @@ public:
     const float* values(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
 
     // Any type: the (capacity(layer), head_dim) elements of one block, slot s at element
-    // s·head_dim. A latent cache's value_data is its key_data.
+    // s·head_dim (position shared_prefix() + s). A latent cache's value_data is its key_data.
     const void* key_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     const void* value_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     // int8 keys (values): (capacity(layer)) floats, the scale of each cached vector; nullptr for
@@ -76,9 +81,20 @@ public:
     const float* key_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     const float* value_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
 
+    // P: the positions every row shares, kept once (0: none).
+    std::size_t shared_prefix() const { return shared_prefix_; }
+    // The shared prefix of one layer and KV head, as key_data and the rest: (P, head_dim)
+    // elements, slot t holding position t. Requires: shared_prefix() > 0.
+    const void* prefix_key_data(std::size_t layer, std::size_t kv_head) const;
+    const void* prefix_value_data(std::size_t layer, std::size_t kv_head) const;
+    const float* prefix_key_scales(std::size_t layer, std::size_t kv_head) const;
+    const float* prefix_value_scales(std::size_t layer, std::size_t kv_head) const;
+
     // Writes position pos (of row `batch`'s own positions) K (head_dim floats) and V (value_dim
     // floats) into its slot, converted to the cache's types. Does not change length(). A latent
-    // cache takes value == nullptr. Requires: pos < max_seq_len less the row's lag.
+    // cache takes value == nullptr. A position of the shared prefix goes to the one copy every
+    // row reads, so its K and V must be the same for every row. Requires: pos < max_seq_len less
+    // the row's lag.
     void store(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, const float* key,
                const float* value);
     // Position pos's K (head_dim floats) or V (value_dim floats) read back from its slot.
@@ -115,6 +131,7 @@ private:
     // Index of the block's first vector, and of position pos's vector in it.
     std::size_t first_vector(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     std::size_t vector_of(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos) const;
+    std::size_t first_prefix_vector(std::size_t layer, std::size_t kv_head) const;
     // The vector's first byte in keys_ (values_ when `values`).
     std::byte* vector_address(bool values, std::size_t vector) const;
     float* require_f32(bool values, std::size_t vector) const;
@@ -132,6 +149,8 @@ private:
     std::vector<std::size_t> row_lag_;       // (n_batch): positions each row is behind the longest
     std::vector<std::size_t> capacity_;      // (n_layers): slots of each layer's longest ring
     std::vector<std::size_t> row_capacity_;  // (n_layers, n_batch): slots of each row's ring
+    std::size_t shared_prefix_;              // P, positions every row shares
+    std::vector<std::size_t> prefix_first_;  // (n_layers): index of each layer's shared prefix block
     std::vector<std::size_t> row_first_;     // (n_layers, n_batch): index of each row's first vector
     std::size_t length_ = 0;
     PageAlignedVector<std::byte> keys_;    // per layer (n_batch, n_kv_heads, capacity) vectors of key_row_bytes_

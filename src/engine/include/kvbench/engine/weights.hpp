@@ -75,7 +75,8 @@ struct ModelWeights {
 // Requires: config validated.
 ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed);
 
-// Token embeddings for every position: (n_batch, seq_len, model_dim), uniform with variance 1.
+// Token embeddings for every position: (n_batch, seq_len, model_dim), uniform with variance 1;
+// with a shared prefix, every sequence's first P rows are sequence 0's (docs/model.md).
 // A ragged batch packs its sequences: (total_tokens, model_dim), sequence b's N_b rows from
 // row first_token(b), each the row a uniform batch of N has at that position.
 std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed);

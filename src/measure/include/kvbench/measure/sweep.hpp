@@ -13,6 +13,15 @@
 
 namespace kvbench {
 
+// One --shared-prefix value: P positions, or a percentage of each point's N (docs/model.md,
+// "Shared prefixes"); 0 shares nothing.
+struct SharedPrefixLength {
+    std::size_t value = 0;
+    bool percent = false;  // value % of N, rounded down
+    std::size_t positions_at(std::size_t seq_len) const { return percent ? seq_len * value / 100 : value; }
+    bool operator==(const SharedPrefixLength&) const = default;
+};
+
 struct SweepSpec {
     std::vector<std::size_t> batch{1};
     std::vector<std::size_t> seq{1024};
@@ -39,6 +48,8 @@ struct SweepSpec {
     std::optional<SeqDist> seq_dist;
     // --query-tokens: Q tokens per sequence in each cached step, an axis after the contexts.
     std::vector<std::size_t> query_tokens{1};
+    // --shared-prefix: the positions every sequence shares, an axis after query_tokens.
+    std::vector<SharedPrefixLength> shared_prefixes{SharedPrefixLength{}};
     std::uint64_t seq_dist_seed = 0;
 };
 
@@ -59,7 +70,7 @@ struct Grid {
 
 // Cartesian product with the model shape outermost (dim, heads, head_dim, kv_heads, layers, blocks,
 // ffn_dim, weight_dtypes), so points sharing weights are adjacent, then batch, seq, query_tokens,
-// threads and kv_dtypes. With seq_lens or seq_dist each batch has one context per sequence, seq its longest
+// shared_prefixes, threads and kv_dtypes. With seq_lens or seq_dist each batch has one context per sequence, seq its longest
 // (and a batch whose contexts are all equal is the uniform batch at that N). A point the engine cannot measure yet (require_measurable) is an error for the whole run. Invalid combinations are skipped
 // (each shape named once in Grid::skipped). Throws ConfigError if no point is left.
 Grid expand(const SweepSpec& spec);

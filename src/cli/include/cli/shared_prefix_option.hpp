@@ -1,0 +1,23 @@
+// --shared-prefix of `sweep` (docs/model.md, "Shared prefixes"): the positions the batch's
+// sequences share, a system prompt, as an axis.
+#pragma once
+
+#include "kvbench/measure/sweep.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+// Registers --shared-prefix on `command`, writing what the user typed into `text`.
+void add_shared_prefix_option(CLI::App& command, std::optional<std::string>& text);
+
+// "0,2048,50%": each value P positions, or a whole percentage of each point's N (0 to 99).
+// Throws ConfigError naming --shared-prefix and the value for an empty value, a value that is
+// not a whole number from 0 to 2^30, or a percentage above 99 (whether P fits each N is validate()'s).
+std::vector<SharedPrefixLength> parse_shared_prefixes(const std::string& text);
+
+}  // namespace kvbench

@@ -1,0 +1,40 @@
+// --shared-prefix: its help, and the list of prefix lengths it lays into the grid's spec.
+#include "cli/shared_prefix_option.hpp"
+
+#include "cli/value_list.hpp"
+
+#include <string_view>
+
+namespace kvbench {
+
+void add_shared_prefix_option(CLI::App& command, std::optional<std::string>& text) {
+    command
+        .add_option("--shared-prefix", text,
+                    "Positions the batch's sequences share, a system prompt: cached once and read once per step "
+                    "for all of them (docs/model.md); a list of positions or percentages of N (0,2048 or 0,50%); "
+                    "0 shares nothing")
+        ->type_name("P");
+}
+
+std::vector<SharedPrefixLength> parse_shared_prefixes(const std::string& text) {
+    std::vector<SharedPrefixLength> prefixes;
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        const std::size_t end = std::min(text.find(',', at), text.size());
+        std::string_view item = std::string_view(text).substr(at, end - at);
+        SharedPrefixLength prefix;
+        if (!item.empty() && item.back() == '%') {
+            item.remove_suffix(1);
+            prefix.percent = true;
+            // 100% would leave no position of a sequence's own, the new token's.
+            prefix.value = static_cast<std::size_t>(parse_whole_number(item, "--shared-prefix (a percentage of N)", 0, 99));
+        } else if (item != "0") {  // parse_count's suffixes (4K) for positions, and 0 for none
+            prefix.value = parse_count(item, "--shared-prefix", 1, std::size_t{1} << 30);
+        }
+        prefixes.push_back(prefix);
+        at = end + 1;
+    }
+    return prefixes;
+}
+
+}  // namespace kvbench

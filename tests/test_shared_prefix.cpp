@@ -1,0 +1,195 @@
+// Shared prefixes (docs/model.md, "Shared prefixes"): one copy of the batch's first P positions,
+// read once per step for every sequence, on both paths, against the naive twins and the step that
+// shares nothing, and counted once (docs/counting.md).
+#include "kvbench/engine/cost_model.hpp"
+#include "kvbench/engine/decoder.hpp"
+#include "kvbench/engine/kernel_check.hpp"
+#include "kvbench/engine/reference.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <vector>
+
+using namespace kvbench;
+using kvbench::test::make_config;
+using kvbench::test::spec_tolerance;
+using kvbench::test::test_threads;
+
+namespace {
+
+ModelConfig with_prefix(ModelConfig config, std::size_t shared_prefix) {
+    config.shared_prefix = shared_prefix;
+    validate(config);
+    return config;
+}
+
+// The runner's order: a prefill of the prompt `inputs` (make_inputs of the shared config, so the
+// first P positions are the same in every sequence) rolled back Q positions, then the cached step.
+struct StepResult {
+    std::vector<float> step_out;  // (Q, B, D) floats
+    std::vector<float> newest;    // the forward's rows of the same positions
+    FlopCount cached_flops;
+};
+StepResult run_step(const ModelConfig& config, const std::vector<float>& inputs, const std::vector<float>& step_in,
+                    std::uint64_t seed, const StepKernels& kernels = fast_kernels) {
+    const ModelWeights weights = make_weights(config, seed);
+    std::vector<float> full_out(inputs.size());
+    ForwardScratch forward_scratch(config, test_threads);
+    KvCache cache(config, config.seq_len);
+    forward_full(config, weights, inputs.data(), full_out.data(), forward_scratch, &cache, nullptr, {&kernels, {}, {}});
+    cache.roll_back(config.seq_len - config.n_query_tokens);
+    StepResult result;
+    result.step_out.resize(step_in.size());
+    DecodeScratch decode_scratch(config, config.seq_len, test_threads);
+    result.cached_flops =
+        decode_step(config, weights, cache, step_in.data(), result.step_out.data(), decode_scratch, {&kernels, {}, {}});
+    result.newest = gather_newest(config, full_out);
+    return result;
+}
+
+}  // namespace
+
+TEST_CASE("a shared prefix's inputs are the same in every sequence, and only its positions") {
+    const ModelConfig config = with_prefix(make_config(3, 10, 8, 2, 1, 1), 4);
+    const std::vector<float> inputs = make_inputs(config, 7);
+    for (std::size_t b = 1; b < 3; ++b) {
+        for (std::size_t t = 0; t < 10; ++t) {
+            const auto row = inputs.begin() + static_cast<std::ptrdiff_t>((b * 10 + t) * 8);
+            const bool same = std::equal(row, row + 8, inputs.begin() + static_cast<std::ptrdiff_t>(t * 8));
+            CHECK(same == (t < 4));
+        }
+    }
+    // A window of positions draws what the whole prompt holds there, prefix and not.
+    const std::vector<float> window = make_input_positions(config, 7, 2, 5);
+    CHECK(window == gather_positions(inputs, 3, 10, 8, 2, 5));
+}
+
+TEST_CASE("a shared prefix's cached step equals its uncached forward, on both kernels") {
+    ModelConfig full = make_config(3, 24, 32, 4, 2, 2);
+    full.block = BlockKind::full;
+    full.ffn_dim = 48;
+    ModelConfig two_tokens = make_config(2, 30, 32, 4, 1, 1);
+    two_tokens.n_query_tokens = 2;
+    for (const ModelConfig& config :
+         {with_prefix(make_config(3, 20, 32, 4, 4, 1), 8), with_prefix(make_config(4, 70, 32, 8, 2, 2), 35),
+          with_prefix(make_config(5, 9, 32, 4, 1, 1), 8), with_prefix(full, 12), with_prefix(two_tokens, 28)}) {
+        INFO(describe(config));
+        for (const StepKernels* kernels : {&fast_kernels, &naive_kernels}) {
+            const StepResult result =
+                run_step(config, make_inputs(config, 11), make_step_inputs(config, 11), 11, *kernels);
+            CHECK(relative_error(result.step_out, result.newest) < spec_tolerance);
+            // Every query still attends to every position: the FLOPs of the batch sharing nothing.
+            CHECK(result.cached_flops.useful == step_flops(config, DecodePath::cached));
+        }
+    }
+}
+
+TEST_CASE("the shared step equals the step that shares nothing over the same prompt") {
+    // The same tokens, cached once or B times: the two steps differ only in the order of their
+    // sums (docs/model.md, "Shared prefixes": within the kernels' tolerance).
+    for (const ModelConfig& shared : {with_prefix(make_config(4, 40, 32, 4, 2, 1), 20),
+                                      with_prefix(make_config(3, 33, 64, 8, 8, 2), 32)}) {
+        INFO(describe(shared));
+        ModelConfig unshared = shared;
+        unshared.shared_prefix = 0;
+        const std::vector<float> inputs = make_inputs(shared, 3);
+        const std::vector<float> step_in = make_step_inputs(shared, 3);
+        const StepResult with = run_step(shared, inputs, step_in, 3);
+        const StepResult without = run_step(unshared, inputs, step_in, 3);
+        CHECK(relative_error(with.step_out, without.step_out) < kernel_check_tolerance);
+        CHECK(with.cached_flops.useful == without.cached_flops.useful);
+    }
+}
+
+TEST_CASE("attend_decode over a shared prefix equals its naive twin in every KV type, with the prefix split") {
+    // G = 1 on 8 threads: one prefix task per KV head is too few, so the prefix is cut in splits,
+    // and B·G = 3 suffix tasks are cut too. B·group_size = 12 rows (B = 3, group 4) and 8 rows
+    // (B = 8, group 1) take each kernel's row shapes.
+    for (const ModelConfig& base : {make_config(3, 300, 64, 4, 1, 1), make_config(8, 200, 32, 2, 2, 1)}) {
+        for (const KvDtype dtype : {KvDtype::f32, KvDtype::f16, KvDtype::bf16, KvDtype::int8, KvDtype::q8_0,
+                                    KvDtype::q4_0, KvDtype::e4m3, KvDtype::e5m2}) {
+            ModelConfig config = with_prefix(base, base.seq_len / 2);
+            config.kv_dtype = dtype;
+            INFO(describe(config));
+            KvCache cache(config, config.seq_len);
+            fill_cache_seeded(config, cache, config.seq_len, 3);
+            const std::vector<float> q = test::random_vector(config.n_batch * config.q_dim(), 4);
+            DecodeAttentionScratch scratch(config, config.seq_len, 8);
+            std::vector<float> fast(q.size()), naive(q.size());
+            for (const std::size_t n_ctx : {config.seq_len, config.shared_prefix + 1, std::size_t{5}}) {
+                const FlopCount fast_flops =
+                    attend_decode(config, q.data(), config.q_dim(), cache, 0, n_ctx, fast.data(), scratch);
+                const FlopCount naive_flops =
+                    attend_decode_naive(config, q.data(), config.q_dim(), cache, 0, n_ctx, naive.data(), scratch);
+                CHECK(relative_error(fast, naive) < 1e-5);
+                CHECK(fast_flops.useful == 4u * config.n_heads * config.head_dim() * config.n_batch * n_ctx);
+                CHECK(naive_flops.useful == fast_flops.useful);
+            }
+        }
+    }
+}
+
+TEST_CASE("a shared prefix is cached and read once, its FLOPs those of the batch sharing nothing (docs/counting.md, by hand)") {
+    // B = 4, N = 10, P = 6, D = 8, H = 2, G = 1, dh = 4, L = 1: 6 + 4·(10 - 6) = 22 positions
+    // cached of (4 + 4)·4 = 32 bytes each, against 4·10 = 40 unshared. 192 weights.
+    const ModelConfig config = with_prefix(make_config(4, 10, 8, 2, 1, 1), 6);
+    ModelConfig unshared = config;
+    unshared.shared_prefix = 0;
+    CHECK(cached_positions(config) == 22);
+    CHECK(kv_cache_bytes(config) == 704);
+    CHECK(kv_cache_bytes(unshared) == 1280);
+    CHECK(KvCache::bytes_for(config, config.seq_len) == 704);
+    const KvCache cache(config, config.seq_len);
+    CHECK(cache.bytes() == 704);
+    CHECK(cache.capacity(0, 3) == 4);
+    // 4·2·192 + 4·2·4·(4·10): every query attends to all 10 positions.
+    CHECK(step_flops(config, DecodePath::cached) == 1536 + 1280);
+    CHECK(step_flops(config, DecodePath::cached) == step_flops(unshared, DecodePath::cached));
+    CHECK(step_flops(config, DecodePath::uncached) == step_flops(unshared, DecodePath::uncached));
+    // 192·4 weight bytes + 704 of cache + 2·4·8·4 of activations; the uncached path as before.
+    CHECK(step_bytes(config, DecodePath::cached) == 768 + 704 + 256);
+    CHECK(step_bytes(config, DecodePath::uncached) == step_bytes(unshared, DecodePath::uncached));
+}
+
+TEST_CASE("a shared prefix that breaks a rule is refused naming --shared-prefix") {
+    ModelConfig config = make_config(2, 10, 8, 2, 1, 1);
+    config.shared_prefix = 10;
+    CHECK_THROWS_WITH_AS(validate(config),
+                         "--shared-prefix 10 must be at most --seq 10 less the step's 1 new token(s), 9: the new "
+                         "tokens are each sequence's own (try --shared-prefix 5)",
+                         ConfigError);
+    config.shared_prefix = 9;
+    config.n_query_tokens = 2;
+    CHECK_THROWS_AS(validate(config), ConfigError);
+    config.n_query_tokens = 1;
+    validate(config);
+    ModelConfig ragged = config;
+    ragged.seq_lens = {10, 4};
+    ragged.shared_prefix = 2;
+    CHECK_THROWS_WITH_AS(validate(ragged),
+                         "--shared-prefix 2 with --seq-lens or --seq-dist: a shared prefix is measured on uniform "
+                         "batches only (give --shared-prefix 0)",
+                         ConfigError);
+    ModelConfig windowed = config;
+    windowed.layer_windows = {4};
+    CHECK_THROWS_WITH_AS(validate(windowed),
+                         "--shared-prefix 9 with --window: a sliding window's ring overwrites the shared positions "
+                         "(give --shared-prefix 0)",
+                         ConfigError);
+}
+
+TEST_CASE("a shared prefix's kernels pass --check against their naive twins") {
+    const ModelConfig config = with_prefix(make_config(3, 40, 32, 4, 2, 1), 30);
+    const ModelWeights weights = make_weights(config, 9);
+    const std::vector<float> prompt = make_inputs(config, 9);
+    const std::vector<float> step_in = make_step_inputs(config, 9);
+    KvCache cache(config, config.seq_len);
+    fill_cache_seeded(config, cache, config.seq_len - 1, 9);
+    for (const KernelCheck& check : check_kernels(config, weights, {step_in.data(), prompt.data(), &cache, 2}, fast_kernels)) {
+        INFO(check.kernel);
+        CHECK(check.rel_error < kernel_check_tolerance);
+    }
+}
