@@ -281,11 +281,12 @@ TEST_CASE("a version-1 database is migrated when a run is added: its points read
                   "ALTER TABLE points DROP COLUMN experts_read; ALTER TABLE points DROP COLUMN weight_rel_error; "
                   "ALTER TABLE points DROP COLUMN seq_lens; ALTER TABLE points DROP COLUMN query_tokens; "
                   "ALTER TABLE points DROP COLUMN latency_us_per_token; ALTER TABLE points DROP COLUMN k_dtype; "
-                  "ALTER TABLE points DROP COLUMN v_dtype; PRAGMA user_version = 1;");
+                  "ALTER TABLE points DROP COLUMN v_dtype; ALTER TABLE points DROP COLUMN kv_block; "
+                  "PRAGMA user_version = 1;");
     std::vector<ResultRow> windowed = two_rows();
     for (ResultRow& row : windowed) row.config.layer_windows = {2};
     ResultsDatabase::open_for_writing(path).add_run(test_run("new"), stored_rows(windowed, {}));
-    CHECK(query(path, "PRAGMA user_version;") == "3");
+    CHECK(query(path, "PRAGMA user_version;") == "4");
     CHECK(query(path, "SELECT count(*) FROM results WHERE variant = '';") == "2");
     CHECK(query(path, "SELECT count(*) FROM results WHERE seq_lens = '';") == "4");  // version 3's, uniform
     // Version 3's key and value types: an older point's both its kv_dtype.
@@ -302,19 +303,34 @@ TEST_CASE("a version-2 database is migrated when a run is added: its points read
     ResultsDatabase::open_for_writing(path).add_run(test_run("old"), stored_rows(two_rows(), {}));
     execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN seq_lens; ALTER TABLE points DROP COLUMN "
                   "query_tokens; ALTER TABLE points DROP COLUMN latency_us_per_token; ALTER TABLE points DROP COLUMN "
-                  "k_dtype; ALTER TABLE points DROP COLUMN v_dtype; PRAGMA user_version = 2;");
+                  "k_dtype; ALTER TABLE points DROP COLUMN v_dtype; ALTER TABLE points DROP COLUMN kv_block; "
+                  "PRAGMA user_version = 2;");
     std::vector<ResultRow> ragged = two_rows();
     for (ResultRow& row : ragged) {
         row.config.n_batch = 2;
         row.config.seq_lens = {4, 1};
     }
     ResultsDatabase::open_for_writing(path).add_run(test_run("new"), stored_rows(ragged, {}));
-    CHECK(query(path, "PRAGMA user_version;") == "3");
+    CHECK(query(path, "PRAGMA user_version;") == "4");
     CHECK(query(path, "SELECT count(*) FROM results WHERE seq_lens = '';") == "2");
     CHECK(query(path, "SELECT count(*) FROM results WHERE seq_lens = '4 1';") == "2");
     CHECK(query(path, "SELECT count(*) FROM results WHERE query_tokens = 1;") == "4");
     CHECK(query(path, "SELECT count(*) FROM results WHERE latency_us_per_token = latency_us_median;") == "4");
     CHECK(query(path, "SELECT count(*) FROM results WHERE k_dtype = kv_dtype AND v_dtype = kv_dtype;") == "4");
+    CHECK(query(path, "PRAGMA integrity_check;") == "ok");
+}
+
+TEST_CASE("a version-3 database is migrated when a run is added: its points read as contiguous caches") {
+    const ScratchDir dir("database");
+    const std::filesystem::path path = dir.path / "old.sqlite";
+    ResultsDatabase::open_for_writing(path).add_run(test_run("old"), stored_rows(two_rows(), {}));
+    execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN kv_block; PRAGMA user_version = 3;");
+    std::vector<ResultRow> paged = two_rows();
+    paged.front().config.kv_block = 16;  // the cached row; the uncached one keeps no cache
+    ResultsDatabase::open_for_writing(path).add_run(test_run("new"), stored_rows(paged, {}));
+    CHECK(query(path, "PRAGMA user_version;") == "4");
+    CHECK(query(path, "SELECT count(*) FROM results WHERE kv_block = 0;") == "3");
+    CHECK(query(path, "SELECT count(*) FROM results WHERE kv_block = 16;") == "1");
     CHECK(query(path, "PRAGMA integrity_check;") == "ok");
 }
 

@@ -182,6 +182,7 @@ const std::vector<StoredColumn>& point_columns() {
         {"roofline_source", ColumnType::text},
         {"k_dtype", ColumnType::text},
         {"v_dtype", ColumnType::text},
+        {"kv_block", ColumnType::integer},
         // kvbench generate's columns (docs/generate.md#the-csv-and-json); NULL on a sweep's rows.
         {"step", ColumnType::integer},
         {"phase", ColumnType::text},
@@ -220,6 +221,10 @@ const std::vector<Migration>& migrations() {
             "UPDATE points SET latency_us_per_token = latency_us_median;\n"
             "ALTER TABLE points ADD COLUMN k_dtype TEXT;\nALTER TABLE points ADD COLUMN v_dtype TEXT;\n"
             "UPDATE points SET k_dtype = kv_dtype, v_dtype = kv_dtype;\n"
+            "DROP VIEW IF EXISTS results;\n" +
+                results_view_sql()},
+        // Version 4: a paged cache's positions per block; older points are contiguous caches.
+        {3, "ALTER TABLE points ADD COLUMN kv_block INTEGER;\nUPDATE points SET kv_block = 0;\n"
             "DROP VIEW IF EXISTS results;\n" +
                 results_view_sql()},
     };

@@ -12,7 +12,7 @@ namespace kvbench {
 
 // The layout of the database (docs/database.md#versions), kept in SQLite's PRAGMA user_version.
 // A database of an older version is migrated when a run is added to it; a newer one is refused.
-constexpr int database_schema_version = 3;
+constexpr int database_schema_version = 4;
 
 // PRAGMA application_id of a kvbench database ("kvbr"): a SQLite file without it holds
 // someone else's tables and is never written to.
@@ -48,7 +48,8 @@ struct Migration {
 // weight_dtype, experts_read, weight_rel_error), and makes the results view again; 2 to 3 adds
 // seq_lens, a ragged batch's contexts (empty on older points, uniform batches), query_tokens and
 // latency_us_per_token (1 and the median on older points), and the cache's key and value types
-// (k_dtype, v_dtype; an older point's both its kv_dtype).
+// (k_dtype, v_dtype; an older point's both its kv_dtype); 3 to 4 adds kv_block, a paged
+// cache's positions per block (0, contiguous, on older points).
 const std::vector<Migration>& migrations();
 
 // `text` (a report's cell) as a value of `type`. Throws std::runtime_error naming `column` when
