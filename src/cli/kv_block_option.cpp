@@ -14,7 +14,8 @@ std::vector<std::size_t> parse_kv_blocks(std::string_view text) {
     std::size_t at = 0;
     while (at <= text.size()) {
         const std::size_t end = std::min(text.find(',', at), text.size());
-        const std::size_t block = parse_count(text.substr(at, end - at), "--kv-block", 0, max_kv_block);
+        const auto block = static_cast<std::size_t>(
+            parse_whole_number(text.substr(at, end - at), "--kv-block", 0, max_kv_block));
         if (std::find(blocks.begin(), blocks.end(), block) == blocks.end()) blocks.push_back(block);
         at = end + 1;
     }

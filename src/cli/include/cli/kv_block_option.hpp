@@ -8,8 +8,9 @@
 namespace kvbench {
 
 // "0,16,32,128": whole numbers from 0 (the contiguous cache) to max_kv_block, in the order
-// written, duplicates dropped. Throws ConfigError naming --kv-block on an empty item or a value
-// that is not a whole number in range.
+// written, duplicates dropped; no ranges or suffixes (parse_value_list's lists start at 1).
+// Throws ConfigError naming --kv-block on an empty item or a value that is not a whole number
+// in range.
 std::vector<std::size_t> parse_kv_blocks(std::string_view text);
 
 inline constexpr const char* kv_block_help =
