@@ -607,8 +607,7 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     }
 #endif
     const bool group_dot_tiles = tiles.group_dot_tiles_plan && n_rows > 1 && n_rows <= tiles.dot_rows_max;
-    const PrefetchPlan plan = block_prefetch_plan(problem.kv_dtype, group_dot_tiles);
-    BlockPrefetcher prefetcher(problem.block_table != nullptr ? paged_prefetch_plan(plan) : plan);
+    BlockPrefetcher prefetcher(block_prefetch_plan(problem.kv_dtype, group_dot_tiles));
     std::size_t calls_per_block = 64;  // a guess for the first block; later ones count
     std::uint64_t flops = 0;
     const std::size_t block_keys = fused ? fused_key_block : key_block;

@@ -53,9 +53,8 @@ public:
     }
 
     // A block of a paged cache in two runs of contiguous rows, the second somewhere else in the
-    // pool (attention_kernel.cpp's contiguous_run): the lines of both, as two segments. Without
-    // the second, a block of 32 keys over cache blocks of 16 had half its lines requested
-    // (bench/journal/2026-12-04-paged-cache.md).
+    // pool (paged_rows.hpp's contiguous_run): the lines of both, as two segments; a block of 32
+    // keys over cache blocks of 16 would otherwise have only half its lines requested.
     void start_runs(const GroupAttention& first, const GroupAttention& second, std::size_t calls) {
         calls_ = 0;
         per_call_ = 0;

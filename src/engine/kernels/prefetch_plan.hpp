@@ -48,13 +48,4 @@ inline PrefetchPlan block_prefetch_plan(KvDtype stored, bool group_dot_tiles = f
     return stored_type_plan(stored);
 }
 
-// The plan for a paged cache's blocks (docs/model.md, "Paged caches"): `plan` reaching
-// paged_extra_blocks_ahead blocks further, into L2. The hardware prefetchers stream a contiguous
-// cache far ahead of the kernel but stop at each cache block's end, so the kernel's own requests
-// must cover DRAM's latency alone (bench/journal/2026-12-04-paged-cache.md).
-inline constexpr std::size_t paged_extra_blocks_ahead = 2;
-constexpr PrefetchPlan paged_prefetch_plan(PrefetchPlan plan) {
-    return {plan.blocks_ahead + paged_extra_blocks_ahead, true, plan.spread};
-}
-
 }  // namespace kvbench
