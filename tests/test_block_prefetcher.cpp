@@ -121,3 +121,24 @@ TEST_CASE("a block past the context requests nothing, and a short last block onl
     const std::vector<std::size_t> requested = schedule(cache.problem, 16, 16, 50, 50);
     CHECK(requested.back() == 4 * 128 / line_floats);
 }
+
+TEST_CASE("a paged block in two runs has the lines of both runs requested") {
+    // Blocks of 32 keys of 64 floats over cache blocks of 16: two runs of 16 rows, 64 lines each.
+    const Cache cache(64, 64, 64);
+    GroupAttention first = cache.problem;
+    first.n_ctx = 16;
+    GroupAttention second = cache.problem;
+    second.keys = cache.keys.data() + 40 * 64;
+    second.values = cache.values.data() + 40 * 64;
+    second.n_ctx = 16;
+    BlockPrefetcher prefetcher(PrefetchPlan{1, false, false});
+    prefetcher.start_runs(first, second, 8);
+    for (std::size_t i = 0; i < 8; ++i) prefetcher.issue();
+    CHECK(prefetcher.lines_requested() == 2 * 16 * 64 / line_floats);
+    // One run alone: its own lines only.
+    GroupAttention none = cache.problem;
+    none.n_ctx = 0;
+    prefetcher.start_runs(first, none, 8);
+    for (std::size_t i = 0; i < 8; ++i) prefetcher.issue();
+    CHECK(prefetcher.lines_requested() == 16 * 64 / line_floats);
+}

@@ -281,7 +281,7 @@ TEST_CASE("a version-1 database is migrated when a run is added: its points read
                   "ALTER TABLE points DROP COLUMN experts_read; ALTER TABLE points DROP COLUMN weight_rel_error; "
                   "ALTER TABLE points DROP COLUMN seq_lens; ALTER TABLE points DROP COLUMN query_tokens; "
                   "ALTER TABLE points DROP COLUMN latency_us_per_token; ALTER TABLE points DROP COLUMN k_dtype; "
-                  "ALTER TABLE points DROP COLUMN v_dtype; ALTER TABLE points DROP COLUMN shared_prefix; "
+                  "ALTER TABLE points DROP COLUMN v_dtype; ALTER TABLE points DROP COLUMN shared_prefix; ALTER TABLE points DROP COLUMN kv_block; "
                   "PRAGMA user_version = 1;");
     std::vector<ResultRow> windowed = two_rows();
     for (ResultRow& row : windowed) row.config.layer_windows = {2};
@@ -303,7 +303,7 @@ TEST_CASE("a version-2 database is migrated when a run is added: its points read
     ResultsDatabase::open_for_writing(path).add_run(test_run("old"), stored_rows(two_rows(), {}));
     execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN seq_lens; ALTER TABLE points DROP COLUMN "
                   "query_tokens; ALTER TABLE points DROP COLUMN latency_us_per_token; ALTER TABLE points DROP COLUMN "
-                  "k_dtype; ALTER TABLE points DROP COLUMN v_dtype; ALTER TABLE points DROP COLUMN shared_prefix; "
+                  "k_dtype; ALTER TABLE points DROP COLUMN v_dtype; ALTER TABLE points DROP COLUMN shared_prefix; ALTER TABLE points DROP COLUMN kv_block; "
                   "PRAGMA user_version = 2;");
     std::vector<ResultRow> ragged = two_rows();
     for (ResultRow& row : ragged) {
@@ -324,7 +324,7 @@ TEST_CASE("a version-3 database is migrated when a run is added: its points shar
     const ScratchDir dir("database");
     const std::filesystem::path path = dir.path / "old.sqlite";
     ResultsDatabase::open_for_writing(path).add_run(test_run("old"), stored_rows(two_rows(), {}));
-    execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN shared_prefix; PRAGMA user_version = 3;");
+    execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN shared_prefix; ALTER TABLE points DROP COLUMN kv_block; PRAGMA user_version = 3;");
     std::vector<ResultRow> shared = two_rows();
     for (ResultRow& row : shared) {
         row.config.n_batch = 2;
@@ -334,6 +334,19 @@ TEST_CASE("a version-3 database is migrated when a run is added: its points shar
     CHECK(query(path, "PRAGMA user_version;") == "4");
     CHECK(query(path, "SELECT count(*) FROM results WHERE shared_prefix = 0;") == "2");
     CHECK(query(path, "SELECT count(*) FROM results WHERE shared_prefix = 2;") == "2");
+}
+
+TEST_CASE("a version-3 database is migrated when a run is added: its points read as contiguous caches") {
+    const ScratchDir dir("database");
+    const std::filesystem::path path = dir.path / "old.sqlite";
+    ResultsDatabase::open_for_writing(path).add_run(test_run("old"), stored_rows(two_rows(), {}));
+    execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN shared_prefix; ALTER TABLE points DROP COLUMN kv_block; PRAGMA user_version = 3;");
+    std::vector<ResultRow> paged = two_rows();
+    paged.front().config.kv_block = 16;  // the cached row; the uncached one keeps no cache
+    ResultsDatabase::open_for_writing(path).add_run(test_run("new"), stored_rows(paged, {}));
+    CHECK(query(path, "PRAGMA user_version;") == "4");
+    CHECK(query(path, "SELECT count(*) FROM results WHERE kv_block = 0;") == "3");
+    CHECK(query(path, "SELECT count(*) FROM results WHERE kv_block = 16;") == "1");
     CHECK(query(path, "PRAGMA integrity_check;") == "ok");
 }
 

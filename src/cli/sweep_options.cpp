@@ -6,6 +6,7 @@
 #include "cli/layer_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/grid_guard.hpp"
+#include "cli/kv_block_option.hpp"
 #include "cli/kv_dtype_option.hpp"
 #include "cli/option_conventions.hpp"
 #include "cli/roofline_options.hpp"
@@ -133,6 +134,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                 "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
     list_option(*sweep, "-l,--layers", options.layers, "Stacked layers L (attention blocks or full layers, --block)");
     list_option(*sweep, "--kv-dtype", options.kv_dtype, kv_dtype_help);
+    list_option(*sweep, "--kv-block", options.kv_block, kv_block_help);
     add_attention_options(*sweep, options.attention);
     add_layer_options(*sweep, options.layer);
     add_latent_options(*sweep, options.latent);
@@ -218,6 +220,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
     spec.kv_dtypes = parse_stored_kv_dtypes(options.kv_dtype);
+    spec.kv_blocks = parse_kv_blocks(options.kv_block);
     apply_layer_options(options.layer, options.model, spec);
     apply_attention_options(options.attention, spec);
     const std::optional<std::string> latent_note = apply_latent_options(options.latent, spec);

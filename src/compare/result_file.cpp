@@ -21,7 +21,7 @@ namespace {
 // step/phase/prompt/new_tokens come from generate (docs/generate.md).
 const std::vector<std::string> known_key_columns = {
     "path", "batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads",
-    "kv_dtype", "block", "ffn_dim", "weight_dtype", "variant", "seq_lens", "query_tokens", "shared_prefix", "cache_state", "step", "phase", "prompt", "new_tokens"};
+    "kv_dtype", "block", "ffn_dim", "weight_dtype", "variant", "seq_lens", "query_tokens", "shared_prefix", "kv_block", "cache_state", "step", "phase", "prompt", "new_tokens"};
 
 [[noreturn]] void bad_file(const std::string& name, const std::string& why) {
     throw ConfigError(fmt::format("{} cannot be compared: {}", name, why));
@@ -53,7 +53,8 @@ void require_contract_columns(const std::set<std::string>& present, const std::s
 // default on every row, so that an old reference still matches a new run's rows.
 const std::map<std::string, std::string>& layer_key_defaults() {
     static const std::map<std::string, std::string> defaults = {
-        {"block", "attn"}, {"ffn_dim", "0"}, {"weight_dtype", "f32"}, {"variant", ""}, {"seq_lens", ""}, {"query_tokens", "1"}, {"shared_prefix", "0"}};
+        {"block", "attn"}, {"ffn_dim", "0"}, {"weight_dtype", "f32"}, {"variant", ""}, {"seq_lens", ""}, {"query_tokens", "1"},
+        {"shared_prefix", "0"}, {"kv_block", "0"}};
     return defaults;
 }
 

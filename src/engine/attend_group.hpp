@@ -16,8 +16,9 @@ using GroupKernel = std::uint64_t (*)(const GroupAttention& problem, const Parti
 
 // The kernel for groups of n_rows query rows of head_dim: the one place the choice is made.
 // attend_group_by_lanes where tuning.hpp's `lanes` row takes it (builds without AVX-512, at least
-// min_rows rows) and the shape is whole vectors of its lanes; attend_group_tiled otherwise.
-GroupKernel group_kernel_for(std::size_t n_rows, std::size_t head_dim);
+// min_rows rows) and the shape is whole vectors of its lanes; attend_group_tiled otherwise, and
+// always for a paged cache, which only the tiled kernel reads through its block table.
+GroupKernel group_kernel_for(std::size_t n_rows, std::size_t head_dim, bool paged = false);
 
 // group_kernel_for(problem.n_rows, problem.head_dim) run on the problem. Returns the FLOPs it
 // executed: attend_group_tiled's documented count, or the lanes kernel's 4·R·n_ctx·dh, which

@@ -104,6 +104,7 @@ void validate_shared_prefix(const ModelConfig& config) {
         refuse("--window", "a sliding window's ring overwrites the shared positions");
     }
     if (config.is_latent()) refuse("--kv-lora-rank", "the latent step reads no shared prefix");
+    if (config.is_paged()) refuse("--kv-block", "the shared block is measured on the contiguous cache only");
 }
 
 }  // namespace
@@ -141,6 +142,15 @@ void validate(const ModelConfig& config) {
         throw ConfigError(fmt::format("--kv-dtype {}/{}: a latent cache's values are part of its keys, so they "
                                       "share one type (give one type)",
                                       kv_dtype_info(config.key_dtype()).name, kv_dtype_info(config.value_dtype()).name));
+    }
+    if (config.kv_block > max_kv_block) {
+        throw ConfigError(fmt::format("--kv-block {}: a block holds at most {} positions (0 for the contiguous cache)",
+                                      config.kv_block, max_kv_block));
+    }
+    if (config.is_paged() && config.is_latent()) {
+        throw ConfigError(fmt::format("--kv-block {}: a latent cache is not paged (its step reads the latent "
+                                      "through its own kernel); give --kv-block 0",
+                                      config.kv_block));
     }
     validate_layer_parts(config);
     validate_seq_lens(config);
@@ -215,6 +225,7 @@ std::string describe(const ModelConfig& config) {
     if (config.has_reduced_cache()) {
         parts += fmt::format(" kv={}", kv_dtype_name(config.key_dtype(), config.value_dtype()));
     }
+    if (config.is_paged()) parts += fmt::format(" kv-block={}", config.kv_block);
     return fmt::format("B={} N={} D={} H={}{} G={} L={}{}", config.n_batch, config.seq_len, config.model_dim,
                        config.n_heads, head_dim, config.n_kv_heads, config.n_layers, parts);
 }

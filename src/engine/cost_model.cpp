@@ -163,7 +163,12 @@ std::uint64_t step_bytes(const ModelConfig& c, DecodePath path, std::optional<st
     std::uint64_t bytes = u64(c.n_layers) * 2 * rows * u64(c.model_dim) * activation_elem_bytes;
     for (std::size_t layer = 0; layer < c.n_layers; ++layer) bytes += fixed_weight_bytes_of_layer(c, layer);
     bytes += experts_read.value_or(most_experts_read(c, path)) * swiglu_bytes(c, u64(c.moe.expert_dim));
-    if (path == DecodePath::cached) return bytes + kv_cache_bytes(c);
+    // The step reads every cached position once, and a paged cache's block tables once: not the
+    // empty slots of its last blocks, which kv_cache_bytes counts (docs/counting.md, "Paged caches").
+    const std::uint64_t heads = c.is_latent() ? 1 : u64(c.n_kv_heads);
+    if (path == DecodePath::cached) {
+        return bytes + cached_positions(c) * heads * kv_head_position_bytes(c) + kv_block_table_bytes(c);
+    }
     // The uncached path keeps no cache: its K and V (MLA: expanded per head) are f32
     // activations of all N positions, whatever kv_dtype says.
     const std::uint64_t kv_width = c.is_latent() ? u64(c.n_heads) * (mla_qk_dim(c.mla) + u64(c.mla.v_head_dim))
@@ -187,9 +192,28 @@ std::uint64_t cached_positions(const ModelConfig& c) {
     });
 }
 
+std::uint64_t kv_blocks_per_head(const ModelConfig& c) {
+    if (!c.is_paged()) return 0;
+    const std::uint64_t block = u64(c.kv_block);
+    return sum_over_sequences(c, [&c, block](std::uint64_t n) {
+        std::uint64_t blocks = 0;
+        for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
+            blocks += (u64(c.attended_positions(layer, static_cast<std::size_t>(n))) + block - 1) / block;
+        }
+        return blocks;
+    });
+}
+
+std::uint64_t kv_block_table_bytes(const ModelConfig& c) {
+    const std::uint64_t heads = c.is_latent() ? 1 : u64(c.n_kv_heads);
+    return kv_blocks_per_head(c) * heads * kv_block_table_entry_bytes;
+}
+
 std::uint64_t kv_cache_bytes(const ModelConfig& c) {
     const std::uint64_t heads = c.is_latent() ? 1 : u64(c.n_kv_heads);
-    return cached_positions(c) * heads * kv_head_position_bytes(c);
+    // Paged: whole blocks, the last of each ring partly empty, and the tables that find them.
+    const std::uint64_t slots = c.is_paged() ? kv_blocks_per_head(c) * u64(c.kv_block) : cached_positions(c);
+    return slots * heads * kv_head_position_bytes(c) + kv_block_table_bytes(c);
 }
 
 std::uint64_t kv_cache_bytes_as_mha(const ModelConfig& c) {

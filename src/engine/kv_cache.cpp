@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/attention_shape.hpp"
 #include "kvbench/engine/checked_size.hpp"
+#include "kvbench/engine/kv_block_allocator.hpp"
 #include "kvbench/engine/kv_convert.hpp"
 
 #include <fmt/format.h>
@@ -71,9 +72,26 @@ std::vector<std::size_t> row_first_vectors(const ModelConfig& config, const std:
     return first;
 }
 
+std::size_t blocks_of(std::size_t capacity, std::size_t block_positions) {
+    return (capacity + block_positions - 1) / block_positions;
+}
+
+// Paged: each (layer, row)'s first entry in the block tables, its KV heads' rings one after another.
+std::vector<std::size_t> row_first_blocks(const ModelConfig& config, const std::vector<std::size_t>& row_capacity) {
+    if (!config.is_paged()) return {};
+    const std::size_t n_kv_heads = cached_attention_shape(config).n_kv_heads;
+    std::vector<std::size_t> first(row_capacity.size());
+    std::size_t at = 0;
+    for (std::size_t row = 0; row < row_capacity.size(); ++row) {
+        first[row] = at;
+        at = checked_add(at, checked_mul(n_kv_heads, blocks_of(row_capacity[row], config.kv_block)));
+    }
+    return first;
+}
+
 }  // namespace
 
-KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len)
+KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len, std::uint64_t block_seed)
     : key_dtype_(config.key_dtype()),
       value_dtype_(config.value_dtype()),
       key_row_bytes_(kv_row_bytes(key_dtype_, cached_attention_shape(config).key_dim)),
@@ -89,6 +107,10 @@ KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len)
       row_capacity_(row_capacities(config, max_seq_len)),
       shared_prefix_(config.shared_prefix),
       row_first_(row_first_vectors(config, row_capacity_, prefix_first_)),
+      block_positions_(config.kv_block),
+      row_first_block_(row_first_blocks(config, row_capacity_)),
+      // The pool holds exactly the blocks the rings need, so the tables are a permutation of it.
+      block_table_(shuffled_free_blocks(table_entries_for(config, max_seq_len), block_seed)),
       keys_(checked_mul(vectors_for(config, max_seq_len), key_row_bytes_)),
       values_(values_in_keys_ ? 0 : checked_mul(vectors_for(config, max_seq_len), value_row_bytes_)),
       key_scales_(key_dtype_ == KvDtype::int8 ? vectors_for(config, max_seq_len) : 0),
@@ -104,10 +126,20 @@ KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len)
 }
 
 std::size_t KvCache::vectors_for(const ModelConfig& config, std::size_t max_seq_len) {
+    if (config.is_paged()) return checked_mul(table_entries_for(config, max_seq_len), config.kv_block);
     // Summed over layers and rows, and each layer's one copy of the shared prefix.
     std::size_t slots = checked_mul(config.n_layers, config.shared_prefix);
     for (const std::size_t capacity : row_capacities(config, max_seq_len)) slots = checked_add(slots, capacity);
     return checked_mul(slots, cached_attention_shape(config).n_kv_heads);
+}
+
+std::size_t KvCache::table_entries_for(const ModelConfig& config, std::size_t max_seq_len) {
+    if (!config.is_paged()) return 0;
+    std::size_t blocks = 0;  // summed over layers and rows
+    for (const std::size_t capacity : row_capacities(config, max_seq_len)) {
+        blocks = checked_add(blocks, blocks_of(capacity, config.kv_block));
+    }
+    return checked_mul(blocks, cached_attention_shape(config).n_kv_heads);
 }
 
 std::size_t KvCache::bytes_for(const ModelConfig& config, std::size_t max_seq_len) {
@@ -116,7 +148,8 @@ std::size_t KvCache::bytes_for(const ModelConfig& config, std::size_t max_seq_le
                                          ? kv_vector_bytes(config.key_dtype(), shape.key_dim)
                                          : checked_add(kv_vector_bytes(config.key_dtype(), shape.key_dim),
                                                        kv_vector_bytes(config.value_dtype(), shape.key_dim));
-    return checked_mul(vectors_for(config, max_seq_len), per_position);
+    return checked_add(checked_mul(vectors_for(config, max_seq_len), per_position),
+                       checked_mul(table_entries_for(config, max_seq_len), sizeof(std::uint32_t)));
 }
 
 std::size_t KvCache::first_vector(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
@@ -126,7 +159,19 @@ std::size_t KvCache::first_vector(std::size_t layer, std::size_t batch, std::siz
 
 std::size_t KvCache::vector_of(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos) const {
     if (pos < shared_prefix_) return prefix_first_[layer] + kv_head * shared_prefix_ + pos;
-    return first_vector(layer, batch, kv_head) + (pos - shared_prefix_) % row_capacity_[layer * n_batch_ + batch];
+    const std::size_t slot = (pos - shared_prefix_) % row_capacity_[layer * n_batch_ + batch];
+    if (!paged()) return first_vector(layer, batch, kv_head) + slot;
+    return block_table(layer, batch, kv_head)[slot / block_positions_] * block_positions_ + slot % block_positions_;
+}
+
+const std::uint32_t* KvCache::block_table(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
+    if (!paged()) return nullptr;
+    const std::size_t row = layer * n_batch_ + batch;
+    return block_table_.data() + row_first_block_[row] + kv_head * blocks_of(row_capacity_[row], block_positions_);
+}
+
+std::size_t KvCache::data_vector(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
+    return paged() ? 0 : first_vector(layer, batch, kv_head);
 }
 
 std::size_t KvCache::first_prefix_vector(std::size_t layer, std::size_t kv_head) const {
@@ -163,30 +208,34 @@ float* KvCache::require_f32(bool values, std::size_t vector) const {
 }
 
 float* KvCache::keys(std::size_t layer, std::size_t batch, std::size_t kv_head) {
+    if (paged()) throw std::logic_error("KvCache: a paged cache's rings are not one array (use store)");
     return require_f32(false, first_vector(layer, batch, kv_head));
 }
 const float* KvCache::keys(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
+    if (paged()) throw std::logic_error("KvCache: a paged cache's rings are not one array (use load_key)");
     return require_f32(false, first_vector(layer, batch, kv_head));
 }
 float* KvCache::values(std::size_t layer, std::size_t batch, std::size_t kv_head) {
+    if (paged()) throw std::logic_error("KvCache: a paged cache's rings are not one array (use store)");
     return require_f32(true, first_vector(layer, batch, kv_head));
 }
 const float* KvCache::values(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
+    if (paged()) throw std::logic_error("KvCache: a paged cache's rings are not one array (use load_value)");
     return require_f32(true, first_vector(layer, batch, kv_head));
 }
 
 const void* KvCache::key_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
-    return vector_address(false, first_vector(layer, batch, kv_head));
+    return vector_address(false, data_vector(layer, batch, kv_head));
 }
 const void* KvCache::value_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
-    return vector_address(true, first_vector(layer, batch, kv_head));
+    return vector_address(true, data_vector(layer, batch, kv_head));
 }
 const float* KvCache::key_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
-    return key_scales_.empty() ? nullptr : key_scales_.data() + first_vector(layer, batch, kv_head);
+    return key_scales_.empty() ? nullptr : key_scales_.data() + data_vector(layer, batch, kv_head);
 }
 const float* KvCache::value_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
     if (values_in_keys_) return key_scales(layer, batch, kv_head);
-    return value_scales_.empty() ? nullptr : value_scales_.data() + first_vector(layer, batch, kv_head);
+    return value_scales_.empty() ? nullptr : value_scales_.data() + data_vector(layer, batch, kv_head);
 }
 
 void KvCache::store(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, const float* key,
@@ -228,7 +277,8 @@ void KvCache::assign_converted(const KvCache& source) {
     if (source.key_dtype_ != KvDtype::f32 || source.value_dtype_ != KvDtype::f32 ||
         source.keys_.size() != n_vectors * head_dim_ * sizeof(float) || source.max_seq_len_ != max_seq_len_ ||
         source.head_dim_ != head_dim_ || source.values_in_keys_ != values_in_keys_ ||
-        source.row_capacity_ != row_capacity_ || source.shared_prefix_ != shared_prefix_) {
+        source.row_capacity_ != row_capacity_ || source.shared_prefix_ != shared_prefix_ ||
+        source.block_table_ != block_table_) {
         throw std::invalid_argument("KvCache::assign_converted: the source must be an f32 cache of the same shape");
     }
     const auto* key_floats = reinterpret_cast<const float*>(source.keys_.data());
@@ -286,7 +336,8 @@ void KvCache::require_writable(std::size_t pos) const {
 }
 
 std::size_t KvCache::bytes() const {
-    return keys_.size() + values_.size() + (key_scales_.size() + value_scales_.size()) * sizeof(float);
+    return keys_.size() + values_.size() + (key_scales_.size() + value_scales_.size()) * sizeof(float) +
+           block_table_.size() * sizeof(std::uint32_t);
 }
 
 std::vector<std::span<const std::byte>> KvCache::storage() const {
@@ -298,6 +349,10 @@ std::vector<std::span<const std::byte>> KvCache::storage() const {
     if (!value_scales_.empty()) {
         regions.emplace_back(reinterpret_cast<const std::byte*>(value_scales_.data()),
                              value_scales_.size() * sizeof(float));
+    }
+    if (!block_table_.empty()) {
+        regions.emplace_back(reinterpret_cast<const std::byte*>(block_table_.data()),
+                             block_table_.size() * sizeof(std::uint32_t));
     }
     return regions;
 }

@@ -295,7 +295,8 @@ void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t le
     // drawn a few positions at a time, keys then values, in the order the f32 fill draws them.
     constexpr std::size_t positions_per_draw = 64;
     std::vector<float> keys, values;
-    const bool all_f32 = cache.key_dtype() == KvDtype::f32 && cache.value_dtype() == KvDtype::f32;
+    // A paged cache's rings are not arrays: its f32 values go through store() as the other types'.
+    const bool all_f32 = cache.key_dtype() == KvDtype::f32 && cache.value_dtype() == KvDtype::f32 && !cache.paged();
     if (!all_f32) {
         keys.resize(positions_per_draw * head_dim);
         values.resize(keys.size());

@@ -138,7 +138,7 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
 
     if (options.run_cached) {
         const ModelConfig prompt = with_context(full, prompt_len);
-        KvCache cache(full, total_len);
+        KvCache cache(full, total_len, options.seed);
         DecodeScratch decode_scratch(full, total_len, point.n_threads);
         std::optional<ForwardScratch> prefill_scratch(std::in_place, prompt, point.n_threads);
         std::vector<float> prefix(n_batch * prompt_len * dim);  // (n_batch, P, dim)

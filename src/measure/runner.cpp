@@ -106,7 +106,7 @@ public:
             forward_scratch_.emplace(config_, point.n_threads);
         }
         if (needs_cache(options)) {
-            cache_.emplace(config_, n);
+            cache_.emplace(config_, n, options.seed);
             decode_scratch_.emplace(config_, n, point.n_threads);
             step_in_ = make_step_inputs(config_, options.seed);
             step_out_.resize(step_in_.size());
@@ -123,7 +123,7 @@ public:
                 // over each gives kv_rel_error. The f32 copy lives only while the point is set up.
                 ModelConfig f32_config = config_;
                 f32_config.set_kv_dtypes(KvDtype::f32, KvDtype::f32);
-                KvCache reference(f32_config, n);
+                KvCache reference(f32_config, n, options.seed);  // the same blocks: assign_converted copies slot by slot
                 fill(f32_config, reference, prefill, options.seed);
                 if (reference.length() != filled_length()) return;  // stopped
                 cache_->assign_converted(reference);

@@ -98,21 +98,25 @@ Grid expand(const SweepSpec& spec) {
                     for (const SharedPrefixLength& shared_prefix : spec.shared_prefixes) {
                         for (std::size_t threads : spec.threads) {
                             for (std::size_t i = 0; i < spec.kv_dtypes.size(); ++i) {
-                                ModelConfig config = shape;
-                                config.n_batch = batch;
-                                config.n_query_tokens = query_tokens;
-                                config.seq_len = *std::max_element(contexts.begin(), contexts.end());
-                                // One context for all (a --seq value, or a ragged batch that is not) keeps
-                                // the uniform batch's path.
-                                if (std::adjacent_find(contexts.begin(), contexts.end(), std::not_equal_to<>()) !=
-                                    contexts.end()) {
-                                    config.seq_lens = contexts;
+                                for (std::size_t j = 0; j < spec.kv_blocks.size(); ++j) {
+                                    ModelConfig config = shape;
+                                    config.n_batch = batch;
+                                    config.n_query_tokens = query_tokens;
+                                    config.seq_len = *std::max_element(contexts.begin(), contexts.end());
+                                    // One context for all (a --seq value, or a ragged batch that is not) keeps
+                                    // the uniform batch's path.
+                                    if (std::adjacent_find(contexts.begin(), contexts.end(), std::not_equal_to<>()) !=
+                                        contexts.end()) {
+                                        config.seq_lens = contexts;
+                                    }
+                                    config.shared_prefix = shared_prefix.positions_at(config.seq_len);
+                                    config.set_kv_dtypes(spec.kv_dtypes[i].key, spec.kv_dtypes[i].value);
+                                    config.kv_block = spec.kv_blocks[j];
+                                    validate(config);
+                                    if (config.is_ragged() || query_tokens != 1) require_measurable(config);
+                                    // The uncached path has no cache, so no blocks either: timed once per point.
+                                    grid.points.push_back({config, threads, i == 0 && j == 0});
                                 }
-                                config.shared_prefix = shared_prefix.positions_at(config.seq_len);
-                                config.set_kv_dtypes(spec.kv_dtypes[i].key, spec.kv_dtypes[i].value);
-                                validate(config);
-                                if (config.is_ragged() || query_tokens != 1) require_measurable(config);
-                                grid.points.push_back({config, threads, i == 0});
                             }
                         }
                     }

@@ -100,6 +100,8 @@ const std::vector<RowColumn>& row_columns() {
          [](const ResultRow& r) -> CellValue { return std::string(kv_dtype_info(r.config.key_dtype()).name); }},
         {"v_dtype",
          [](const ResultRow& r) -> CellValue { return std::string(kv_dtype_info(r.config.value_dtype()).name); }},
+        // A paged cache's positions per block, 0 for the contiguous cache (docs/model.md, "Paged caches").
+        {"kv_block", [](const ResultRow& r) { return count(r.config.kv_block); }},
     };
     return columns;
 }

@@ -183,6 +183,7 @@ const std::vector<StoredColumn>& point_columns() {
         {"roofline_source", ColumnType::text},
         {"k_dtype", ColumnType::text},
         {"v_dtype", ColumnType::text},
+        {"kv_block", ColumnType::integer},
         // kvbench generate's columns (docs/generate.md#the-csv-and-json); NULL on a sweep's rows.
         {"step", ColumnType::integer},
         {"phase", ColumnType::text},
@@ -223,8 +224,10 @@ const std::vector<Migration>& migrations() {
             "UPDATE points SET k_dtype = kv_dtype, v_dtype = kv_dtype;\n"
             "DROP VIEW IF EXISTS results;\n" +
                 results_view_sql()},
-        // Version 4 names the positions a batch shares; older points share none.
+        // Version 4 names the positions a batch shares and a paged cache's positions per block;
+        // older points share none and are contiguous caches.
         {3, "ALTER TABLE points ADD COLUMN shared_prefix INTEGER;\nUPDATE points SET shared_prefix = 0;\n"
+            "ALTER TABLE points ADD COLUMN kv_block INTEGER;\nUPDATE points SET kv_block = 0;\n"
             "DROP VIEW IF EXISTS results;\n" +
                 results_view_sql()},
     };

@@ -120,6 +120,8 @@ SavedRow read_row(const CellReader& cell) {
     if (cell("query_tokens")) row.config.n_query_tokens = count_of(cell, "query_tokens");
     // A file written before the column shares no prefix.
     if (cell("shared_prefix")) row.config.shared_prefix = count_of(cell, "shared_prefix");
+    // A file written before the column holds contiguous caches.
+    if (cell("kv_block")) row.config.kv_block = count_of(cell, "kv_block");
     // A file written before the columns holds uniform batches of one token a step.
     if (const std::optional<std::string> seq_lens = cell("seq_lens")) {
         try {

@@ -16,7 +16,10 @@ ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMea
     ResultRow row;
     row.path = path;
     row.config = point.config;
-    if (path == DecodePath::uncached) row.config.set_kv_dtypes(KvDtype::f32, KvDtype::f32);  // no cache: f32 activations
+    if (path == DecodePath::uncached) {
+        row.config.set_kv_dtypes(KvDtype::f32, KvDtype::f32);  // no cache: f32 activations
+        row.config.kv_block = 0;                                // and no blocks
+    }
     row.kv_dtype = kv_dtype_name(row.config.key_dtype(), row.config.value_dtype());
     row.n_threads = point.n_threads;
     row.cache_state = options.cold_cache ? "cold" : "warm";
@@ -104,6 +107,7 @@ void fill_speedups_across_kv_dtypes(std::vector<ResultRow>& rows) {
             }
             ModelConfig same = other.config;
             same.kv_dtype = row.config.kv_dtype;
+            same.kv_block = row.config.kv_block;
             if (same == row.config) {
                 row.speedup = other.stats.median_ns / row.stats.median_ns;
                 break;

@@ -44,7 +44,10 @@ std::vector<std::string> how_measured_otherwise(const ResultRow& row, const Grid
 
 bool row_matches(const ResultRow& row, const GridPoint& point, DecodePath path, const RunOptions& options) {
     ModelConfig config = point.config;
-    if (path == DecodePath::uncached) config.set_kv_dtypes(KvDtype::f32, KvDtype::f32);  // an uncached row is f32 (report.hpp)
+    if (path == DecodePath::uncached) {
+        config.set_kv_dtypes(KvDtype::f32, KvDtype::f32);  // an uncached row is f32 (report.hpp)
+        config.kv_block = 0;                               // and contiguous
+    }
     return row.path == path && row.config == config && row.n_threads == point.n_threads &&
            row.cache_state == (options.cold_cache ? "cold" : "warm") &&
            row.reps_policy == describe_reps_policy(options) && (!options.verify || row.verify_rel_error);

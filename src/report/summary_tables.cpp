@@ -104,6 +104,13 @@ const std::vector<Axis>& model_axes() {
         {"N_b", Align::left, [](const ResultRow& r) { return contexts_of(r.config); }, {}},
         {"Q", Align::right, [](const ResultRow& r) { return number(r.config.n_query_tokens); }, {}},
         {"P", Align::right, [](const ResultRow& r) { return number(r.config.shared_prefix); }, {}},
+        // Positions per block of a paged cache; the uncached forward keeps none.
+        {"kv-block", Align::right,
+         [](const ResultRow& r) {
+             if (r.path == DecodePath::uncached) return std::string("none");
+             return r.config.kv_block == 0 ? std::string("contiguous") : number(r.config.kv_block);
+         },
+         {}},
     };
     return axes;
 }
@@ -115,7 +122,8 @@ constexpr std::size_t layer_axis = 8;     // model_axes()'s "layer": attn, or th
 constexpr std::size_t weight_axis = 9;    // model_axes()'s "w": the weights' element type
 constexpr std::size_t ragged_axis = 10;   // model_axes()'s "N_b": a ragged batch's contexts
 constexpr std::size_t query_axis = 11;    // model_axes()'s "Q": query tokens per step
-constexpr std::size_t prefix_axis = 12;   // model_axes()'s "P": the batch's shared prefix
+constexpr std::size_t prefix_axis = 12;    // model_axes()'s "P": the batch's shared prefix
+constexpr std::size_t kv_block_axis = 13;  // model_axes()'s "kv-block": a paged cache's block
 
 // What varies between the rows of a measurement besides the model: threads, cache state, path.
 const std::vector<Axis>& run_axes() {
@@ -155,6 +163,7 @@ LineKeys::LineKeys(const std::vector<ResultRow>& rows, bool with_run_axes, bool 
         std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.config.n_query_tokens != 1; });
     const bool any_shared_prefix =
         std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.config.has_shared_prefix(); });
+    const bool any_paged = std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.config.is_paged(); });
     std::vector<std::string> model_constants, run_constants;
     auto sort = [&](const std::vector<Axis>& axes, std::vector<std::string>& constants) {
         for (const Axis& axis : axes) {
@@ -167,6 +176,7 @@ LineKeys::LineKeys(const std::vector<ResultRow>& rows, bool with_run_axes, bool 
             if (&axis == &model_axes()[ragged_axis] && !any_ragged) continue;
             if (&axis == &model_axes()[query_axis] && !any_query_tokens) continue;
             if (&axis == &model_axes()[prefix_axis] && !any_shared_prefix) continue;
+            if (&axis == &model_axes()[kv_block_axis] && !any_paged) continue;
             if (&axis == &model_axes()[seq_axis] && !with_seq) continue;
             if (varies(axis, rows)) {
                 columns_.push_back({axis.name, axis.align, axis.cell});

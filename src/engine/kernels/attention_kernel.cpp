@@ -7,6 +7,7 @@
 #include "keep_in_register.hpp"
 #include "kv_decode.hpp"
 #include "kv_load.hpp"
+#include "paged_rows.hpp"
 #include "simd.hpp"
 #include "tuning.hpp"
 
@@ -610,35 +611,66 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     std::size_t calls_per_block = 64;  // a guess for the first block; later ones count
     std::uint64_t flops = 0;
     const std::size_t block_keys = fused ? fused_key_block : key_block;
+    // A paged cache (docs/model.md, "Paged caches"): the same blocks of keys, each read in place
+    // from the cache block that holds it; one that crosses cache blocks is gathered into the
+    // workspace (decoded, or copied as stored for the fused tiles), so the tiles, their order
+    // and so the bits of the result are the contiguous layout's.
+    const bool paged = problem.block_table != nullptr;
     for (std::size_t t0 = 0; t0 < problem.n_ctx; t0 += block_keys) {
-        prefetcher.start(problem, t0 + prefetcher.blocks_ahead() * block_keys, block_keys, calls_per_block);
+        const std::size_t ahead = t0 + prefetcher.blocks_ahead() * block_keys;
+        if (paged) {
+            // The block's first two runs: all of it unless cache blocks are under half a kernel block.
+            const GroupAttention first = contiguous_run(problem, ahead, block_keys);
+            prefetcher.start_runs(first, contiguous_run(problem, ahead + first.n_ctx, block_keys - first.n_ctx),
+                                  calls_per_block);
+        } else {
+            prefetcher.start(problem, ahead, block_keys, calls_per_block);
+        }
         const std::size_t n_keys = std::min(block_keys, problem.n_ctx - t0);
-        const std::size_t key_offset = t0 * key_row_bytes;
-        const std::size_t value_offset = t0 * value_row_bytes;
+        const std::byte* block_key_bytes = key_bytes + t0 * key_row_bytes;
+        const std::byte* block_value_bytes = value_bytes + t0 * value_row_bytes;
+        const float* block_key_scales = problem.key_scales != nullptr ? problem.key_scales + t0 : nullptr;
+        const float* block_value_scales = problem.value_scales != nullptr ? problem.value_scales + t0 : nullptr;
+        bool crosses_blocks = false;
+        if (paged) {
+            GroupAttention rows = contiguous_run(problem, t0, n_keys);
+            crosses_blocks = rows.n_ctx < n_keys;
+            if (crosses_blocks && fused) rows = gather_paged_rows(problem, t0, n_keys, ws);
+            block_key_bytes = static_cast<const std::byte*>(rows.keys);
+            block_value_bytes = static_cast<const std::byte*>(rows.values);
+            block_key_scales = rows.key_scales;
+            block_value_scales = rows.value_scales;
+        }
         BlockState st{problem,
                       ws,
                       prefetcher,
                       t0,
                       n_keys,
                       block_keys,
-                      reinterpret_cast<const float*>(key_bytes + key_offset),
+                      reinterpret_cast<const float*>(block_key_bytes),
                       problem.kv_stride,
-                      reinterpret_cast<const float*>(value_bytes + value_offset),
+                      reinterpret_cast<const float*>(block_value_bytes),
                       problem.kv_stride};
-        if (decoded) {
-            decode_kv_blocks(problem, t0, n_keys, ws);
+        // f32 rows that cross cache blocks are decoded too (copied, zero past head_dim): the
+        // tiles then read them as they read the cache's, the same products in the same order.
+        if (decoded || (crosses_blocks && !fused)) {
+            if (paged) {
+                decode_paged_rows(problem, t0, n_keys, ws);
+            } else {
+                decode_kv_blocks(problem, t0, n_keys, ws);
+            }
             st.keys = ws.decoded_keys();
             st.key_stride = padded_dim;
             st.keys_padded = true;
             st.values = ws.values();
             st.value_stride = padded_dim;
         } else if (fused) {
-            st.stored_keys = key_bytes + key_offset;
-            st.stored_values = value_bytes + value_offset;
+            st.stored_keys = block_key_bytes;
+            st.stored_values = block_value_bytes;
             st.stored_row_bytes = key_row_bytes;
             if (problem.key_scales != nullptr) {
-                st.key_scales = problem.key_scales + t0;
-                st.value_scales = problem.value_scales + t0;
+                st.key_scales = block_key_scales;
+                st.value_scales = block_value_scales;
             }
 #if defined(__AVX2__) && !defined(__AVX512F__)
             if (query_i16_unscale) {

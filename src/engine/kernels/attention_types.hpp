@@ -33,6 +33,13 @@ struct GroupAttention {
     std::size_t n_ctx = 0;
     std::size_t head_dim = 0;
     float scale = 1.0f;             // applied to q·k before the softmax
+    // A paged cache (docs/model.md, "Paged caches"): keys, values and their scales are a pool's
+    // first vector, and key t is slot first_slot + t of the ring, the pool's vector
+    // block_table[s / block_positions] · block_positions + s % block_positions (s = first_slot + t).
+    // Null: contiguous rows, key t at row t.
+    const std::uint32_t* block_table = nullptr;
+    std::size_t block_positions = 0;
+    std::size_t first_slot = 0;
 };
 
 // Where attend_group writes, left unnormalised so that the splits of one context can be

@@ -47,12 +47,40 @@ public:
         if (problem.value_scales != nullptr) __builtin_prefetch(problem.value_scales + first_key, 0, 3);
         // Contiguous rows (the KV cache) make one segment; strided rows one segment each.
         const bool contiguous = problem.kv_stride == problem.head_dim;
-        n_segments_ = contiguous ? 1 : n_keys;
         const std::size_t used_bytes = std::max(kv_row_bytes(problem.kv_dtype, problem.head_dim),
                                                 kv_row_bytes(problem.value_dtype, problem.head_dim));
-        const std::size_t segment_bytes = contiguous ? n_keys * row_bytes : used_bytes;
+        plan_segments(contiguous ? 1 : n_keys, contiguous ? n_keys * row_bytes : used_bytes, row_bytes, calls);
+    }
+
+    // A block of a paged cache in two runs of contiguous rows, the second somewhere else in the
+    // pool (paged_rows.hpp's contiguous_run): the lines of both, as two segments; a block of 32
+    // keys over cache blocks of 16 would otherwise have only half its lines requested.
+    void start_runs(const GroupAttention& first, const GroupAttention& second, std::size_t calls) {
+        calls_ = 0;
+        per_call_ = 0;
+        n_segments_ = 0;
+        total_lines_ = 0;
+        if (first.n_ctx == 0) return;
+        const std::size_t row_bytes = std::max(kv_row_bytes(first.kv_dtype, first.kv_stride),
+                                               kv_row_bytes(first.value_dtype, first.kv_stride));
+        line_ = address(first.keys);
+        value_offset_ = address(first.values) - line_;
+        if (first.key_scales != nullptr) __builtin_prefetch(first.key_scales, 0, 3);
+        if (first.value_scales != nullptr) __builtin_prefetch(first.value_scales, 0, 3);
+        if (second.key_scales != nullptr) __builtin_prefetch(second.key_scales, 0, 3);
+        if (second.value_scales != nullptr) __builtin_prefetch(second.value_scales, 0, 3);
+        // Segments of one length: the longer run's, a few lines past the shorter one requested.
+        const std::size_t n_keys = second.n_ctx == 0 ? first.n_ctx : std::max(first.n_ctx, second.n_ctx);
+        plan_segments(second.n_ctx == 0 ? 1 : 2, n_keys * row_bytes, address(second.keys) - line_, calls);
+    }
+
+private:
+    // From line_ on: n_segments of segment_bytes each, stride_bytes apart, over `calls` calls.
+    void plan_segments(std::size_t n_segments, std::size_t segment_bytes, std::size_t stride_bytes,
+                       std::size_t calls) {
+        n_segments_ = n_segments;
         segment_lines_bytes_ = (segment_bytes + line_bytes - 1) / line_bytes * line_bytes;
-        stride_bytes_ = row_bytes;
+        stride_bytes_ = stride_bytes;
         segment_start_ = line_;
         segment_end_ = line_ + segment_lines_bytes_;
         const std::size_t n_lines = n_segments_ * (segment_lines_bytes_ / line_bytes);
@@ -75,6 +103,7 @@ public:
         }
     }
 
+public:
     // Called between the kernel's loads, as often as every 8 FMAs on AVX2: the bookkeeping is a
     // credit, a pointer and its end, kept in registers, since a call costing more than its
     // prefetches weighs on the whole kernel (bench/journal/2026-12-01-issue-13-on-zen-3.md).

@@ -37,6 +37,7 @@ struct SweepCliOptions {
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
     std::string kv_dtype = "f32";  // --kv-dtype: the cached path's element types
+    std::string kv_block = "0";    // --kv-block: positions per block of a paged cache, 0 contiguous
     AttentionCliOptions attention;  // --window, --window-layers, --sinks
     RaggedCliOptions ragged;        // --seq-lens, --seq-dist
     std::optional<std::string> shared_prefix;  // --shared-prefix P1,P2,... (positions or N%)

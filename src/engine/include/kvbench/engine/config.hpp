@@ -20,6 +20,10 @@ public:
     using std::invalid_argument::invalid_argument;
 };
 
+// Largest --kv-block validate() accepts: a block is a unit of allocation, and a block of more
+// positions than any context here is the contiguous layout in all but name.
+inline constexpr std::size_t max_kv_block = 65536;
+
 // Largest H·dh validate() accepts, the CLI's largest --dim.
 inline constexpr std::size_t max_q_dim = std::size_t{1} << 30;
 
@@ -79,6 +83,10 @@ struct ModelConfig {
     // --kv-dtype K/V: the values' type where it differs from the keys' (kv_dtype then the keys'
     // alone); empty, values as keys. Read both through key_dtype() and value_dtype().
     std::optional<KvDtype> v_dtype;
+    // --kv-block P: the cached path's K and V in blocks of P positions reached through a block
+    // table, the blocks placed out of order by a seeded allocator (docs/model.md, "Paged caches");
+    // 0, one contiguous array per KV head.
+    std::size_t kv_block = 0;
     BlockKind block = BlockKind::attention;  // --block
     std::size_t ffn_dim = 0;                 // F, --ffn-dim: the dense MLP's width (full block)
     WeightDtype weight_dtype = WeightDtype::f32;  // --weight-dtype, every weight matrix's element type
@@ -114,6 +122,7 @@ struct ModelConfig {
     bool is_latent() const { return mla.kv_lora_rank != 0; }
     bool is_ragged() const { return !seq_lens.empty(); }
     bool has_shared_prefix() const { return shared_prefix != 0; }
+    bool is_paged() const { return kv_block != 0; }
     // N_b: sequence b's context at this step. Requires: b < n_batch.
     std::size_t seq_len_of(std::size_t b) const { return seq_lens.empty() ? seq_len : seq_lens[b]; }
     // N - N_b: how many positions sequence b is behind the longest; 0 in a uniform batch.
@@ -148,7 +157,7 @@ struct ModelConfig {
                model_dim == other.model_dim &&
                n_heads == other.n_heads && n_kv_heads == other.n_kv_heads && n_layers == other.n_layers &&
                head_dim() == other.head_dim() && kv_dtype == other.kv_dtype &&
-               value_dtype() == other.value_dtype() && block == other.block &&
+               value_dtype() == other.value_dtype() && kv_block == other.kv_block && block == other.block &&
                ffn_dim == other.ffn_dim && weight_dtype == other.weight_dtype && moe == other.moe &&
                mla == other.mla && layer_windows == other.layer_windows && attention_sinks == other.attention_sinks;
     }
@@ -158,8 +167,9 @@ struct ModelConfig {
 // --heads unless --head-dim is given, H·dh at most max_q_dim, --heads divisible by --kv-heads,
 // a --kv-dtype the engine stores, an MLP and experts only in a full block and shaped whole, one
 // window per layer, a latent attention with every width given, a ragged batch of one
-// context per sequence whose largest is seq_len, and a shared prefix of at most N - Q positions
-// in a uniform batch of global multi-head (not latent) attention.
+// context per sequence whose largest is seq_len, a shared prefix of at most N - Q positions in a
+// uniform batch of global multi-head (not latent) attention, and a --kv-block of at most
+// max_kv_block positions on a multi-head cache.
 void validate(const ModelConfig& config);
 
 // One window per layer: `pattern` ("all", or a unit of 'L' local and 'G' global letters,
@@ -182,7 +192,7 @@ std::string grouping_name(const ModelConfig& config);
 // when the head dimension is explicit, and what differs from the attention block of f32
 // weights and cache follows L: " ragged=200..30000" (a ragged batch's shortest and longest
 // context; N is the longest), " Q=4" (query tokens), " P=2048" (a shared prefix), " full F=14336", " E=8/2 S=0 Fe=14336", " mla r=512 dr=64",
-// " W=4096:LG" (the window and its layer pattern), " sinks", " w=bf16", " kv=f16".
+// " W=4096:LG" (the window and its layer pattern), " sinks", " w=bf16", " kv=f16", " kv-block=16".
 std::string describe(const ModelConfig& config);
 
 // The seq_lens column of a ragged batch: its contexts joined by ' ' ("200 30000 512"); empty

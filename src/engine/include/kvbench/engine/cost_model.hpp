@@ -16,6 +16,8 @@ const char* path_name(DecodePath path);  // "cached" / "uncached"
 // the config's weight_dtype (weight_matrix_bytes, an int8 matrix's scales included); the cached
 // K/V element is its kv_dtype (kv_vector_bytes, an int8 vector's scale included).
 inline constexpr std::uint64_t activation_elem_bytes = 4;
+// One entry of a paged cache's block table: a 32-bit physical block id (KvCache's).
+inline constexpr std::uint64_t kv_block_table_entry_bytes = 4;
 // The two RMSNorm weight vectors of a full layer stay f32, whatever the matrices are.
 inline constexpr std::uint64_t norm_elem_bytes = 4;
 
@@ -60,7 +62,15 @@ std::uint64_t cached_positions(const ModelConfig& config);
 // unset: most_experts_read().
 std::uint64_t step_bytes(const ModelConfig& config, DecodePath path,
                          std::optional<std::uint64_t> experts_read = std::nullopt);
+// The cache at context N; of a paged cache (docs/counting.md, "Paged caches"), every ring's
+// blocks whole (the last one's empty slots included) plus its block table.
 std::uint64_t kv_cache_bytes(const ModelConfig& config);
+// A paged cache's blocks summed over layers and sequences, per KV head: Σ ceil(min(N_b, W) / P);
+// 0 for a contiguous cache.
+std::uint64_t kv_blocks_per_head(const ModelConfig& config);
+// Its block tables, one entry per block of each KV head: what the step reads besides the
+// positions, and what the cache holds besides them (docs/counting.md, "Paged caches").
+std::uint64_t kv_block_table_bytes(const ModelConfig& config);
 // The cache of the multi-head attention that a config's cache stands in for, at its B, N, H, L
 // and kv_dtype: G = H heads of dh for grouped attention; for latent attention, K of d_n + d_r
 // and V of d_v for every head (docs/counting.md, "Latent attention"). kv_cache_bytes for MHA.

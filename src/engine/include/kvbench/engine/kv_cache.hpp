@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -35,6 +36,12 @@ namespace kvbench {
 // KV head, a (P, head_dim) block before the layer's rows: positions [0, P) of every row are its
 // slots, and each row's own block holds positions P onwards (slot s is position P + s), so a
 // row's capacity is max_seq_len - P.
+// A paged cache (config.kv_block = P > 0; docs/model.md, "Paged caches") cuts each (layer, row,
+// KV head) ring into blocks of P slots, ceil(capacity / P) of them, the last partly filled: its
+// slot s is slot s % P of physical block block_table[s / P], and the keys (values, scales) are
+// one pool of physical blocks, P vectors each, handed out by the seeded allocator
+// (kv_block_allocator.hpp) so that a ring's blocks are neither adjacent nor in order. A ragged
+// row's rings take their own blocks, as many as their own capacity needs.
 //
 // A latent cache (docs/model.md, "Latent attention") holds one vector of r + d_r per position,
 // the latent and the RoPE key, and no V: a value is the first r elements of its key
@@ -43,8 +50,8 @@ class KvCache {
 public:
     // Requires: config validated (kv_dtype stored by the engine), max_seq_len greater than every
     // row's lag (max_seq_len >= 1 for a uniform batch).
-    // Allocates (and zeroes) everything up front.
-    KvCache(const ModelConfig& config, std::size_t max_seq_len);
+    // Allocates (and zeroes) everything up front; a paged cache's blocks placed from block_seed.
+    KvCache(const ModelConfig& config, std::size_t max_seq_len, std::uint64_t block_seed = 0);
 
     KvDtype key_dtype() const { return key_dtype_; }
     KvDtype value_dtype() const { return value_dtype_; }
@@ -65,19 +72,28 @@ public:
     // Positions written to row b: length() less its lag (none before the row starts).
     std::size_t length(std::size_t batch) const { return length_ > row_lag_[batch] ? length_ - row_lag_[batch] : 0; }
 
+    // Positions per block of a paged cache; 0 for the contiguous one.
+    std::size_t block_positions() const { return block_positions_; }
+    bool paged() const { return block_positions_ != 0; }
+    // A paged cache: the physical block of each of the ring's ceil(capacity(layer, batch) / P)
+    // blocks, in slot order; nullptr for a contiguous cache.
+    const std::uint32_t* block_table(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
+
     // (capacity(layer), head_dim) floats of one layer, batch row and KV head, slot by slot.
-    // Requires f32 keys (values); values() values of their own.
+    // Requires f32 keys (values), a contiguous cache; values() values of their own.
     float* keys(std::size_t layer, std::size_t batch, std::size_t kv_head);
     const float* keys(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     float* values(std::size_t layer, std::size_t batch, std::size_t kv_head);
     const float* values(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
 
     // Any type: the (capacity(layer), head_dim) elements of one block, slot s at element
-    // s·head_dim (position shared_prefix() + s). A latent cache's value_data is its key_data.
+    // s·head_dim (position shared_prefix() + s); of a paged cache, its pool's first vector
+    // whatever the arguments (slot s at vector block_table[s / P]·P + s % P). A latent cache's
+    // value_data is its key_data.
     const void* key_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     const void* value_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
-    // int8 keys (values): (capacity(layer)) floats, the scale of each cached vector; nullptr for
-    // the other types. A latent cache's value_scales are its key_scales.
+    // int8 keys (values): (capacity(layer)) floats, the scale of each cached vector, laid out as
+    // key_data's vectors (paged: the pool's); nullptr for the other types. A latent cache's value_scales are its key_scales.
     const float* key_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     const float* value_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
 
@@ -116,8 +132,8 @@ public:
     // Throws std::out_of_range unless position `pos` may be written now (pos == length < max_seq_len).
     void require_writable(std::size_t pos) const;
 
-    // Bytes allocated for K and V together, scales included: kv_bytes at N = max_seq_len
-    // (docs/counting.md).
+    // Bytes allocated for K and V together, scales included, and a paged cache's block tables
+    // and its last blocks' empty slots: kv_bytes at N = max_seq_len (docs/counting.md).
     std::size_t bytes() const;
     // bytes() of a cache built with these arguments, without building it. Throws SizeOverflow.
     static std::size_t bytes_for(const ModelConfig& config, std::size_t max_seq_len);
@@ -125,13 +141,17 @@ public:
     std::vector<std::span<const std::byte>> storage() const;
 
 private:
-    // Cached keys (slots × heads × rows, summed over layers) in the cache, and as many values
-    // unless they live in the keys.
+    // Cached keys (slots × heads × rows, summed over layers; paged, every ring's slots rounded up
+    // to whole blocks) in the cache, and as many values unless they live in the keys.
     static std::size_t vectors_for(const ModelConfig& config, std::size_t max_seq_len);
+    // Entries of a paged cache's block tables, one per block of every ring; 0 when contiguous.
+    static std::size_t table_entries_for(const ModelConfig& config, std::size_t max_seq_len);
     // Index of the block's first vector, and of position pos's vector in it.
     std::size_t first_vector(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     std::size_t vector_of(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos) const;
     std::size_t first_prefix_vector(std::size_t layer, std::size_t kv_head) const;
+    // The vector key_data() points at: the block's first, or a paged cache's pool's first (0).
+    std::size_t data_vector(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     // The vector's first byte in keys_ (values_ when `values`).
     std::byte* vector_address(bool values, std::size_t vector) const;
     float* require_f32(bool values, std::size_t vector) const;
@@ -152,6 +172,9 @@ private:
     std::size_t shared_prefix_;              // P, positions every row shares
     std::vector<std::size_t> prefix_first_;  // (n_layers): index of each layer's shared prefix block
     std::vector<std::size_t> row_first_;     // (n_layers, n_batch): index of each row's first vector
+    std::size_t block_positions_;            // P of a paged cache, else 0
+    std::vector<std::size_t> row_first_block_;  // paged: (n_layers, n_batch), each row's first table entry
+    std::vector<std::uint32_t> block_table_;    // paged: every ring's physical blocks, rows as row_first_block_
     std::size_t length_ = 0;
     PageAlignedVector<std::byte> keys_;    // per layer (n_batch, n_kv_heads, capacity) vectors of key_row_bytes_
     PageAlignedVector<std::byte> values_;  // the same of value_row_bytes_; empty when values live in the keys

@@ -32,6 +32,7 @@ struct SweepSpec {
     std::vector<std::size_t> layers{1};
     std::vector<std::size_t> threads{1};
     std::vector<KvDtypePair> kv_dtypes{KvDtype::f32};  // --kv-dtype: the cached path's element types
+    std::vector<std::size_t> kv_blocks{0};  // --kv-block: positions per block of a paged cache; 0 contiguous
     std::vector<BlockKind> blocks{BlockKind::attention};  // --block
     std::vector<std::size_t> ffn_dim{0};                  // --ffn-dim; 0 with the attention block
     std::vector<WeightDtype> weight_dtypes{WeightDtype::f32};  // --weight-dtype
@@ -70,7 +71,7 @@ struct Grid {
 
 // Cartesian product with the model shape outermost (dim, heads, head_dim, kv_heads, layers, blocks,
 // ffn_dim, weight_dtypes), so points sharing weights are adjacent, then batch, seq, query_tokens,
-// shared_prefixes, threads and kv_dtypes. With seq_lens or seq_dist each batch has one context per sequence, seq its longest
+// shared_prefixes, threads, kv_dtypes and kv_blocks. With seq_lens or seq_dist each batch has one context per sequence, seq its longest
 // (and a batch whose contexts are all equal is the uniform batch at that N). A point the engine cannot measure yet (require_measurable) is an error for the whole run. Invalid combinations are skipped
 // (each shape named once in Grid::skipped). Throws ConfigError if no point is left.
 Grid expand(const SweepSpec& spec);

@@ -49,7 +49,7 @@ struct Migration {
 // seq_lens, a ragged batch's contexts (empty on older points, uniform batches), query_tokens and
 // latency_us_per_token (1 and the median on older points), and the cache's key and value types
 // (k_dtype, v_dtype; an older point's both its kv_dtype); 3 to 4 adds shared_prefix (0 on older
-// points).
+// points) and kv_block, a paged cache's positions per block (0, contiguous, on older points).
 const std::vector<Migration>& migrations();
 
 // `text` (a report's cell) as a value of `type`. Throws std::runtime_error naming `column` when

@@ -1,0 +1,79 @@
+// contiguous_run(), decode_paged_rows() and gather_paged_rows(): the block table's arithmetic, once.
+#include "paged_rows.hpp"
+
+#include "kv_decode.hpp"
+
+#include "kvbench/engine/kv_convert.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+namespace kvbench {
+
+GroupAttention contiguous_run(const GroupAttention& problem, std::size_t first_key, std::size_t max_keys) {
+    GroupAttention run = problem;
+    run.block_table = nullptr;
+    run.block_positions = 0;
+    run.first_slot = 0;
+    if (first_key >= problem.n_ctx) {
+        run.n_ctx = 0;
+        return run;
+    }
+    std::size_t row = first_key;
+    std::size_t n_keys = std::min(max_keys, problem.n_ctx - first_key);
+    if (problem.block_table != nullptr) {
+        const std::size_t slot = problem.first_slot + first_key;
+        const std::size_t in_block = slot % problem.block_positions;
+        row = std::size_t{problem.block_table[slot / problem.block_positions]} * problem.block_positions + in_block;
+        n_keys = std::min(n_keys, problem.block_positions - in_block);
+    }
+    run.keys = static_cast<const std::byte*>(problem.keys) + row * kv_row_bytes(problem.kv_dtype, problem.kv_stride);
+    run.values =
+        static_cast<const std::byte*>(problem.values) + row * kv_row_bytes(problem.value_dtype, problem.kv_stride);
+    if (problem.key_scales != nullptr) run.key_scales = problem.key_scales + row;
+    if (problem.value_scales != nullptr) run.value_scales = problem.value_scales + row;
+    run.n_ctx = n_keys;
+    return run;
+}
+
+void decode_paged_rows(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys, AttendWorkspace& ws) {
+    assert(n_keys <= max_key_block);
+    const std::size_t padded_dim = ws.padded_dim();
+    for (std::size_t done = 0; done < n_keys;) {
+        const GroupAttention run = contiguous_run(problem, first_key + done, n_keys - done);
+        decode_kv_block(run.kv_dtype, run.keys, run.kv_stride, run.key_scales, run.n_ctx, run.head_dim,
+                        ws.decoded_keys() + done * padded_dim, padded_dim);
+        decode_kv_block(run.value_dtype, run.values, run.kv_stride, run.value_scales, run.n_ctx, run.head_dim,
+                        ws.values() + done * padded_dim, padded_dim);
+        done += run.n_ctx;
+    }
+}
+
+GroupAttention gather_paged_rows(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
+                                 AttendWorkspace& ws) {
+    const std::size_t row_bytes = kv_row_bytes(problem.kv_dtype, problem.kv_stride);
+    assert(problem.kv_dtype == problem.value_dtype && n_keys <= max_key_block &&
+           row_bytes <= ws.padded_dim() * sizeof(float));
+    auto* keys = reinterpret_cast<std::byte*>(ws.decoded_keys());
+    auto* values = reinterpret_cast<std::byte*>(ws.values());
+    float* key_scales = ws.keys_t();
+    float* value_scales = ws.keys_t() + max_key_block;
+    for (std::size_t done = 0; done < n_keys;) {
+        const GroupAttention run = contiguous_run(problem, first_key + done, n_keys - done);
+        std::memcpy(keys + done * row_bytes, run.keys, run.n_ctx * row_bytes);
+        std::memcpy(values + done * row_bytes, run.values, run.n_ctx * row_bytes);
+        if (run.key_scales != nullptr) std::copy_n(run.key_scales, run.n_ctx, key_scales + done);
+        if (run.value_scales != nullptr) std::copy_n(run.value_scales, run.n_ctx, value_scales + done);
+        done += run.n_ctx;
+    }
+    GroupAttention gathered = contiguous_run(problem, first_key, 0);
+    gathered.keys = keys;
+    gathered.values = values;
+    gathered.key_scales = problem.key_scales != nullptr ? key_scales : nullptr;
+    gathered.value_scales = problem.value_scales != nullptr ? value_scales : nullptr;
+    gathered.n_ctx = n_keys;
+    return gathered;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,33 @@
+// A paged problem's keys and values as the kernel's blocks read them: the run of rows inside one
+// block of the cache, or a kernel block that crosses cache blocks gathered into the workspace.
+// Private to src/engine/kernels (attention_kernel.cpp).
+#pragma once
+
+#include "attention_types.hpp"
+
+#include <cstddef>
+
+namespace kvbench {
+
+// Keys (and values, scales) [first_key, first_key + n) of `problem` as a problem of contiguous
+// rows (block_table null), n = max_keys or fewer: up to the end of the cache block that holds
+// first_key, or of the context; n_ctx = 0 past the context. A contiguous problem's rows are
+// all one run.
+GroupAttention contiguous_run(const GroupAttention& problem, std::size_t first_key, std::size_t max_keys);
+
+// Keys [first_key, first_key + n_keys) of a paged problem decoded to f32 into the workspace as
+// decode_kv_blocks() writes them (keys in decoded_keys(), values in values(), padded_dim apart),
+// run by run: each element is decoded alone, so the block's floats do not depend on where the
+// cache's blocks cut it. Requires n_keys <= max_key_block.
+void decode_paged_rows(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
+                       AttendWorkspace& workspace);
+
+// Keys [first_key, first_key + n_keys) of a paged problem, whose cache blocks they cross, copied
+// as stored (bytes and int8's scales) into workspace regions the fused tiles leave unused: keys
+// in decoded_keys(), values in values(), scales in keys_t() (the transposed tiles' buffer, which
+// no fused block packs). Returns them as a contiguous problem of n_keys rows. Requires: keys and
+// values of one type whose rows fit padded_dim floats, n_keys <= max_key_block.
+GroupAttention gather_paged_rows(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
+                                 AttendWorkspace& workspace);
+
+}  // namespace kvbench
