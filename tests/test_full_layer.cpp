@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace kvbench;
@@ -38,8 +39,14 @@ ModelConfig full_config(std::size_t n_batch, std::size_t seq_len, WeightDtype dt
     return config;
 }
 
-// Every layer's cached step at the last position against the uncached forward's last row.
-double step_against_forward(const ModelConfig& config) {
+// The cached step's output at the last position (every layer), and its relative error against
+// the uncached forward's last row.
+struct StepOutcome {
+    std::vector<float> out;  // (n_batch, model_dim) floats
+    double rel_error;
+};
+
+StepOutcome step_and_forward(const ModelConfig& config) {
     const ModelWeights weights = make_weights(config, 5);
     const std::vector<float> inputs = make_inputs(config, 5);
     std::vector<float> forward_out(inputs.size());
@@ -52,9 +59,13 @@ double step_against_forward(const ModelConfig& config) {
         gather_positions(inputs, config.n_batch, config.seq_len, config.model_dim, config.seq_len - 1, 1);
     std::vector<float> step_out(step_in.size());
     decode_step(config, weights, cache, step_in.data(), step_out.data(), scratch);
-    return relative_error(step_out, gather_positions(forward_out, config.n_batch, config.seq_len, config.model_dim,
-                                                     config.seq_len - 1, 1));
+    const double error = relative_error(
+        step_out, gather_positions(forward_out, config.n_batch, config.seq_len, config.model_dim, config.seq_len - 1, 1));
+    return {std::move(step_out), error};
 }
+
+// Every layer's cached step at the last position against the uncached forward's last row.
+double step_against_forward(const ModelConfig& config) { return step_and_forward(config).rel_error; }
 
 }  // namespace
 
@@ -201,4 +212,14 @@ TEST_CASE("a layer of experts: cached step equals uncached forward, and the kern
     CHECK(result.experts_read >= config.moe.n_active);
     CHECK(result.experts_read <= config.moe.n_experts);
     CHECK(relative_error(fast, naive) < 1e-5);
+}
+
+TEST_CASE("RoPE's base reaches the step: another theta turns q and k otherwise, and the step still equals the forward") {
+    ModelConfig config = full_config(1, 24, WeightDtype::f32);
+    const StepOutcome base = step_and_forward(config);
+    config.rope_theta = 500000.0;  // Llama 3's
+    const StepOutcome llama3 = step_and_forward(config);
+    CHECK(base.rel_error < 1e-4);
+    CHECK(llama3.rel_error < 1e-4);
+    CHECK(relative_error(llama3.out, base.out) > 1e-4);
 }
