@@ -3,6 +3,7 @@
 #include "kernels/small_m_gemm.hpp"
 #include "kernels/small_m_typed.hpp"
 
+#include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/decoder.hpp"
 #include "kvbench/engine/feed_forward.hpp"
 #include "kvbench/engine/layer_ops.hpp"
@@ -16,7 +17,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace kvbench;
@@ -38,8 +41,14 @@ ModelConfig full_config(std::size_t n_batch, std::size_t seq_len, WeightDtype dt
     return config;
 }
 
-// Every layer's cached step at the last position against the uncached forward's last row.
-double step_against_forward(const ModelConfig& config) {
+// The cached step's output at the last position (every layer), and its relative error against
+// the uncached forward's last row.
+struct StepOutcome {
+    std::vector<float> out;  // (n_batch, model_dim) floats
+    double rel_error;
+};
+
+StepOutcome step_and_forward(const ModelConfig& config) {
     const ModelWeights weights = make_weights(config, 5);
     const std::vector<float> inputs = make_inputs(config, 5);
     std::vector<float> forward_out(inputs.size());
@@ -52,9 +61,13 @@ double step_against_forward(const ModelConfig& config) {
         gather_positions(inputs, config.n_batch, config.seq_len, config.model_dim, config.seq_len - 1, 1);
     std::vector<float> step_out(step_in.size());
     decode_step(config, weights, cache, step_in.data(), step_out.data(), scratch);
-    return relative_error(step_out, gather_positions(forward_out, config.n_batch, config.seq_len, config.model_dim,
-                                                     config.seq_len - 1, 1));
+    const double error = relative_error(
+        step_out, gather_positions(forward_out, config.n_batch, config.seq_len, config.model_dim, config.seq_len - 1, 1));
+    return {std::move(step_out), error};
 }
+
+// Every layer's cached step at the last position against the uncached forward's last row.
+double step_against_forward(const ModelConfig& config) { return step_and_forward(config).rel_error; }
 
 }  // namespace
 
@@ -86,6 +99,43 @@ TEST_CASE("small_m_gemm_typed matches the reference on bf16, f16 and int8 weight
             }
         }
     }
+}
+
+TEST_CASE("small_m_gemm_typed gives the same bits on any number of threads, over several chunks of x") {
+    // Where the threads' slabs end decides how far apart a tile's rows lie and which rows are
+    // left alone after the runs: every output must be summed in the same order wherever it
+    // falls. 61 x 4196 weights go parallel, and 4196 columns are several chunks of x from 3 rows
+    // of x on (bf16 and f16) or from 7 (int8).
+    const std::size_t in_dim = 4096 + 100, out_dim = 61;
+    const WeightMatrix f32(WeightDtype::f32, out_dim, in_dim, random_vector(out_dim * in_dim, 73));
+    const std::size_t threads_before = compute_threads();
+    for (const WeightDtype dtype : reduced_dtypes) {
+        const WeightMatrix w(dtype, out_dim, in_dim, f32.to_f32());
+        const WeightView view = w.view();
+        for (const SmallMIsa isa : small_m_isas()) {
+            for (const std::size_t n_rows : {std::size_t{1}, std::size_t{3}, std::size_t{8}}) {
+                CAPTURE(std::string(weight_dtype_info(dtype).name));
+                CAPTURE(std::string(isa_name(isa)));
+                CAPTURE(n_rows);
+                const std::vector<float> x = random_vector(n_rows * in_dim, 74);
+                std::vector<float> one_thread(n_rows * out_dim), naive(n_rows * out_dim);
+                set_compute_threads(1);
+                small_m_gemm_typed(x.data(), n_rows, in_dim, {view.elements, view.scales, dtype}, out_dim, 0.0f,
+                                   one_thread.data(), isa);
+                linear_naive(x.data(), n_rows, in_dim, view, out_dim, 0.0f, naive.data());
+                CHECK(relative_error(one_thread, naive) < 1e-5);
+                for (const std::size_t n_threads : {std::size_t{2}, std::size_t{3}}) {
+                    CAPTURE(n_threads);
+                    std::vector<float> y(n_rows * out_dim);
+                    set_compute_threads(n_threads);
+                    small_m_gemm_typed(x.data(), n_rows, in_dim, {view.elements, view.scales, dtype}, out_dim, 0.0f,
+                                       y.data(), isa);
+                    CHECK(std::memcmp(y.data(), one_thread.data(), y.size() * sizeof(float)) == 0);
+                }
+            }
+        }
+    }
+    set_compute_threads(threads_before);
 }
 
 TEST_CASE("linear converts reduced weights for sgemm above the small-m rows, and agrees with the reference") {
@@ -201,4 +251,14 @@ TEST_CASE("a layer of experts: cached step equals uncached forward, and the kern
     CHECK(result.experts_read >= config.moe.n_active);
     CHECK(result.experts_read <= config.moe.n_experts);
     CHECK(relative_error(fast, naive) < 1e-5);
+}
+
+TEST_CASE("RoPE's base reaches the step: another theta turns q and k otherwise, and the step still equals the forward") {
+    ModelConfig config = full_config(1, 24, WeightDtype::f32);
+    const StepOutcome base = step_and_forward(config);
+    config.rope_theta = 500000.0;  // Llama 3's
+    const StepOutcome llama3 = step_and_forward(config);
+    CHECK(base.rel_error < 1e-4);
+    CHECK(llama3.rel_error < 1e-4);
+    CHECK(relative_error(llama3.out, base.out) > 1e-4);
 }

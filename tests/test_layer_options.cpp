@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include <utility>
+
 using namespace kvbench;
 
 namespace {
@@ -83,4 +85,21 @@ TEST_CASE("--shared-prefix reads positions and whole percentages of N, and refus
     CHECK_THROWS_WITH_AS(parse_shared_prefixes("100%"), doctest::Contains("--shared-prefix"), ConfigError);
     CHECK_THROWS_WITH_AS(parse_shared_prefixes("half"), doctest::Contains("--shared-prefix"), ConfigError);
     CHECK_THROWS_AS(parse_shared_prefixes("0,"), ConfigError);
+}
+
+TEST_CASE("a model's RoPE base reaches every point of its grid, and a model without one takes 10000") {
+    for (const auto& [name, theta] : {std::pair{"llama-3.2-1b", 500000.0}, std::pair{"qwen3-8b", 1000000.0},
+                                      std::pair{"gpt2", default_rope_theta}}) {
+        CAPTURE(name);
+        SweepSpec spec;
+        apply_layer_options({}, preset_config(name), spec);
+        spec.dim = {64};
+        spec.heads = {4};
+        spec.kv_heads = {2};
+        spec.seq = {16};
+        spec.ffn_dim = {96};
+        const Grid grid = expand(spec);
+        REQUIRE(!grid.points.empty());
+        for (const auto& point : grid.points) CHECK(point.config.rope_theta == theta);
+    }
 }

@@ -298,6 +298,29 @@ TEST_CASE("config.json in each family's spelling reads as the preset's shape") {
     }
 }
 
+TEST_CASE("rope_theta is read from config.json as the preset carries it, and 10000 where it is absent") {
+    struct Case {
+        const char* file;
+        const char* preset;
+        double theta;
+    };
+    for (const Case& c : {Case{"llama-3-8b.json", "llama-3-8b", 500000.0}, Case{"mistral-7b.json", "mistral-7b", 10000.0},
+                          Case{"gpt-oss-120b.json", "gpt-oss-120b", 150000.0}, Case{"gpt2.json", "gpt2", 10000.0}}) {
+        CAPTURE(c.file);
+        const ModelPreset read = parse_hf_config(fixture(c.file), c.file, c.preset);
+        CHECK(read.rope_theta == c.theta);
+        CHECK(preset(c.preset).rope_theta == c.theta);
+        CHECK(model_config_of(read).rope_theta == c.theta);
+    }
+    CHECK(preset("llama-3.2-1b").rope_theta == 500000.0);
+    CHECK(preset("qwen2.5-7b").rope_theta == 1000000.0);
+    CHECK(preset("gemma-3-27b").rope_theta == 1000000.0);  // its global layers'
+    CHECK_THROWS_WITH_AS(parse_hf_config(R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+                                             "num_attention_heads": 4, "rope_theta": 0})",
+                                         "bad.json", "bad"),
+                         doctest::Contains("field 'rope_theta': must be a positive number, not 0"), ConfigError);
+}
+
 TEST_CASE("falcon's multi_query means one kv head, whatever num_kv_heads says") {
     // The fixture carries num_kv_heads = 71 on purpose: multi_query must win.
     CHECK(parse_hf_config(fixture("falcon-7b.json"), "f", "f").n_kv_heads == 1);

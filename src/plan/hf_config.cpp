@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <iterator>
 #include <limits>
@@ -95,6 +96,16 @@ public:
         std::string names;
         for (std::string_view field : spellings) names += (names.empty() ? "" : " or ") + std::string(field);
         fail(*spellings.begin(), fmt::format("missing (looked for {}){}", names, why));
+    }
+
+    // A positive finite number (rope_theta, 500000.0 or 500000); absent or null: `otherwise`.
+    double real(std::string_view field, double otherwise) const {
+        const json* value = get(field);
+        if (value == nullptr) return otherwise;
+        if (!value->is_number() || !(value->get<double>() > 0) || !std::isfinite(value->get<double>())) {
+            fail(field, fmt::format("must be a positive number, not {}", value->dump()));
+        }
+        return value->get<double>();
     }
 
     // A whole number that may be 0 (first_k_dense_replace); absent or null: `otherwise`.
@@ -314,6 +325,9 @@ ModelPreset parse_hf_config(std::string_view json_text, std::string_view file_na
     read_windows(reader, config, model_type, model);
     model.attention_sinks = model_type == "gpt_oss";
     read_mlp(reader, model_type, model);
+    // Gemma 3's rope_theta is its global layers'; its local layers' rope_local_base_freq is not
+    // modelled (ModelPreset::rope_theta).
+    model.rope_theta = reader.real("rope_theta", default_rope_theta);
 
     model.max_position_embeddings = reader.find({"max_position_embeddings", "n_positions", "max_sequence_length"});
     // Falcon's configs leave it out; transformers' FalconConfig, and the Falcon paper, say 2048.

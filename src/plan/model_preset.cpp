@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -34,6 +35,16 @@ std::uint64_t positive_integer(const json& record, std::string_view field, const
         context.fail(field, fmt::format("must be at least 1, not {}", it->dump()));
     }
     return it->get<std::uint64_t>();
+}
+
+// An optional positive finite number: absent is `otherwise`.
+double positive_real(const json& record, std::string_view field, double otherwise, const RecordContext& context) {
+    const auto it = record.find(field);
+    if (it == record.end() || it->is_null()) return otherwise;
+    if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>())) {
+        context.fail(field, fmt::format("must be a positive number, not {}", it->dump()));
+    }
+    return it->get<double>();
 }
 
 // An optional count: absent is 0.
@@ -127,6 +138,7 @@ ModelPreset parse_preset(const json& record, const RecordContext& numbered) {
     if (const auto trained = record.find("max_position_embeddings"); trained != record.end() && !trained->is_null()) {
         preset.max_position_embeddings = positive_integer(record, "max_position_embeddings", context);
     }
+    preset.rope_theta = positive_real(record, "rope_theta", default_rope_theta, context);
     try {
         validate(model_config_of(preset));
     } catch (const ConfigError& error) {
@@ -184,6 +196,7 @@ ModelConfig model_config_of(const ModelPreset& model) {
     if (model.head_dim * model.n_heads != model.model_dim) config.explicit_head_dim = static_cast<std::size_t>(model.head_dim);
     config.layer_windows = model.layer_windows;
     config.attention_sinks = model.attention_sinks;
+    config.rope_theta = model.rope_theta;
     config.mla = model.mla;
     const bool dense_mlp_known = model.ffn_dim != 0 || model.moe.n_experts == 0 || model.moe.n_dense_layers == 0;
     if ((model.ffn_dim != 0 || model.moe.n_experts != 0) && dense_mlp_known) {

@@ -1,22 +1,29 @@
 // Small-M matrix product over weights of a reduced type (docs/model.md, "Weight element types").
 //
 // A reduced type halves (bf16, f16) or quarters (int8) the bytes of W, so the same rows of x
-// cost two or four times the arithmetic per byte read, and the conversion adds to it. Each
-// thread therefore walks its slab of W in tiles of R adjacent weight rows, every weight vector
-// converted once in registers and multiplied into all M rows of x (M · R accumulators), x read
-// from L1 or L2 whole (8 rows of a 4096-wide x are 128 KiB); R is the most the register file
-// holds beside one x vector (tuning.hpp's `small_m_typed` row). Like small_m_gemm's ISA
+// cost two or four times the arithmetic per byte read, and the conversion adds to it. What sets
+// the pace, as for small_m_gemm's f32 tiles, is the order in which W is read
+// (bench/journal/2026-12-04-typed-small-m-tuned.md): each thread reads its slab of W as a few
+// streams far apart (a tile takes one weight row from each of R equal runs of the slab), each
+// weight row in long runs (x's chunk, all n_rows rows of it, sits in L1 where runs of
+// min_run_bytes remain, else in L2), a whole cache line of each stream per step, and each
+// stream asks for its line line_prefetch_bytes ahead. Each weight vector is converted once in
+// registers and multiplied into all M rows of x (M · R accumulators); R is the most the
+// register file holds beside the weight vectors and one x vector, at most max_streams
+// (tuning.hpp's `small_m_typed` row). Like small_m_gemm's ISA
 // structs, the paths are raw intrinsics compiled side by side, so that an AVX-512 build's tests
 // hold its AVX2 path to the reference too (the exception of simd.hpp's rule).
 #include "small_m_typed.hpp"
 
 #include "keep_in_register.hpp"
+#include "prefetch_line.hpp"
 #include "tuning.hpp"
 
 #include "kvbench/engine/kv_convert.hpp"
 
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cstdint>
@@ -31,28 +38,34 @@ namespace kvbench {
 namespace {
 
 constexpr KernelTuning::SmallMTyped choices = tuning.small_m_typed;
+constexpr std::size_t line_bytes = 64;
 
 // Beta is 0 or 1 (the Requires); 0 must not read y, which may be garbage.
 inline void store(float sum, float beta, float* dst) { *dst = beta == 0.0f ? sum : sum + *dst; }
 
-// The operands of one tile: R adjacent weight rows times the M rows of x, all in_dim columns.
+// The operands of one tile: R weight rows spread apart times the M rows of x, over one chunk of
+// columns [k0, k0 + len) of both.
 struct Tile {
-    const float* x;         // (n_rows, in_dim) floats
-    const std::byte* w;     // (R, in_dim) elements: the tile's first weight row
+    const float* x;         // (n_rows, ldx) floats: the chunk of x
+    std::size_t ldx;        // row stride of x's chunk, in floats
+    const std::byte* w;     // the tile's first weight row, at column k0
+    std::size_t row_bytes;  // bytes of a weight row (in_dim elements): from a run's row to its next
+    std::size_t spread;     // rows of W, scales and y between the tile's rows
     const float* scales;    // int8: the tile's first row's scale; else null
-    std::size_t in_dim;
-    float beta;
-    float* y;               // (n_rows, out_dim) floats, at the tile's first output
+    std::size_t len;        // columns in the chunk
+    float beta;             // 0: y = sum, 1: y += sum
+    float* y;               // (n_rows, ldy) floats, at the tile's first output
     std::size_t ldy;        // out_dim
 };
 
 constexpr std::size_t elem_bytes(WeightDtype d) { return weight_dtype_info(d).bytes; }
 
-// Rows of W per tile for m rows of x: m · R accumulators, R weight vectors and one x vector
-// within `registers` (one register spare), at most max_tile_rows.
-constexpr std::size_t tile_rows_for(std::size_t m, std::size_t registers) {
+// Weight rows per tile for m accumulators per weight row (rows of x times accumulator sets):
+// m · R accumulators, R weight vectors and one x vector within `registers` (one register
+// spare), at most cap.
+constexpr std::size_t tile_rows_for(std::size_t m, std::size_t registers, std::size_t cap) {
     const std::size_t r = (registers - 2) / (m + 1);
-    return r < 1 ? 1 : (r > choices.max_tile_rows ? choices.max_tile_rows : r);
+    return r < 1 ? 1 : (r > cap ? cap : r);
 }
 
 // The scalar definition (weight_matrix.hpp's WeightView::at) of element i of a row, before an
@@ -72,10 +85,10 @@ inline float element(const std::byte* row, std::size_t i) {
     }
 }
 
-// Output o's sum, times its scale for int8.
+// Output r's sum, times its scale for int8.
 template <WeightDtype D>
 inline float scaled(float sum, const Tile& t, std::size_t r) {
-    if constexpr (D == WeightDtype::int8) return sum * t.scales[r];
+    if constexpr (D == WeightDtype::int8) return sum * t.scales[r * t.spread];
     return sum;
 }
 
@@ -88,63 +101,69 @@ struct ScalarIsa {
     typedef float Quad __attribute__((vector_size(quad * sizeof(float))));
     typedef float UnalignedQuad __attribute__((vector_size(quad * sizeof(float)), aligned(alignof(float)), may_alias));
 
-    template <WeightDtype D, std::size_t M, std::size_t R>
+    // A, the vector paths' accumulator sets, is not used: the two quads per output are this path's.
+    template <WeightDtype D, std::size_t M, std::size_t R, std::size_t A>
     static void tile(const Tile& t) {
         Quad acc[M][R][2] = {};
-        const std::size_t row_bytes = t.in_dim * elem_bytes(D);
+        const std::size_t w_step = t.spread * t.row_bytes;
         std::size_t i = 0;
-        for (; i + lanes <= t.in_dim; i += lanes) {
+        for (; i + lanes <= t.len; i += lanes) {
             // Built whole, not lane by lane: a lane store into a declared vector trips GCC 12's
             // -Wmaybe-uninitialized.
             Quad wv[R][2];
             for (std::size_t r = 0; r < R; ++r) {
-                const std::byte* row = t.w + r * row_bytes;
+                const std::byte* row = t.w + r * w_step;
                 for (std::size_t h = 0; h < 2; ++h) {
                     const std::size_t c = i + h * quad;
                     wv[r][h] = Quad{element<D>(row, c), element<D>(row, c + 1), element<D>(row, c + 2), element<D>(row, c + 3)};
                 }
             }
             for (std::size_t m = 0; m < M; ++m) {
-                const Quad x0 = *reinterpret_cast<const UnalignedQuad*>(t.x + m * t.in_dim + i);
-                const Quad x1 = *reinterpret_cast<const UnalignedQuad*>(t.x + m * t.in_dim + i + quad);
+                const Quad x0 = *reinterpret_cast<const UnalignedQuad*>(t.x + m * t.ldx + i);
+                const Quad x1 = *reinterpret_cast<const UnalignedQuad*>(t.x + m * t.ldx + i + quad);
                 for (std::size_t r = 0; r < R; ++r) {
                     acc[m][r][0] += x0 * wv[r][0];
                     acc[m][r][1] += x1 * wv[r][1];
                 }
             }
         }
-        for (; i < t.in_dim; ++i) {
+        for (; i < t.len; ++i) {
             for (std::size_t r = 0; r < R; ++r) {
-                const float wi = element<D>(t.w + r * row_bytes, i);
-                for (std::size_t m = 0; m < M; ++m) acc[m][r][0][0] += t.x[m * t.in_dim + i] * wi;
+                const float wi = element<D>(t.w + r * w_step, i);
+                for (std::size_t m = 0; m < M; ++m) acc[m][r][0][0] += t.x[m * t.ldx + i] * wi;
             }
         }
         for (std::size_t m = 0; m < M; ++m) {
             for (std::size_t r = 0; r < R; ++r) {
                 float sum = 0.0f;
                 for (std::size_t l = 0; l < lanes; ++l) sum += acc[m][r][l / quad][l % quad];
-                store(scaled<D>(sum, t, r), t.beta, t.y + m * t.ldy + r);
+                store(scaled<D>(sum, t, r), t.beta, t.y + m * t.ldy + r * t.spread);
             }
         }
     }
 };
 
-// One vector ISA's tile, written once over its Vec type: `Ops` loads and converts.
+// One vector ISA's tile, written once over its Vec type: `Ops` loads and converts. Every
+// output's lanes sum their columns in order, whatever R, so a row computed alone (R = 1, after
+// a slab's runs) has the bits it would have in a tile.
 template <class Ops>
 struct VectorIsa {
     static constexpr std::size_t registers = Ops::registers;
 
-    template <WeightDtype D, std::size_t M, std::size_t R>
+    template <WeightDtype D, std::size_t M, std::size_t R, std::size_t A>
     static void tile(const Tile& t) {
         constexpr std::size_t width = Ops::width;
+        constexpr std::size_t line_cols = line_bytes / elem_bytes(D);  // columns of a weight line
         using Vec = typename Ops::Vec;
-        Vec acc[M][R];  // (row of x, weight row) partial sums
+        Vec acc[M][R][A];  // (row of x, weight row, set) partial sums
         for (auto& by_x_row : acc) {
-            for (auto& a : by_x_row) a = Ops::zero();
+            for (auto& by_w_row : by_x_row) {
+                for (auto& a : by_w_row) a = Ops::zero();
+            }
         }
-        const std::size_t row_bytes = t.in_dim * elem_bytes(D);
+        const std::size_t w_step = t.spread * t.row_bytes;
         // Columns [i, i + width) of the rows of W at w_at(r) and of x at x_at(m).
-        const auto step = [&](const auto& w_at, const auto& x_at) {
+        const auto step = [&](std::size_t a, const auto& w_at, const auto& x_at) {
             Vec wv[R];
             for (std::size_t r = 0; r < R; ++r) {
                 wv[r] = Ops::template load_weights<D>(w_at(r));
@@ -153,25 +172,42 @@ struct VectorIsa {
             for (std::size_t m = 0; m < M; ++m) {
                 Vec xv = Ops::load(x_at(m));
                 keep_in_register(xv);
-                for (std::size_t r = 0; r < R; ++r) acc[m][r] = Ops::fma(xv, wv[r], acc[m][r]);
+                for (std::size_t r = 0; r < R; ++r) acc[m][r][a] = Ops::fma(xv, wv[r], acc[m][r][a]);
             }
         };
+        const auto whole = [&](std::size_t i, std::size_t a) {
+            step(a, [&](std::size_t r) { return t.w + r * w_step + i * elem_bytes(D); },
+                 [&](std::size_t m) { return t.x + m * t.ldx + i; });
+        };
+        const std::size_t chunk_bytes = t.len * elem_bytes(D);
+        const std::uintptr_t first_row = reinterpret_cast<std::uintptr_t>(t.w);
         std::size_t i = 0;
-        for (; i + width <= t.in_dim; i += width) {
-            step([&](std::size_t r) { return t.w + r * row_bytes + i * elem_bytes(D); },
-                 [&](std::size_t m) { return t.x + m * t.in_dim + i; });
+        for (; i + line_cols <= t.len; i += line_cols) {
+            // Near the chunk's end, the start of the same chunk in the run's next row: the next
+            // tile's. An integer address, since it may lie past the end of W.
+            const std::size_t ahead = i * elem_bytes(D) + choices.line_prefetch_bytes;
+            const std::size_t offset = ahead < chunk_bytes ? ahead : t.row_bytes + ahead - chunk_bytes;
+            for (std::size_t r = 0; r < R; ++r) {
+                prefetch_line(reinterpret_cast<const void*>(first_row + r * w_step + offset), false);
+            }
+            for (std::size_t v = 0; v < line_cols / width; ++v) whole(i + v * width, v % A);
         }
-        if (i < t.in_dim) {
+        for (; i + width <= t.len; i += width) whole(i, 0);
+        if (i < t.len) {
             // The ragged end, copied into zeroed vectors' worth of elements.
-            const std::size_t n = t.in_dim - i;
+            const std::size_t n = t.len - i;
             alignas(64) std::array<std::byte, width * 4> w_tail[R] = {};
             alignas(64) std::array<float, width> x_tail[M] = {};
-            for (std::size_t r = 0; r < R; ++r) std::memcpy(w_tail[r].data(), t.w + r * row_bytes + i * elem_bytes(D), n * elem_bytes(D));
-            for (std::size_t m = 0; m < M; ++m) std::memcpy(x_tail[m].data(), t.x + m * t.in_dim + i, n * sizeof(float));
-            step([&](std::size_t r) { return w_tail[r].data(); }, [&](std::size_t m) { return x_tail[m].data(); });
+            for (std::size_t r = 0; r < R; ++r) std::memcpy(w_tail[r].data(), t.w + r * w_step + i * elem_bytes(D), n * elem_bytes(D));
+            for (std::size_t m = 0; m < M; ++m) std::memcpy(x_tail[m].data(), t.x + m * t.ldx + i, n * sizeof(float));
+            step(0, [&](std::size_t r) { return w_tail[r].data(); }, [&](std::size_t m) { return x_tail[m].data(); });
         }
         for (std::size_t m = 0; m < M; ++m) {
-            for (std::size_t r = 0; r < R; ++r) store(scaled<D>(Ops::reduce(acc[m][r]), t, r), t.beta, t.y + m * t.ldy + r);
+            for (std::size_t r = 0; r < R; ++r) {
+                Vec sum = acc[m][r][0];
+                for (std::size_t a = 1; a < A; ++a) sum = Ops::add(sum, acc[m][r][a]);
+                store(scaled<D>(Ops::reduce(sum), t, r), t.beta, t.y + m * t.ldy + r * t.spread);
+            }
         }
     }
 };
@@ -195,6 +231,7 @@ struct Avx2Ops {
     static Vec zero() { return _mm256_setzero_ps(); }
     static Vec load(const float* p) { return _mm256_loadu_ps(p); }
     static Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+    static Vec add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
     static float reduce(Vec v) { return reduce_add(v); }
     template <WeightDtype D>
     static Vec load_weights(const std::byte* p) {
@@ -219,6 +256,7 @@ struct Avx512Ops {
     static Vec zero() { return _mm512_setzero_ps(); }
     static Vec load(const float* p) { return _mm512_loadu_ps(p); }
     static Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+    static Vec add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
     // Not _mm512_reduce_add_ps: in GCC 12 it trips -Wuninitialized (small_m_gemm.cpp says why).
     static float reduce(Vec v) {
         const __m512d d = _mm512_castps_pd(v);
@@ -244,15 +282,19 @@ struct Avx512Ops {
 
 using TileFn = void (*)(const Tile& t);
 struct TypedKernel {
-    TileFn tile;  // tile_rows weight rows
-    TileFn row;   // one weight row: the rows after a slab's last whole tile
+    TileFn tile;  // tile_rows weight rows far apart
+    TileFn row;   // one weight row: the rows after a slab's runs
     std::size_t tile_rows;
 };
 
 template <class Isa, WeightDtype D, std::size_t M>
 constexpr TypedKernel typed_kernel() {
-    constexpr std::size_t r = tile_rows_for(M, Isa::registers);
-    return {&Isa::template tile<D, M, r>, &Isa::template tile<D, M, 1>, r};
+    // One row of x gives each output's FMAs a single chain of dependent adds; two sets of
+    // accumulators (a line's vectors alternating between them) keep twice as many FMAs in
+    // flight (bench/journal/2026-12-04-typed-small-m-tuned.md).
+    constexpr std::size_t A = M == 1 ? 2 : 1;
+    constexpr std::size_t r = tile_rows_for(M * A, Isa::registers, choices.max_streams);
+    return {&Isa::template tile<D, M, r, A>, &Isa::template tile<D, M, 1, A>, r};
 }
 
 template <class Isa, WeightDtype D, std::size_t... I>
@@ -285,6 +327,19 @@ TypedKernel kernel_for(SmallMIsa isa, WeightDtype dtype, std::size_t n_rows) {
     }
 }
 
+// Columns of x per chunk, a multiple of a page of floats so that chunks of page-aligned weight
+// rows start at line boundaries: as many as the L1 holds over all rows of x where that leaves
+// each weight row runs of at least min_run_bytes (x's loads then hit L1), else as many as the
+// L2 holds (shorter runs read slower than x from L2 costs)
+// (bench/journal/2026-12-04-typed-small-m-tuned.md). Chunks follow the shape and the type only,
+// so the sums, and the bits of y, do too.
+std::size_t chunk_cols_for(std::size_t n_rows, WeightDtype dtype) {
+    constexpr std::size_t page_floats = 4096 / sizeof(float);
+    const auto cols_within = [&](std::size_t bytes) { return bytes / (n_rows * sizeof(float)) / page_floats * page_floats; };
+    const std::size_t l1_cols = cols_within(choices.x_l1_chunk_bytes);
+    return l1_cols * elem_bytes(dtype) >= choices.min_run_bytes ? l1_cols : cols_within(choices.x_l2_chunk_bytes);
+}
+
 }  // namespace
 
 void small_m_gemm_typed(const float* x, std::size_t n_rows, std::size_t in_dim, TypedWeights w,
@@ -292,31 +347,46 @@ void small_m_gemm_typed(const float* x, std::size_t n_rows, std::size_t in_dim, 
     assert(n_rows >= 1 && n_rows <= small_m_max_rows && in_dim >= 1 && w.dtype != WeightDtype::f32);
     const TypedKernel kernel = kernel_for(isa, w.dtype, n_rows);
     const std::size_t tile_rows = kernel.tile_rows;
-    const std::size_t n_tiles = out_dim / tile_rows;
-    const std::size_t row_bytes = in_dim * elem_bytes(w.dtype);
+    const std::size_t bytes = elem_bytes(w.dtype);
+    const std::size_t row_bytes = in_dim * bytes;
+    const std::size_t chunk_cols = chunk_cols_for(n_rows, w.dtype);
     const auto* elements = static_cast<const std::byte*>(w.elements);
 #pragma omp parallel if (out_dim * in_dim >= choices.min_parallel_weights)
     {
         const auto n_threads = static_cast<std::size_t>(omp_get_num_threads());
         const auto thread = static_cast<std::size_t>(omp_get_thread_num());
-        // Whole tiles dealt out evenly as contiguous slabs; the last thread also takes the rows
-        // after the last whole tile.
-        const std::size_t first = n_tiles * thread / n_threads * tile_rows;
-        const std::size_t last = thread + 1 == n_threads ? out_dim : n_tiles * (thread + 1) / n_threads * tile_rows;
-        Tile t{x, nullptr, nullptr, in_dim, beta, nullptr, out_dim};
-        std::size_t o = first;
-        const auto place = [&](std::size_t row) {
-            t.w = elements + row * row_bytes;
+        // Each thread one contiguous slab of W's rows, as even as rows allow.
+        const std::size_t first = out_dim * thread / n_threads;
+        const std::size_t last = out_dim * (thread + 1) / n_threads;
+        // Tile k takes row k of each of the tile_rows runs of the slab; the rows after the runs, alone.
+        const std::size_t run_rows = (last - first) / tile_rows;
+        // (n_rows, chunk_cols) floats: the chunk of x, copied to cache-line-aligned rows so that
+        // the tiles' vector loads of x never straddle two lines. Static: a 128 KiB array on the
+        // stack of an OpenMP worker could overflow a small one.
+        alignas(64) static thread_local std::array<float, choices.x_l2_chunk_bytes / sizeof(float)> staged;
+        Tile t{};
+        t.x = staged.data();
+        t.ldx = chunk_cols;
+        t.row_bytes = row_bytes;
+        t.spread = run_rows;
+        t.ldy = out_dim;
+        const auto place = [&](std::size_t row, std::size_t k0) {
+            t.w = elements + row * row_bytes + k0 * bytes;
             t.scales = w.scales != nullptr ? w.scales + row : nullptr;
             t.y = y + row;
         };
-        for (; o + tile_rows <= last; o += tile_rows) {
-            place(o);
-            kernel.tile(t);
-        }
-        for (; o < last; ++o) {
-            place(o);
-            kernel.row(t);
+        for (std::size_t k0 = 0; k0 < in_dim && first < last; k0 += chunk_cols) {
+            t.len = std::min(chunk_cols, in_dim - k0);
+            t.beta = k0 == 0 ? beta : 1.0f;  // later chunks add to the partial sums
+            for (std::size_t m = 0; m < n_rows; ++m) std::copy_n(x + m * in_dim + k0, t.len, staged.data() + m * chunk_cols);
+            for (std::size_t k = 0; k < run_rows; ++k) {
+                place(first + k, k0);
+                kernel.tile(t);
+            }
+            for (std::size_t o = first + tile_rows * run_rows; o < last; ++o) {
+                place(o, k0);
+                kernel.row(t);
+            }
         }
     }
 }

@@ -134,10 +134,18 @@ struct KernelTuning {
 
     // small_m_gemm_typed (small_m_typed.cpp): the same over bf16, f16 and int8 weights.
     struct SmallMTyped {
-        // Adjacent weight rows of a tile at most: each converted weight vector feeds n_rows FMAs,
-        // each x vector this many; the register file caps it below this at 2 rows of x and up
-        // (bench/journal/2026-12-04-small-m-over-reduced-weights.md).
-        std::size_t max_tile_rows;
+        // Weight rows far apart that a tile reads at once, one from each of as many runs of a
+        // thread's slab, at most; the register file caps it lower from 2 rows of x on
+        // (bench/journal/2026-12-04-typed-small-m-tuned.md).
+        std::size_t max_streams;
+        // x's chunk in L1, where it leaves each weight row runs of at least min_run_bytes; else
+        // in L2, each weight row in longer runs (bench/journal/2026-12-04-typed-small-m-tuned.md).
+        std::size_t x_l1_chunk_bytes;
+        std::size_t x_l2_chunk_bytes;
+        std::size_t min_run_bytes;
+        // How far ahead in its own run each stream asks for its weights, into L1
+        // (bench/journal/2026-12-04-typed-small-m-tuned.md).
+        std::size_t line_prefetch_bytes;
         // Below this many weights one thread streams W alone, as small_m's.
         std::size_t min_parallel_weights;
     } small_m_typed;
@@ -175,7 +183,8 @@ inline constexpr KernelTuning avx512_tuning{
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
                 .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 2, .zmm_tile_rows = 8},
-    .small_m_typed = {.max_tile_rows = 8, .min_parallel_weights = std::size_t{1} << 16},
+    .small_m_typed = {.max_streams = 4, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
+                      .min_run_bytes = 2048, .line_prefetch_bytes = 2048, .min_parallel_weights = std::size_t{1} << 16},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024},
     .decode = {.min_split_positions = 64},
 };
@@ -193,7 +202,8 @@ inline constexpr KernelTuning avx2_tuning{
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
                 .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 0, .zmm_tile_rows = 0},
-    .small_m_typed = {.max_tile_rows = 8, .min_parallel_weights = std::size_t{1} << 16},
+    .small_m_typed = {.max_streams = 4, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
+                      .min_run_bytes = 2048, .line_prefetch_bytes = 2048, .min_parallel_weights = std::size_t{1} << 16},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024},
     .decode = {.min_split_positions = 64},
 };
@@ -213,7 +223,8 @@ inline constexpr KernelTuning portable_tuning{
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
                 .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 0, .zmm_tile_rows = 0},
-    .small_m_typed = {.max_tile_rows = 8, .min_parallel_weights = std::size_t{1} << 16},
+    .small_m_typed = {.max_streams = 4, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
+                      .min_run_bytes = 2048, .line_prefetch_bytes = 2048, .min_parallel_weights = std::size_t{1} << 16},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024},
     .decode = {.min_split_positions = 64},
 };

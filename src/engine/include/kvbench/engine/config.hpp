@@ -56,6 +56,9 @@ struct MlaShape {
     bool operator==(const MlaShape&) const = default;
 };
 
+// RoPE's base where a model does not name one: Hugging Face's LlamaConfig default.
+inline constexpr double default_rope_theta = 10000.0;
+
 struct ModelConfig {
     std::size_t n_batch = 1;     // B, --batch
     std::size_t seq_len = 1;     // N, --seq: positions the new token attends to, itself included
@@ -96,10 +99,10 @@ struct ModelConfig {
     // layer's cache a ring of min(N, W)). Empty: every layer global. --window, --window-layers.
     std::vector<std::uint32_t> layer_windows;
     bool attention_sinks = false;            // --sinks: a learned sink logit per query head (GPT-OSS)
-    // RoPE's base (a full block's rotary embedding, docs/model.md): Hugging Face's LlamaConfig
-    // default; Llama 3 sets 500000. It changes no count, so operator== leaves it out, as a
+    // RoPE's base (a full block's rotary embedding, docs/model.md): the model's (a preset's or
+    // --model-config's rope_theta), else default_rope_theta. It changes no count, so operator== leaves it out, as a
     // report's rows, which do not state it, must still equal the point they were measured at.
-    double rope_theta = 10000.0;
+    double rope_theta = default_rope_theta;
 
     KvDtype key_dtype() const { return kv_dtype; }
     KvDtype value_dtype() const { return v_dtype.value_or(kv_dtype); }

@@ -34,6 +34,10 @@ struct ModelPreset {
     // The positions the model was trained for (its config's max_position_embeddings, GPT-2's
     // n_positions); unset: unknown. The planner warns past it.
     std::optional<std::uint64_t> max_position_embeddings;
+    // RoPE's base (config.json's rope_theta; absent: 10000, transformers' default). One value for
+    // every layer: Gemma 3's local layers' own base (rope_local_base_freq) is not modelled
+    // (docs/model.md). It changes no count.
+    double rope_theta = default_rope_theta;
 };
 
 // The largest window of any layer; unset when no layer has one.
