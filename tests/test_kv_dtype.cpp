@@ -334,6 +334,24 @@ TEST_CASE("the block decoder of this build gives the scalar definition's bits, t
     }
 }
 
+TEST_CASE("the vector decoders give the tables' bits for every e4m3 and e5m2 pattern, NaNs included") {
+    // Two rows of the 256 patterns, the second reversed, so every pattern meets every lane.
+    std::vector<std::uint8_t> patterns(512);
+    for (std::size_t i = 0; i < 256; ++i) {
+        patterns[i] = static_cast<std::uint8_t>(i);
+        patterns[256 + i] = static_cast<std::uint8_t>(255 - i);
+    }
+    for (KvDtype dtype : {KvDtype::e4m3, KvDtype::e5m2}) {
+        std::vector<float> decoded(512, -1.0f);
+        decode_kv_block(dtype, patterns.data(), 256, nullptr, 2, 256, decoded.data(), 256);
+        const auto& table = dtype == KvDtype::e4m3 ? e4m3_values : e5m2_values;
+        CAPTURE(kv_dtype_info(dtype).name);
+        std::size_t n_wrong = 0;
+        for (std::size_t i = 0; i < patterns.size(); ++i) n_wrong += !same_bits(decoded[i], table[patterns[i]]);
+        CHECK(n_wrong == 0);
+    }
+}
+
 TEST_CASE("a reduced cache allocates kv_bytes, its scales included, and reads back what it stored") {
     for (KvDtype dtype : {KvDtype::f32, KvDtype::f16, KvDtype::bf16, KvDtype::int8, KvDtype::e4m3, KvDtype::e5m2,
                           KvDtype::q8_0, KvDtype::q4_0}) {
@@ -428,8 +446,9 @@ TEST_CASE("keys and values of different types: each billed at its own size, the 
     struct Shape {
         std::size_t dim, heads, kv_heads;
     };
-    // MHA (fused tiles for one type, decoded here), a small group, a large group (the lanes
-    // kernel on AVX2 builds), dh 64 and 20 (partial blocks and vectors).
+    // MHA and a small group (fused tiles, each side converted in its own type), a large group
+    // (the lanes kernel on AVX2 builds, over decoded blocks), dh 64 and 20 (partial blocks and
+    // vectors, decoded).
     for (const Shape shape : {Shape{256, 4, 4}, Shape{256, 4, 2}, Shape{512, 8, 1}, Shape{80, 4, 2}}) {
         for (const KvDtypePair pair : mixed_pairs) {
             const std::size_t n_ctx = 45;

@@ -52,10 +52,12 @@ struct BlockState {
     std::size_t value_stride;
     bool keys_padded = false;  // keys are rows of padded_dim floats, zero past head_dim (decoded)
     // A reduced type read by the fused tiles (converted as they load it): the block's stored
-    // keys and values, row_bytes apart, and int8's scales from the block's first key on.
+    // keys and values, each row_bytes of its type apart, and int8's scales from the block's
+    // first key on.
     const std::byte* stored_keys = nullptr;
     const std::byte* stored_values = nullptr;
-    std::size_t stored_row_bytes = 0;
+    std::size_t stored_key_row_bytes = 0;
+    std::size_t stored_value_row_bytes = 0;
     const float* key_scales = nullptr;
     const float* value_scales = nullptr;
     // int8 keys on AVX2 with one query row: the scaled query rounded to 16 bits, and the factor
@@ -177,7 +179,7 @@ template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32>
     for (std::size_t j = 0; j < n_cols; ++j) {
         const std::size_t key = std::min(first_key + j, st.n_keys - 1);
         if constexpr (dtype != KvDtype::f32) {
-            stored[j] = st.stored_keys + key * st.stored_row_bytes;
+            stored[j] = st.stored_keys + key * st.stored_key_row_bytes;
         } else {
             keys[j] = st.keys + key * st.key_stride;
         }
@@ -227,7 +229,7 @@ template <std::size_t n_rows, KvDtype dtype>
     constexpr std::size_t n_cols = lanes / n_rows;
     const std::size_t dim = st.problem.head_dim;
     const std::size_t padded_dim = st.ws.padded_dim();
-    const std::size_t row_bytes = st.stored_row_bytes;
+    const std::size_t row_bytes = st.stored_key_row_bytes;
     const float* queries = st.ws.queries() + first_row * padded_dim;
     const std::byte* first = st.stored_keys + first_key * row_bytes;
     BlockPrefetcher prefetcher = st.prefetcher;
@@ -287,7 +289,7 @@ std::optional<float> round_query_to_i16(const float* q, std::size_t dim, std::in
 [[gnu::always_inline]] inline void int8_dot_score_tile(BlockState& st, std::size_t first_key) {
     constexpr std::size_t n_cols = lanes;  // keys per tile: one score per lane
     const std::size_t dim = st.problem.head_dim;
-    const std::size_t row_bytes = st.stored_row_bytes;
+    const std::size_t row_bytes = st.stored_key_row_bytes;
     const std::byte* first = st.stored_keys + first_key * row_bytes;
     BlockPrefetcher prefetcher = st.prefetcher;
     __m256i acc[n_cols];
@@ -352,10 +354,10 @@ void transposed_score_tile(BlockState& st, std::size_t first_row) {
 // Online softmax of one row's block scores (in probs): the running max moves to m_new, the
 // row's earlier sum and outputs are rescaled by e^(m_old - m_new) (the outputs in the output
 // tiles), and the scores become this block's probabilities e^(s - m_new).
-// With int8's scales (scaled): the raw scores are q · k_int, so each is first multiplied by its
-// key's scale; and the stored probabilities carry their value's scale, for the output tiles to
-// multiply unscaled values by, while the row's sum takes them unscaled.
-template <bool scaled, std::size_t n_block_vecs>
+// With int8's scales: the raw scores are q · k_int, so each is first multiplied by its key's
+// scale (keys_scaled); and the stored probabilities carry their value's scale (values_scaled),
+// for the output tiles to multiply unscaled values by, while the row's sum takes them unscaled.
+template <bool keys_scaled, bool values_scaled, std::size_t n_block_vecs>
 void update_softmax_row(BlockState& st, std::size_t row) {
     AttendWorkspace& ws = st.ws;
     float* probs = ws.probs() + row * max_key_block;
@@ -364,7 +366,7 @@ void update_softmax_row(BlockState& st, std::size_t row) {
     for (std::size_t v = 0; v < n_block_vecs; ++v) {
         // Lanes past the block's last key hold stale scores: mask them out.
         Vec raw = Simd::load(probs + v * lanes);
-        if constexpr (scaled) raw = Simd::mul(raw, Simd::load(st.key_scales + v * lanes, lanes_below(st.n_keys, v)));
+        if constexpr (keys_scaled) raw = Simd::mul(raw, Simd::load(st.key_scales + v * lanes, lanes_below(st.n_keys, v)));
         scores[v] = Simd::select(lanes_below(st.n_keys, v), raw, Simd::set1(minus_infinity));
         block_max = Simd::max(block_max, scores[v]);
     }
@@ -375,7 +377,7 @@ void update_softmax_row(BlockState& st, std::size_t row) {
     Vec sums = Simd::mul(Simd::load(ws.lane_sums() + row * max_lanes), Simd::set1(rescale));
     for (std::size_t v = 0; v < n_block_vecs; ++v) {
         const Vec p = Simd::exp(Simd::sub(scores[v], shift));
-        if constexpr (scaled) {
+        if constexpr (values_scaled) {
             Simd::store(probs + v * lanes, Simd::mul(p, Simd::load(st.value_scales + v * lanes, lanes_below(st.n_keys, v))));
         } else {
             Simd::store(probs + v * lanes, p);
@@ -409,16 +411,20 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
     // (bench/journal/2026-12-02-next-block-lines-spread.md).
     if (st.stored_values != nullptr) {
         BlockPrefetcher prefetcher = st.prefetcher;
-        // The tile's columns of the first value; later values are row_bytes apart.
-        const std::byte* row = st.stored_values + first_vec * lanes * kv_element_bytes(dtype);
-        for (std::size_t t = 0; t < st.n_keys; ++t, row += st.stored_row_bytes) {
+        // Whole rows, later ones row_bytes apart; the tile's columns from first_vec on (an element
+        // index, as a block type's vector is found through its block).
+        const std::byte* row = st.stored_values;
+        const std::size_t first_column = first_vec * lanes;
+        for (std::size_t t = 0; t < st.n_keys; ++t, row += st.stored_value_row_bytes) {
             if constexpr (n_rows == 1) {
                 // One row uses each value vector once: load, convert and accumulate in turn.
                 const Vec p = Simd::set1(probs[t]);
-                for (std::size_t c = 0; c < n_vecs; ++c) acc[0][c] = Simd::fma(p, load_kv<dtype>(row, c * lanes), acc[0][c]);
+                for (std::size_t c = 0; c < n_vecs; ++c) {
+                    acc[0][c] = Simd::fma(p, load_kv<dtype>(row, first_column + c * lanes), acc[0][c]);
+                }
             } else {
                 Vec v[n_vecs];
-                for (std::size_t c = 0; c < n_vecs; ++c) v[c] = load_kv<dtype>(row, c * lanes);
+                for (std::size_t c = 0; c < n_vecs; ++c) v[c] = load_kv<dtype>(row, first_column + c * lanes);
                 for (std::size_t i = 0; i < n_rows; ++i) {
                     const Vec p = Simd::set1(probs[i * max_key_block + t]);
                     for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
@@ -542,18 +548,54 @@ void score_block(BlockState& st, std::size_t n_rows) {
 }
 
 
-// One block's scores, softmax and outputs, the tiles reading elements of dtype (fused for a
-// reduced type; f32 for an f32 cache and for a decoded block).
-template <KvDtype dtype>
+// One block's scores, softmax and outputs, the tiles reading keys of key_dtype and values of
+// value_dtype (fused where either is a reduced type; f32 for an f32 cache and for a decoded block).
+template <KvDtype key_dtype, KvDtype value_dtype>
 void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
-    constexpr std::size_t n_block_vecs = (dtype == KvDtype::f32 ? key_block : fused_key_block) / lanes;
-    score_block<dtype>(st, n_rows);
-    for (std::size_t r = 0; r < n_rows; ++r) update_softmax_row<dtype == KvDtype::int8, n_block_vecs>(st, r);
+    constexpr bool all_f32 = key_dtype == KvDtype::f32 && value_dtype == KvDtype::f32;
+    constexpr std::size_t n_block_vecs = (all_f32 ? key_block : fused_key_block) / lanes;
+    score_block<key_dtype>(st, n_rows);
+    for (std::size_t r = 0; r < n_rows; ++r) {
+        update_softmax_row<key_dtype == KvDtype::int8, value_dtype == KvDtype::int8, n_block_vecs>(st, r);
+    }
     for_each_tile(n_rows, tiles.out_rows, [&](std::size_t first_row, std::size_t rows) {
         for_each_tile(n_vecs, output_vecs_for(rows), [&](std::size_t first_vec, std::size_t vecs) {
-            output_tiles<dtype>[rows - 1][vecs - 1](st, first_row, first_vec);
+            output_tiles<value_dtype>[rows - 1][vecs - 1](st, first_row, first_vec);
         });
     });
+}
+
+// The types the fused tiles read: every type the engine stores (fp8 and int4, planned only,
+// are not).
+constexpr bool fusable(KvDtype dtype) { return dtype != KvDtype::fp8 && dtype != KvDtype::int4; }
+
+// attend_block for the values' type at run time, the keys' fixed.
+template <KvDtype key_dtype>
+void attend_block_for_values(KvDtype value_dtype, BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
+    switch (value_dtype) {
+    case KvDtype::f16: attend_block<key_dtype, KvDtype::f16>(st, n_rows, n_vecs); break;
+    case KvDtype::bf16: attend_block<key_dtype, KvDtype::bf16>(st, n_rows, n_vecs); break;
+    case KvDtype::int8: attend_block<key_dtype, KvDtype::int8>(st, n_rows, n_vecs); break;
+    case KvDtype::e4m3: attend_block<key_dtype, KvDtype::e4m3>(st, n_rows, n_vecs); break;
+    case KvDtype::e5m2: attend_block<key_dtype, KvDtype::e5m2>(st, n_rows, n_vecs); break;
+    case KvDtype::q8_0: attend_block<key_dtype, KvDtype::q8_0>(st, n_rows, n_vecs); break;
+    case KvDtype::q4_0: attend_block<key_dtype, KvDtype::q4_0>(st, n_rows, n_vecs); break;
+    default: attend_block<key_dtype, KvDtype::f32>(st, n_rows, n_vecs); break;
+    }
+}
+
+// attend_block for both types at run time.
+void attend_block_for(KvDtype key_dtype, KvDtype value_dtype, BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
+    switch (key_dtype) {
+    case KvDtype::f16: attend_block_for_values<KvDtype::f16>(value_dtype, st, n_rows, n_vecs); break;
+    case KvDtype::bf16: attend_block_for_values<KvDtype::bf16>(value_dtype, st, n_rows, n_vecs); break;
+    case KvDtype::int8: attend_block_for_values<KvDtype::int8>(value_dtype, st, n_rows, n_vecs); break;
+    case KvDtype::e4m3: attend_block_for_values<KvDtype::e4m3>(value_dtype, st, n_rows, n_vecs); break;
+    case KvDtype::e5m2: attend_block_for_values<KvDtype::e5m2>(value_dtype, st, n_rows, n_vecs); break;
+    case KvDtype::q8_0: attend_block_for_values<KvDtype::q8_0>(value_dtype, st, n_rows, n_vecs); break;
+    case KvDtype::q4_0: attend_block_for_values<KvDtype::q4_0>(value_dtype, st, n_rows, n_vecs); break;
+    default: attend_block_for_values<KvDtype::f32>(value_dtype, st, n_rows, n_vecs); break;
+    }
 }
 
 }  // namespace
@@ -584,13 +626,12 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     // through the workspace would cost more than the conversion); otherwise it is decoded a
     // block at a time into the workspace, once for all rows of the group, and the tiles read
     // f32 from L1 as they do for an f32 cache (docs/model.md, "KV-cache element types").
-    // The fused tiles read f16, bf16 and int8, with keys and values of one type; the other types
-    // (the 8-bit floats, the block types, keys and values apart) are decoded a block at a time.
-    const bool one_type = problem.kv_dtype == problem.value_dtype;
-    const bool fusable = problem.kv_dtype == KvDtype::f16 || problem.kv_dtype == KvDtype::bf16 ||
-                         problem.kv_dtype == KvDtype::int8;
-    const bool fused = one_type && fusable && dim % lanes == 0 && n_rows <= tiles.dot_rows_max;
-    const bool all_f32 = one_type && problem.kv_dtype == KvDtype::f32;
+    // The fused tiles read every stored type, keys and values apart too (an f32 side in place),
+    // each vector converted in registers: the 8-bit floats through binary16, the block types'
+    // codes times their block's scale (bench/journal/2026-12-04-format-tiles.md).
+    const bool all_f32 = problem.kv_dtype == KvDtype::f32 && problem.value_dtype == KvDtype::f32;
+    const bool fused = !all_f32 && fusable(problem.kv_dtype) && fusable(problem.value_dtype) && dim % lanes == 0 &&
+                       n_rows <= tiles.dot_rows_max;
     const bool decoded = !all_f32 && !fused;
     const bool values_in_place = all_f32 && dim % lanes == 0 && problem.kv_stride == dim;
     const std::size_t key_row_bytes = kv_row_bytes(problem.kv_dtype, problem.kv_stride);
@@ -667,11 +708,10 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
         } else if (fused) {
             st.stored_keys = block_key_bytes;
             st.stored_values = block_value_bytes;
-            st.stored_row_bytes = key_row_bytes;
-            if (problem.key_scales != nullptr) {
-                st.key_scales = block_key_scales;
-                st.value_scales = block_value_scales;
-            }
+            st.stored_key_row_bytes = key_row_bytes;
+            st.stored_value_row_bytes = value_row_bytes;
+            if (problem.key_scales != nullptr) st.key_scales = block_key_scales;
+            if (problem.value_scales != nullptr) st.value_scales = block_value_scales;
 #if defined(__AVX2__) && !defined(__AVX512F__)
             if (query_i16_unscale) {
                 st.query_i16 = query_i16.data();
@@ -681,11 +721,10 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
         } else if (!values_in_place) {
             pack_value_block(st);
         }
-        switch (fused ? problem.kv_dtype : KvDtype::f32) {
-        case KvDtype::f16: attend_block<KvDtype::f16>(st, n_rows, n_vecs); break;
-        case KvDtype::bf16: attend_block<KvDtype::bf16>(st, n_rows, n_vecs); break;
-        case KvDtype::int8: attend_block<KvDtype::int8>(st, n_rows, n_vecs); break;
-        default: attend_block<KvDtype::f32>(st, n_rows, n_vecs); break;
+        if (fused) {
+            attend_block_for(problem.kv_dtype, problem.value_dtype, st, n_rows, n_vecs);
+        } else {
+            attend_block<KvDtype::f32, KvDtype::f32>(st, n_rows, n_vecs);
         }
         calls_per_block = std::max<std::size_t>(1, prefetcher.calls());
         flops += st.flops;

@@ -16,8 +16,8 @@ inline constexpr std::size_t max_key_block = 32;
 
 // One attend_group problem: n_rows query rows against n_ctx keys and values of one KV head.
 // Keys are elements of kv_dtype and values of value_dtype (the same type unless --kv-dtype sets
-// them apart); a reduced type is decoded to f32 inside the kernel, one block of keys at a time,
-// once for all rows of the group (docs/model.md, "KV-cache element types").
+// them apart); a reduced type is converted to f32 inside the kernel, as the tiles load it or one
+// block of keys at a time for all rows of the group (docs/model.md, "KV-cache element types").
 struct GroupAttention {
     const float* q = nullptr;       // (n_rows, q_stride) floats: query r at q + r·q_stride, head_dim used
     std::size_t q_stride = 0;

@@ -10,25 +10,94 @@
 
 namespace kvbench::simd {
 
+// fp8 as f32 through binary16 (F16C's vcvtph2ps), exact: e5m2 is binary16's top byte, so the
+// byte shifted up is its binary16; e4m3's exponent and mantissa shifted into binary16's
+// (bits 13-7, the sign to bit 15) make a binary16 2^8 smaller (the bias 15 against 7), its
+// subnormals included, and one multiply by 2^8 rescales it. The NaNs then take the tables'
+// bits (kv_convert.hpp: a quiet NaN with the byte's sign and no payload): e5m2's NaNs come out
+// of the conversion with their payload, and e4m3's S.1111.111 is 480 before the fix. Replaces
+// the tables' gathers, which set the pace
+// (bench/journal/2026-12-04-format-tiles.md).
+#if defined(__AVX512F__)
+template <KvDtype dtype>
+inline Vec load_fp8(const std::byte* bytes) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
+    const __m512i sign_and_quiet_nan = _mm512_set1_epi32(static_cast<int>(0xffc00000u));
+    if constexpr (dtype == KvDtype::e5m2) {
+        const __m512 x = _mm512_cvtph_ps(_mm256_slli_epi16(_mm256_cvtepu8_epi16(packed), 8));
+        // A NaN keeps its sign, exponent and quiet bit and drops its payload.
+        const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+        return _mm512_castsi512_ps(_mm512_mask_and_epi32(_mm512_castps_si512(x), nan, _mm512_castps_si512(x),
+                                                          sign_and_quiet_nan));
+    } else {
+        // Sign-extended, the sign fills bits 15-7; shifted by 7 it is bits 15 and 14, and bit 14
+        // (binary16's top exponent bit, always 0 here) is cleared.
+        const __m256i half = _mm256_and_si256(_mm256_slli_epi16(_mm256_cvtepi8_epi16(packed), 7),
+                                              _mm256_set1_epi16(static_cast<short>(0xbfff)));
+        const __m512 x = _mm512_mul_ps(_mm512_cvtph_ps(half), _mm512_set1_ps(256.0f));
+        // ±480 is S.1111.111 (the largest finite e4m3 is 448): made the signed quiet NaN.
+        const __mmask16 nan = _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(480.0f), _CMP_EQ_OQ);
+        return _mm512_castsi512_ps(_mm512_mask_ternarylogic_epi32(_mm512_castps_si512(x), nan, sign_and_quiet_nan,
+                                                                  _mm512_set1_epi32(0x7fc00000), 0xea));
+    }
+}
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+template <KvDtype dtype>
+inline Vec load_fp8(const std::byte* bytes) {
+    const __m128i packed = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes));
+    const __m256 sign_and_quiet_nan = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(0xffc00000u)));
+    if constexpr (dtype == KvDtype::e5m2) {
+        const __m256 x = _mm256_cvtph_ps(_mm_slli_epi16(_mm_cvtepu8_epi16(packed), 8));
+        // A NaN keeps its sign, exponent and quiet bit and drops its payload; others all their bits.
+        const __m256 keep = _mm256_or_ps(_mm256_cmp_ps(x, x, _CMP_ORD_Q), sign_and_quiet_nan);
+        return _mm256_and_ps(x, keep);
+    } else {
+        const __m128i half = _mm_and_si128(_mm_slli_epi16(_mm_cvtepi8_epi16(packed), 7),
+                                           _mm_set1_epi16(static_cast<short>(0xbfff)));
+        const __m256 x = _mm256_mul_ps(_mm256_cvtph_ps(half), _mm256_set1_ps(256.0f));
+        const __m256 sign = _mm256_set1_ps(-0.0f);
+        const __m256 nan = _mm256_cmp_ps(_mm256_andnot_ps(sign, x), _mm256_set1_ps(480.0f), _CMP_EQ_OQ);
+        const __m256 signed_nan = _mm256_or_ps(_mm256_and_ps(x, sign), _mm256_andnot_ps(sign, sign_and_quiet_nan));
+        return _mm256_blendv_ps(x, signed_nan, nan);
+    }
+}
+#endif
+
+// A q8_0 or q4_0 block's f16 scale in every lane.
+inline Vec load_block_scale(const std::byte* block) {
+    std::uint16_t bits;
+    __builtin_memcpy(&bits, block, 2);
+#if defined(__AVX512F__)
+    return _mm512_cvtph_ps(_mm256_set1_epi16(static_cast<short>(bits)));
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+    return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(bits)));
+#else
+    return Simd::set1(decode_f16(bits));
+#endif
+}
+
+template <KvDtype dtype>
+inline Vec load_block_codes(const std::byte* block, std::size_t i);
+
 // Elements [i, i + lanes) of a row of `dtype` elements at `row`, as f32. int8 comes back
 // unscaled (its integer values): the kernel applies a vector's scale to its score or its
-// probability instead of to every element. Gives decode_kv_vector's bits for f16, bf16 and the
-// 8-bit floats (gathered from their 256-entry tables: exact by construction, NaN included).
-// Requires: not a block type (load_block_codes reads those).
+// probability instead of to every element. Gives decode_kv_vector's bits for the other types:
+// the conversions are exact, NaN included, and a q8_0 or q4_0 element is its code times its
+// block's scale, one multiply as in the scalar definition. Requires: i a multiple of lanes
+// (so a vector lies inside one block of a block type).
 template <KvDtype dtype>
 inline Vec load_kv(const std::byte* row, std::size_t i) {
-    static_assert(kv_dtype_info(dtype).block_values == 0);
     if constexpr (dtype == KvDtype::f32) {
         return Simd::load(reinterpret_cast<const float*>(row) + i);
+    } else if constexpr (dtype == KvDtype::q8_0 || dtype == KvDtype::q4_0) {
+        static_assert(kv_block_values % lanes == 0);
+        const std::byte* block = row + i / kv_block_values * kv_row_bytes(dtype, kv_block_values);
+        return Simd::mul(load_block_codes<dtype>(block, i % kv_block_values), load_block_scale(block));
     } else if constexpr (dtype == KvDtype::e4m3 || dtype == KvDtype::e5m2) {
-        const float* table = dtype == KvDtype::e4m3 ? e4m3_values.data() : e5m2_values.data();
-#if defined(__AVX512F__)
-        return _mm512_i32gather_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + i))),
-                                   table, 4);
-#elif defined(__AVX2__) && defined(__FMA__)
-        return _mm256_i32gather_ps(table, _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + i))),
-                                   4);
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
+        return load_fp8<dtype>(row + i);
 #else
+        const float* table = dtype == KvDtype::e4m3 ? e4m3_values.data() : e5m2_values.data();
         alignas(64) float lanes_out[lanes];
         for (std::size_t lane = 0; lane < lanes; ++lane) lanes_out[lane] = table[static_cast<std::uint8_t>(row[i + lane])];
         return Simd::load(lanes_out);

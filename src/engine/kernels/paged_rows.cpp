@@ -52,17 +52,19 @@ void decode_paged_rows(const GroupAttention& problem, std::size_t first_key, std
 
 GroupAttention gather_paged_rows(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
                                  AttendWorkspace& ws) {
-    const std::size_t row_bytes = kv_row_bytes(problem.kv_dtype, problem.kv_stride);
-    assert(problem.kv_dtype == problem.value_dtype && n_keys <= max_key_block &&
-           row_bytes <= ws.padded_dim() * sizeof(float));
+    // Keys and values may be stored in different types (--kv-dtype K/V), so rows of each size apart.
+    const std::size_t key_row_bytes = kv_row_bytes(problem.kv_dtype, problem.kv_stride);
+    const std::size_t value_row_bytes = kv_row_bytes(problem.value_dtype, problem.kv_stride);
+    assert(n_keys <= max_key_block && key_row_bytes <= ws.padded_dim() * sizeof(float) &&
+           value_row_bytes <= ws.padded_dim() * sizeof(float));
     auto* keys = reinterpret_cast<std::byte*>(ws.decoded_keys());
     auto* values = reinterpret_cast<std::byte*>(ws.values());
     float* key_scales = ws.keys_t();
     float* value_scales = ws.keys_t() + max_key_block;
     for (std::size_t done = 0; done < n_keys;) {
         const GroupAttention run = contiguous_run(problem, first_key + done, n_keys - done);
-        std::memcpy(keys + done * row_bytes, run.keys, run.n_ctx * row_bytes);
-        std::memcpy(values + done * row_bytes, run.values, run.n_ctx * row_bytes);
+        std::memcpy(keys + done * key_row_bytes, run.keys, run.n_ctx * key_row_bytes);
+        std::memcpy(values + done * value_row_bytes, run.values, run.n_ctx * value_row_bytes);
         if (run.key_scales != nullptr) std::copy_n(run.key_scales, run.n_ctx, key_scales + done);
         if (run.value_scales != nullptr) std::copy_n(run.value_scales, run.n_ctx, value_scales + done);
         done += run.n_ctx;
