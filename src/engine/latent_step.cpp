@@ -94,7 +94,7 @@ void prepare_full_layer(const StepKernels& kernels, const ModelConfig& config, c
     }
     const ModelConfig view = rope_view(config);
     const std::size_t width = view.qkv_dim();
-    auto move = [&](bool to_packed) {
+    auto copy_rope = [&](bool to_packed) {
         for (std::size_t r = 0; r < n_rows; ++r) {
             float* row = packed + r * width;
             for (std::size_t h = 0; h <= d.n_heads; ++h) {
@@ -108,9 +108,9 @@ void prepare_full_layer(const StepKernels& kernels, const ModelConfig& config, c
             }
         }
     };
-    move(true);
+    copy_rope(true);
     kernels.rope(view, packed, n_rows, seq_len, first_pos);
-    move(false);
+    copy_rope(false);
 }
 
 // Copies layer `layer`'s head outputs of one row per sequence (rows first_row + b·row_stride of
