@@ -119,7 +119,8 @@ TEST_CASE("the absorbed cached step equals the expanded uncached forward") {
         const LatentComparison c = compare_paths(config, 11);
         CHECK(c.rel_error < spec_tolerance);
         CHECK(c.trace_error < spec_tolerance);
-        CHECK(c.trace_error > 0);  // the two paths really took different routes
+        // The two paths really took different routes (at N = 1 both head outputs are c·W_uv, exactly).
+        if (config.seq_len > 1) CHECK(c.trace_error > 0);
     }
 }
 
