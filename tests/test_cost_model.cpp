@@ -221,6 +221,39 @@ TEST_CASE("latent attention: absorbed cached step, expanded uncached one, latent
     CHECK(weights_per_layer(config) == 480 - 160 + 78);
 }
 
+TEST_CASE("DeepSeek's full layer around latent attention: norms, dense first layer, then experts") {
+    // B=1 N=5 D=16 H=2 L=2, r=4 d_r=2 d_n=3 d_v=5, q_lora 3; layer 0 a dense MLP of F=8, layer 1
+    // E=4 experts of Fe=6, K=2 per token, S=1 shared.
+    ModelConfig config = make_config(1, 5, 16, 2, 2, 2);
+    config.mla = {.kv_lora_rank = 4, .rope_dim = 2, .nope_dim = 3, .v_head_dim = 5, .q_lora_rank = 3};
+    config.block = BlockKind::full;
+    config.ffn_dim = 8;
+    config.moe = {.n_experts = 4, .n_active = 2, .n_shared = 1, .expert_dim = 6, .n_dense_layers = 1};
+    // W_dq 16·3 48 + W_uq 3·2·5 30 + W_dkv 16·6 96 + W_uk 2·4·3 24 + W_uv 2·5·4 40 + Wo 2·5·16 160
+    CHECK(weights_per_layer(config) == 398);
+    CHECK(mlp_weights_of_layer(config, 0) == 3 * 16 * 8);               // 384
+    CHECK(mlp_weights_of_layer(config, 1) == 16 * 4 + 5 * 3 * 16 * 6);  // router 64 + 5 experts of 288
+    // Cached, per layer 2·(398 + MLP per token) + 2·H·(2r + d_r)·N = 200 of attention:
+    // layer 0: 2·(398 + 384) + 200 = 1764; layer 1: 2·(398 + 64 + 3·288) + 200 = 2852.
+    CHECK(step_flops(config, DecodePath::cached) == 1764 + 2852);
+    // Uncached, per layer 2·N·(398 + MLP per token) + 2·H·(d_n + d_r + d_v)·N·(N+1)/2 = 600:
+    // layer 0: 10·782 + 600 = 8420; layer 1: 10·1326 + 600 = 13860.
+    CHECK(step_flops(config, DecodePath::uncached) == 8420 + 13860);
+    // Weights apart from the routed experts, f32: layer 0 398·4 + 2·D·4 norms 128 + (q_lora +
+    // r)·4 latent norms 28 + 384·4 = 3284; layer 1 1592 + 128 + 28 + router 256 + shared 288·4 = 3156.
+    // Cached: + 2 experts read (min(E, B·K)) · 1152 + activations 2·L·B·D·4 256 + KV L·B·N·(r + d_r)·4 240.
+    CHECK(step_bytes(config, DecodePath::cached) == 3284 + 3156 + 2 * 1152 + 256 + 240);
+    CHECK(step_bytes(config, DecodePath::cached, 1) == 3284 + 3156 + 1152 + 256 + 240);
+    CHECK(step_weight_bytes(config) == 3284 + 3156 + 2 * 1152);
+    // Uncached: every expert (min(E, B·N·K) = 4), activations 2·L·B·N·D·4 1280, and the expanded
+    // K (d_n + d_r) and V (d_v) of every head, f32: L·B·N·H·10·4 = 800.
+    CHECK(step_bytes(config, DecodePath::uncached) == 3284 + 3156 + 4 * 1152 + 1280 + 800);
+    CHECK(kv_cache_bytes(config) == 240);
+    // bf16 weights halve every matrix; the norms stay f32: (3284 - 156)/2 + 156 and (3156 - 156)/2 + 156.
+    config.weight_dtype = WeightDtype::bf16;
+    CHECK(step_weight_bytes(config) == 1720 + 1656 + 2 * 576);
+}
+
 TEST_CASE("published per-token KV bytes: Llama-3-8B and DeepSeek-V3 at 2 bytes per element") {
     ModelConfig llama = make_config(1, 1, 4096, 32, 8, 32);
     llama.kv_dtype = KvDtype::f16;

@@ -86,6 +86,22 @@ TEST_CASE("a window pattern is laid over each layer count, repeated and cut at t
                          ConfigError);
 }
 
+TEST_CASE("a model's --layers are its first layers: within its dense first layers, all of them dense") {
+    SweepSpec spec;
+    spec.dim = {64};
+    spec.heads = {4};
+    spec.kv_heads = {4};
+    spec.seq = {8};
+    spec.blocks = {BlockKind::full};
+    spec.ffn_dim = {96};
+    spec.base.moe = {.n_experts = 8, .n_active = 2, .n_shared = 1, .expert_dim = 32, .n_dense_layers = 3};
+    spec.layers = {2, 5};
+    const Grid grid = expand(spec);
+    REQUIRE(grid.points.size() == 2);
+    CHECK(grid.points[0].config.moe.n_dense_layers == 2);  // DeepSeek-V3's first two layers: dense
+    CHECK(grid.points[1].config.moe.n_dense_layers == 3);
+}
+
 TEST_CASE("the attention block is one point whatever --ffn-dim lists, and the full block one per width") {
     SweepSpec spec;
     spec.dim = {64};

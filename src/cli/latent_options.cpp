@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 
 namespace kvbench {
 
@@ -60,16 +59,6 @@ std::optional<std::string> apply_latent_options(const LatentCliOptions& options,
         }
         return std::nullopt;
     }
-    // The latent step computes the attention block alone (docs/model.md, "Latent attention").
-    if (std::find(spec.blocks.begin(), spec.blocks.end(), BlockKind::full) != spec.blocks.end()) {
-        throw ConfigError(latent_full_block_refusal);
-    }
-    for (const WeightDtype dtype : spec.weight_dtypes) {
-        if (dtype != WeightDtype::f32) {
-            throw ConfigError(fmt::format("--weight-dtype {}: latent attention's weights are f32 only for now",
-                                          weight_dtype_info(dtype).name));
-        }
-    }
     spec.base.mla = mla;
     spec.kv_heads = {1};
     // docs/counting.md, "Latent attention": the multi-head cache it replaces holds K of d_n + d_r
@@ -81,13 +70,9 @@ std::optional<std::string> apply_latent_options(const LatentCliOptions& options,
         savings += fmt::format("{}{} values at H={} ({:.1f}x)", savings.empty() ? "" : ", ", replaced_width, heads,
                                static_cast<double>(replaced_width) / static_cast<double>(latent_width));
     }
-    const bool model_layer_left_out = options.model.kv_lora_rank != 0;
     return fmt::format("latent attention: the cache holds r + d_r = {} values per position and layer (kv_bytes), "
-                       "where the multi-head cache it replaces would hold H·(d_n + d_r + d_v) = {}{}",
-                       latent_width, savings,
-                       model_layer_left_out ? "; the step is the model's latent attention block alone, without its "
-                                              "norms, MLP or experts"
-                                            : "");
+                       "where the multi-head cache it replaces would hold H·(d_n + d_r + d_v) = {}",
+                       latent_width, savings);
 }
 
 }  // namespace kvbench

@@ -2,7 +2,6 @@
 // into the grid's spec over the model's own.
 #include "cli/layer_options.hpp"
 
-#include "cli/latent_options.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/config.hpp"
 
@@ -106,15 +105,9 @@ void add_layer_options(CLI::App& command, LayerCliOptions& options) {
 void apply_layer_options(const LayerCliOptions& options, const std::optional<ModelConfig>& model, SweepSpec& spec) {
     if (model) {
         spec.base = *model;
-        // apply_latent_options lays the model's latent widths (or the typed ones) over the grid; the
-        // latent step computes the attention block alone, so a latent model's layer stays that.
+        // apply_latent_options lays the model's latent widths (or the typed ones) over the grid.
         spec.base.mla = MlaShape{};
-        if (model->is_latent()) {
-            spec.base.block = BlockKind::attention;
-            spec.base.ffn_dim = 0;
-            spec.base.moe = MoeShape{};
-        }
-        if (model->block == BlockKind::full && !model->is_latent()) {
+        if (model->block == BlockKind::full) {
             spec.blocks = {BlockKind::full};
             spec.ffn_dim = {model->ffn_dim};
         }
@@ -130,9 +123,6 @@ void apply_layer_options(const LayerCliOptions& options, const std::optional<Mod
     apply_experts(options, spec.base.moe);
 
     const bool full = std::find(spec.blocks.begin(), spec.blocks.end(), BlockKind::full) != spec.blocks.end();
-    if (full && model && model->is_latent()) {
-        throw ConfigError(latent_full_block_refusal);
-    }
     if (!full && options.ffn_dim) {
         throw ConfigError(fmt::format("--ffn-dim {}: the MLP is part of the full layer; add --block full",
                                       *options.ffn_dim));

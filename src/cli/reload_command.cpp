@@ -81,15 +81,11 @@ Tier resolve_tier(const ReloadCliOptions& options) {
 // them: the full layer (norms, RoPE, attention, MLP or experts) where the preset names its MLP,
 // else the attention block; every layer global, so a windowed model's prefill is not understated.
 ModelConfig prefill_config(const ModelPreset& model, std::uint64_t prefix_tokens, std::uint64_t n_layers) {
-    if (model.mla.kv_lora_rank > 0) {
-        throw ConfigError(fmt::format("--model {}: its latent attention is measured as the attention block alone, "
-                                      "without the MLP and experts of its layer, so its prefill would be understated",
-                                      model.name));
-    }
     ModelConfig config = model_config_of(model);
     config.n_batch = 1;
     config.seq_len = prefix_tokens;
     config.n_layers = n_layers;
+    config.moe.n_dense_layers = std::min<std::size_t>(config.moe.n_dense_layers, n_layers);  // the model's first layers
     config.layer_windows.clear();
     validate(config);
     return config;

@@ -59,6 +59,9 @@ void validate_layer_parts(const ModelConfig& config) {
         throw ConfigError(fmt::format("--kv-lora-rank {} needs --rope-dim, --nope-dim and --v-head-dim",
                                       config.mla.kv_lora_rank));
     }
+    if (config.is_latent() && config.block == BlockKind::full && config.mla.rope_dim % 2 != 0) {
+        throw ConfigError(fmt::format("--rope-dim {} must be even: RoPE turns pairs of values", config.mla.rope_dim));
+    }
 }
 
 void validate_seq_lens(const ModelConfig& config) {

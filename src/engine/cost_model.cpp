@@ -56,6 +56,8 @@ std::uint64_t fixed_weight_bytes_of_layer(const ModelConfig& c, std::size_t laye
     std::uint64_t bytes = attention_weight_bytes(c);
     if (c.block != BlockKind::full) return bytes;
     bytes += 2 * u64(c.model_dim) * norm_elem_bytes;
+    // Latent attention's own norms, on the q latent and on c (DeepSeek's q_a_ and kv_a_layernorm).
+    if (c.is_latent()) bytes += u64(c.mla.q_lora_rank + c.mla.kv_lora_rank) * norm_elem_bytes;
     if (!has_experts_at(c, layer)) return bytes + swiglu_bytes(c, u64(c.ffn_dim));
     return bytes + matrix_bytes(c, u64(c.moe.n_experts), u64(c.model_dim)) +
            u64(c.moe.n_shared) * swiglu_bytes(c, u64(c.moe.expert_dim));

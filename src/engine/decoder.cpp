@@ -22,6 +22,10 @@ std::size_t decode_rows(const ModelConfig& config) {
 std::size_t forward_rows(const ModelConfig& config) {
     return config.is_latent() ? 0 : config.total_tokens();
 }
+// Rows of a full block's scratch, latent or not: the step's tokens, or every position.
+std::size_t full_block_rows(const ModelConfig& config, bool forward) {
+    return forward ? config.total_tokens() : checked_mul(config.n_query_tokens, config.n_batch);
+}
 
 }  // namespace
 
@@ -29,12 +33,8 @@ void require_measurable(const ModelConfig& config) {
     auto refuse = [](const char* part) {
         throw ConfigError(fmt::format("{}: kvbench memory plans it, but the decode step does not compute it yet", part));
     };
-    // The latent step computes the attention block alone, of f32 weights and without sinks.
+    // The latent attention has no sink logits, and one token per row of a uniform batch.
     if (config.is_latent() && config.attention_sinks) refuse("--sinks with --kv-lora-rank (latent attention)");
-    if (config.is_latent() && config.block == BlockKind::full) refuse("--block full with --kv-lora-rank (latent attention)");
-    if (config.is_latent() && config.weight_dtype != WeightDtype::f32) {
-        refuse("--weight-dtype other than f32 with --kv-lora-rank (latent attention)");
-    }
     if (config.is_latent() && config.is_ragged()) refuse("--seq-lens or --seq-dist with --kv-lora-rank (latent attention)");
     if (config.is_latent() && config.n_query_tokens != 1) refuse("--query-tokens with --kv-lora-rank (latent attention)");
     // A ring holds the window of one new token: the step's later tokens would overwrite what
@@ -45,7 +45,7 @@ void require_measurable(const ModelConfig& config) {
 DecodeScratch::DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads)
     : qkv(checked_mul(decode_rows(config), config.qkv_dim())),
       head_outputs(checked_mul(decode_rows(config), config.q_dim())),
-      attention_scratch(decode_attention_view(config), max_seq_len, n_threads), block(config, decode_rows(config)),
+      attention_scratch(decode_attention_view(config), max_seq_len, n_threads), block(config, full_block_rows(config, false)),
       latent(config) {}
 
 std::size_t DecodeScratch::bytes() const {
@@ -57,14 +57,15 @@ std::size_t DecodeScratch::bytes_for(const ModelConfig& config, std::size_t max_
     const std::size_t floats = checked_mul(decode_rows(config), checked_add(config.qkv_dim(), config.q_dim()));
     return checked_add(checked_add(checked_add(checked_mul(floats, sizeof(float)), LatentDecodeBuffers::bytes_for(config)),
                                    DecodeAttentionScratch::bytes_for(decode_attention_view(config), max_seq_len, n_threads)),
-                       FullBlockScratch::bytes_for(config, decode_rows(config)));
+                       FullBlockScratch::bytes_for(config, full_block_rows(config, false)));
 }
 
 ForwardScratch::ForwardScratch(const ModelConfig& config, std::size_t n_threads,
                                std::size_t block_rows)
     : qkv(checked_mul(forward_rows(config), config.qkv_dim())),
       head_outputs(checked_mul(forward_rows(config), config.q_dim())),
-      attention_scratch(config.seq_len, n_threads, block_rows), block(config, forward_rows(config)), latent(config) {}
+      attention_scratch(config.seq_len, n_threads, block_rows), block(config, full_block_rows(config, true)),
+      latent(config) {}
 
 std::size_t ForwardScratch::bytes() const {
     return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes() + block.bytes() +
@@ -75,7 +76,7 @@ std::size_t ForwardScratch::bytes_for(const ModelConfig& config, std::size_t n_t
     const std::size_t floats = checked_mul(forward_rows(config), checked_add(config.qkv_dim(), config.q_dim()));
     return checked_add(checked_add(checked_add(checked_mul(floats, sizeof(float)), LatentForwardBuffers::bytes_for(config)),
                                    CausalAttentionScratch::bytes_for(config.seq_len, n_threads, block_rows)),
-                       FullBlockScratch::bytes_for(config, forward_rows(config)));
+                       FullBlockScratch::bytes_for(config, full_block_rows(config, true)));
 }
 
 std::size_t attention_trace_size(const ModelConfig& config) {
@@ -135,13 +136,13 @@ std::uint64_t add_feed_forward(const ModelConfig& config, const LayerWeights& w,
 
 // Copies layer `layer`'s attention output of each sequence's newest position into the trace,
 // from the rows of head_outputs (q_dim floats each) of the cached step or of the forward.
-void record_attention(const ModelConfig& config, const PathOptions& options, std::size_t layer,
+void record_attention(const ModelConfig& config, std::span<float> attention_trace, std::size_t layer,
                       const float* head_outputs, bool forward) {
-    if (options.attention_trace.empty()) return;
+    if (attention_trace.empty()) return;
     const std::size_t q_dim = config.q_dim();
     for (std::size_t b = 0; b < config.n_batch; ++b) {
         std::copy_n(head_outputs + newest_row(config, b, forward) * q_dim, q_dim,
-                    options.attention_trace.begin() + static_cast<std::ptrdiff_t>((layer * config.n_batch + b) * q_dim));
+                    attention_trace.begin() + static_cast<std::ptrdiff_t>((layer * config.n_batch + b) * q_dim));
     }
 }
 
@@ -160,15 +161,104 @@ void store_kv(const ModelConfig& config, const float* qkv_rows, std::size_t n_po
     }
 }
 
+// One multi-head layer of the cached step: q, k, v of the step's tokens from block_in (n_rows,
+// model_dim), k and v stored at their positions (turned by RoPE in a full block), attention, and
+// x_out += heads·Wo. Returns its FLOPs.
+FlopCount add_attention_step(const ModelConfig& config, const LayerWeights& w, const StepKernels& kernels,
+                             KvCache& cache, std::size_t pos, const float* block_in, float* x_out, DecodeScratch& scratch,
+                             std::span<float> attention_trace, std::size_t layer) {
+    const std::size_t n_tokens = config.n_query_tokens;
+    const std::size_t n_batch = config.n_batch;
+    const std::size_t n_rows = n_tokens * n_batch;
+    const std::size_t model_dim = config.model_dim;
+    const std::size_t qkv_dim = config.qkv_dim();
+    const bool full = config.block == BlockKind::full;
+    FlopCount count;
+    const std::uint64_t qkv_flops =
+        kernels.linear(block_in, n_rows, model_dim, w.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
+    // Every token's k and v go into the cache before any attends: token i sees positions up
+    // to its own, the step's earlier tokens included (causal among themselves).
+    for (std::size_t i = 0; i < n_tokens; ++i) {
+        float* token_qkv = scratch.qkv.data() + i * n_batch * qkv_dim;  // (n_batch, qkv_dim) floats
+        // The cache holds keys after RoPE, as a model's does: a step turns only its own.
+        if (full && !config.is_ragged()) kernels.rope(config, token_qkv, n_batch, 1, pos + i);
+        for (std::size_t b = 0; b < n_batch; ++b) {
+            const std::size_t row_pos = pos + i - config.seq_lag_of(b);
+            if (full && config.is_ragged()) kernels.rope(config, token_qkv + b * qkv_dim, 1, 1, row_pos);
+            store_kv(config, token_qkv + b * qkv_dim, 1, cache, layer, b, row_pos);
+        }
+    }
+    for (std::size_t i = 0; i < n_tokens; ++i) {
+        count += kernels.attend_decode(config, scratch.qkv.data() + i * n_batch * qkv_dim, qkv_dim, cache, layer,
+                                       pos + i + 1, scratch.head_outputs.data() + i * n_batch * config.q_dim(),
+                                       scratch.attention_scratch, w.sink_logits());
+    }
+    record_attention(config, attention_trace, layer, scratch.head_outputs.data(), false);
+    // beta = 1: the residual add rides on the output projection.
+    const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_rows, config.q_dim(),
+                                                   w.wo.view(), model_dim, 1.0f, x_out);
+    count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
+    return count;
+}
+
+// One multi-head layer of the uncached forward: q, k, v of every position from block_in
+// (total_tokens, model_dim), turned by RoPE in a full block and stored in `prefill` when given,
+// causal attention, and x_out += heads·Wo. Returns its FLOPs.
+FlopCount add_attention_forward(const ModelConfig& config, const LayerWeights& w, const StepKernels& kernels,
+                                const float* block_in, float* x_out, ForwardScratch& scratch, KvCache* prefill,
+                                const std::atomic<bool>* stop, std::span<float> attention_trace, std::size_t layer) {
+    const std::size_t n_rows = config.total_tokens();
+    const std::size_t model_dim = config.model_dim;
+    const std::size_t qkv_dim = config.qkv_dim();
+    const bool full = config.block == BlockKind::full;
+    // A ragged batch's attention runs one sequence at a time, each a batch of one at its own
+    // context (docs/model.md, "Ragged batches"); its projections run on all packed rows at once.
+    ModelConfig sequence_config;
+    if (config.is_ragged()) {
+        sequence_config = config;
+        sequence_config.n_batch = 1;
+        sequence_config.seq_lens.clear();
+    }
+    FlopCount count;
+    const std::uint64_t qkv_flops =
+        kernels.linear(block_in, n_rows, model_dim, w.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
+    if (full && !config.is_ragged()) kernels.rope(config, scratch.qkv.data(), n_rows, config.seq_len, 0);
+    if (full && config.is_ragged()) {
+        for (std::size_t b = 0; b < config.n_batch; ++b) {
+            kernels.rope(config, scratch.qkv.data() + config.first_token(b) * qkv_dim, config.seq_len_of(b),
+                         config.seq_len_of(b), 0);
+        }
+    }
+    if (prefill != nullptr) {
+        for (std::size_t b = 0; b < config.n_batch; ++b) {
+            store_kv(config, scratch.qkv.data() + config.first_token(b) * qkv_dim, config.seq_len_of(b),
+                     *prefill, layer, b, 0);
+        }
+    }
+    if (!config.is_ragged()) {
+        count += kernels.attend_causal(config, layer, scratch.qkv.data(), scratch.head_outputs.data(),
+                                       scratch.attention_scratch, stop, w.sink_logits());
+    } else {
+        for (std::size_t b = 0; b < config.n_batch; ++b) {
+            sequence_config.seq_len = config.seq_len_of(b);
+            const std::size_t first = config.first_token(b);
+            count += kernels.attend_causal(sequence_config, layer, scratch.qkv.data() + first * qkv_dim,
+                                           scratch.head_outputs.data() + first * config.q_dim(),
+                                           scratch.attention_scratch, stop, w.sink_logits());
+        }
+    }
+    record_attention(config, attention_trace, layer, scratch.head_outputs.data(), true);
+    const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_rows, config.q_dim(),
+                                                   w.wo.view(), model_dim, 1.0f, x_out);
+    count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
+    return count;
+}
+
 }  // namespace
 
 FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, KvCache& cache,
                       const float* x_in, float* x_out, DecodeScratch& scratch, const PathOptions& options) {
-    if (config.is_latent()) {
-        require_measurable(config);  // the latent step has no ragged rows
-        return latent_decode_step(config, weights, cache, x_in, x_out, scratch.latent, scratch.attention_scratch,
-                                  *options.kernels, options.attention_trace);
-    }
+    if (config.is_latent()) require_measurable(config);  // the latent step has one token per row, no ragged rows
     // The step's Q tokens take positions [pos, pos + Q) of the longest rows.
     const std::size_t pos = cache.length();
     const std::size_t n_tokens = config.n_query_tokens;
@@ -190,7 +280,6 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
     const std::size_t n_batch = config.n_batch;
     const std::size_t n_rows = n_tokens * n_batch;
     const std::size_t model_dim = config.model_dim;
-    const std::size_t qkv_dim = config.qkv_dim();
 
     const bool full = config.block == BlockKind::full;
     std::copy_n(x_in, n_rows * model_dim, x_out);
@@ -203,30 +292,13 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
             kernels.rmsnorm(x_out, n_rows, model_dim, w.attention_norm.data(), scratch.block.normed.data());
             block_in = scratch.block.normed.data();
         }
-        const std::uint64_t qkv_flops =
-            kernels.linear(block_in, n_rows, model_dim, w.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
-        // Every token's k and v go into the cache before any attends: token i sees positions up
-        // to its own, the step's earlier tokens included (causal among themselves).
-        for (std::size_t i = 0; i < n_tokens; ++i) {
-            float* token_qkv = scratch.qkv.data() + i * n_batch * qkv_dim;  // (n_batch, qkv_dim) floats
-            // The cache holds keys after RoPE, as a model's does: a step turns only its own.
-            if (full && !config.is_ragged()) kernels.rope(config, token_qkv, n_batch, 1, pos + i);
-            for (std::size_t b = 0; b < n_batch; ++b) {
-                const std::size_t row_pos = pos + i - config.seq_lag_of(b);
-                if (full && config.is_ragged()) kernels.rope(config, token_qkv + b * qkv_dim, 1, 1, row_pos);
-                store_kv(config, token_qkv + b * qkv_dim, 1, cache, layer, b, row_pos);
-            }
+        if (config.is_latent()) {
+            count += latent_attention_step(config, layer, w.latent, cache, block_in, x_out, scratch.latent,
+                                           scratch.attention_scratch, kernels, options.attention_trace);
+        } else {
+            count += add_attention_step(config, w, kernels, cache, pos, block_in, x_out, scratch, options.attention_trace,
+                                        layer);
         }
-        for (std::size_t i = 0; i < n_tokens; ++i) {
-            count += kernels.attend_decode(config, scratch.qkv.data() + i * n_batch * qkv_dim, qkv_dim, cache, layer,
-                                           pos + i + 1, scratch.head_outputs.data() + i * n_batch * config.q_dim(),
-                                           scratch.attention_scratch, w.sink_logits());
-        }
-        record_attention(config, options, layer, scratch.head_outputs.data(), false);
-        // beta = 1: the residual add rides on the output projection.
-        const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_rows, config.q_dim(),
-                                                       w.wo.view(), model_dim, 1.0f, x_out);
-        count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
         if (full) {
             record_mlp(config, options, layer, x_out, false, true);
             const std::uint64_t mlp_flops =
@@ -243,17 +315,12 @@ FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, Kv
 FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, const float* x_in,
                        float* x_out, ForwardScratch& scratch, KvCache* prefill, const std::atomic<bool>* stop,
                        const PathOptions& options) {
-    if (config.is_latent()) {
-        require_measurable(config);
-        return latent_forward_full(config, weights, x_in, x_out, scratch.latent, scratch.attention_scratch, prefill,
-                                   stop, *options.kernels, options.attention_trace);
-    }
+    if (config.is_latent()) require_measurable(config);
     require_trace_size(config, options);
     const StepKernels& kernels = *options.kernels;
     auto stopped = [stop] { return stop != nullptr && stop->load(std::memory_order_relaxed); };
     const std::size_t n_rows = config.total_tokens();
     const std::size_t model_dim = config.model_dim;
-    const std::size_t qkv_dim = config.qkv_dim();
     if (prefill != nullptr) {
         if (prefill->max_seq_len() < config.seq_len) {
             throw std::out_of_range("prefill cache is shorter than the sequence");
@@ -262,14 +329,6 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
     }
 
     const bool full = config.block == BlockKind::full;
-    // A ragged batch's attention runs one sequence at a time, each a batch of one at its own
-    // context (docs/model.md, "Ragged batches"); its projections run on all packed rows at once.
-    ModelConfig sequence_config;
-    if (config.is_ragged()) {
-        sequence_config = config;
-        sequence_config.n_batch = 1;
-        sequence_config.seq_lens.clear();
-    }
     std::copy_n(x_in, n_rows * model_dim, x_out);
     FlopCount count;
     std::size_t experts_read = 0;
@@ -281,37 +340,13 @@ FlopCount forward_full(const ModelConfig& config, const ModelWeights& weights, c
             kernels.rmsnorm(x_out, n_rows, model_dim, w.attention_norm.data(), scratch.block.normed.data());
             block_in = scratch.block.normed.data();
         }
-        const std::uint64_t qkv_flops =
-            kernels.linear(block_in, n_rows, model_dim, w.wqkv.view(), qkv_dim, 0.0f, scratch.qkv.data());
-        if (full && !config.is_ragged()) kernels.rope(config, scratch.qkv.data(), n_rows, config.seq_len, 0);
-        if (full && config.is_ragged()) {
-            for (std::size_t b = 0; b < config.n_batch; ++b) {
-                kernels.rope(config, scratch.qkv.data() + config.first_token(b) * qkv_dim, config.seq_len_of(b),
-                             config.seq_len_of(b), 0);
-            }
-        }
-        if (prefill != nullptr) {
-            for (std::size_t b = 0; b < config.n_batch; ++b) {
-                store_kv(config, scratch.qkv.data() + config.first_token(b) * qkv_dim, config.seq_len_of(b),
-                         *prefill, layer, b, 0);
-            }
-        }
-        if (!config.is_ragged()) {
-            count += kernels.attend_causal(config, layer, scratch.qkv.data(), scratch.head_outputs.data(),
-                                           scratch.attention_scratch, stop, w.sink_logits());
+        if (config.is_latent()) {
+            count += latent_attention_forward(config, layer, w.latent, block_in, x_out, scratch.latent,
+                                              scratch.attention_scratch, prefill, stop, kernels, options.attention_trace);
         } else {
-            for (std::size_t b = 0; b < config.n_batch; ++b) {
-                sequence_config.seq_len = config.seq_len_of(b);
-                const std::size_t first = config.first_token(b);
-                count += kernels.attend_causal(sequence_config, layer, scratch.qkv.data() + first * qkv_dim,
-                                               scratch.head_outputs.data() + first * config.q_dim(),
-                                               scratch.attention_scratch, stop, w.sink_logits());
-            }
+            count += add_attention_forward(config, w, kernels, block_in, x_out, scratch, prefill, stop,
+                                           options.attention_trace, layer);
         }
-        record_attention(config, options, layer, scratch.head_outputs.data(), true);
-        const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_rows, config.q_dim(),
-                                                       w.wo.view(), model_dim, 1.0f, x_out);
-        count += FlopCount{qkv_flops + out_flops, qkv_flops + out_flops};
         if (full) {
             if (stopped()) return count;
             record_mlp(config, options, layer, x_out, true, true);

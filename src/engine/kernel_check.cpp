@@ -113,10 +113,19 @@ void check_full_block(const ModelConfig& config, const LayerWeights& layer, cons
     apply_rope_naive(config, qkv_naive.data(), n_batch, 1, config.seq_len - 1);
     checks.push_back({"rope", relative_error(qkv_fast, qkv_naive)});
 
+    check_feed_forward(config, layer, kernels, normed.data(), checks);
+}
+
+}  // namespace
+
+void check_feed_forward(const ModelConfig& config, const LayerWeights& layer, const StepKernels& kernels,
+                        const float* normed, std::vector<KernelCheck>& checks) {
+    const std::size_t n_batch = config.n_batch;
+    const std::size_t dim = config.model_dim;
     const std::size_t width = layer.has_experts() ? config.moe.expert_dim : config.ffn_dim;
     const MlpWeights& mlp = layer.has_experts() ? layer.experts.front() : layer.mlp;
     std::vector<float> gate_up(n_batch * 2 * width);  // (n_batch, 2·width) floats
-    linear_naive(normed.data(), n_batch, dim, mlp.gate_up.view(), 2 * width, 0.0f, gate_up.data());
+    linear_naive(normed, n_batch, dim, mlp.gate_up.view(), 2 * width, 0.0f, gate_up.data());
     std::vector<float> hidden_fast(n_batch * width), hidden_naive(hidden_fast.size());  // (n_batch, width) floats
     kernels.silu_gate(gate_up.data(), n_batch, width, hidden_fast.data());
     silu_gate_naive(gate_up.data(), n_batch, width, hidden_naive.data());
@@ -124,21 +133,18 @@ void check_full_block(const ModelConfig& config, const LayerWeights& layer, cons
 
     // What the MLP or experts add, from zero: on the residual the sum would hide them.
     FullBlockScratch scratch(config, n_batch);
-    std::fill(fast.begin(), fast.end(), 0.0f);
-    std::fill(naive.begin(), naive.end(), 0.0f);
+    std::vector<float> fast(n_batch * dim, 0.0f), naive(fast.size(), 0.0f);  // (n_batch, model_dim) floats
     if (layer.has_experts()) {
-        const std::size_t read = add_experts(kernels, config, layer, normed.data(), n_batch, scratch, fast.data()).experts_read;
-        const std::size_t read_naive = experts_naive(config, layer, normed.data(), n_batch, naive.data());
+        const std::size_t read = add_experts(kernels, config, layer, normed, n_batch, scratch, fast.data()).experts_read;
+        const std::size_t read_naive = experts_naive(config, layer, normed, n_batch, naive.data());
         checks.push_back({fmt::format("experts ({} of {} read)", read, config.moe.n_experts),
                           read == read_naive ? relative_error(fast, naive) : std::numeric_limits<double>::infinity()});
     } else {
-        add_mlp(kernels, layer.mlp, normed.data(), n_batch, dim, scratch, fast.data());
-        mlp_naive(layer.mlp, normed.data(), n_batch, dim, naive.data());
+        add_mlp(kernels, layer.mlp, normed, n_batch, dim, scratch, fast.data());
+        mlp_naive(layer.mlp, normed, n_batch, dim, naive.data());
         checks.push_back({"mlp", relative_error(fast, naive)});
     }
 }
-
-}  // namespace
 
 std::vector<std::size_t> sampled_causal_rows(std::size_t seq_len, std::size_t block_rows, std::size_t max_blocks) {
     const std::size_t n_blocks = (seq_len + block_rows - 1) / block_rows;

@@ -4,6 +4,7 @@
 #include "kvbench/engine/checked_size.hpp"
 
 #include <cmath>
+#include <utility>
 
 namespace kvbench {
 
@@ -15,22 +16,28 @@ LatentDims::LatentDims(const ModelConfig& config)
       v_head_dim(config.mla.v_head_dim),
       q_lora_rank(config.mla.q_lora_rank) {}
 
-std::size_t LatentWeights::floats() const {
-    return wq_down.size() + wq.size() + wkv_down.size() + wuk.size() + wuv.size() + wo.size();
+std::size_t LatentWeights::bytes() const {
+    std::size_t total = (q_norm.size() + kv_norm.size()) * sizeof(float);
+    for (const WeightMatrix* matrix : latent_matrices(*this)) total += matrix->bytes();
+    return total;
 }
 
-std::size_t LatentWeights::floats_for(const ModelConfig& config) {
+std::size_t LatentWeights::bytes_for(const ModelConfig& config) {
     const LatentDims d(config);
+    const WeightDtype dtype = config.weight_dtype;
     const std::size_t dim = config.model_dim;
     const std::size_t q_in = d.q_lora_rank != 0 ? d.q_lora_rank : dim;
-    return checked_add(
-        checked_add(checked_add(checked_mul(d.q_lora_rank, dim), checked_mul(d.q_width(), q_in)),
-                    checked_mul(d.latent_dim(), dim)),
-        checked_add(checked_mul(checked_add(d.n_heads * d.nope_dim, d.out_width()), d.rank),
-                    checked_mul(dim, d.out_width())));
+    std::size_t total = 0;
+    for (const auto& [n_out, n_in] : {std::pair{d.q_lora_rank, dim}, {d.q_width(), q_in}, {d.latent_dim(), dim},
+                                      {checked_mul(d.n_heads, d.rank), d.nope_dim}, {d.out_width(), d.rank},
+                                      {dim, d.out_width()}}) {
+        total = checked_add(total, WeightMatrix::bytes_for(dtype, n_out, n_in));
+    }
+    if (config.block == BlockKind::full) total = checked_add(total, checked_mul(d.q_lora_rank + d.rank, sizeof(float)));
+    return total;
 }
 
-std::array<const PageAlignedVector<float>*, 6> latent_matrices(const LatentWeights& w) {
+std::array<const WeightMatrix*, 6> latent_matrices(const LatentWeights& w) {
     return {&w.wq_down, &w.wq, &w.wkv_down, &w.wuk, &w.wuv, &w.wo};
 }
 
@@ -39,9 +46,18 @@ namespace {
 // A uniform variable on [-a, a) has variance a²/3.
 float bound_for_fan_in(double fan_in) { return static_cast<float>(std::sqrt(3.0 / fan_in)); }
 
-void draw(Rng& rng, PageAlignedVector<float>& matrix, std::size_t n_out, std::size_t n_in, double fan_in) {
-    matrix.resize(checked_mul(n_out, n_in));
-    fill_uniform(rng, matrix, bound_for_fan_in(fan_in));
+WeightMatrix draw(Rng& rng, const ModelConfig& config, std::size_t n_out, std::size_t n_in, double fan_in,
+                  std::vector<float>& values) {
+    values.resize(checked_mul(n_out, n_in));
+    fill_uniform(rng, values, bound_for_fan_in(fan_in));
+    return WeightMatrix(config.weight_dtype, n_out, n_in, values);
+}
+
+std::vector<float> draw_gains(Rng& rng, std::size_t n) {
+    std::vector<float> gains(n);
+    fill_uniform(rng, gains, 0.1f);
+    for (float& gain : gains) gain += 1.0f;
+    return gains;
 }
 
 }  // namespace
@@ -50,15 +66,21 @@ LatentWeights make_latent_weights(const ModelConfig& config, Rng& rng) {
     const LatentDims d(config);
     const std::size_t dim = config.model_dim;
     const auto dim_d = static_cast<double>(dim);
+    std::vector<float> values;  // one matrix's f32 draws, stored as config.weight_dtype
     LatentWeights w;
-    if (d.q_lora_rank != 0) draw(rng, w.wq_down, d.q_lora_rank, dim, dim_d);
+    if (d.q_lora_rank != 0) w.wq_down = draw(rng, config, d.q_lora_rank, dim, dim_d, values);
     const std::size_t q_in = d.q_lora_rank != 0 ? d.q_lora_rank : dim;
-    draw(rng, w.wq, d.q_width(), q_in, static_cast<double>(q_in));
-    draw(rng, w.wkv_down, d.latent_dim(), dim, dim_d);
-    // c has the variance of x, so the expanded keys and values keep it too.
-    draw(rng, w.wuk, d.n_heads * d.nope_dim, d.rank, static_cast<double>(d.rank));
-    draw(rng, w.wuv, d.out_width(), d.rank, static_cast<double>(d.rank));
-    draw(rng, w.wo, dim, d.out_width(), static_cast<double>(d.out_width()) * static_cast<double>(config.n_layers));
+    w.wq = draw(rng, config, d.q_width(), q_in, static_cast<double>(q_in), values);
+    w.wkv_down = draw(rng, config, d.latent_dim(), dim, dim_d, values);
+    // c has the variance of x, so the expanded keys and values keep it too: fan-in r.
+    w.wuk = draw(rng, config, d.n_heads * d.rank, d.nope_dim, static_cast<double>(d.rank), values);
+    w.wuv = draw(rng, config, d.out_width(), d.rank, static_cast<double>(d.rank), values);
+    w.wo = draw(rng, config, dim, d.out_width(), static_cast<double>(d.out_width()) * static_cast<double>(config.n_layers),
+                values);
+    if (config.block == BlockKind::full) {
+        w.q_norm = draw_gains(rng, d.q_lora_rank);
+        w.kv_norm = draw_gains(rng, d.rank);
+    }
     return w;
 }
 

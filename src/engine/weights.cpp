@@ -88,7 +88,7 @@ std::size_t LayerWeights::wo_floats(const ModelConfig& config) { return checked_
 
 std::size_t LayerWeights::bytes() const {
     std::size_t total = wqkv.bytes() + wo.bytes() + mlp.bytes() + router.bytes() + shared_experts.bytes();
-    total += (attention_norm.size() + mlp_norm.size() + sinks.size() + latent.floats()) * sizeof(float);
+    total += (attention_norm.size() + mlp_norm.size() + sinks.size()) * sizeof(float) + latent.bytes();
     for (const MlpWeights& expert : experts) total += expert.bytes();
     return total;
 }
@@ -107,8 +107,9 @@ std::size_t mlp_bytes_for(WeightDtype dtype, std::size_t model_dim, std::size_t 
 std::size_t layer_bytes_for(const ModelConfig& config, std::size_t layer) {
     const WeightDtype dtype = config.weight_dtype;
     const std::size_t dim = config.model_dim;
-    std::size_t bytes = checked_add(WeightMatrix::bytes_for(dtype, config.qkv_dim(), dim),
-                                    WeightMatrix::bytes_for(dtype, dim, config.q_dim()));
+    std::size_t bytes = config.is_latent() ? LatentWeights::bytes_for(config)
+                                           : checked_add(WeightMatrix::bytes_for(dtype, config.qkv_dim(), dim),
+                                                         WeightMatrix::bytes_for(dtype, dim, config.q_dim()));
     if (config.attention_sinks) bytes = checked_add(bytes, checked_mul(config.n_heads, sizeof(float)));
     if (config.block != BlockKind::full) return bytes;
     bytes = checked_add(bytes, checked_product({2, dim, sizeof(float)}));
@@ -148,7 +149,6 @@ std::vector<float> draw_norm_gains(Rng& rng, std::size_t dim) {
 }  // namespace
 
 std::size_t ModelWeights::bytes_for(const ModelConfig& config) {
-    if (config.is_latent()) return checked_product({config.n_layers, LatentWeights::floats_for(config), sizeof(float)});
     std::size_t total = 0;
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) total = checked_add(total, layer_bytes_for(config, layer));
     return total;
@@ -177,10 +177,10 @@ ModelWeights make_weights(const ModelConfig& config, std::uint64_t seed) {
         LayerWeights& layer = weights.layers[l];
         if (config.is_latent()) {
             layer.latent = make_latent_weights(config, rng);
-            continue;
+        } else {
+            layer.wqkv = draw_matrix(rng, dtype, config.qkv_dim(), config.model_dim, 1.0 / dim, values);
+            layer.wo = draw_matrix(rng, dtype, config.model_dim, config.q_dim(), output_variance, values);
         }
-        layer.wqkv = draw_matrix(rng, dtype, config.qkv_dim(), config.model_dim, 1.0 / dim, values);
-        layer.wo = draw_matrix(rng, dtype, config.model_dim, config.q_dim(), output_variance, values);
         if (config.block != BlockKind::full) continue;
         layer.attention_norm = draw_norm_gains(rng, config.model_dim);
         layer.mlp_norm = draw_norm_gains(rng, config.model_dim);

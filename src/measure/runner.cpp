@@ -53,10 +53,9 @@ std::vector<ByteRegion> weight_regions(const ModelWeights& weights) {
             add(expert.gate_up);
             add(expert.down);
         }
-        for (const PageAlignedVector<float>* matrix : latent_matrices(layer.latent)) {
-            if (!matrix->empty()) regions.push_back(byte_region(*matrix));
-        }
-        for (const std::vector<float>* norm : {&layer.attention_norm, &layer.mlp_norm}) {
+        for (const WeightMatrix* matrix : latent_matrices(layer.latent)) add(*matrix);
+        for (const std::vector<float>* norm :
+             {&layer.attention_norm, &layer.mlp_norm, &layer.latent.q_norm, &layer.latent.kv_norm}) {
             if (!norm->empty()) regions.push_back(byte_region(*norm));
         }
     }

@@ -54,6 +54,8 @@ ModelConfig config_of(const SweepSpec& spec, const Shape& s) {
     shape.block = s.block;
     // A model's experts replace the full layer's MLP; its attention block has none.
     if (s.block == BlockKind::attention) shape.moe = MoeShape{};
+    // A model's first L layers: all of them dense when L is within its dense first layers (DeepSeek-V3's 3).
+    shape.moe.n_dense_layers = std::min(shape.moe.n_dense_layers, s.layers);
     shape.ffn_dim = s.ffn_dim;
     shape.weight_dtype = s.weight_dtype;
     shape.layer_windows = layer_windows_for(spec.window, spec.window_layers, s.layers);

@@ -22,12 +22,6 @@ struct LatentCliOptions {
     MlaShape model;  // --model or --model-config's latent attention (add_model_options sets it); none: r = 0
 };
 
-// The latent step computes the attention block alone (docs/model.md, "Latent attention"): a full
-// layer around it is refused, by --model's layer as by a typed --block full.
-inline constexpr const char* latent_full_block_refusal =
-    "--block full: latent attention (--kv-lora-rank) is measured as the attention block only; the norms, RoPE and "
-    "MLP or experts around it are not composed with it yet: drop --block full";
-
 // Registers --kv-lora-rank, --rope-dim, --nope-dim, --v-head-dim and --q-lora-rank on `command`.
 void add_latent_options(CLI::App& command, LatentCliOptions& options);
 

@@ -28,8 +28,8 @@ void add_layer_options(CLI::App& command, LayerCliOptions& options);
 
 // Sets spec's base, blocks, MLP widths and weight types. With `model` (--model or
 // --model-config: kvbench::model_config_of of its preset) the spec starts from it: its block
-// (full when its MLP is known), MLP width, experts, sinks and windows, each still overridable;
-// its latent attention runs as multi-head attention (the note of add_model_options says so).
+// (full when its MLP is known), MLP width, experts, sinks and windows, each still overridable
+// (its latent attention is apply_latent_options' part).
 // Call it before apply_attention_options, whose --window and --sinks win. Throws ConfigError
 // naming the option: an unknown --block or --weight-dtype, a number out of range, --ffn-dim or
 // --experts without a full block to put them in, --block full with neither.

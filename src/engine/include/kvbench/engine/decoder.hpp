@@ -75,7 +75,9 @@ std::size_t attention_trace_size(const ModelConfig& config);
 // Floats of a PathOptions::mlp_trace for config: 0 for an attention block.
 std::size_t mlp_trace_size(const ModelConfig& config);
 
-// A latent config (config.is_latent()) runs latent_step.hpp's paths, with the same contracts.
+// A latent config (config.is_latent()) runs latent_step.hpp's attention in place of the
+// multi-head one, in the same layer loop and with the same contracts; a full block's norms and
+// MLP or experts around it are the same code.
 
 // Cached path: one step for the token at position pos = cache.length() of every sequence.
 // A full block first normalises the residual stream and turns q and k by RoPE at pos, and adds

@@ -61,6 +61,12 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
 KernelCheck check_causal_attention(const ModelConfig& config, const float* qkv, const float* fast_out,
                                    const float* sinks);
 
+// A full layer's second half on the step's rows, each against its naive twin: SwiGLU's gate on
+// the MLP's (or the first expert's) product, then what layer 0's MLP, or its router and experts,
+// add to a zero stream. normed: (n_batch, model_dim) floats, the MLP's input. Appends to checks.
+void check_feed_forward(const ModelConfig& config, const LayerWeights& layer, const StepKernels& kernels,
+                        const float* normed, std::vector<KernelCheck>& checks);
+
 // The query rows of a prompt of seq_len positions whose causal attention check_kernels compares,
 // ascending: every block's first and last row when there are at most max_blocks blocks, else
 // those of blocks 1 and 2 and of max_blocks - 2 blocks spread evenly from the first to the last.

@@ -17,8 +17,6 @@
 
 namespace kvbench {
 
-struct ModelWeights;  // weights.hpp
-
 // What the decode attention kernels see of a config: the config itself for multi-head
 // attention; for latent attention the MQA it is once W_uk is absorbed (docs/model.md, "Latent
 // attention"): H query heads against one shared cached vector of r + d_r per position (its
@@ -42,6 +40,8 @@ struct LatentDecodeBuffers {
     std::vector<float> q_latent;      // (n_batch, H·(r + d_r)) floats: absorbed queries
     std::vector<float> latent_out;    // (n_batch, H·(r + d_r)) floats: Σ p·[c | k_rope] per head, first r used
     std::vector<float> head_outputs;  // (n_batch, H·d_v) floats: every head's output, what Wo reads
+    std::vector<float> head_rows;     // (n_batch, max(d_n + r, r + d_v)) floats: one head's rows, gathered
+    std::vector<float> rope;          // (n_batch, (H + 2)·d_r) floats: what RoPE turns, packed; full layer only
 };
 
 // The uncached forward's buffers beyond attend_causal's scratch; empty for a multi-head config.
@@ -59,26 +59,35 @@ struct LatentForwardBuffers {
     std::vector<float> qkv;           // (B·N, 3·H·hd) floats: q | k | v per head, hd = causal view's head_dim
     std::vector<float> padded_out;    // (B·N, H·hd) floats: attend_causal's output
     std::vector<float> head_outputs;  // (B·N, H·d_v) floats: every head's output, what Wo reads
+    std::vector<float> converted;     // (r, d_n) floats: one head's W_uk in f32, reduced weight types only
+    std::vector<float> rope;          // (B·N, (H + 2)·d_r) floats: what RoPE turns, packed; full layer only
 };
 
-// decode_step (decoder.hpp) of a latent config, same contract: per layer q (through
-// q_lora_rank when set), c | k_rope = x·W_dkv stored at pos, the query absorbed (absorb_query),
-// attend_decode over the latent cache, the output un-absorbed (unabsorb_output), then Wo with the
-// residual. Useful FLOPs are docs/counting.md's; executed ones add the kernels' padding and the
-// d_r values of every position that the shared vector drags through p·V.
-// Requires: config latent; cache, scratch and buffers built for it.
-FlopCount latent_decode_step(const ModelConfig& config, const ModelWeights& weights, KvCache& cache,
-                             const float* x_in, float* x_out, LatentDecodeBuffers& buffers,
-                             DecodeAttentionScratch& attention_scratch, const StepKernels& kernels,
-                             std::span<float> attention_trace);
+// One layer of decode_step (decoder.hpp) for a latent config: q (through q_lora_rank when set),
+// c | k_rope = x·W_dkv stored at pos = cache.length(), the query absorbed (absorb_query),
+// attend_decode over the latent cache, the output un-absorbed (unabsorb_output), then
+// x_out += that·Wo. In a full layer the q latent and c are normalised (their own RMSNorm) and
+// each head's q_rope and the shared k_rope turned by RoPE at pos before c | k_rope is cached.
+// block_in: (n_batch, model_dim) floats, the layer's input (already normalised in a full
+// layer); x_out: (n_batch, model_dim) floats, the residual stream. Useful FLOPs are
+// docs/counting.md's; executed ones add the kernels' padding and the d_r values of every position
+// that the shared vector drags through p·V. Does not extend the cache.
+// Requires: config latent, one query token, uniform batch; cache, scratch and buffers built for
+// it; attention_trace empty or (n_layers, n_batch, H·d_v) floats.
+FlopCount latent_attention_step(const ModelConfig& config, std::size_t layer, const LatentWeights& weights,
+                                KvCache& cache, const float* block_in, float* x_out, LatentDecodeBuffers& buffers,
+                                DecodeAttentionScratch& attention_scratch, const StepKernels& kernels,
+                                std::span<float> attention_trace);
 
-// forward_full (decoder.hpp) of a latent config, same contract: per layer q and c | k_rope of
-// every position (stored in `prefill` when given), K = [c·W_uk | k_rope] and V = c·W_uv
-// expanded for every head and position, attend_causal, then Wo with the residual.
-// Requires: config latent; scratch and buffers built for it.
-FlopCount latent_forward_full(const ModelConfig& config, const ModelWeights& weights, const float* x_in,
-                              float* x_out, LatentForwardBuffers& buffers, CausalAttentionScratch& attention_scratch,
-                              KvCache* prefill, const std::atomic<bool>* stop, const StepKernels& kernels,
-                              std::span<float> attention_trace);
+// One layer of forward_full (decoder.hpp) for a latent config: q and c | k_rope of every position
+// (normalised and turned as latent_attention_step says, in a full layer; stored in `prefill`
+// when given), K = [c·W_uk | k_rope] and V = c·W_uv expanded for every head and position,
+// attend_causal, then x_out += heads·Wo. block_in, x_out: (B·N, model_dim) floats.
+// Requires: config latent, uniform batch; scratch and buffers built for it.
+FlopCount latent_attention_forward(const ModelConfig& config, std::size_t layer, const LatentWeights& weights,
+                                   const float* block_in, float* x_out, LatentForwardBuffers& buffers,
+                                   CausalAttentionScratch& attention_scratch, KvCache* prefill,
+                                   const std::atomic<bool>* stop, const StepKernels& kernels,
+                                   std::span<float> attention_trace);
 
 }  // namespace kvbench
