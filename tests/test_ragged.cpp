@@ -5,6 +5,7 @@
 #include "kvbench/engine/kernel_check.hpp"
 #include "kvbench/engine/reference.hpp"
 
+#include "kernel_check_support.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -156,15 +157,7 @@ TEST_CASE("a ragged batch that breaks a rule is refused naming --seq-lens") {
 
 TEST_CASE("a ragged batch's kernels pass --check against their naive twins") {
     const ModelConfig config = ragged(make_config(1, 1, 32, 4, 2, 1), {7, 30, 2});
-    const ModelWeights weights = make_weights(config, 9);
-    const std::vector<float> prompt = make_inputs(config, 9);
-    const std::vector<float> step_in = make_step_inputs(config, 9);
-    KvCache cache(config, config.seq_len);
-    fill_cache_seeded(config, cache, config.seq_len - 1, 9);
-    for (const KernelCheck& check : check_kernels(config, weights, {step_in.data(), prompt.data(), &cache, 2}, fast_kernels)) {
-        INFO(check.kernel);
-        CHECK(check.rel_error < kernel_check_tolerance);
-    }
+    test::check_kernels_against_twins(config);
 }
 
 TEST_CASE("the seq_lens column reads back what it writes") {

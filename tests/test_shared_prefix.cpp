@@ -6,6 +6,7 @@
 #include "kvbench/engine/kernel_check.hpp"
 #include "kvbench/engine/reference.hpp"
 
+#include "kernel_check_support.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -183,13 +184,5 @@ TEST_CASE("a shared prefix that breaks a rule is refused naming --shared-prefix"
 
 TEST_CASE("a shared prefix's kernels pass --check against their naive twins") {
     const ModelConfig config = with_prefix(make_config(3, 40, 32, 4, 2, 1), 30);
-    const ModelWeights weights = make_weights(config, 9);
-    const std::vector<float> prompt = make_inputs(config, 9);
-    const std::vector<float> step_in = make_step_inputs(config, 9);
-    KvCache cache(config, config.seq_len);
-    fill_cache_seeded(config, cache, config.seq_len - 1, 9);
-    for (const KernelCheck& check : check_kernels(config, weights, {step_in.data(), prompt.data(), &cache, 2}, fast_kernels)) {
-        INFO(check.kernel);
-        CHECK(check.rel_error < kernel_check_tolerance);
-    }
+    test::check_kernels_against_twins(config);
 }
