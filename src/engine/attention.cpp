@@ -191,6 +191,20 @@ std::size_t DecodeAttentionScratch::bytes() const {
     return total;
 }
 
+std::vector<std::span<const float>> DecodeAttentionScratch::partial_buffers() const {
+    std::vector<std::span<const float>> buffers{partial_out, partial_max, partial_sum};
+    if (shared_prefix) {
+        const SharedPrefixScratch& shared = *shared_prefix;
+        buffers.insert(buffers.end(), {shared.queries, shared.prefix_out, shared.prefix_max, shared.prefix_sum});
+    }
+    if (multi_token) {
+        const MultiTokenScratch& multi = *multi_token;
+        buffers.insert(buffers.end(), {multi.queries, multi.common_out, multi.common_max, multi.common_sum,
+                                       multi.tail_out, multi.tail_max, multi.tail_sum});
+    }
+    return buffers;
+}
+
 std::size_t DecodeAttentionScratch::splits_for(const ModelConfig& config, std::size_t max_seq_len_,
                                                std::size_t n_threads_) {
     // decode_split_count only grows with the context, so the longest one needs the most.

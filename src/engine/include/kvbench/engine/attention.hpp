@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace kvbench {
@@ -101,6 +102,9 @@ struct DecodeAttentionScratch {
     DecodeAttentionScratch(DecodeAttentionScratch&&) noexcept;
     DecodeAttentionScratch& operator=(DecodeAttentionScratch&&) noexcept;
     std::size_t bytes() const;
+    // The partial rows a call writes, its passes' (shared prefix, multi-token) included: what a
+    // cold repetition evicts with the rest of the step's buffers (docs/measuring.md).
+    std::vector<std::span<const float>> partial_buffers() const;
     // What the constructor allocates, without allocating it. Throws SizeOverflow.
     static std::size_t bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
     // max_splits of a scratch built with these arguments.
