@@ -3,6 +3,7 @@
 // current output (then read the diff before committing it).
 #include "kvbench/report/headline.hpp"
 #include "kvbench/report/kv_format_table.hpp"
+#include "kvbench/report/query_tokens_table.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/summary_tables.hpp"
 #include "kvbench/report/units.hpp"
@@ -462,4 +463,29 @@ TEST_CASE("the kv formats table marks the formats another beats on bytes, time a
     CHECK(text.find("KV formats") != std::string::npos);
     CHECK(text.find("dominated by int8") != std::string::npos);
     CHECK(render_table({rows[0], rows[5]}).find("KV formats") == std::string::npos);  // one format: no table
+}
+
+TEST_CASE("the query tokens table sets each step of Q tokens beside Q = 1, per token") {
+    const ModelConfig single = model(8, 4096, 1024, 16, 16, 1);
+    const auto tokens_row = [&](std::size_t n_tokens, std::size_t seq_len, double median_ns) {
+        ModelConfig c = single;
+        c.seq_len = seq_len;
+        c.n_query_tokens = n_tokens;
+        return made_up_row(c, DecodePath::cached, 2, "cold", median_ns, 0.01, false);
+    };
+    const std::vector<ResultRow> rows{tokens_row(1, 4096, 4.8e6), tokens_row(2, 4096, 6.0e6),
+                                      tokens_row(8, 4096, 12.0e6),
+                                      tokens_row(4, 2048, 3.0e6)};  // no Q = 1 at N = 2048: left out
+    const std::vector<QueryTokensPair> pairs = query_tokens_pairs(rows);
+    REQUIRE(pairs.size() == 2);
+    CHECK(pairs[0].tokens == &rows[1]);
+    CHECK(pairs[0].single == &rows[0]);
+    CHECK(pairs[1].tokens == &rows[2]);
+    const std::string table = block_of(render_table(rows), "Query tokens");
+    // Q = 8: 12 ms a step, 1.5 ms a token, 4.8 / 1.5 = 3.2 times cheaper than alone.
+    CHECK(table.find("1.50") != std::string::npos);
+    CHECK(table.find("3.20x") != std::string::npos);
+    // Q = 2: 3 ms a token, 1.6 times cheaper.
+    CHECK(table.find("1.60x") != std::string::npos);
+    CHECK(render_table({rows[0], rows[3]}).find("Query tokens") == std::string::npos);  // no pair: no table
 }

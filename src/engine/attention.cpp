@@ -3,6 +3,8 @@
 #include "kvbench/engine/attention.hpp"
 
 #include "attend_group.hpp"
+#include "multi_token_attention.hpp"
+#include "partial_softmax_merge.hpp"
 #include "shared_prefix_attention.hpp"
 #include "kernels/attention_types.hpp"
 #include "kernels/task_ranges.hpp"
@@ -137,9 +139,8 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
 
 namespace {
 
-// out[b][h] = the partial softmaxes of head h's splits rescaled to one max, summed and
-// normalised; in a fixed order, so results do not depend on thread timing. A sink logit is one
-// more term of the sum with no value: it joins the max and the normaliser only.
+// out[b][h] = the partial softmaxes of head h's splits merged in split order, so results do not
+// depend on thread timing.
 void merge_splits(const ModelConfig& config, std::size_t n_splits, const DecodeAttentionScratch& scratch,
                   const float* sinks, float* out) {
     const std::size_t n_batch = config.n_batch;
@@ -147,22 +148,12 @@ void merge_splits(const ModelConfig& config, std::size_t n_splits, const DecodeA
     const std::size_t head_dim = config.head_dim();
     for (std::size_t b = 0; b < n_batch; ++b) {
         for (std::size_t h = 0; h < n_heads; ++h) {
-            float global_max = sinks != nullptr ? sinks[h] : minus_infinity;
-            for (std::size_t s = 0; s < n_splits; ++s) {
-                global_max = std::max(global_max, scratch.partial_max[(s * n_batch + b) * n_heads + h]);
-            }
-            float* dst = out + b * config.q_dim() + h * head_dim;
-            std::fill(dst, dst + head_dim, 0.0f);
-            float total = sinks != nullptr ? std::exp(sinks[h] - global_max) : 0.0f;
-            for (std::size_t s = 0; s < n_splits; ++s) {
+            const auto part_at = [&](std::size_t s) -> PartialRow {
                 const std::size_t row = (s * n_batch + b) * n_heads + h;
-                const float weight = std::exp(scratch.partial_max[row] - global_max);
-                total += weight * scratch.partial_sum[row];
-                const float* partial = scratch.partial_out.data() + row * head_dim;
-                for (std::size_t d = 0; d < head_dim; ++d) dst[d] += weight * partial[d];
-            }
-            const float inv_total = 1.0f / total;
-            for (std::size_t d = 0; d < head_dim; ++d) dst[d] *= inv_total;
+                return {scratch.partial_max[row], scratch.partial_sum[row], scratch.partial_out.data() + row * head_dim};
+            };
+            merge_partial_softmaxes(n_splits, part_at, sinks != nullptr ? sinks + h : nullptr, head_dim,
+                                    out + b * config.q_dim() + h * head_dim);
         }
     }
 }
@@ -180,7 +171,9 @@ DecodeAttentionScratch::DecodeAttentionScratch(const ModelConfig& config, std::s
       threads(std::make_unique<Threads>(Threads{{}, TaskRanges(n_threads_)})),
       shared_prefix(config.has_shared_prefix()
                         ? std::make_unique<SharedPrefixScratch>(config, max_seq_len_, n_threads_)
-                        : nullptr) {
+                        : nullptr),
+      multi_token(config.n_query_tokens > 1 ? std::make_unique<MultiTokenScratch>(config, max_seq_len_, n_threads_)
+                                            : nullptr) {
     threads->workspaces.reserve(n_threads);
     for (std::size_t i = 0; i < n_threads; ++i) threads->workspaces.emplace_back(config.group_size(), config.head_dim());
 }
@@ -194,7 +187,22 @@ std::size_t DecodeAttentionScratch::bytes() const {
         (partial_out.size() + partial_max.size() + partial_sum.size()) * sizeof(float) + threads->tasks.bytes();
     for (const AttendWorkspace& ws : threads->workspaces) total += ws.bytes();
     if (shared_prefix) total += shared_prefix->bytes();
+    if (multi_token) total += multi_token->bytes();
     return total;
+}
+
+std::vector<std::span<const float>> DecodeAttentionScratch::partial_buffers() const {
+    std::vector<std::span<const float>> buffers{partial_out, partial_max, partial_sum};
+    if (shared_prefix) {
+        const SharedPrefixScratch& shared = *shared_prefix;
+        buffers.insert(buffers.end(), {shared.queries, shared.prefix_out, shared.prefix_max, shared.prefix_sum});
+    }
+    if (multi_token) {
+        const MultiTokenScratch& multi = *multi_token;
+        buffers.insert(buffers.end(), {multi.queries, multi.common_out, multi.common_max, multi.common_sum,
+                                       multi.tail_out, multi.tail_max, multi.tail_sum});
+    }
+    return buffers;
 }
 
 std::size_t DecodeAttentionScratch::splits_for(const ModelConfig& config, std::size_t max_seq_len_,
@@ -211,10 +219,14 @@ std::size_t DecodeAttentionScratch::bytes_for(const ModelConfig& config, std::si
         checked_product({max_splits, config.n_batch, checked_add(config.q_dim(), 2 * config.n_heads)});
     const std::size_t shared_bytes =
         config.has_shared_prefix() ? SharedPrefixScratch::bytes_for(config, max_seq_len_, n_threads) : 0;
+    const std::size_t multi_token_bytes =
+        config.n_query_tokens > 1 ? MultiTokenScratch::bytes_for(config, max_seq_len_, n_threads) : 0;
     return checked_add(
-        checked_add(checked_add(checked_mul(partial_floats, sizeof(float)), TaskRanges::bytes_for(n_threads)),
-                    checked_mul(n_threads, AttendWorkspace::bytes_for(config.group_size(), config.head_dim()))),
-        shared_bytes);
+        checked_add(
+            checked_add(checked_add(checked_mul(partial_floats, sizeof(float)), TaskRanges::bytes_for(n_threads)),
+                        checked_mul(n_threads, AttendWorkspace::bytes_for(config.group_size(), config.head_dim()))),
+            shared_bytes),
+        multi_token_bytes);
 }
 
 std::size_t decode_split_count(std::size_t n_tasks, std::size_t n_ctx, std::size_t n_threads,

@@ -188,11 +188,14 @@ FlopCount add_attention_step(const ModelConfig& config, const LayerWeights& w, c
             store_kv(config, token_qkv + b * qkv_dim, 1, cache, layer, b, row_pos);
         }
     }
-    for (std::size_t i = 0; i < n_tokens; ++i) {
-        count += kernels.attend_decode(config, scratch.qkv.data() + i * n_batch * qkv_dim, qkv_dim, cache, layer,
-                                       pos + i + 1, scratch.head_outputs.data() + i * n_batch * config.q_dim(),
-                                       scratch.attention_scratch, w.sink_logits());
-    }
+    // The step's tokens in one call, which reads the cache once for all of them (docs/model.md,
+    // "Multi-token queries"), or one attend_decode per token where the table has no such kernel.
+    count += kernels.attend_decode_tokens != nullptr
+                 ? kernels.attend_decode_tokens(config, scratch.qkv.data(), qkv_dim, cache, layer, pos + n_tokens,
+                                                scratch.head_outputs.data(), scratch.attention_scratch, w.sink_logits())
+                 : attend_each_token(kernels.attend_decode, config, scratch.qkv.data(), qkv_dim, cache, layer,
+                                     pos + n_tokens, scratch.head_outputs.data(), scratch.attention_scratch,
+                                     w.sink_logits());
     record_attention(config, attention_trace, layer, scratch.head_outputs.data(), false);
     // beta = 1: the residual add rides on the output projection.
     const std::uint64_t out_flops = kernels.linear(scratch.head_outputs.data(), n_rows, config.q_dim(),

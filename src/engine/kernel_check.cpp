@@ -175,6 +175,49 @@ void check_prompt_kernels(const ModelConfig& config, const LayerWeights& layer, 
 
 }  // namespace
 
+namespace {
+
+// The step's Q tokens of layer 0 through kernels.attend_decode_tokens (attend_decode once per
+// token when the table has none) against attend_decode_tokens_naive, after their k and v are
+// stored at each row's positions N_b - Q to N_b - 1, as the step stores them.
+KernelCheck check_query_tokens(const ModelConfig& config, const LayerWeights& layer, const StepKernels& kernels,
+                               const KernelCheckInputs& inputs) {
+    const std::size_t n_tokens = config.n_query_tokens;
+    const std::size_t n_batch = config.n_batch;
+    const std::size_t n_rows = n_tokens * n_batch;
+    const std::size_t qkv_dim = config.qkv_dim();
+    const std::size_t q_dim = config.q_dim();
+    const std::size_t head_dim = config.head_dim();
+    std::vector<float> qkv(n_rows * qkv_dim);  // (Q·n_batch, qkv_dim) floats, token-major
+    linear_naive(inputs.step_in, n_rows, config.model_dim, layer.wqkv.view(), qkv_dim, 0.0f, qkv.data());
+    KvCache& cache = *inputs.cache;
+    for (std::size_t i = 0; i < n_tokens; ++i) {
+        for (std::size_t b = 0; b < n_batch; ++b) {
+            const std::size_t pos = config.seq_len_of(b) - n_tokens + i;
+            for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
+                const float* k = qkv.data() + (i * n_batch + b) * qkv_dim + q_dim + g * head_dim;
+                cache.store(0, b, g, pos, k, k + config.kv_dim());
+            }
+        }
+    }
+    DecodeAttentionScratch scratch(config, config.seq_len, inputs.n_threads);
+    std::vector<float> fast(n_rows * q_dim), naive(fast.size());  // (Q·n_batch, q_dim) floats
+    const float* sinks = layer.sink_logits();
+    if (kernels.attend_decode_tokens != nullptr) {
+        kernels.attend_decode_tokens(config, qkv.data(), qkv_dim, cache, 0, config.seq_len, fast.data(), scratch, sinks);
+    } else {
+        attend_each_token(kernels.attend_decode, config, qkv.data(), qkv_dim, cache, 0, config.seq_len, fast.data(),
+                          scratch, sinks);
+    }
+    attend_decode_tokens_naive(config, qkv.data(), qkv_dim, cache, 0, config.seq_len, naive.data(), scratch, sinks);
+    return {config.is_paged() ? fmt::format("attend_decode_tokens ({} tokens, paged, blocks of {})", n_tokens,
+                                            config.kv_block)
+                              : fmt::format("attend_decode_tokens ({} tokens)", n_tokens),
+            relative_error(fast, naive)};
+}
+
+}  // namespace
+
 std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWeights& weights,
                                        const KernelCheckInputs& inputs, const StepKernels& kernels) {
     if (config.is_latent()) return check_latent_kernels(config, weights, inputs, kernels);
@@ -213,6 +256,7 @@ std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWei
         checks.push_back({config.is_paged() ? fmt::format("attend_decode (paged, blocks of {})", config.kv_block)
                                             : std::string("attend_decode"),
                           relative_error(step_heads, naive)});
+        if (config.n_query_tokens > 1) checks.push_back(check_query_tokens(config, layer, kernels, inputs));
     }
     std::vector<float> unused;
     checks.push_back(check_linear(kernels.linear, ", output projection", step_heads.data(), n_batch, q_dim,

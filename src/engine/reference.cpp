@@ -187,6 +187,12 @@ FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::si
     return {2 * multiply_adds, 2 * multiply_adds};
 }
 
+FlopCount attend_decode_tokens_naive(const ModelConfig& config, const float* q, std::size_t q_stride,
+                                     const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
+                                     DecodeAttentionScratch& scratch, const float* sinks) {
+    return attend_each_token(&attend_decode_naive, config, q, q_stride, cache, layer, n_ctx, out, scratch, sinks);
+}
+
 FlopCount attend_causal_naive(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
                               CausalAttentionScratch&, const std::atomic<bool>*, const float* sinks) {
     const std::size_t seq_len = config.seq_len;

@@ -3,6 +3,7 @@
 #include "shared_prefix_attention.hpp"
 
 #include "attend_group.hpp"
+#include "partial_softmax_merge.hpp"
 
 #include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/kv_convert.hpp"
@@ -11,7 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <optional>
 #include <stdexcept>
 
@@ -19,22 +19,10 @@ namespace kvbench {
 
 namespace {
 
-constexpr float empty_row_max = -std::numeric_limits<float>::infinity();
-
 // Splits of one KV head's prefix: as attend_decode cuts a context, over the G prefix tasks.
 std::size_t prefix_splits_for(const ModelConfig& config, std::size_t n_prefix, std::size_t n_threads,
                               std::size_t max_splits) {
     return decode_split_count(config.n_kv_heads, n_prefix, n_threads, max_splits);
-}
-
-// Where one partial softmax of `n_rows` rows goes: an empty range weighs nothing in the merge
-// (exp(-inf - max) = 0).
-void write_empty(const PartialSoftmax& result, std::size_t n_rows, std::size_t head_dim) {
-    for (std::size_t r = 0; r < n_rows; ++r) {
-        std::fill_n(result.out + r * result.out_stride, head_dim, 0.0f);
-        result.row_max[r] = empty_row_max;
-        result.row_sum[r] = 0.0f;
-    }
 }
 
 }  // namespace
@@ -113,7 +101,7 @@ FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q,
                             std::size_t t_begin, std::size_t t_end, const PartialSoftmax& result,
                             AttendWorkspace& workspace) -> std::uint64_t {
         if (t_begin == t_end) {
-            write_empty(result, n_rows, head_dim);
+            write_empty_partial(result, n_rows, head_dim);
             return 0;
         }
         GroupAttention problem;
@@ -178,35 +166,21 @@ FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q,
         }
     }
 
-    // out[b][h]: the prefix splits' partial softmaxes, then the suffix splits', rescaled to one
-    // max, summed and normalised; a sink logit joins the max and the normaliser only.
+    // out[b][h]: the prefix splits' partial softmaxes, then the suffix splits', merged in that order.
     for (std::size_t b = 0; b < n_batch; ++b) {
         for (std::size_t h = 0; h < n_heads; ++h) {
             const std::size_t kv_head = h / group_size;
             const std::size_t prefix_row = kv_head * prefix_rows + b * group_size + h % group_size;
-            const auto prefix_at = [&](std::size_t s) { return s * n_kv_heads * prefix_rows + prefix_row; };
-            const auto suffix_at = [&](std::size_t s) { return (s * n_batch + b) * n_heads + h; };
-            float global_max = sinks != nullptr ? sinks[h] : empty_row_max;
-            for (std::size_t s = 0; s < prefix_splits; ++s) global_max = std::max(global_max, shared.prefix_max[prefix_at(s)]);
-            for (std::size_t s = 0; s < suffix_splits; ++s) global_max = std::max(global_max, scratch.partial_max[suffix_at(s)]);
-            float* dst = out + b * config.q_dim() + h * head_dim;
-            std::fill(dst, dst + head_dim, 0.0f);
-            float total = sinks != nullptr ? std::exp(sinks[h] - global_max) : 0.0f;
-            const auto add = [&](float row_max, float row_sum, const float* partial) {
-                const float weight = std::exp(row_max - global_max);
-                total += weight * row_sum;
-                for (std::size_t d = 0; d < head_dim; ++d) dst[d] += weight * partial[d];
+            const auto part_at = [&](std::size_t k) -> PartialRow {
+                if (k < prefix_splits) {
+                    const std::size_t row = k * n_kv_heads * prefix_rows + prefix_row;
+                    return {shared.prefix_max[row], shared.prefix_sum[row], shared.prefix_out.data() + row * head_dim};
+                }
+                const std::size_t row = ((k - prefix_splits) * n_batch + b) * n_heads + h;
+                return {scratch.partial_max[row], scratch.partial_sum[row], scratch.partial_out.data() + row * head_dim};
             };
-            for (std::size_t s = 0; s < prefix_splits; ++s) {
-                const std::size_t row = prefix_at(s);
-                add(shared.prefix_max[row], shared.prefix_sum[row], shared.prefix_out.data() + row * head_dim);
-            }
-            for (std::size_t s = 0; s < suffix_splits; ++s) {
-                const std::size_t row = suffix_at(s);
-                add(scratch.partial_max[row], scratch.partial_sum[row], scratch.partial_out.data() + row * head_dim);
-            }
-            const float inv_total = 1.0f / total;
-            for (std::size_t d = 0; d < head_dim; ++d) dst[d] *= inv_total;
+            merge_partial_softmaxes(prefix_splits + suffix_splits, part_at, sinks != nullptr ? sinks + h : nullptr,
+                                    head_dim, out + b * config.q_dim() + h * head_dim);
         }
     }
     return {4ull * n_heads * head_dim * n_batch * n_ctx, executed};

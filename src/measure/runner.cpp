@@ -236,11 +236,11 @@ public:
             for (ByteRegion region : cache_regions(*cache_)) regions.push_back(region);
             for (ByteRegion region :
                  {byte_region(step_in_), byte_region(step_out_), byte_region(decode_scratch_->qkv),
-                  byte_region(decode_scratch_->head_outputs),
-                  byte_region(decode_scratch_->attention_scratch.partial_out),
-                  byte_region(decode_scratch_->attention_scratch.partial_max),
-                  byte_region(decode_scratch_->attention_scratch.partial_sum)}) {
+                  byte_region(decode_scratch_->head_outputs)}) {
                 regions.push_back(region);
+            }
+            for (std::span<const float> buffer : decode_scratch_->attention_scratch.partial_buffers()) {
+                regions.push_back(byte_region(buffer));
             }
         }
         return regions;

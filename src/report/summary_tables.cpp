@@ -2,6 +2,7 @@
 #include "kvbench/report/summary_tables.hpp"
 
 #include "kvbench/report/kv_format_table.hpp"
+#include "kvbench/report/query_tokens_table.hpp"
 #include "kvbench/report/shared_prefix_table.hpp"
 
 #include "kvbench/engine/cost_model.hpp"
@@ -474,6 +475,7 @@ std::vector<SummaryTable> summary_tables(const std::vector<ResultRow>& rows, con
                                      kv_memory_table(pairs)};
     if (std::optional<SummaryTable> formats = kv_format_table(rows, options)) tables.push_back(std::move(*formats));
     if (std::optional<SummaryTable> shared = shared_prefix_table(rows, options)) tables.push_back(std::move(*shared));
+    if (std::optional<SummaryTable> tokens = query_tokens_table(rows, options)) tables.push_back(std::move(*tokens));
     return tables;
 }
 

@@ -25,12 +25,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace kvbench {
 
 struct DecodeAttentionScratch;  // below
 struct SharedPrefixScratch;     // the prefix pass's (src/engine/shared_prefix_attention.hpp)
+struct MultiTokenScratch;       // the multi-token pass's (src/engine/multi_token_attention.hpp)
 
 // For every batch row b and query head h (KV head g = h / group_size), over the n positions
 // [n_ctx - n, n_ctx) that the newest token n_ctx - 1 of layer `layer` sees, n =
@@ -58,6 +60,39 @@ FlopCount attend_decode_naive(const ModelConfig& config, const float* q, std::si
                               const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
                               DecodeAttentionScratch& scratch, const float* sinks = nullptr);
 
+// attend_decode and its twins: what a path's kernel table holds (step_kernels.hpp).
+using AttendDecodeKernel = FlopCount (*)(const ModelConfig& config, const float* q, std::size_t q_stride,
+                                         const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
+                                         DecodeAttentionScratch& scratch, const float* sinks);
+
+// The attention of a cached step's Q = config.n_query_tokens tokens (docs/model.md, "Multi-token
+// queries"): what attend_decode gives token i (0 to Q - 1) at context n_ctx - Q + 1 + i, for
+// every i, where q and out hold the step's rows token-major (token i of batch row b is row
+// i·n_batch + b): q (Q·n_batch, q_stride) floats, out (Q·n_batch, q_dim) floats. Token i of
+// row b sees positions [0, n_ctx - lag_b - Q + 1 + i): the step's earlier tokens, not its later.
+// The cache is read once for all Q tokens: for each (batch row, KV head), the Q·group_size
+// query rows are scored against the positions every token sees, [0, n_ctx - lag_b - Q + 1), in
+// one kernel call per split, then each token's group against its own i further positions, and
+// the two partial softmaxes merged as attend_decode merges its splits. A cache with a shared
+// prefix, and a layer with a sliding window, take attend_each_token(attend_decode) instead.
+// Returns the FLOPs of the Q attend_decode calls (useful 4·H·dh·Σ_b Σ_i n_bi), and those executed.
+// Requires: attend_decode's for every token; Q <= n_ctx - lag_b for every row; scratch built
+// for this config (its n_query_tokens).
+FlopCount attend_decode_tokens(const ModelConfig& config, const float* q, std::size_t q_stride, const KvCache& cache,
+                               std::size_t layer, std::size_t n_ctx, float* out, DecodeAttentionScratch& scratch,
+                               const float* sinks = nullptr);
+
+// attend_decode_tokens's contract, one token at a time: per_token (attend_decode or a twin) on
+// token i's rows at context n_ctx - Q + 1 + i, for i = 0 to Q - 1. Returns the FLOPs summed.
+FlopCount attend_each_token(AttendDecodeKernel per_token, const ModelConfig& config, const float* q,
+                            std::size_t q_stride, const KvCache& cache, std::size_t layer, std::size_t n_ctx,
+                            float* out, DecodeAttentionScratch& scratch, const float* sinks = nullptr);
+
+// attend_decode_tokens's naive twin: attend_each_token(attend_decode_naive).
+FlopCount attend_decode_tokens_naive(const ModelConfig& config, const float* q, std::size_t q_stride,
+                                     const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
+                                     DecodeAttentionScratch& scratch, const float* sinks = nullptr);
+
 // Scratch of attend_decode, sized once: the partial results of as many splits as a context of
 // max_seq_len positions uses on n_threads threads (1 when B·G >= threads), and one workspace per
 // thread; the context itself is streamed by attend_group in blocks.
@@ -67,6 +102,9 @@ struct DecodeAttentionScratch {
     DecodeAttentionScratch(DecodeAttentionScratch&&) noexcept;
     DecodeAttentionScratch& operator=(DecodeAttentionScratch&&) noexcept;
     std::size_t bytes() const;
+    // The partial rows a call writes, its passes' (shared prefix, multi-token) included: what a
+    // cold repetition evicts with the rest of the step's buffers (docs/measuring.md).
+    std::vector<std::span<const float>> partial_buffers() const;
     // What the constructor allocates, without allocating it. Throws SizeOverflow.
     static std::size_t bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads);
     // max_splits of a scratch built with these arguments.
@@ -84,6 +122,8 @@ struct DecodeAttentionScratch {
     std::unique_ptr<Threads> threads;
     // With a shared prefix, the prefix pass's queries, partial rows and workspaces; else null.
     std::unique_ptr<SharedPrefixScratch> shared_prefix;
+    // With Q > 1 query tokens, attend_decode_tokens's queries, partial rows and workspaces; else null.
+    std::unique_ptr<MultiTokenScratch> multi_token;
 };
 
 // How many splits attend_decode cuts each context into: enough (batch row, KV head, split)

@@ -27,13 +27,15 @@ struct KernelCheck {
 // expensive shapes are cut down: the many-row projections to their first 256 outputs, and the
 // causal attention, which runs on the whole prompt, to a sample of query rows (docs/measuring.md).
 struct KernelCheckInputs {
-    const float* step_in = nullptr;  // (n_batch, model_dim) floats: the new token of every sequence
+    // (Q·n_batch, model_dim) floats: the step's Q = n_query_tokens tokens of every sequence,
+    // token-major (its first n_batch rows are the first token's)
+    const float* step_in = nullptr;
     // (n_batch, seq_len, model_dim) floats: every position's input, for the uncached path's
     // kernels; null when that path does not run.
     const float* prompt = nullptr;
-    // Holds positions [0, seq_len - 1) of every layer; the new token's k and v are written at
-    // seq_len - 1 (as a decode step would) without changing its length. Null: attend_decode is
-    // not checked.
+    // Holds positions [0, seq_len - Q) of every layer; the step's k and v are written at
+    // seq_len - Q to seq_len - 1 (as a decode step would) without changing its length. Null:
+    // attend_decode is not checked.
     KvCache* cache = nullptr;
     std::size_t n_threads = 1;
     // Buffers the uncached path's checks may overwrite (the point's own, built for config):
@@ -45,7 +47,8 @@ struct KernelCheckInputs {
 // relative error:
 // - linear on the step's rows: the fused Wqkv projection, and the output projection Wo
 //   (in_dim H·dh, beta = 1 onto the residual);
-// - attend_decode, with a cache;
+// - attend_decode, with a cache; with Q > 1 query tokens, also the step's attend_decode_tokens
+//   (one attend_decode per token where the table has none) against attend_decode_tokens_naive;
 // - with a prompt: linear on its rows (Wqkv, and Wo with beta = 1), and attend_causal on every
 //   position, compared at the first and last query row of every block of
 //   CausalAttentionScratch::default_block_rows (past a budget of about a second, of a spread of

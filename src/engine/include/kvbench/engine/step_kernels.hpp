@@ -12,9 +12,7 @@ namespace kvbench {
 struct StepKernels {
     using Linear = std::uint64_t (*)(const float* x, std::size_t n_rows, std::size_t in_dim, WeightView w,
                                      std::size_t out_dim, float beta, float* y);
-    using AttendDecode = FlopCount (*)(const ModelConfig& config, const float* q, std::size_t q_stride,
-                                       const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
-                                       DecodeAttentionScratch& scratch, const float* sinks);
+    using AttendDecode = AttendDecodeKernel;
     using AttendCausal = FlopCount (*)(const ModelConfig& config, std::size_t layer, const float* qkv, float* out,
                                        CausalAttentionScratch& scratch, const std::atomic<bool>* stop,
                                        const float* sinks);
@@ -30,14 +28,22 @@ struct StepKernels {
     RmsNorm rmsnorm = &kvbench::rmsnorm;
     Rope rope = &kvbench::apply_rope;
     SiluGate silu_gate = &kvbench::silu_gate;
+    // The cached step's attention for all its Q query tokens in one call (attend_decode_tokens's
+    // contract, attention.hpp); null: attend_decode once per token (attend_each_token), so a table
+    // that replaces attend_decode alone runs its own kernel for every token.
+    AttendDecode attend_decode_tokens = nullptr;
 };
 
 // What both paths run unless told otherwise.
-inline constexpr StepKernels fast_kernels{&linear, &attend_decode, &attend_causal};
+inline constexpr StepKernels fast_kernels{.linear = &linear,
+                                         .attend_decode = &attend_decode,
+                                         .attend_causal = &attend_causal,
+                                         .attend_decode_tokens = &attend_decode_tokens};
 
 // The plain-loop twins that --check holds the fast kernels to.
 inline constexpr StepKernels naive_kernels{&linear_naive,  &attend_decode_naive, &attend_causal_naive,
-                                           &rmsnorm_naive, &apply_rope_naive,    &silu_gate_naive};
+                                           &rmsnorm_naive, &apply_rope_naive,    &silu_gate_naive,
+                                           &attend_decode_tokens_naive};
 
 // The kernels --verify's uncached forward runs: `timed`'s attention, which is attend_causal,
 // another kernel than the cached step's, and sgemm projections, because with linear() both
@@ -45,7 +51,8 @@ inline constexpr StepKernels naive_kernels{&linear_naive,  &attend_decode_naive,
 // would show in both and pass (docs/model.md, "Equivalence"). A full block's element-wise parts
 // are the naive twins: one code for both paths would hide a fault in it.
 constexpr StepKernels verify_reference_kernels(const StepKernels& timed) {
-    return {&linear_sgemm, timed.attend_decode, timed.attend_causal, &rmsnorm_naive, &apply_rope_naive, &silu_gate_naive};
+    return {&linear_sgemm,     timed.attend_decode, timed.attend_causal,         &rmsnorm_naive,
+            &apply_rope_naive, &silu_gate_naive,    timed.attend_decode_tokens};
 }
 
 }  // namespace kvbench
