@@ -5,9 +5,11 @@
 #include "cli/layer_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/grid_guard.hpp"
+#include "cli/kv_block_option.hpp"
 #include "cli/kv_dtype_option.hpp"
 #include "cli/option_conventions.hpp"
 #include "cli/roofline_options.hpp"
+#include "cli/shared_prefix_option.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/blas.hpp"
 
@@ -57,6 +59,7 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
         ->type_name("N")
         ->capture_default_str();
     list_option(*generate, "-b,--batch", options.batch, "Batch sizes B");
+    add_shared_prefix_option(*generate, options.shared_prefix, "P");
     list_option(*generate, "-d,--dim", options.dim, "Model dimensions D");
     list_option(*generate, "--heads", options.heads, "Query heads H (each must divide D, unless --head-dim is given)");
     list_option(*generate, "--head-dim", options.head_dim, "Head dimensions dh, when not D/H (Gemma-7B: 256 at D=3072)");
@@ -64,6 +67,7 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
                 "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
     list_option(*generate, "-l,--layers", options.layers, "Stacked layers L (attention blocks or full layers, --block)");
     list_option(*generate, "--kv-dtype", options.kv_dtype, kv_dtype_help);
+    list_option(*generate, "--kv-block", options.kv_block, kv_block_help);
     add_attention_options(*generate, options.attention);
     add_layer_options(*generate, options.layer);
     add_latent_options(*generate, options.latent);
@@ -115,6 +119,21 @@ GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
     spec.kv_dtypes = parse_stored_kv_dtypes(options.kv_dtype);
+    spec.kv_blocks = parse_kv_blocks(options.kv_block);
+    if (options.shared_prefix) {
+        spec.shared_prefixes.clear();
+        for (const SharedPrefixLength& prefix : parse_shared_prefixes(*options.shared_prefix)) {
+            // The prefix is the prompt's beginning, so a percentage is of P and every decode step's
+            // new token is each sequence's own.
+            const std::size_t positions = prefix.positions_at(plan.generation.prompt_len);
+            if (positions >= plan.generation.prompt_len) {
+                throw ConfigError(fmt::format("--shared-prefix {} must be less than --prompt {}: the shared positions "
+                                              "are the prompt's first ones (try --shared-prefix {})",
+                                              positions, plan.generation.prompt_len, plan.generation.prompt_len / 2));
+            }
+            spec.shared_prefixes.push_back({positions, false});
+        }
+    }
     apply_layer_options(options.layer, options.model, spec);
     apply_attention_options(options.attention, spec);
     apply_latent_options(options.latent, spec);

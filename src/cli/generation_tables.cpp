@@ -16,9 +16,14 @@ std::string shape_label(const GridPoint& point, DecodePath path) {
     ModelConfig c = point.config;
     if (path == DecodePath::uncached) c.set_kv_dtypes(KvDtype::f32, KvDtype::f32);
     const std::string head_dim = c.explicit_head_dim == 0 ? "" : fmt::format(" dh={}", c.explicit_head_dim);
-    const std::string kv_dtype = !c.has_reduced_cache() ? "" : fmt::format(" kv={}", kv_dtype_name(c.key_dtype(), c.value_dtype()));
+    // What tells apart the points of one generate grid: its axes (weight and KV types, blocks, prefixes).
+    std::string parts;
+    if (c.has_shared_prefix()) parts += fmt::format(" P={}", c.shared_prefix);
+    if (c.weight_dtype != WeightDtype::f32) parts += fmt::format(" w={}", weight_dtype_info(c.weight_dtype).name);
+    if (c.has_reduced_cache()) parts += fmt::format(" kv={}", kv_dtype_name(c.key_dtype(), c.value_dtype()));
+    if (c.is_paged() && path == DecodePath::cached) parts += fmt::format(" kv-block={}", c.kv_block);
     return fmt::format("B={} D={} H={}{} G={} L={} T={}{}", c.n_batch, c.model_dim, c.n_heads, head_dim, c.n_kv_heads,
-                       c.n_layers, point.n_threads, kv_dtype);
+                       c.n_layers, point.n_threads, parts);
 }
 
 namespace {

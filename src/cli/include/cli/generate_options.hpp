@@ -33,6 +33,8 @@ struct GenerateCliOptions {
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
     std::string kv_dtype = "f32";  // --kv-dtype: the cached path's element types
+    std::string kv_block = "0";    // --kv-block: positions per block of a paged cache; 0 contiguous
+    std::optional<std::string> shared_prefix;  // --shared-prefix: positions or percentages of P
     AttentionCliOptions attention;  // --window, --window-layers, --sinks
     LayerCliOptions layer;  // --block, --ffn-dim, --weight-dtype, the experts
     std::optional<ModelConfig> model;  // --model or --model-config: the rest of its layer, set by the parse
