@@ -6,6 +6,7 @@
 #include "kvbench/report/units.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <numeric>
 #include <optional>
@@ -18,6 +19,7 @@ std::string shape_label(const GridPoint& point, DecodePath path) {
     const std::string head_dim = c.explicit_head_dim == 0 ? "" : fmt::format(" dh={}", c.explicit_head_dim);
     // What tells apart the points of one generate grid: its axes (weight and KV types, blocks, prefixes).
     std::string parts;
+    if (c.is_ragged()) parts += " ragged";
     if (c.has_shared_prefix()) parts += fmt::format(" P={}", c.shared_prefix);
     if (c.weight_dtype != WeightDtype::f32) parts += fmt::format(" w={}", weight_dtype_info(c.weight_dtype).name);
     if (c.has_reduced_cache()) parts += fmt::format(" kv={}", kv_dtype_name(c.key_dtype(), c.value_dtype()));
@@ -113,8 +115,11 @@ TextTable generation_summary_table(const std::vector<GenerationPath>& results, c
         return ns ? format_in(*ns, unit) : std::string("-");
     };
 
-    TextTable table{fmt::format("Generation: prompt P={}, {} new tokens", plan.generation.prompt_len,
-                                plan.generation.n_new),
+    const std::string prompts = plan.prompt_lens.empty()
+                                    ? fmt::format("prompt P={}", plan.generation.prompt_len)
+                                    : fmt::format("prompts {} repeated over the batch (ragged)",
+                                                  fmt::join(plan.prompt_lens, ","));
+    TextTable table{fmt::format("Generation: {}, {} new tokens", prompts, plan.generation.n_new),
                     {"configuration", "grouping", "path", "first token\n" + first_unit.name,
                      "per token\n" + decode_unit.name, "p90\n" + decode_unit.name, "total\n" + total_unit.name,
                      "tokens/s", "FLOPs", "KV at end", "N*", "uncached/\ncached"},
