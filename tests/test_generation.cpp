@@ -68,6 +68,69 @@ TEST_CASE("cached and uncached generations agree at every step, and execute the 
     }
 }
 
+TEST_CASE("a paged generation and one sharing its prompt's beginning agree with the forward, and count their caches") {
+    const std::uint64_t b = 2, d = 64, h = 4, g = 2, l = 2, dh = d / h;
+    GenerationOptions options;
+    options.prompt_len = 6;
+    options.n_new = 7;
+    options.cold_cache = false;
+    options.verify = true;
+    SUBCASE("blocks of 4 positions: whole blocks and one 4-byte table entry per block, K and V together") {
+        GridPoint point{make_config(b, 1, d, h, g, l), 1};
+        point.config.kv_block = 4;
+        const GenerationRun run = run_generation(point, options, nullptr, never_stop);
+        REQUIRE(run.verify_rel_error.size() == options.n_steps());
+        for (std::size_t i = 0; i < options.n_steps(); ++i) {
+            INFO("step " << i);
+            CHECK(run.verify_rel_error[i] < 1e-4);
+            const std::uint64_t n = options.prompt_len + i, blocks = (n + 3) / 4;
+            const StepCost cost = generation_step_cost(point.config, options, DecodePath::cached, i);
+            CHECK(cost.kv_bytes == l * b * g * blocks * (4 * 2 * dh * 4 + 4));
+        }
+    }
+    SUBCASE("half the prompt shared: one copy of its 3 positions, each sequence's own after them") {
+        GridPoint point{make_config(b, 1, d, h, g, l), 1};
+        point.config.shared_prefix = 3;
+        const GenerationRun run = run_generation(point, options, nullptr, never_stop);
+        REQUIRE(run.verify_rel_error.size() == options.n_steps());
+        for (std::size_t i = 0; i < options.n_steps(); ++i) {
+            INFO("step " << i);
+            CHECK(run.verify_rel_error[i] < 1e-4);
+            const std::uint64_t n = options.prompt_len + i;
+            const StepCost cost = generation_step_cost(point.config, options, DecodePath::cached, i);
+            CHECK(cost.kv_bytes == l * g * 2 * dh * 4 * (3 + b * (n - 3)));
+        }
+    }
+}
+
+TEST_CASE("a ragged generation: every sequence adds a token per step at its own context, as the forward says") {
+    const std::uint64_t d = 64, h = 4, g = 2, l = 2;
+    GridPoint point{make_config(3, 1, d, h, g, l), 1};
+    GenerationOptions options;
+    options.prompt_len = 9;  // the longest prompt; the others 4 and 6
+    options.n_new = 5;
+    options.cold_cache = false;
+    options.verify = true;
+    point.config.seq_lens = {4 + 5, 9 + 5, 6 + 5};
+    point.config.seq_len = 9 + 5;
+    const GenerationRun run = run_generation(point, options, nullptr, never_stop);
+    REQUIRE(run.cached.size() == options.n_steps());
+    REQUIRE(run.verify_rel_error.size() == options.n_steps());
+    for (std::size_t i = 0; i < options.n_steps(); ++i) {
+        INFO("step " << i);
+        CHECK(run.verify_rel_error[i] < 1e-4);
+        CHECK(run.cached[i].seq_len == 9 + i);
+        // Each sequence costs what a batch of one at its own context does.
+        std::uint64_t cached = 0, uncached = 0;
+        for (const std::uint64_t prompt : {std::uint64_t{4}, std::uint64_t{9}, std::uint64_t{6}}) {
+            cached += spec_flops(i > 0, 1, prompt + i, d, h, g, l);
+            uncached += spec_flops(false, 1, prompt + i, d, h, g, l);
+        }
+        CHECK(run.cached[i].flops.useful == cached);
+        CHECK(run.uncached[i].flops.useful == uncached);
+    }
+}
+
 TEST_CASE("one path alone runs its steps; a raised stop runs none") {
     const GridPoint point{make_config(1, 1, 32, 4, 1, 1), 1};
     GenerationOptions options;

@@ -5,13 +5,18 @@
 #include "cli/layer_options.hpp"
 #include "cli/model_options.hpp"
 #include "cli/grid_guard.hpp"
+#include "cli/kv_block_option.hpp"
 #include "cli/kv_dtype_option.hpp"
 #include "cli/option_conventions.hpp"
 #include "cli/roofline_options.hpp"
+#include "cli/shared_prefix_option.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/blas.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
 
 
 namespace kvbench {
@@ -28,6 +33,8 @@ constexpr const char* generate_examples = R"(Examples:
   kvbench generate -p 256 --new 1K --fit-from 512
                                             fit the growth law where N is large
   kvbench generate -p 8K --dry-run          the cost and time of a long one
+  kvbench generate -b 8 --prompt-lens 200,4K --paths cached
+                                            requests with different prompts
 
 Step 0 is the prefill (context P): its time is the time to first token. Steps
 1..T decode at N = P+1 .. P+T. Lists and suffixes as in `kvbench sweep --help`
@@ -50,13 +57,22 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
         app.add_subcommand("generate", "Time a whole generation: a prompt's prefill, then one token per step");
     generate->footer(generate_examples);
 
-    generate->add_option("-p,--prompt", options.prompt, "Prompt length P: positions the prefill reads")
-        ->type_name("N")
-        ->capture_default_str();
+    CLI::Option* prompt =
+        generate->add_option("-p,--prompt", options.prompt, "Prompt length P: positions the prefill reads")
+            ->type_name("N")
+            ->capture_default_str();
+    generate
+        ->add_option("--prompt-lens", options.prompt_lens,
+                     "A ragged batch in place of --prompt: each sequence's own prompt, a pattern repeated over the "
+                     "batch (--prompt-lens 200,4000 -b 8: four of each; B a multiple of its length); every step "
+                     "adds one token to each sequence")
+        ->type_name("N1,N2,...")
+        ->excludes(prompt);
     generate->add_option("--new", options.n_new, "New tokens T: decode steps after the prefill")
         ->type_name("N")
         ->capture_default_str();
     list_option(*generate, "-b,--batch", options.batch, "Batch sizes B");
+    add_shared_prefix_option(*generate, options.shared_prefix, "P");
     list_option(*generate, "-d,--dim", options.dim, "Model dimensions D");
     list_option(*generate, "--heads", options.heads, "Query heads H (each must divide D, unless --head-dim is given)");
     list_option(*generate, "--head-dim", options.head_dim, "Head dimensions dh, when not D/H (Gemma-7B: 256 at D=3072)");
@@ -64,6 +80,7 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
                 "KV heads G (each must divide H): G=H is MHA, G=1 MQA, between GQA");
     list_option(*generate, "-l,--layers", options.layers, "Stacked layers L (attention blocks or full layers, --block)");
     list_option(*generate, "--kv-dtype", options.kv_dtype, kv_dtype_help);
+    list_option(*generate, "--kv-block", options.kv_block, kv_block_help);
     add_attention_options(*generate, options.attention);
     add_layer_options(*generate, options.layer);
     add_latent_options(*generate, options.latent);
@@ -107,14 +124,53 @@ GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
     plan.generation.n_new = parse_count(options.n_new, "--new", 1, max_tokens);
 
     SweepSpec spec;
-    spec.seq = {plan.generation.prompt_len + plan.generation.n_new};
     spec.batch = parse_value_list(options.batch, "--batch");
+    if (options.prompt_lens) {
+        const std::string& text = *options.prompt_lens;
+        for (std::size_t at = 0; at <= text.size();) {
+            const std::size_t end = std::min(text.find(',', at), text.size());
+            plan.prompt_lens.push_back(parse_count(std::string_view(text).substr(at, end - at), "--prompt-lens", 1, max_tokens));
+            at = end + 1;
+        }
+        for (const std::size_t batch : spec.batch) {
+            if (batch % plan.prompt_lens.size() != 0) {
+                throw ConfigError(fmt::format("--prompt-lens has {} values, which do not divide --batch {}: the pattern "
+                                              "repeats over the batch (give a batch of a multiple of {})",
+                                              plan.prompt_lens.size(), batch, plan.prompt_lens.size()));
+            }
+        }
+        if (options.shared_prefix && *options.shared_prefix != "0") {
+            throw ConfigError("--shared-prefix with --prompt-lens: a shared prefix is measured on uniform batches only "
+                              "(give one of them)");
+        }
+        // The prefill runs to the longest prompt; the generation's steps are the longest sequence's.
+        plan.generation.prompt_len = *std::max_element(plan.prompt_lens.begin(), plan.prompt_lens.end());
+        for (const std::size_t prompt_len : plan.prompt_lens) {
+            spec.seq_lens.push_back(static_cast<std::uint32_t>(prompt_len + plan.generation.n_new));
+        }
+    }
+    spec.seq = {plan.generation.prompt_len + plan.generation.n_new};
     spec.dim = parse_value_list(options.dim, "--dim");
     spec.heads = parse_value_list(options.heads, "--heads");
     if (options.head_dim) spec.head_dim = parse_value_list(*options.head_dim, "--head-dim");
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
     spec.layers = parse_value_list(options.layers, "--layers");
     spec.kv_dtypes = parse_stored_kv_dtypes(options.kv_dtype);
+    spec.kv_blocks = parse_kv_blocks(options.kv_block);
+    if (options.shared_prefix) {
+        spec.shared_prefixes.clear();
+        for (const SharedPrefixLength& prefix : parse_shared_prefixes(*options.shared_prefix)) {
+            // The prefix is the prompt's beginning, so a percentage is of P and every decode step's
+            // new token is each sequence's own.
+            const std::size_t positions = prefix.positions_at(plan.generation.prompt_len);
+            if (positions >= plan.generation.prompt_len) {
+                throw ConfigError(fmt::format("--shared-prefix {} must be less than --prompt {}: the shared positions "
+                                              "are the prompt's first ones (try --shared-prefix {})",
+                                              positions, plan.generation.prompt_len, plan.generation.prompt_len / 2));
+            }
+            spec.shared_prefixes.push_back({positions, false});
+        }
+    }
     apply_layer_options(options.layer, options.model, spec);
     apply_attention_options(options.attention, spec);
     apply_latent_options(options.latent, spec);

@@ -6,6 +6,7 @@
 #include "kvbench/report/units.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <numeric>
 #include <optional>
@@ -16,9 +17,15 @@ std::string shape_label(const GridPoint& point, DecodePath path) {
     ModelConfig c = point.config;
     if (path == DecodePath::uncached) c.set_kv_dtypes(KvDtype::f32, KvDtype::f32);
     const std::string head_dim = c.explicit_head_dim == 0 ? "" : fmt::format(" dh={}", c.explicit_head_dim);
-    const std::string kv_dtype = !c.has_reduced_cache() ? "" : fmt::format(" kv={}", kv_dtype_name(c.key_dtype(), c.value_dtype()));
+    // What tells apart the points of one generate grid: its axes (weight and KV types, blocks, prefixes).
+    std::string parts;
+    if (c.is_ragged()) parts += " ragged";
+    if (c.has_shared_prefix()) parts += fmt::format(" P={}", c.shared_prefix);
+    if (c.weight_dtype != WeightDtype::f32) parts += fmt::format(" w={}", weight_dtype_info(c.weight_dtype).name);
+    if (c.has_reduced_cache()) parts += fmt::format(" kv={}", kv_dtype_name(c.key_dtype(), c.value_dtype()));
+    if (c.is_paged() && path == DecodePath::cached) parts += fmt::format(" kv-block={}", c.kv_block);
     return fmt::format("B={} D={} H={}{} G={} L={} T={}{}", c.n_batch, c.model_dim, c.n_heads, head_dim, c.n_kv_heads,
-                       c.n_layers, point.n_threads, kv_dtype);
+                       c.n_layers, point.n_threads, parts);
 }
 
 namespace {
@@ -108,8 +115,11 @@ TextTable generation_summary_table(const std::vector<GenerationPath>& results, c
         return ns ? format_in(*ns, unit) : std::string("-");
     };
 
-    TextTable table{fmt::format("Generation: prompt P={}, {} new tokens", plan.generation.prompt_len,
-                                plan.generation.n_new),
+    const std::string prompts = plan.prompt_lens.empty()
+                                    ? fmt::format("prompt P={}", plan.generation.prompt_len)
+                                    : fmt::format("prompts {} repeated over the batch (ragged)",
+                                                  fmt::join(plan.prompt_lens, ","));
+    TextTable table{fmt::format("Generation: {}, {} new tokens", prompts, plan.generation.n_new),
                     {"configuration", "grouping", "path", "first token\n" + first_unit.name,
                      "per token\n" + decode_unit.name, "p90\n" + decode_unit.name, "total\n" + total_unit.name,
                      "tokens/s", "FLOPs", "KV at end", "N*", "uncached/\ncached"},

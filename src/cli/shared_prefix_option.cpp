@@ -5,14 +5,17 @@
 
 #include <string_view>
 
+#include <fmt/format.h>
+
 namespace kvbench {
 
-void add_shared_prefix_option(CLI::App& command, std::optional<std::string>& text) {
+void add_shared_prefix_option(CLI::App& command, std::optional<std::string>& text, std::string_view whole) {
     command
         .add_option("--shared-prefix", text,
-                    "Positions the batch's sequences share, a system prompt: cached once and read once per step "
-                    "for all of them (docs/model.md); a list of positions or percentages of N (0,2048 or 0,50%); "
-                    "0 shares nothing")
+                    fmt::format("Positions the batch's sequences share, a system prompt: cached once and read once "
+                                "per step for all of them (docs/model.md); a list of positions or percentages of {} "
+                                "(0,2048 or 0,50%); 0 shares nothing",
+                                whole))
         ->type_name("P");
 }
 

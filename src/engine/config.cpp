@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 namespace kvbench {
@@ -231,6 +232,20 @@ std::string describe(const ModelConfig& config) {
     if (config.is_paged()) parts += fmt::format(" kv-block={}", config.kv_block);
     return fmt::format("B={} N={} D={} H={}{} G={} L={}{}", config.n_batch, config.seq_len, config.model_dim,
                        config.n_heads, head_dim, config.n_kv_heads, config.n_layers, parts);
+}
+
+ModelConfig with_longest_context(const ModelConfig& config, std::size_t seq_len) {
+    ModelConfig at = config;
+    at.seq_len = seq_len;
+    for (std::size_t b = 0; b < at.seq_lens.size(); ++b) {
+        const std::size_t lag = config.seq_lag_of(b);
+        if (seq_len <= lag) {
+            throw std::invalid_argument(fmt::format("a context of {} leaves sequence {}, {} positions behind, none",
+                                                    seq_len, b, lag));
+        }
+        at.seq_lens[b] = static_cast<std::uint32_t>(seq_len - lag);
+    }
+    return at;
 }
 
 std::string format_seq_lens(const std::vector<std::uint32_t>& seq_lens) {

@@ -20,10 +20,10 @@ namespace {
 
 constexpr std::uint64_t float_bytes = sizeof(float);
 
+// The generation's batch at the step whose longest sequence holds seq_len positions; a ragged
+// batch's sequences keep their distances, each adding one token per step.
 ModelConfig with_context(const ModelConfig& model, std::size_t seq_len) {
-    ModelConfig config = model;
-    config.seq_len = seq_len;
-    return config;
+    return with_longest_context(model, seq_len);
 }
 
 template <typename Step>
@@ -34,21 +34,25 @@ std::int64_t time_once_ns(Step&& step) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count();
 }
 
-// Positions [0, n) of every sequence of `inputs` (n_batch, total_len, dim) into `prefix` as (n_batch, n, dim).
-void copy_prefix(const std::vector<float>& inputs, std::size_t n_batch, std::size_t total_len, std::size_t dim,
-                 std::size_t n, std::vector<float>& prefix) {
-    for (std::size_t b = 0; b < n_batch; ++b) {
-        std::copy_n(inputs.begin() + static_cast<std::ptrdiff_t>(b * total_len * dim), n * dim,
-                    prefix.begin() + static_cast<std::ptrdiff_t>(b * n * dim));
+// Each sequence's first positions of `inputs`, laid out as `full` (make_inputs), into `prefix`
+// laid out as `at`: at.seq_len_of(b) positions of sequence b, packed.
+void copy_prefix(const std::vector<float>& inputs, const ModelConfig& full, const ModelConfig& at,
+                 std::vector<float>& prefix) {
+    const std::size_t dim = full.model_dim;
+    for (std::size_t b = 0; b < full.n_batch; ++b) {
+        std::copy_n(inputs.begin() + static_cast<std::ptrdiff_t>(full.first_token(b) * dim), at.seq_len_of(b) * dim,
+                    prefix.begin() + static_cast<std::ptrdiff_t>(at.first_token(b) * dim));
     }
 }
 
-// Position `pos` of every sequence of a (n_batch, seq_len, dim) tensor, as (n_batch, dim).
-std::vector<float> gather_position(const float* tensor, std::size_t n_batch, std::size_t seq_len,
-                                   std::size_t dim, std::size_t pos) {
-    std::vector<float> rows(n_batch * dim);
-    for (std::size_t b = 0; b < n_batch; ++b) {
-        std::copy_n(tensor + (b * seq_len + pos) * dim, dim, rows.begin() + static_cast<std::ptrdiff_t>(b * dim));
+// The newest position of every sequence of `at` in a tensor laid out as `layout`, as (n_batch, dim):
+// the step's input tokens (layout: the whole generation) or a forward's last outputs (layout = at).
+std::vector<float> newest_positions(const float* tensor, const ModelConfig& layout, const ModelConfig& at) {
+    const std::size_t dim = layout.model_dim;
+    std::vector<float> rows(layout.n_batch * dim);
+    for (std::size_t b = 0; b < layout.n_batch; ++b) {
+        std::copy_n(tensor + (layout.first_token(b) + at.seq_len_of(b) - 1) * dim, dim,
+                    rows.begin() + static_cast<std::ptrdiff_t>(b * dim));
     }
     return rows;
 }
@@ -111,9 +115,10 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
     const std::size_t prompt_len = options.prompt_len;
     const ModelConfig full = with_context(point.config, options.context_of(options.n_new));
     const std::size_t n_batch = full.n_batch, dim = full.model_dim, total_len = full.seq_len;
+    const std::size_t total_tokens = full.total_tokens();
     set_compute_threads(point.n_threads);
     const ModelWeights weights = make_weights(full, options.seed);
-    const std::vector<float> inputs = make_inputs(full, options.seed);  // (n_batch, P + T, dim)
+    const std::vector<float> inputs = make_inputs(full, options.seed);  // each sequence's P_b + T positions, packed
     auto flush = [&] {
         if (options.cold_cache && flusher != nullptr) flusher->flush();
     };
@@ -141,9 +146,9 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
         KvCache cache(full, total_len, options.seed);
         DecodeScratch decode_scratch(full, total_len, point.n_threads);
         std::optional<ForwardScratch> prefill_scratch(std::in_place, prompt, point.n_threads);
-        std::vector<float> prefix(n_batch * prompt_len * dim);  // (n_batch, P, dim)
-        std::vector<float> prefill_out(prefix.size());          // (n_batch, P, dim)
-        copy_prefix(inputs, n_batch, total_len, dim, prompt_len, prefix);
+        std::vector<float> prefix(prompt.total_tokens() * dim);  // each sequence's prompt, packed
+        std::vector<float> prefill_out(prefix.size());
+        copy_prefix(inputs, full, prompt, prefix);
         // Untimed: the first call of each kernel pays for page faults and thread start-up,
         // which a server that has already decoded does not. The decode warm-up is rolled back.
         forward_full(prompt, weights, prefix.data(), prefill_out.data(), *prefill_scratch, &cache);
@@ -161,7 +166,7 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
                                           nullptr, {&fast_kernels, trace, mlp_trace, &experts_read});
             });
             if (full.has_experts()) step.experts_read = experts_read;
-            cached_outputs.push_back(gather_position(prefill_out.data(), n_batch, prompt_len, dim, prompt_len - 1));
+            cached_outputs.push_back(newest_positions(prefill_out.data(), prompt, prompt));
             cached_traces.push_back(trace);
             cached_mlp_traces.push_back(mlp_trace);
             record(DecodePath::cached, run.cached, step);
@@ -170,7 +175,7 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
         std::vector<float> step_in(n_batch * dim);   // (n_batch, dim): the new token of every sequence
         std::vector<float> step_out(n_batch * dim);  // (n_batch, dim)
         for (std::size_t i = 1; i < options.n_steps() && !stopped(); ++i) {
-            step_in = gather_position(inputs.data(), n_batch, total_len, dim, options.context_of(i) - 1);
+            step_in = newest_positions(inputs.data(), full, with_context(full, options.context_of(i)));
             GenerationStep step{i, options.context_of(i), 0, {}, {}};
             std::size_t experts_read = 0;
             flush();
@@ -189,13 +194,14 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
     // The uncached path keeps no cache: of the points that differ only in kv_dtype, the first times it.
     if (options.run_uncached && point.times_uncached) {
         ForwardScratch scratch(full, point.n_threads);  // sized for the longest context, reused by every step
-        std::vector<float> prefix(inputs.size());       // (n_batch, N, dim) for the step's N
-        std::vector<float> out(inputs.size());          // (n_batch, N, dim)
-        copy_prefix(inputs, n_batch, total_len, dim, prompt_len, prefix);
-        forward_full(with_context(full, prompt_len), weights, prefix.data(), out.data(), scratch);  // untimed warm-up
+        std::vector<float> prefix(total_tokens * dim);  // each sequence's positions so far, packed
+        std::vector<float> out(prefix.size());
+        const ModelConfig prompt = with_context(full, prompt_len);
+        copy_prefix(inputs, full, prompt, prefix);
+        forward_full(prompt, weights, prefix.data(), out.data(), scratch);  // untimed warm-up
         for (std::size_t i = 0; i < options.n_steps() && !stopped(); ++i) {
             const ModelConfig config = with_context(full, options.context_of(i));
-            copy_prefix(inputs, n_batch, total_len, dim, config.seq_len, prefix);
+            copy_prefix(inputs, full, config, prefix);
             GenerationStep step{i, config.seq_len, 0, {}, {}};
             std::size_t experts_read = 0;
             flush();
@@ -205,8 +211,7 @@ GenerationRun run_generation(const GridPoint& point, const GenerationOptions& op
             });
             if (full.has_experts()) step.experts_read = experts_read;
             if (options.verify && i < cached_outputs.size()) {
-                const std::vector<float> last =
-                    gather_position(out.data(), n_batch, config.seq_len, dim, config.seq_len - 1);
+                const std::vector<float> last = newest_positions(out.data(), config, config);
                 run.verify_rel_error.push_back(
                     step_equivalence_error(full, {cached_outputs[i], cached_traces[i], cached_mlp_traces[i]},
                                            {last, trace, mlp_trace}));

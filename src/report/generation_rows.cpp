@@ -34,7 +34,7 @@ ReportRows generation_rows(const std::vector<GenerationPath>& paths, const Gener
     for (const GenerationPath& generation : paths) {
         for (const GenerationStep& s : generation.steps) {
             GridPoint point = generation.point;
-            point.config.seq_len = s.seq_len;
+            point.config = with_longest_context(generation.point.config, s.seq_len);
             const PathMeasurement measured{{s.latency_ns}, s.flops, s.experts_read};
             const StepCost cost =
                 generation_step_cost(generation.point.config, options, generation.path, s.index, s.experts_read);

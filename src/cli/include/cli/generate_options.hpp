@@ -25,6 +25,7 @@ namespace kvbench {
 struct GenerateCliOptions {
     std::string prompt = "512";  // P
     std::string n_new = "128";   // T
+    std::optional<std::string> prompt_lens;  // --prompt-lens: a ragged batch's prompts, a pattern over the batch
     std::string batch = "1";
     std::string dim = "1024";
     std::string heads = "16";
@@ -33,6 +34,8 @@ struct GenerateCliOptions {
     std::string kv_heads = "16,4,1";
     std::string layers = "1";
     std::string kv_dtype = "f32";  // --kv-dtype: the cached path's element types
+    std::string kv_block = "0";    // --kv-block: positions per block of a paged cache; 0 contiguous
+    std::optional<std::string> shared_prefix;  // --shared-prefix: positions or percentages of P
     AttentionCliOptions attention;  // --window, --window-layers, --sinks
     LayerCliOptions layer;  // --block, --ffn-dim, --weight-dtype, the experts
     std::optional<ModelConfig> model;  // --model or --model-config: the rest of its layer, set by the parse
@@ -55,6 +58,7 @@ struct GenerateCliOptions {
 struct GeneratePlan {
     Grid grid;  // one point per model shape and thread count; each point's seq_len is P + T
     GenerationOptions generation;
+    std::vector<std::size_t> prompt_lens;  // --prompt-lens' pattern; empty: every prompt is P
     OutputPlan out;
     std::size_t fit_from = 0;
     bool yes = false;

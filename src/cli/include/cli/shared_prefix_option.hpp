@@ -8,12 +8,14 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kvbench {
 
-// Registers --shared-prefix on `command`, writing what the user typed into `text`.
-void add_shared_prefix_option(CLI::App& command, std::optional<std::string>& text);
+// Registers --shared-prefix on `command`, writing what the user typed into `text`. Its
+// percentages are of `whole`: each point's context N in `sweep`, the prompt P in `generate`.
+void add_shared_prefix_option(CLI::App& command, std::optional<std::string>& text, std::string_view whole = "N");
 
 // "0,2048,50%": each value P positions, or a whole percentage of each point's N (0 to 99).
 // Throws ConfigError naming --shared-prefix and the value for an empty value, a value that is

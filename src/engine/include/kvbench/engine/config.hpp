@@ -198,6 +198,11 @@ std::string grouping_name(const ModelConfig& config);
 // " W=4096:LG" (the window and its layer pattern), " sinks", " w=bf16", " kv=f16", " kv-block=16".
 std::string describe(const ModelConfig& config);
 
+// The same batch when its longest sequence holds seq_len positions: every sequence of a ragged
+// batch as many positions behind it as in `config`, as when all of them generate one token per
+// step. Throws std::invalid_argument when a sequence would hold no position.
+ModelConfig with_longest_context(const ModelConfig& config, std::size_t seq_len);
+
 // The seq_lens column of a ragged batch: its contexts joined by ' ' ("200 30000 512"); empty
 // for a uniform batch. parse_seq_lens reads it back; throws ConfigError on anything else.
 std::string format_seq_lens(const std::vector<std::uint32_t>& seq_lens);
