@@ -711,14 +711,21 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
         const float* block_key_scales = problem.key_scales != nullptr ? problem.key_scales + t0 : nullptr;
         const float* block_value_scales = problem.value_scales != nullptr ? problem.value_scales + t0 : nullptr;
         bool crosses_blocks = false;
-        GroupAttention later_run;  // f32 rows in place: the block's second run, if it has one
-        later_run.n_ctx = 0;
+        // f32 rows in place over two cache blocks: the second run's first key in the block, and
+        // its rows; 0 for a block in one run.
+        std::size_t later_key = 0;
+        const void* later_keys = nullptr;
+        const void* later_values = nullptr;
         if (paged) {
             GroupAttention rows = contiguous_run(problem, t0, n_keys);
             crosses_blocks = rows.n_ctx < n_keys;
             if (crosses_blocks && !fused && !decoded) {
                 const GroupAttention later = contiguous_run(problem, t0 + rows.n_ctx, n_keys - rows.n_ctx);
-                if (rows.n_ctx + later.n_ctx == n_keys) later_run = later;
+                if (rows.n_ctx + later.n_ctx == n_keys) {
+                    later_key = rows.n_ctx;
+                    later_keys = later.keys;
+                    later_values = later.values;
+                }
             }
             if (crosses_blocks && fused) rows = gather_paged_rows(problem, t0, n_keys, ws);
             block_key_bytes = static_cast<const std::byte*>(rows.keys);
@@ -736,12 +743,12 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
                       problem.kv_stride,
                       reinterpret_cast<const float*>(block_value_bytes),
                       problem.kv_stride};
-        const bool two_runs = later_run.n_ctx > 0;
+        const bool two_runs = later_key > 0;
         if (two_runs) {
-            st.later_key = n_keys - later_run.n_ctx;
-            st.later_value = st.later_key;
-            st.later_keys = static_cast<const float*>(later_run.keys);
-            st.later_values = static_cast<const float*>(later_run.values);
+            st.later_key = later_key;
+            st.later_value = later_key;
+            st.later_keys = static_cast<const float*>(later_keys);
+            st.later_values = static_cast<const float*>(later_values);
         }
         // f32 rows over more than two cache blocks are decoded too (copied, zero past head_dim):
         // the tiles then read them as they read the cache's, the same products in the same order.
