@@ -113,8 +113,10 @@ TEST_CASE("a paged step equals the contiguous step bit for bit, for every KV typ
             const std::size_t group_rows = shape.n_heads / shape.n_kv_heads;
             const std::size_t head_dim = shape.head_dim();
             const bool same_kernel = group_kernel_for(group_rows, head_dim, false) == group_kernel_for(group_rows, head_dim, true);
-            // 24 and 100 divide neither N nor the kernel's blocks; 128 holds a whole ring.
-            for (const std::size_t block : {16u, 24u, 32u, 100u, 128u}) {
+            // 24 and 100 divide neither N nor the kernel's blocks; 128 holds a whole ring. A kernel
+            // block over two cache blocks is read in place where its rows are f32 (16, 24 and 100
+            // on AVX-512), one over more of them gathered (8, and every reduced type).
+            for (const std::size_t block : {8u, 16u, 24u, 32u, 100u, 128u}) {
                 INFO(describe(paged(shape, block)));
                 const std::vector<float> paged_output = cached_step(paged(shape, block), weights, 9);
                 if (same_kernel) {

@@ -65,14 +65,29 @@ struct BlockState {
     const std::int16_t* query_i16 = nullptr;
     float query_i16_unscale = 0.0f;
     std::uint64_t flops = 0;  // executed by the tiles so far, padding included
+    // A block of f32 rows over two cache blocks, read in place (docs/model.md, "Paged caches"):
+    // keys from later_key on are the rows of later_keys, the first of them row later_key's, and
+    // values from later_value on those of later_values. Past n_keys: one run, the rows alone.
+    std::size_t later_key = SIZE_MAX;
+    std::size_t later_value = SIZE_MAX;
+    const float* later_keys = nullptr;
+    const float* later_values = nullptr;
 };
+
+// Row t of the block's f32 keys (values) in place, in whichever run holds it.
+const float* key_row(const BlockState& st, std::size_t t) {
+    return t < st.later_key ? st.keys + t * st.key_stride : st.later_keys + (t - st.later_key) * st.key_stride;
+}
+const float* value_row(const BlockState& st, std::size_t t) {
+    return t < st.later_value ? st.values + t * st.value_stride
+                              : st.later_values + (t - st.later_value) * st.value_stride;
+}
 
 // Keys [0, n_keys) of the block, transposed to keys_t (head_dim, max_key_block) so that
 // a score row is computed as whole vectors along the keys. Key vectors past n_keys are not
 // written: their scores are masked.
 void pack_key_block(BlockState& st) {
     const std::size_t dim = st.problem.head_dim;
-    const std::size_t stride = st.key_stride;
     float* keys_t = st.ws.keys_t();
     Vec rows[lanes];
     for (std::size_t t0 = 0; t0 < st.n_keys; t0 += lanes) {
@@ -80,7 +95,7 @@ void pack_key_block(BlockState& st) {
             const std::size_t n_dims = std::min(lanes, dim - d0);
             const Simd::Mask dims = Simd::first(n_dims);
             for (std::size_t i = 0; i < lanes; ++i) {
-                rows[i] = t0 + i < st.n_keys ? Simd::load(st.keys + (t0 + i) * stride + d0, dims) : Simd::zero();
+                rows[i] = t0 + i < st.n_keys ? Simd::load(key_row(st, t0 + i) + d0, dims) : Simd::zero();
             }
             st.prefetcher.issue<plan_may_spread(KvDtype::f32)>();
             Simd::transpose(rows);
@@ -97,11 +112,12 @@ void pack_value_block(BlockState& st) {
     for (std::size_t t = 0; t < st.n_keys; ++t) {
         for (std::size_t v = 0; v * lanes < padded_dim; ++v) {
             Simd::store(packed + t * padded_dim + v * lanes,
-                        Simd::load(st.values + t * st.value_stride + v * lanes, lanes_below(st.problem.head_dim, v)));
+                        Simd::load(value_row(st, t) + v * lanes, lanes_below(st.problem.head_dim, v)));
         }
     }
     st.values = packed;
     st.value_stride = padded_dim;
+    st.later_value = SIZE_MAX;
 }
 
 // Rows per dot tile, in the order score_block takes them: tiles of 4 rows while whole ones
@@ -166,7 +182,8 @@ void write_dot_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) 
 // Inlined, with the prefetcher a local copy: called as a function, with the prefetcher's state
 // behind BlockState's reference, GCC stored all the accumulators to the stack after every
 // step, a store per FMA (bench/journal/2026-12-02-dot-tiles-in-registers.md).
-template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32>
+// two_runs: f32 keys of a paged block in place in two runs (BlockState::later_key).
+template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32, bool two_runs = false>
 [[gnu::always_inline]] inline void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
     static_assert(lanes % n_rows == 0);
     constexpr std::size_t n_cols = lanes / n_rows;
@@ -182,6 +199,13 @@ template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32>
             stored[j] = st.stored_keys + key * st.stored_key_row_bytes;
         } else {
             keys[j] = st.keys + key * st.key_stride;
+        }
+    }
+    // Tested once a tile: a test every key slowed the tiles, and a contiguous cache's tiles, which
+    // have one run, leave out even this one.
+    if constexpr (two_runs) {
+        if (first_key + n_cols > st.later_key) {
+            for (std::size_t j = 0; j < n_cols; ++j) keys[j] = key_row(st, std::min(first_key + j, st.n_keys - 1));
         }
     }
     BlockPrefetcher prefetcher = st.prefetcher;
@@ -392,7 +416,8 @@ void update_softmax_row(BlockState& st, std::size_t row) {
 // outputs[r][v-range] = rescale[r] · outputs[r][v-range] + Σ_t probs[r][t] · values[t][v-range]
 // for n_rows rows × n_vecs vectors of the output, held in registers across the block's keys.
 // dtype other than f32: the stored values are read and converted in registers (fused).
-template <std::size_t n_rows, std::size_t n_vecs, KvDtype dtype = KvDtype::f32>
+// two_runs: f32 values of a paged block in place in two runs (BlockState::later_value).
+template <std::size_t n_rows, std::size_t n_vecs, KvDtype dtype = KvDtype::f32, bool two_runs = false>
 void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
     const std::size_t padded_dim = st.ws.padded_dim();
     Vec acc[n_rows][n_vecs];
@@ -435,8 +460,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
         st.prefetcher = prefetcher;
     } else if constexpr (dtype == KvDtype::f32) {
         BlockPrefetcher prefetcher = st.prefetcher;
-        for (std::size_t t = 0; t < st.n_keys; ++t) {
-            const float* row = values + t * st.value_stride;
+        const auto accumulate_row = [&](const float* row, std::size_t t) [[gnu::always_inline]] {
             if constexpr (n_rows == 1) {
                 // As above: each value vector loaded and accumulated in turn, so the 8-vector tile
                 // of one row does not spill.
@@ -451,6 +475,15 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                 }
             }
             prefetcher.issue<tile_may_spread(dtype, n_rows)>();
+        };
+        // Run by run: a pointer test every key would weigh on the tile.
+        const std::size_t first_run_keys = two_runs ? std::min(st.later_value, st.n_keys) : st.n_keys;
+        for (std::size_t t = 0; t < first_run_keys; ++t) accumulate_row(values + t * st.value_stride, t);
+        if constexpr (two_runs) {
+            const float* later = st.later_values + first_vec * lanes;
+            for (std::size_t t = first_run_keys; t < st.n_keys; ++t) {
+                accumulate_row(later + (t - first_run_keys) * st.value_stride, t);
+            }
         }
         st.prefetcher = prefetcher;
     }
@@ -479,30 +512,31 @@ constexpr std::array<TransposedTileFn, sizeof...(i)> make_transposed_tiles(std::
 constexpr auto transposed_tiles = make_transposed_tiles(std::make_index_sequence<tiles.score_rows>{});
 
 // Shapes that would spill are left out (null): output_vecs_for never picks them.
-template <KvDtype dtype, std::size_t n_rows, std::size_t n_vecs>
+template <KvDtype dtype, bool two_runs, std::size_t n_rows, std::size_t n_vecs>
 constexpr OutputTileFn output_tile_if_it_fits() {
     if constexpr (n_vecs <= output_vecs_for(n_rows)) {
-        return &output_tile<n_rows, n_vecs, dtype>;
+        return &output_tile<n_rows, n_vecs, dtype, two_runs>;
     } else {
         return nullptr;
     }
 }
-template <KvDtype dtype, std::size_t n_rows, std::size_t... c>
+template <KvDtype dtype, bool two_runs, std::size_t n_rows, std::size_t... c>
 constexpr std::array<OutputTileFn, sizeof...(c)> make_output_tile_row(std::index_sequence<c...>) {
-    return {output_tile_if_it_fits<dtype, n_rows, c + 1>()...};
+    return {output_tile_if_it_fits<dtype, two_runs, n_rows, c + 1>()...};
 }
-template <KvDtype dtype, std::size_t... r>
+template <KvDtype dtype, bool two_runs, std::size_t... r>
 constexpr std::array<std::array<OutputTileFn, tiles.out_vecs>, sizeof...(r)> make_output_tiles(
     std::index_sequence<r...>) {
-    return {make_output_tile_row<dtype, r + 1>(std::make_index_sequence<tiles.out_vecs>{})...};
+    return {make_output_tile_row<dtype, two_runs, r + 1>(std::make_index_sequence<tiles.out_vecs>{})...};
 }
-// One table per element type the tiles read: f32 in place, packed or decoded, and the fused ones.
-template <KvDtype dtype>
-constexpr auto output_tiles = make_output_tiles<dtype>(std::make_index_sequence<tiles.out_rows>{});
+// One table per element type the tiles read: f32 in place, packed or decoded, and the fused ones;
+// and f32 in place in two runs (a paged block over two cache blocks).
+template <KvDtype dtype, bool two_runs = false>
+constexpr auto output_tiles = make_output_tiles<dtype, two_runs>(std::make_index_sequence<tiles.out_rows>{});
 
 // Dot tiles of tile_rows rows from first_row on, while whole tiles fit in n_rows; returns
 // the first row left over.
-template <std::size_t tile_rows, KvDtype dtype>
+template <std::size_t tile_rows, KvDtype dtype, bool two_runs>
 std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_rows) {
     constexpr std::size_t n_cols = lanes / tile_rows;
     for (; first_row + tile_rows <= n_rows; first_row += tile_rows) {
@@ -523,9 +557,9 @@ std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_
             } else if (st.keys_padded || (tile_rows > 1 && st.problem.head_dim % lanes == 0)) {
                 // MHA's one-row tile keeps its masked loads: plain ones measured slower from DRAM
                 // (bench/journal/2026-12-02-dot-tiles-in-registers.md).
-                dot_score_tile<tile_rows, true>(st, first_row, t);
+                dot_score_tile<tile_rows, true, KvDtype::f32, two_runs>(st, first_row, t);
             } else {
-                dot_score_tile<tile_rows, false>(st, first_row, t);
+                dot_score_tile<tile_rows, false, KvDtype::f32, two_runs>(st, first_row, t);
             }
         }
     }
@@ -534,7 +568,7 @@ std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_
 
 // Raw scores of every row against the block into probs (n_rows, max_key_block); dtype other
 // than f32 only with dot tiles (n_rows <= dot_rows_max), fused.
-template <KvDtype dtype = KvDtype::f32>
+template <KvDtype dtype = KvDtype::f32, bool two_runs = false>
 void score_block(BlockState& st, std::size_t n_rows) {
     if (n_rows > tiles.dot_rows_max) {
         pack_key_block(st);
@@ -542,25 +576,26 @@ void score_block(BlockState& st, std::size_t n_rows) {
                        [&](std::size_t first, std::size_t size) { transposed_tiles[size - 1](st, first); });
         return;
     }
-    std::size_t first_row = dot_score_rows<dot_tile_rows[0], dtype>(st, 0, n_rows);
-    first_row = dot_score_rows<dot_tile_rows[1], dtype>(st, first_row, n_rows);
-    dot_score_rows<dot_tile_rows[2], dtype>(st, first_row, n_rows);
+    std::size_t first_row = dot_score_rows<dot_tile_rows[0], dtype, two_runs>(st, 0, n_rows);
+    first_row = dot_score_rows<dot_tile_rows[1], dtype, two_runs>(st, first_row, n_rows);
+    dot_score_rows<dot_tile_rows[2], dtype, two_runs>(st, first_row, n_rows);
 }
 
 
 // One block's scores, softmax and outputs, the tiles reading keys of key_dtype and values of
 // value_dtype (fused where either is a reduced type; f32 for an f32 cache and for a decoded block).
-template <KvDtype key_dtype, KvDtype value_dtype>
+// two_runs: f32 keys and values of a paged block in place in two runs (BlockState::later_key).
+template <KvDtype key_dtype, KvDtype value_dtype, bool two_runs = false>
 void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
     constexpr bool all_f32 = key_dtype == KvDtype::f32 && value_dtype == KvDtype::f32;
     constexpr std::size_t n_block_vecs = (all_f32 ? key_block : fused_key_block) / lanes;
-    score_block<key_dtype>(st, n_rows);
+    score_block<key_dtype, two_runs>(st, n_rows);
     for (std::size_t r = 0; r < n_rows; ++r) {
         update_softmax_row<key_dtype == KvDtype::int8, value_dtype == KvDtype::int8, n_block_vecs>(st, r);
     }
     for_each_tile(n_rows, tiles.out_rows, [&](std::size_t first_row, std::size_t rows) {
         for_each_tile(n_vecs, output_vecs_for(rows), [&](std::size_t first_vec, std::size_t vecs) {
-            output_tiles<value_dtype>[rows - 1][vecs - 1](st, first_row, first_vec);
+            output_tiles<value_dtype, two_runs>[rows - 1][vecs - 1](st, first_row, first_vec);
         });
     });
 }
@@ -653,9 +688,12 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     std::uint64_t flops = 0;
     const std::size_t block_keys = fused ? fused_key_block : key_block;
     // A paged cache (docs/model.md, "Paged caches"): the same blocks of keys, each read in place
-    // from the cache block that holds it; one that crosses cache blocks is gathered into the
+    // from the cache block that holds it, or f32 rows from the two that hold it (the tiles take
+    // a pointer per run); one over more cache blocks, or of a reduced type, is gathered into the
     // workspace (decoded, or copied as stored for the fused tiles), so the tiles, their order
-    // and so the bits of the result are the contiguous layout's.
+    // and so the bits of the result are the contiguous layout's. At blocks of half the kernel's
+    // the gather's copy cost more than the tiles' own reads
+    // (bench/journal/2026-12-04-paged-prefetch.md).
     const bool paged = problem.block_table != nullptr;
     for (std::size_t t0 = 0; t0 < problem.n_ctx; t0 += block_keys) {
         const std::size_t ahead = t0 + prefetcher.blocks_ahead() * block_keys;
@@ -673,9 +711,22 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
         const float* block_key_scales = problem.key_scales != nullptr ? problem.key_scales + t0 : nullptr;
         const float* block_value_scales = problem.value_scales != nullptr ? problem.value_scales + t0 : nullptr;
         bool crosses_blocks = false;
+        // f32 rows in place over two cache blocks: the second run's first key in the block, and
+        // its rows; 0 for a block in one run.
+        std::size_t later_key = 0;
+        const void* later_keys = nullptr;
+        const void* later_values = nullptr;
         if (paged) {
             GroupAttention rows = contiguous_run(problem, t0, n_keys);
             crosses_blocks = rows.n_ctx < n_keys;
+            if (crosses_blocks && !fused && !decoded) {
+                const GroupAttention later = contiguous_run(problem, t0 + rows.n_ctx, n_keys - rows.n_ctx);
+                if (rows.n_ctx + later.n_ctx == n_keys) {
+                    later_key = rows.n_ctx;
+                    later_keys = later.keys;
+                    later_values = later.values;
+                }
+            }
             if (crosses_blocks && fused) rows = gather_paged_rows(problem, t0, n_keys, ws);
             block_key_bytes = static_cast<const std::byte*>(rows.keys);
             block_value_bytes = static_cast<const std::byte*>(rows.values);
@@ -692,9 +743,16 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
                       problem.kv_stride,
                       reinterpret_cast<const float*>(block_value_bytes),
                       problem.kv_stride};
-        // f32 rows that cross cache blocks are decoded too (copied, zero past head_dim): the
-        // tiles then read them as they read the cache's, the same products in the same order.
-        if (decoded || (crosses_blocks && !fused)) {
+        const bool two_runs = later_key > 0;
+        if (two_runs) {
+            st.later_key = later_key;
+            st.later_value = later_key;
+            st.later_keys = static_cast<const float*>(later_keys);
+            st.later_values = static_cast<const float*>(later_values);
+        }
+        // f32 rows over more than two cache blocks are decoded too (copied, zero past head_dim):
+        // the tiles then read them as they read the cache's, the same products in the same order.
+        if (decoded || (crosses_blocks && !fused && !two_runs)) {
             if (paged) {
                 decode_paged_rows(problem, t0, n_keys, ws);
             } else {
@@ -724,7 +782,11 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
         if (fused) {
             attend_block_for(problem.kv_dtype, problem.value_dtype, st, n_rows, n_vecs);
         } else {
-            attend_block<KvDtype::f32, KvDtype::f32>(st, n_rows, n_vecs);
+            if (two_runs) {
+                attend_block<KvDtype::f32, KvDtype::f32, true>(st, n_rows, n_vecs);
+            } else {
+                attend_block<KvDtype::f32, KvDtype::f32>(st, n_rows, n_vecs);
+            }
         }
         calls_per_block = std::max<std::size_t>(1, prefetcher.calls());
         flops += st.flops;
