@@ -135,7 +135,7 @@ BENCHMARK(BM_AttendDecodeKv)
 // stream from DRAM hides (bench/journal/2026-12-02-fused-tiles-from-cache.md).
 BENCHMARK(BM_AttendDecodeKv)
     ->ArgNames({"B", "N", "D", "H", "G", "kv", "cold"})
-    ->ArgsProduct({{1}, {1024}, {1024}, {16}, {16}, {0, 1, 2, 4}, {0}})
+    ->ArgsProduct({{1}, {1024}, {1024}, {16}, {16}, {0, 1, 2, 4, 6, 7, 8, 9}, {0}})
     ->MinTime(warm_min_time_s)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);

@@ -280,7 +280,13 @@ template <std::size_t n_rows, KvDtype dtype>
     }
 }
 
-#if defined(__AVX2__) && !defined(__AVX512F__)
+// int8 keys as integers, one query row: AVX2 (below) and AVX-512 with its byte and word
+// instructions (BW).
+#if (defined(__AVX2__) && !defined(__AVX512F__)) || defined(__AVX512BW__)
+#define KVBENCH_INT8_INTEGER_KEYS 1
+#endif
+
+#if defined(KVBENCH_INT8_INTEGER_KEYS)
 // AVX2 has no instruction that converts and multiplies int8 in one: each vector of 8 int8 keys
 // costs a sign extension, a conversion and an FMA, two of them on the two FMA pipes, and for
 // MHA (each element used by one query row) that made int8 compute-bound where it should be
@@ -290,7 +296,37 @@ template <std::size_t n_rows, KvDtype dtype>
 // pipe-slot per 16 keys. The rounding of the query is at most 2^-16 of its largest element,
 // 1/256 of int8's own rounding of the keys (docs/model.md, "KV-cache element types"); sums are
 // exact integers (|q|·|k|·head_dim ≤ 32767·128·256 < 2^31, so head_dim ≤ int8_dot_max_dim).
+// AVX-512 does the same 32 keys at a time (vpdpwssd with VNNI, else vpmaddwd and an add): its
+// float tiles spent a sign extension and a conversion per 16 elements before each FMA, and
+// those, not memory, set int8's pace on Zen 5
+// (bench/journal/2026-12-04-int8-and-formats-roof.md).
+#if defined(__AVX512F__)
+using IntVec = __m512i;
+constexpr std::size_t int8_dot_lanes = 32;
+[[gnu::always_inline]] inline IntVec int8_dot_load_query(const std::int16_t* q) { return _mm512_loadu_si512(q); }
+[[gnu::always_inline]] inline IntVec int8_dot_step(IntVec acc, IntVec q, const std::byte* key) {
+    const IntVec k = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(key)));
+#if defined(__AVX512VNNI__)
+    return _mm512_dpwssd_epi32(acc, q, k);
+#else
+    return _mm512_add_epi32(acc, _mm512_madd_epi16(q, k));
+#endif
+}
+[[gnu::always_inline]] inline Vec int8_dot_to_float(IntVec sums) { return _mm512_cvtepi32_ps(sums); }
+[[gnu::always_inline]] inline IntVec int8_dot_zero() { return _mm512_setzero_si512(); }
+#else
+using IntVec = __m256i;
 constexpr std::size_t int8_dot_lanes = 16;
+[[gnu::always_inline]] inline IntVec int8_dot_load_query(const std::int16_t* q) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+}
+[[gnu::always_inline]] inline IntVec int8_dot_step(IntVec acc, IntVec q, const std::byte* key) {
+    const IntVec k = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(key)));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(q, k));
+}
+[[gnu::always_inline]] inline Vec int8_dot_to_float(IntVec sums) { return _mm256_cvtepi32_ps(sums); }
+[[gnu::always_inline]] inline IntVec int8_dot_zero() { return _mm256_setzero_si256(); }
+#endif
 constexpr std::size_t int8_dot_max_dim = 256;
 
 // q rounded to 16 bits, q[d] ≈ out[d] · (the factor returned); none for a query with an
@@ -316,21 +352,18 @@ std::optional<float> round_query_to_i16(const float* q, std::size_t dim, std::in
     const std::size_t row_bytes = st.stored_key_row_bytes;
     const std::byte* first = st.stored_keys + first_key * row_bytes;
     BlockPrefetcher prefetcher = st.prefetcher;
-    __m256i acc[n_cols];
-    for (__m256i& a : acc) a = _mm256_setzero_si256();
+    IntVec acc[n_cols];
+    for (IntVec& a : acc) a = int8_dot_zero();
     for (std::size_t d0 = 0; d0 < dim; d0 += int8_dot_lanes) {
-        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(st.query_i16 + d0));
+        const IntVec q = int8_dot_load_query(st.query_i16 + d0);
         const std::byte* key = first + d0;
-        for (std::size_t j = 0; j < n_cols; ++j, key += row_bytes) {
-            const __m256i k = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(key)));
-            acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(q, k));
-        }
+        for (std::size_t j = 0; j < n_cols; ++j, key += row_bytes) acc[j] = int8_dot_step(acc[j], q, key);
         prefetcher.issue<tile_may_spread(KvDtype::int8, 1)>();
     }
     st.prefetcher = prefetcher;
     st.flops += 2 * n_cols * dim;
     Vec sums[n_cols];
-    for (std::size_t j = 0; j < n_cols; ++j) sums[j] = _mm256_cvtepi32_ps(acc[j]);
+    for (std::size_t j = 0; j < n_cols; ++j) sums[j] = int8_dot_to_float(acc[j]);
     const Vec scores = Simd::mul(Simd::reduce_lanes(sums), Simd::set1(st.query_i16_unscale));
     Simd::store(st.ws.probs() + first_key, scores);
 }
@@ -545,7 +578,7 @@ std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_
             // tile below, which holds the pointers it needs
             // (bench/journal/2026-12-01-running-pointer-tile-for-one-row.md).
             if (dtype != KvDtype::f32 && tile_rows == 1 && st.stored_keys != nullptr && t + n_cols <= st.n_keys) {
-#if defined(__AVX2__) && !defined(__AVX512F__)
+#if defined(KVBENCH_INT8_INTEGER_KEYS)
                 if (dtype == KvDtype::int8 && st.query_i16 != nullptr) {
                     int8_dot_score_tile(st, t);
                     continue;
@@ -673,9 +706,9 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     const std::size_t value_row_bytes = kv_row_bytes(problem.value_dtype, problem.kv_stride);
     const auto* key_bytes = static_cast<const std::byte*>(problem.keys);
     const auto* value_bytes = static_cast<const std::byte*>(problem.values);
-#if defined(__AVX2__) && !defined(__AVX512F__)
+#if defined(KVBENCH_INT8_INTEGER_KEYS)
     // Filled by round_query_to_i16 where the int8 tiles run, and read nowhere else.
-    alignas(32) std::array<std::int16_t, int8_dot_max_dim> query_i16;
+    alignas(64) std::array<std::int16_t, int8_dot_max_dim> query_i16;
     std::optional<float> query_i16_unscale;
     if (fused && problem.kv_dtype == KvDtype::int8 && n_rows == 1 && dim % int8_dot_lanes == 0 &&
         dim <= int8_dot_max_dim) {
@@ -770,7 +803,7 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
             st.stored_value_row_bytes = value_row_bytes;
             if (problem.key_scales != nullptr) st.key_scales = block_key_scales;
             if (problem.value_scales != nullptr) st.value_scales = block_value_scales;
-#if defined(__AVX2__) && !defined(__AVX512F__)
+#if defined(KVBENCH_INT8_INTEGER_KEYS)
             if (query_i16_unscale) {
                 st.query_i16 = query_i16.data();
                 st.query_i16_unscale = *query_i16_unscale;
