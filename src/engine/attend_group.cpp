@@ -21,6 +21,34 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
                                                                                             workspace);
 }
 
+GroupAttention cache_split_problem(const KvCache& cache, std::size_t layer, std::size_t b, std::size_t kv_head,
+                                   const float* queries, std::size_t n_rows, std::size_t head_dim, std::size_t t_begin,
+                                   std::size_t t_end, float scale) {
+    GroupAttention problem;
+    problem.q = queries;
+    problem.q_stride = head_dim;
+    problem.n_rows = n_rows;
+    const std::size_t first_row = cache.paged() ? 0 : t_begin;
+    problem.keys = static_cast<const std::byte*>(cache.key_data(layer, b, kv_head)) +
+                   first_row * kv_row_bytes(cache.key_dtype(), head_dim);
+    problem.values = static_cast<const std::byte*>(cache.value_data(layer, b, kv_head)) +
+                     first_row * kv_row_bytes(cache.value_dtype(), head_dim);
+    problem.kv_stride = head_dim;
+    problem.kv_dtype = cache.key_dtype();
+    problem.value_dtype = cache.value_dtype();
+    if (const float* scales = cache.key_scales(layer, b, kv_head)) problem.key_scales = scales + first_row;
+    if (const float* scales = cache.value_scales(layer, b, kv_head)) problem.value_scales = scales + first_row;
+    if (cache.paged()) {
+        problem.block_table = cache.block_table(layer, b, kv_head);
+        problem.block_positions = cache.block_positions();
+        problem.first_slot = t_begin;
+    }
+    problem.n_ctx = t_end - t_begin;
+    problem.head_dim = head_dim;
+    problem.scale = scale;
+    return problem;
+}
+
 AttendKernelShape attend_group_shape() {
     const TiledKernelShape tiled = attend_group_tiled_shape();
     const std::size_t min_rows = tuning.lanes.min_rows;

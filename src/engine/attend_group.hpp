@@ -4,6 +4,8 @@
 
 #include "kernels/attention_types.hpp"
 
+#include "kvbench/engine/kv_cache.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -25,6 +27,13 @@ GroupKernel group_kernel_for(std::size_t n_rows, std::size_t head_dim, bool page
 // pads nothing.
 // Requires: attend_group_tiled's requirements (kernels/attention_kernel.hpp).
 std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& result, AttendWorkspace& workspace);
+
+// n_rows queries of head_dim (rows head_dim apart) against slots [t_begin, t_end) of the ring of
+// (layer, b, kv_head) in `cache`, softmax scale `scale`: a contiguous cache's split starts at slot
+// t_begin, a paged cache's is reached from slot t_begin through the row's block table.
+GroupAttention cache_split_problem(const KvCache& cache, std::size_t layer, std::size_t b, std::size_t kv_head,
+                                   const float* queries, std::size_t n_rows, std::size_t head_dim, std::size_t t_begin,
+                                   std::size_t t_end, float scale);
 
 // The shapes behind attend_group's FLOP count in this build.
 struct AttendKernelShape {

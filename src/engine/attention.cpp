@@ -58,9 +58,6 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
     const std::size_t n_splits =
         decode_split_count(n_batch * n_kv_heads, n_attended, scratch.n_threads, scratch.max_splits);
     const std::size_t n_tasks = n_batch * n_kv_heads * n_splits;
-    // One cached K, and one V, as the cache lays them out (int8's scale apart).
-    const std::size_t key_bytes = kv_row_bytes(cache.key_dtype(), head_dim);
-    const std::size_t value_bytes = kv_row_bytes(cache.value_dtype(), head_dim);
     // every task's group has this shape
     const GroupKernel kernel = group_kernel_for(group_size, head_dim, cache.paged());
 
@@ -83,27 +80,8 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
             std::fill_n(scratch.partial_sum.data() + partial_row, group_size, 0.0f);
             return 0;
         }
-        GroupAttention problem;
-        problem.q = q + b * q_stride + first_head * head_dim;
-        problem.q_stride = head_dim;
-        problem.n_rows = group_size;
-        // A paged cache's split starts at slot t_begin of the ring, through its block table.
-        const std::size_t first_row = cache.paged() ? 0 : t_begin;
-        problem.keys = static_cast<const std::byte*>(cache.key_data(layer, b, kv_head)) + first_row * key_bytes;
-        problem.values = static_cast<const std::byte*>(cache.value_data(layer, b, kv_head)) + first_row * value_bytes;
-        problem.kv_stride = head_dim;
-        problem.kv_dtype = cache.key_dtype();
-        problem.value_dtype = cache.value_dtype();
-        if (const float* scales = cache.key_scales(layer, b, kv_head)) problem.key_scales = scales + first_row;
-        if (const float* scales = cache.value_scales(layer, b, kv_head)) problem.value_scales = scales + first_row;
-        if (cache.paged()) {
-            problem.block_table = cache.block_table(layer, b, kv_head);
-            problem.block_positions = cache.block_positions();
-            problem.first_slot = t_begin;
-        }
-        problem.n_ctx = t_end - t_begin;
-        problem.head_dim = head_dim;
-        problem.scale = scale;
+        const GroupAttention problem = cache_split_problem(cache, layer, b, kv_head, q + b * q_stride + first_head * head_dim,
+                                                           group_size, head_dim, t_begin, t_end, scale);
         PartialSoftmax result;
         result.out = scratch.partial_out.data() + partial_row * head_dim;
         result.out_stride = head_dim;

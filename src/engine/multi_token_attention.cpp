@@ -102,8 +102,6 @@ FlopCount attend_decode_tokens(const ModelConfig& config, const float* q, std::s
     const std::size_t n_common = n_ctx - n_tokens + 1;
     const std::size_t n_splits = decode_split_count(n_groups, n_common, scratch.n_threads, multi.max_splits);
     const std::size_t tasks_per_group = n_splits + 1;  // the common splits, then the tokens' tails
-    const std::size_t key_bytes = kv_row_bytes(cache.key_dtype(), head_dim);
-    const std::size_t value_bytes = kv_row_bytes(cache.value_dtype(), head_dim);
     const GroupKernel common_kernel = group_kernel_for(rows, head_dim, paged);
     const GroupKernel tail_kernel = group_kernel_for(group_size, head_dim, paged);
 
@@ -126,26 +124,8 @@ FlopCount attend_decode_tokens(const ModelConfig& config, const float* q, std::s
             write_empty_partial(result, n_rows, head_dim);
             return 0;
         }
-        GroupAttention problem;
-        problem.q = queries;
-        problem.q_stride = head_dim;
-        problem.n_rows = n_rows;
-        const std::size_t first_row = paged ? 0 : t_begin;
-        problem.keys = static_cast<const std::byte*>(cache.key_data(layer, b, kv_head)) + first_row * key_bytes;
-        problem.values = static_cast<const std::byte*>(cache.value_data(layer, b, kv_head)) + first_row * value_bytes;
-        problem.kv_stride = head_dim;
-        problem.kv_dtype = cache.key_dtype();
-        problem.value_dtype = cache.value_dtype();
-        if (const float* scales = cache.key_scales(layer, b, kv_head)) problem.key_scales = scales + first_row;
-        if (const float* scales = cache.value_scales(layer, b, kv_head)) problem.value_scales = scales + first_row;
-        if (paged) {
-            problem.block_table = cache.block_table(layer, b, kv_head);
-            problem.block_positions = cache.block_positions();
-            problem.first_slot = t_begin;
-        }
-        problem.n_ctx = t_end - t_begin;
-        problem.head_dim = head_dim;
-        problem.scale = scale;
+        const GroupAttention problem =
+            cache_split_problem(cache, layer, b, kv_head, queries, n_rows, head_dim, t_begin, t_end, scale);
         return kernel(problem, result, workspace);
     };
 
