@@ -11,13 +11,7 @@ std::vector<QueryTokensPair> query_tokens_pairs(const std::vector<ResultRow>& ro
         if (row.path != DecodePath::cached || row.config.n_query_tokens == 1 || !(row.stats.median_ns > 0)) continue;
         ModelConfig single = row.config;
         single.n_query_tokens = 1;
-        for (const ResultRow& other : rows) {
-            if (other.path == DecodePath::cached && other.config == single && other.n_threads == row.n_threads &&
-                other.cache_state == row.cache_state && other.stats.median_ns > 0) {
-                pairs.push_back({&row, &other});
-                break;
-            }
-        }
+        if (const ResultRow* other = cached_row_like(rows, single, row)) pairs.push_back({&row, other});
     }
     return pairs;
 }

@@ -11,13 +11,7 @@ std::vector<SharedPrefixPair> shared_prefix_pairs(const std::vector<ResultRow>& 
         if (row.path != DecodePath::cached || !row.config.has_shared_prefix() || !(row.stats.median_ns > 0)) continue;
         ModelConfig unshared = row.config;
         unshared.shared_prefix = 0;
-        for (const ResultRow& other : rows) {
-            if (other.path == DecodePath::cached && other.config == unshared && other.n_threads == row.n_threads &&
-                other.cache_state == row.cache_state && other.stats.median_ns > 0) {
-                pairs.push_back({&row, &other});
-                break;
-            }
-        }
+        if (const ResultRow* other = cached_row_like(rows, unshared, row)) pairs.push_back({&row, other});
     }
     return pairs;
 }

@@ -15,6 +15,16 @@
 
 namespace kvbench {
 
+const ResultRow* cached_row_like(const std::vector<ResultRow>& rows, const ModelConfig& config, const ResultRow& like) {
+    for (const ResultRow& row : rows) {
+        if (row.path == DecodePath::cached && row.config == config && row.n_threads == like.n_threads &&
+            row.cache_state == like.cache_state && row.stats.median_ns > 0) {
+            return &row;
+        }
+    }
+    return nullptr;
+}
+
 namespace {
 
 constexpr const char* missing = "-";

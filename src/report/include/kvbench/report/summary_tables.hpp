@@ -58,6 +58,11 @@ private:
     std::string caption_;
 };
 
+// The cached row of `config` measured as `like` was (its threads and cache state), with a median,
+// or nullptr: the point a summary table sets a row beside (a prefix against none, Q tokens
+// against one).
+const ResultRow* cached_row_like(const std::vector<ResultRow>& rows, const ModelConfig& config, const ResultRow& like);
+
 // The width every line of the terminal report keeps within when the terminal's is unknown,
 // and at least (the CLI passes a wider terminal's width: cli/output_streams.hpp).
 inline constexpr std::size_t terminal_columns = 80;
