@@ -113,9 +113,11 @@ struct DecodeAttentionScratch {
     std::size_t n_threads;
     std::size_t max_seq_len;
     std::size_t max_splits;                  // splits per (batch row, KV head) at most
-    std::vector<float> partial_out;          // (max_splits, n_batch, n_heads, head_dim) floats
-    std::vector<float> partial_max;          // (max_splits, n_batch, n_heads) floats
-    std::vector<float> partial_sum;          // (max_splits, n_batch, n_heads) floats
+    // Each split's partial softmaxes, one per piece of a ring that may wrap (two for a window
+    // layer with Q > 1 query tokens, else one: ring_slots.hpp).
+    std::vector<float> partial_out;          // (max_splits·pieces, n_batch, n_heads, head_dim) floats
+    std::vector<float> partial_max;          // (max_splits·pieces, n_batch, n_heads) floats
+    std::vector<float> partial_sum;          // (max_splits·pieces, n_batch, n_heads) floats
     // The kernels' per-thread workspaces, each for group_size rows, and the (n_threads) ranges of
     // the tasks dealt out by each call: types of src/engine/kernels, defined in attention.cpp.
     struct Threads;
