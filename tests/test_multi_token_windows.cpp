@@ -44,6 +44,25 @@ constexpr StepKernels window_one_wider{.linear = &linear,
                                        .attend_causal = &attend_causal,
                                        .attend_decode_tokens = &attend_tokens_window_one_wider};
 
+// A fault of the latent one pass: token i attends at token i + 1's context, so it sees the
+// draft's next token (the last token sees what it should).
+FlopCount attend_tokens_seeing_next(const ModelConfig& config, const float* q, std::size_t q_stride,
+                                    const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
+                                    DecodeAttentionScratch& scratch, const float* sinks) {
+    const std::size_t n_tokens = config.n_query_tokens;
+    FlopCount count;
+    for (std::size_t i = 0; i < n_tokens; ++i) {
+        count += attend_decode(config, q + i * config.n_batch * q_stride, q_stride, cache, layer,
+                               std::min(n_ctx, n_ctx - n_tokens + 2 + i), out + i * config.n_batch * config.q_dim(),
+                               scratch, sinks);
+    }
+    return count;
+}
+constexpr StepKernels seeing_next{.linear = &linear,
+                                  .attend_decode = &attend_decode,
+                                  .attend_causal = &attend_causal,
+                                  .attend_decode_tokens = &attend_tokens_seeing_next};
+
 // config with Q tokens a step and window W on the layers `pattern` marks L (0: none).
 ModelConfig with_windows(ModelConfig config, std::uint32_t window, const std::string& pattern, std::size_t n_tokens) {
     config.layer_windows = layer_windows_for(window, pattern, config.n_layers);
@@ -120,6 +139,10 @@ TEST_CASE("a window layer's ring holds W + Q - 1 positions and takes back one st
     CHECK(kv_cache_bytes(config) == KvCache::bytes_for(config, 40));
     // A window wider than the context, less Q - 1, keeps the whole context.
     CHECK(KvCache(with_windows(make_config(1, 40, 32, 4, 2, 1), 39, "all", 3), 40).capacity(0) == 40);
+    CHECK(DecodeScratch::bytes_for(config, 40, 2) == DecodeScratch(config, 40, 2).bytes());
+    const ModelConfig latent = with_windows(latent_config(2, 40, 2), 8, "LG", 4);
+    CHECK(DecodeScratch::bytes_for(latent, 40, 2) == DecodeScratch(latent, 40, 2).bytes());
+    CHECK(KvCache(latent, 40).capacity(0) == 11);
     fill_cache_seeded(config, cache, 30, 5);
     cache.roll_back(27);  // one step of Q = 3
     cache.extend_to(30);
@@ -280,6 +303,32 @@ TEST_CASE("a multi-token step's counts on window layers and on latent attention,
     CHECK(step_flops(latent, DecodePath::cached) == 2 * 2 * 480 + 2 * 2 * (2 * 4 + 2) * 11);  // 2360
     CHECK(kv_cache_bytes(latent) == 6 * 6 * 4);                                                 // 144
     CHECK(step_bytes(latent, DecodePath::cached) == 480 * 4 + 144 + 2 * 2 * 1 * 16 * 4);        // 2320
+}
+
+TEST_CASE("a latent multi-token step whose token sees the next one fails --check and the equivalence") {
+    const ModelConfig config = with_windows(latent_config(2, 20, 1), 0, "all", 3);
+    const ModelWeights weights = make_weights(config, 23);
+    const std::vector<float> step_in = make_step_inputs(config, 23);
+    KvCache cache(config, config.seq_len);
+    fill_cache_seeded(config, cache, config.seq_len - 3, 23);
+    bool checked = false;
+    for (const KernelCheck& check : check_kernels(config, weights, {step_in.data(), nullptr, &cache, 2}, seeing_next)) {
+        CAPTURE(check.kernel);
+        if (!check.kernel.starts_with("attend_decode_tokens")) continue;
+        CHECK(check.rel_error > 10 * kernel_check_tolerance);
+        checked = true;
+    }
+    CHECK(checked);
+
+    const std::vector<float> inputs = make_inputs(config, 23);
+    std::vector<float> full_out(inputs.size());
+    ForwardScratch forward_scratch(config, test_threads);
+    forward_full(config, weights, inputs.data(), full_out.data(), forward_scratch, &cache);
+    cache.roll_back(config.seq_len - 3);
+    std::vector<float> out(step_in.size());
+    DecodeScratch scratch(config, config.seq_len, test_threads);
+    decode_step(config, weights, cache, step_in.data(), out.data(), scratch, {&seeing_next, {}, {}});
+    CHECK(relative_error(out, gather_newest(config, full_out)) > 10 * spec_tolerance);
 }
 
 }  // namespace multi_token_windows
