@@ -5,6 +5,7 @@
 #include "attend_group.hpp"
 #include "multi_token_attention.hpp"
 #include "partial_softmax_merge.hpp"
+#include "ring_slots.hpp"
 #include "shared_prefix_attention.hpp"
 #include "kernels/attention_types.hpp"
 #include "kernels/task_ranges.hpp"
@@ -49,30 +50,38 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
     const std::size_t head_dim = config.head_dim();
     const std::size_t group_size = config.group_size();
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-    // A window layer's ring holds exactly the positions the new token sees, in rotated order:
-    // its first n_attended slots are read as one block, whatever position each holds.
+    // A window layer's ring holds the positions the new token sees, in rotated order: with one
+    // query token a step exactly those, read as one block whatever position each slot holds;
+    // with Q a ring of W + Q - 1, whose run of the token's positions may wrap, so each split is
+    // read as its two pieces on either side of the wrap (ring_slots.hpp).
     const std::size_t n_attended = config.attended_positions(layer, n_ctx);
+    const std::size_t n_pieces = ring_pieces(config, layer);
     // A ragged batch's row b sees its own n_ctx - lag positions (docs/model.md, "Ragged batches");
     // the splits are cut for the longest row, so a short row may leave some of them empty.
     const bool ragged = config.is_ragged();
     const std::size_t n_splits =
         decode_split_count(n_batch * n_kv_heads, n_attended, scratch.n_threads, scratch.max_splits);
-    const std::size_t n_tasks = n_batch * n_kv_heads * n_splits;
+    const std::size_t n_parts = n_splits * n_pieces;  // each split's pieces, merged in this order
+    const std::size_t n_tasks = n_batch * n_kv_heads * n_parts;
     // every task's group has this shape
     const GroupKernel kernel = group_kernel_for(group_size, head_dim, cache.paged());
 
-    // One (batch row, KV head, split) task: attend_group over that split of the context, into the
-    // task's own partial rows.
+    // One (batch row, KV head, split, piece) task: attend_group over that piece of the split of
+    // the context, into the task's own partial rows.
     const auto run_task = [&](std::size_t index, AttendWorkspace& workspace) -> std::uint64_t {
-        const std::size_t split = index % n_splits;
-        const std::size_t kv_head = (index / n_splits) % n_kv_heads;
-        const std::size_t b = index / (n_splits * n_kv_heads);
-        const std::size_t row_attended =
-            ragged ? config.attended_positions(layer, n_ctx - config.seq_lag_of(b)) : n_attended;
-        const std::size_t t_begin = split * row_attended / n_splits;
-        const std::size_t t_end = (split + 1) * row_attended / n_splits;
+        const std::size_t part = index % n_parts;
+        const std::size_t split = part / n_pieces;
+        const std::size_t kv_head = (index / n_parts) % n_kv_heads;
+        const std::size_t b = index / (n_parts * n_kv_heads);
+        const std::size_t row_ctx = ragged ? n_ctx - config.seq_lag_of(b) : n_ctx;
+        const std::size_t row_attended = ragged ? config.attended_positions(layer, row_ctx) : n_attended;
+        const SlotRange slots =
+            ring_slots(row_ctx - row_attended, row_attended, cache.capacity(layer, b), split * row_attended / n_splits,
+                       (split + 1) * row_attended / n_splits, part % n_pieces);
+        const std::size_t t_begin = slots.begin;
+        const std::size_t t_end = slots.end;
         const std::size_t first_head = kv_head * group_size;  // h / group_size == kv_head
-        const std::size_t partial_row = (split * n_batch + b) * n_heads + first_head;
+        const std::size_t partial_row = (part * n_batch + b) * n_heads + first_head;
         if (t_begin == t_end) {
             // An empty split weighs nothing in merge_splits: exp(-inf - max) = 0.
             std::fill_n(scratch.partial_out.data() + partial_row * head_dim, group_size * head_dim, 0.0f);
@@ -104,7 +113,7 @@ FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q
         }
     }
 
-    merge_splits(config, n_splits, scratch, sinks, out);
+    merge_splits(config, n_parts, scratch, sinks, out);
     std::uint64_t attended_pairs = n_batch * n_attended;  // (row, key) pairs, Σ_b of each row's keys
     if (ragged) {
         attended_pairs = 0;
@@ -143,8 +152,8 @@ DecodeAttentionScratch::DecodeAttentionScratch(const ModelConfig& config, std::s
     : n_threads(n_threads_),
       max_seq_len(max_seq_len_),
       max_splits(splits_for(config, max_seq_len_, n_threads_)),
-      partial_out(checked_product({max_splits, config.n_batch, config.q_dim()})),
-      partial_max(checked_product({max_splits, config.n_batch, config.n_heads})),
+      partial_out(checked_product({max_splits, ring_pieces(config), config.n_batch, config.q_dim()})),
+      partial_max(checked_product({max_splits, ring_pieces(config), config.n_batch, config.n_heads})),
       partial_sum(partial_max.size()),
       threads(std::make_unique<Threads>(Threads{{}, TaskRanges(n_threads_)})),
       shared_prefix(config.has_shared_prefix()
@@ -178,7 +187,7 @@ std::vector<std::span<const float>> DecodeAttentionScratch::partial_buffers() co
     if (multi_token) {
         const MultiTokenScratch& multi = *multi_token;
         buffers.insert(buffers.end(), {multi.queries, multi.common_out, multi.common_max, multi.common_sum,
-                                       multi.tail_out, multi.tail_max, multi.tail_sum});
+                                       multi.own_out, multi.own_max, multi.own_sum});
     }
     return buffers;
 }
@@ -193,8 +202,8 @@ std::size_t DecodeAttentionScratch::splits_for(const ModelConfig& config, std::s
 std::size_t DecodeAttentionScratch::bytes_for(const ModelConfig& config, std::size_t max_seq_len_,
                                               std::size_t n_threads) {
     const std::size_t max_splits = splits_for(config, max_seq_len_, n_threads);
-    const std::size_t partial_floats =
-        checked_product({max_splits, config.n_batch, checked_add(config.q_dim(), 2 * config.n_heads)});
+    const std::size_t partial_floats = checked_product(
+        {max_splits, ring_pieces(config), config.n_batch, checked_add(config.q_dim(), 2 * config.n_heads)});
     const std::size_t shared_bytes =
         config.has_shared_prefix() ? SharedPrefixScratch::bytes_for(config, max_seq_len_, n_threads) : 0;
     const std::size_t multi_token_bytes =

@@ -180,7 +180,9 @@ std::uint64_t step_bytes(const ModelConfig& c, DecodePath path, std::optional<st
 
 std::uint64_t cached_positions(const ModelConfig& c) {
     // A shared prefix is cached once per layer, each sequence's own positions after it
-    // (docs/counting.md, "Shared prefixes"); it has no windows (validate()).
+    // (docs/counting.md, "Shared prefixes"); it has no windows (validate()). A window layer
+    // caches, and a step of Q tokens reads, the union of their windows: W + Q - 1 positions
+    // (docs/counting.md, "Multi-token queries").
     if (c.has_shared_prefix()) {
         const std::uint64_t prefix = u64(c.shared_prefix);
         return u64(c.n_layers) * (prefix + u64(c.n_batch) * (u64(c.seq_len) - prefix));
@@ -188,7 +190,7 @@ std::uint64_t cached_positions(const ModelConfig& c) {
     return sum_over_sequences(c, [&c](std::uint64_t n) {
         std::uint64_t positions = 0;
         for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
-            positions += u64(c.attended_positions(layer, static_cast<std::size_t>(n)));
+            positions += u64(c.ring_positions(layer, static_cast<std::size_t>(n)));
         }
         return positions;
     });
@@ -200,7 +202,7 @@ std::uint64_t kv_blocks_per_head(const ModelConfig& c) {
     return sum_over_sequences(c, [&c, block](std::uint64_t n) {
         std::uint64_t blocks = 0;
         for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
-            blocks += (u64(c.attended_positions(layer, static_cast<std::size_t>(n))) + block - 1) / block;
+            blocks += (u64(c.ring_positions(layer, static_cast<std::size_t>(n))) + block - 1) / block;
         }
         return blocks;
     });

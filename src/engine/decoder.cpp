@@ -33,13 +33,9 @@ void require_measurable(const ModelConfig& config) {
     auto refuse = [](const char* part) {
         throw ConfigError(fmt::format("{}: kvbench memory plans it, but the decode step does not compute it yet", part));
     };
-    // The latent attention has no sink logits, and one token per row of a uniform batch.
+    // The latent attention has no sink logits, and runs uniform batches only.
     if (config.is_latent() && config.attention_sinks) refuse("--sinks with --kv-lora-rank (latent attention)");
     if (config.is_latent() && config.is_ragged()) refuse("--seq-lens or --seq-dist with --kv-lora-rank (latent attention)");
-    if (config.is_latent() && config.n_query_tokens != 1) refuse("--query-tokens with --kv-lora-rank (latent attention)");
-    // A ring holds the window of one new token: the step's later tokens would overwrite what
-    // its first one still sees.
-    if (!config.layer_windows.empty() && config.n_query_tokens != 1) refuse("--query-tokens with --window");
 }
 
 DecodeScratch::DecodeScratch(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads)
@@ -261,7 +257,7 @@ FlopCount add_attention_forward(const ModelConfig& config, const LayerWeights& w
 
 FlopCount decode_step(const ModelConfig& config, const ModelWeights& weights, KvCache& cache,
                       const float* x_in, float* x_out, DecodeScratch& scratch, const PathOptions& options) {
-    if (config.is_latent()) require_measurable(config);  // the latent step has one token per row, no ragged rows
+    if (config.is_latent()) require_measurable(config);  // the latent step has no ragged rows
     // The step's Q tokens take positions [pos, pos + Q) of the longest rows.
     const std::size_t pos = cache.length();
     const std::size_t n_tokens = config.n_query_tokens;

@@ -28,8 +28,8 @@ std::vector<std::size_t> row_lags(const ModelConfig& config, std::size_t max_seq
     return lags;
 }
 
-// Slots of each row's ring, (n_layers, n_batch): its window where that is shorter than its
-// longest context, max_seq_len less the row's lag.
+// Slots of each row's ring, (n_layers, n_batch): its window (W + Q - 1 with Q query tokens)
+// where that is shorter than its longest context, max_seq_len less the row's lag.
 std::vector<std::size_t> row_capacities(const ModelConfig& config, std::size_t max_seq_len) {
     const std::vector<std::size_t> lags = row_lags(config, max_seq_len);
     std::vector<std::size_t> capacities(config.n_layers * config.n_batch);
@@ -37,7 +37,7 @@ std::vector<std::size_t> row_capacities(const ModelConfig& config, std::size_t m
         for (std::size_t b = 0; b < config.n_batch; ++b) {
             // A shared prefix's positions live in the layer's one prefix block, not the row's.
             capacities[layer * config.n_batch + b] =
-                config.attended_positions(layer, max_seq_len - lags[b]) - config.shared_prefix;
+                config.ring_positions(layer, max_seq_len - lags[b]) - config.shared_prefix;
         }
     }
     return capacities;
@@ -47,7 +47,7 @@ std::vector<std::size_t> row_capacities(const ModelConfig& config, std::size_t m
 std::vector<std::size_t> layer_capacities(const ModelConfig& config, std::size_t max_seq_len) {
     std::vector<std::size_t> capacities(config.n_layers);
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
-        capacities[layer] = config.attended_positions(layer, max_seq_len);
+        capacities[layer] = config.ring_positions(layer, max_seq_len);
     }
     return capacities;
 }
@@ -106,6 +106,7 @@ KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len, std::uint64
       capacity_(layer_capacities(config, max_seq_len)),
       row_capacity_(row_capacities(config, max_seq_len)),
       shared_prefix_(config.shared_prefix),
+      max_roll_back_(config.n_query_tokens),
       row_first_(row_first_vectors(config, row_capacity_, prefix_first_)),
       block_positions_(config.kv_block),
       row_first_block_(row_first_blocks(config, row_capacity_)),
@@ -311,18 +312,20 @@ void KvCache::roll_back(std::size_t new_length) {
         throw std::out_of_range(fmt::format("KV cache of length {} cannot roll back to {}",
                                             length_, new_length));
     }
-    // Writing positions [new_length, length) overwrote positions capacity slots earlier; the step
-    // at new_length attends to its capacity - 1 predecessors, of which the overwritten ones are
-    // lost when more than one position is taken back from a ring that has wrapped.
+    // Writing positions [new_length, length) overwrote positions capacity slots earlier. A ring
+    // of W + Q - 1 slots holds, after a step of Q tokens, the W - 1 positions before the step
+    // that its first token sees: taking back the step's Q positions loses none of them, taking
+    // back more than Q from a ring that has wrapped does.
     for (std::size_t row = 0; row < row_capacity_.size(); ++row) {
         const std::size_t lag = row_lag_[row % n_batch_];
         const std::size_t row_length = length_ > lag ? length_ - lag : 0;
         const std::size_t row_new_length = new_length > lag ? new_length - lag : 0;
         const bool wrapped = row_length > shared_prefix_ + row_capacity_[row];
-        if (wrapped && row_new_length != 0 && row_length - row_new_length > 1) {
+        if (wrapped && row_new_length != 0 && row_length - row_new_length > max_roll_back_) {
             throw std::out_of_range(fmt::format(
-                "KV cache: layer {}'s ring of {} positions cannot roll back from {} to {} (one position, or to 0)",
-                row / n_batch_, row_capacity_[row], row_length, row_new_length));
+                "KV cache: layer {}'s ring of {} positions cannot roll back from {} to {} ({} position{}, or to 0)",
+                row / n_batch_, row_capacity_[row], row_length, row_new_length, max_roll_back_,
+                max_roll_back_ == 1 ? "" : "s"));
         }
     }
     length_ = new_length;

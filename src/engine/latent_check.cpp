@@ -64,6 +64,51 @@ KernelCheck check_latent_rope(const ModelConfig& config, const StepKernels& kern
     return {"rope (latent)", relative_error(fast, naive)};
 }
 
+// The step's Q tokens of layer 0 over the latent cache: kernels.attend_decode_tokens (one
+// attend_decode per token when the table has none) against attend_decode_tokens_naive on the
+// MQA view, after each token's c | k_rope is stored at position N - Q + i. The queries and
+// latents are the step's own inputs through the naive projections and absorption, without a full
+// layer's norms and RoPE: any values of that shape exercise the kernel.
+KernelCheck check_latent_query_tokens(const ModelConfig& config, const LatentWeights& w, const StepKernels& kernels,
+                                      const KernelCheckInputs& inputs) {
+    const LatentDims d(config);
+    const ModelConfig view = decode_attention_view(config);
+    const std::size_t n_tokens = config.n_query_tokens;
+    const std::size_t n_batch = config.n_batch;
+    const std::size_t n_rows = n_tokens * n_batch;  // token-major, as the step's
+    std::vector<float> q(n_rows * d.q_width());      // (Q·B, H·(d_n + d_r)) floats
+    if (d.q_lora_rank != 0) {
+        std::vector<float> q_down(n_rows * d.q_lora_rank);  // (Q·B, q_lora_rank) floats
+        linear_naive(inputs.step_in, n_rows, config.model_dim, w.wq_down.view(), d.q_lora_rank, 0.0f, q_down.data());
+        linear_naive(q_down.data(), n_rows, d.q_lora_rank, w.wq.view(), d.q_width(), 0.0f, q.data());
+    } else {
+        linear_naive(inputs.step_in, n_rows, config.model_dim, w.wq.view(), d.q_width(), 0.0f, q.data());
+    }
+    std::vector<float> kv_down(n_rows * d.latent_dim());  // (Q·B, r + d_r) floats
+    linear_naive(inputs.step_in, n_rows, config.model_dim, w.wkv_down.view(), d.latent_dim(), 0.0f, kv_down.data());
+    for (std::size_t i = 0; i < n_tokens; ++i) {
+        for (std::size_t b = 0; b < n_batch; ++b) {
+            inputs.cache->store(0, b, 0, config.seq_len - n_tokens + i,
+                                kv_down.data() + (i * n_batch + b) * d.latent_dim(), nullptr);
+        }
+    }
+    std::vector<float> q_latent(n_rows * view.q_dim());  // (Q·B, H·(r + d_r)) floats
+    absorb_query_naive(d, q.data(), n_rows, w.wuk.view(), 1.0f, q_latent.data());
+    DecodeAttentionScratch scratch(view, config.seq_len, inputs.n_threads);
+    std::vector<float> fast(q_latent.size()), naive(q_latent.size());
+    if (kernels.attend_decode_tokens != nullptr) {
+        kernels.attend_decode_tokens(view, q_latent.data(), view.q_dim(), *inputs.cache, 0, config.seq_len, fast.data(),
+                                     scratch, nullptr);
+    } else {
+        attend_each_token(kernels.attend_decode, view, q_latent.data(), view.q_dim(), *inputs.cache, 0, config.seq_len,
+                          fast.data(), scratch, nullptr);
+    }
+    attend_decode_tokens_naive(view, q_latent.data(), view.q_dim(), *inputs.cache, 0, config.seq_len, naive.data(),
+                               scratch, nullptr);
+    return {fmt::format("attend_decode_tokens (latent, {} tokens)", n_tokens),
+            relative_error(head_prefixes(fast, d.latent_dim(), d.rank), head_prefixes(naive, d.latent_dim(), d.rank))};
+}
+
 }  // namespace
 
 std::vector<KernelCheck> check_latent_kernels(const ModelConfig& config, const ModelWeights& weights,
@@ -123,6 +168,7 @@ std::vector<KernelCheck> check_latent_kernels(const ModelConfig& config, const M
         // RoPE key's d_r, which the step drops.
         checks.push_back({"attend_decode (latent)", relative_error(head_prefixes(latent_out, d.latent_dim(), d.rank),
                                                                     head_prefixes(naive, d.latent_dim(), d.rank))});
+        if (config.n_query_tokens > 1) checks.push_back(check_latent_query_tokens(config, w, kernels, inputs));
     }
     std::vector<float> head_outputs(n_batch * d.out_width()), naive_outputs(head_outputs.size());  // (B, H·d_v)
     unabsorb_output(d, latent_out.data(), d.latent_dim(), n_batch, w.wuv.view(), head_outputs.data(), head_rows.data());

@@ -133,7 +133,7 @@ void record_attention(const ModelConfig& config, std::span<float> trace, std::si
 LatentDecodeBuffers::LatentDecodeBuffers(const ModelConfig& config) {
     if (!config.is_latent()) return;
     const LatentDims d(config);
-    const std::size_t n = config.n_batch;
+    const std::size_t n = checked_mul(config.n_query_tokens, config.n_batch);  // the step's rows, token-major
     q_down.resize(checked_mul(n, d.q_lora_rank));
     q.resize(checked_mul(n, d.q_width()));
     kv_down.resize(checked_mul(n, d.latent_dim()));
@@ -155,7 +155,7 @@ std::size_t LatentDecodeBuffers::bytes_for(const ModelConfig& config) {
         checked_add(checked_add(d.q_lora_rank, d.q_width()), d.latent_dim()),
         checked_add(checked_add(checked_mul(2 * d.n_heads, d.latent_dim()), d.out_width()),
                     checked_add(head_row_width(d), rope_row_width(config))));
-    return checked_product({config.n_batch, per_row, sizeof(float)});
+    return checked_product({config.n_query_tokens, config.n_batch, per_row, sizeof(float)});
 }
 
 LatentForwardBuffers::LatentForwardBuffers(const ModelConfig& config) {
@@ -202,32 +202,46 @@ FlopCount latent_attention_step(const ModelConfig& config, std::size_t layer, co
     const LatentDims d(config);
     const ModelConfig view = decode_attention_view(config);
     const std::size_t n_batch = config.n_batch;
+    // The step's Q tokens of every sequence, token-major: token i of sequence b is row i·B + b,
+    // at position pos + i (docs/model.md, "Multi-token queries").
+    const std::size_t n_tokens = config.n_query_tokens;
+    const std::size_t n_rows = n_tokens * n_batch;
     const std::size_t model_dim = config.model_dim;
     const float query_scale = query_rescale(view.head_dim(), d.qk_dim());
 
     std::uint64_t products =
-        project_query(kernels, d, w, block_in, n_batch, model_dim, buffers.q_down.data(), buffers.q.data());
+        project_query(kernels, d, w, block_in, n_rows, model_dim, buffers.q_down.data(), buffers.q.data());
     products +=
-        kernels.linear(block_in, n_batch, model_dim, w.wkv_down.view(), d.latent_dim(), 0.0f, buffers.kv_down.data());
-    if (is_full(config)) {
-        prepare_full_layer(kernels, config, w, buffers.q.data(), buffers.kv_down.data(), n_batch, 1, pos,
-                           buffers.rope.data());
+        kernels.linear(block_in, n_rows, model_dim, w.wkv_down.view(), d.latent_dim(), 0.0f, buffers.kv_down.data());
+    for (std::size_t i = 0; i < n_tokens; ++i) {
+        float* token_q = buffers.q.data() + i * n_batch * d.q_width();
+        float* token_kv = buffers.kv_down.data() + i * n_batch * d.latent_dim();
+        if (is_full(config)) prepare_full_layer(kernels, config, w, token_q, token_kv, n_batch, 1, pos + i, buffers.rope.data());
+        // Every token's c | k_rope is stored before any attends: token i sees the step's earlier ones.
+        for (std::size_t b = 0; b < n_batch; ++b) {
+            cache.store(layer, b, 0, pos + i, token_kv + b * d.latent_dim(), nullptr);
+        }
     }
-    for (std::size_t b = 0; b < n_batch; ++b) {
-        cache.store(layer, b, 0, pos, buffers.kv_down.data() + b * d.latent_dim(), nullptr);
-    }
-    products += absorb_query(d, buffers.q.data(), n_batch, w.wuk.view(), query_scale, buffers.q_latent.data(),
+    products += absorb_query(d, buffers.q.data(), n_rows, w.wuk.view(), query_scale, buffers.q_latent.data(),
                              buffers.head_rows.data());
-    const FlopCount attention = kernels.attend_decode(view, buffers.q_latent.data(), view.q_dim(), cache, layer, pos + 1,
-                                                      buffers.latent_out.data(), attention_scratch, nullptr);
-    products += unabsorb_output(d, buffers.latent_out.data(), d.latent_dim(), n_batch, w.wuv.view(),
+    // The Q tokens' absorbed queries against the latent cache in one pass, which reads it once
+    // for all of them, or one attend_decode per token where the table has no such kernel.
+    const FlopCount attention =
+        kernels.attend_decode_tokens != nullptr
+            ? kernels.attend_decode_tokens(view, buffers.q_latent.data(), view.q_dim(), cache, layer, pos + n_tokens,
+                                           buffers.latent_out.data(), attention_scratch, nullptr)
+            : attend_each_token(kernels.attend_decode, view, buffers.q_latent.data(), view.q_dim(), cache, layer,
+                                pos + n_tokens, buffers.latent_out.data(), attention_scratch, nullptr);
+    products += unabsorb_output(d, buffers.latent_out.data(), d.latent_dim(), n_rows, w.wuv.view(),
                                 buffers.head_outputs.data(), buffers.head_rows.data());
-    record_attention(config, attention_trace, layer, buffers.head_outputs.data(), 0, 1);
+    record_attention(config, attention_trace, layer, buffers.head_outputs.data(), (n_tokens - 1) * n_batch, 1);
     // beta = 1: the residual add rides on the output projection.
-    products += kernels.linear(buffers.head_outputs.data(), n_batch, d.out_width(), w.wo.view(), model_dim, 1.0f, x_out);
-    // Scores over r + d_r, values over r (docs/counting.md, "Latent attention"); the kernel
-    // also carries each position's d_r RoPE values through p·V, which executed counts.
-    const std::uint64_t n_attended = config.attended_positions(layer, pos + 1);
+    products += kernels.linear(buffers.head_outputs.data(), n_rows, d.out_width(), w.wo.view(), model_dim, 1.0f, x_out);
+    // Scores over r + d_r, values over r (docs/counting.md, "Latent attention"), token i over
+    // the positions up to its own; the kernel also carries each position's d_r RoPE values
+    // through p·V, which executed counts.
+    std::uint64_t n_attended = 0;
+    for (std::size_t i = 0; i < n_tokens; ++i) n_attended += config.attended_positions(layer, pos + i + 1);
     const std::uint64_t attention_useful = 2ull * n_batch * d.n_heads * n_attended * (2 * d.rank + d.rope_dim);
     return FlopCount{products + attention_useful, products + attention.executed};
 }

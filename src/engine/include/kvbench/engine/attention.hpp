@@ -36,7 +36,8 @@ struct MultiTokenScratch;       // the multi-token pass's (src/engine/multi_toke
 
 // For every batch row b and query head h (KV head g = h / group_size), over the n positions
 // [n_ctx - n, n_ctx) that the newest token n_ctx - 1 of layer `layer` sees, n =
-// config.attended_positions(layer, n_ctx) (n_ctx, or its sliding window):
+// config.attended_positions(layer, n_ctx) (n_ctx, or its sliding window; in a ring of
+// W + Q - 1 for Q query tokens, read as the two pieces either side of its wrap):
 //   out[b][h·dh ..] = softmax(q_h · K_g^T / sqrt(dh)) · V_g.
 // q: (n_batch, q_stride) floats with query head h at columns [h·dh, (h+1)·dh);
 // out: (n_batch, q_dim) floats. A ragged batch's row b sees n_ctx - config.seq_lag_of(b) in
@@ -73,8 +74,10 @@ using AttendDecodeKernel = FlopCount (*)(const ModelConfig& config, const float*
 // The cache is read once for all Q tokens: for each (batch row, KV head), the Q·group_size
 // query rows are scored against the positions every token sees, [0, n_ctx - lag_b - Q + 1), in
 // one kernel call per split, then each token's group against its own i further positions, and
-// the two partial softmaxes merged as attend_decode merges its splits. A cache with a shared
-// prefix, and a layer with a sliding window, take attend_each_token(attend_decode) instead.
+// the two partial softmaxes merged as attend_decode merges its splits. On a window layer the
+// positions every token sees are the intersection of the tokens' windows, and each token's own
+// are those after it and those before it (docs/model.md, "Multi-token queries"). A cache with a
+// shared prefix takes attend_each_token(attend_decode) instead.
 // Returns the FLOPs of the Q attend_decode calls (useful 4·H·dh·Σ_b Σ_i n_bi), and those executed.
 // Requires: attend_decode's for every token; Q <= n_ctx - lag_b for every row; scratch built
 // for this config (its n_query_tokens).
@@ -113,9 +116,11 @@ struct DecodeAttentionScratch {
     std::size_t n_threads;
     std::size_t max_seq_len;
     std::size_t max_splits;                  // splits per (batch row, KV head) at most
-    std::vector<float> partial_out;          // (max_splits, n_batch, n_heads, head_dim) floats
-    std::vector<float> partial_max;          // (max_splits, n_batch, n_heads) floats
-    std::vector<float> partial_sum;          // (max_splits, n_batch, n_heads) floats
+    // Each split's partial softmaxes, one per piece of a ring that may wrap (two for a window
+    // layer with Q > 1 query tokens, else one: ring_slots.hpp).
+    std::vector<float> partial_out;          // (max_splits·pieces, n_batch, n_heads, head_dim) floats
+    std::vector<float> partial_max;          // (max_splits·pieces, n_batch, n_heads) floats
+    std::vector<float> partial_sum;          // (max_splits·pieces, n_batch, n_heads) floats
     // The kernels' per-thread workspaces, each for group_size rows, and the (n_threads) ranges of
     // the tasks dealt out by each call: types of src/engine/kernels, defined in attention.cpp.
     struct Threads;

@@ -151,6 +151,16 @@ struct ModelConfig {
         const std::size_t window = window_of(layer);
         return window != 0 && window < n ? window : n;
     }
+    // Positions `layer` caches at context n, its ring's slots: min(n, W + Q - 1) on a window
+    // layer, so that every one of a step's Q tokens finds its own W positions and no token's
+    // write overwrites one an earlier token of the step reads (docs/model.md, "Multi-token
+    // queries"); n on a global layer. With Q = 1 it is attended_positions.
+    std::size_t ring_positions(std::size_t layer, std::size_t n) const {
+        const std::size_t window = window_of(layer);
+        if (window == 0) return n;
+        const std::size_t ring = window + n_query_tokens - 1;
+        return ring < n ? ring : n;
+    }
 
     // The same shape whether dh is explicit or D/H: a row read back from a report, which only
     // states head_dim, equals the point it was measured at.

@@ -22,10 +22,13 @@ namespace kvbench {
 // values) also keep one f32 scale per cached vector, laid out as the vectors; q8_0's and
 // q4_0's scales are inside their vectors' blocks.
 //
-// A layer's capacity is the most positions it ever attends to: max_seq_len, or its window W
-// when smaller (docs/model.md, "Sliding windows"). Position pos lives in slot pos % capacity, a
-// ring, so the slots hold the layer's last capacity positions in rotated order; attention does
-// not depend on the order of its keys, and the step reads the slots as one block.
+// A layer's capacity is the most positions a step ever attends to: max_seq_len, or its window W
+// when smaller (docs/model.md, "Sliding windows"), W + Q - 1 with Q query tokens a step
+// (config.ring_positions; docs/model.md, "Multi-token queries"). Position pos lives in slot
+// pos % capacity, a ring, so the slots hold the layer's last capacity positions in rotated
+// order; attention does not depend on the order of its keys, so a token whose window fills the
+// ring reads its slots as one block, and one whose window is shorter reads its positions' slots
+// as at most two blocks, the ring cut where it wraps (ring_slots.hpp).
 //
 // A ragged batch (docs/model.md, "Ragged batches") gives each row its own capacity: row b is
 // config.seq_lag_of(b) positions behind the longest, so it keeps max_seq_len minus that lag, and
@@ -126,8 +129,8 @@ public:
     void extend_to(std::size_t new_length);
     // Forgets positions [new_length, length). Throws std::out_of_range if new_length > length,
     // or when a ring layer has overwritten a position the next step would attend to: a ring can
-    // roll back one position (a step repeated, as the runner repeats it), or to 0, or any way
-    // before it first wraps.
+    // roll back Q positions, one step of the config's Q query tokens (a step repeated, as the
+    // runner repeats it), or to 0, or any way before it first wraps.
     void roll_back(std::size_t new_length);
     // Throws std::out_of_range unless position `pos` may be written now (pos == length < max_seq_len).
     void require_writable(std::size_t pos) const;
@@ -170,6 +173,7 @@ private:
     std::vector<std::size_t> capacity_;      // (n_layers): slots of each layer's longest ring
     std::vector<std::size_t> row_capacity_;  // (n_layers, n_batch): slots of each row's ring
     std::size_t shared_prefix_;              // P, positions every row shares
+    std::size_t max_roll_back_;              // Q: positions a wrapped ring can take back
     std::vector<std::size_t> prefix_first_;  // (n_layers): index of each layer's shared prefix block
     std::vector<std::size_t> row_first_;     // (n_layers, n_batch): index of each row's first vector
     std::size_t block_positions_;            // P of a paged cache, else 0

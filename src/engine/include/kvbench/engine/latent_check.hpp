@@ -13,7 +13,8 @@ namespace kvbench {
 // - the step's projections (q, through q_lora_rank when set; the KV down projection), in a
 //   full layer RoPE on the packed q_rope and k_rope, the absorbed query (absorb_query),
 //   attend_decode over the latent cache with a cache (the first r of each head's output, what
-//   the step uses), the un-absorbed output (unabsorb_output) and Wo; in a full layer the gate
+//   the step uses) and with Q > 1 query tokens attend_decode_tokens on the step's Q tokens
+//   against attend_decode_tokens_naive, the un-absorbed output (unabsorb_output) and Wo; in a full layer the gate
 //   and layer 0's MLP or experts (check_feed_forward);
 // - with a prompt: the expansions c·W_uk (expand_keys) and c·W_uv on its first rows (at most
 //   256 outputs of c·W_uv), and attend_causal on the expanded heads at check_causal_attention's

@@ -34,14 +34,15 @@ struct LatentDecodeBuffers {
     std::size_t bytes() const;
     static std::size_t bytes_for(const ModelConfig& config);  // Throws SizeOverflow.
 
-    std::vector<float> q_down;        // (n_batch, q_lora_rank) floats; empty without q_lora_rank
-    std::vector<float> q;             // (n_batch, H·(d_n + d_r)) floats: q_nope | q_rope per head
-    std::vector<float> kv_down;       // (n_batch, r + d_r) floats: the new position's c | k_rope, as cached
-    std::vector<float> q_latent;      // (n_batch, H·(r + d_r)) floats: absorbed queries
-    std::vector<float> latent_out;    // (n_batch, H·(r + d_r)) floats: Σ p·[c | k_rope] per head, first r used
-    std::vector<float> head_outputs;  // (n_batch, H·d_v) floats: every head's output, what Wo reads
-    std::vector<float> head_rows;     // (n_batch, max(d_n + r, r + d_v)) floats: one head's rows, gathered
-    std::vector<float> rope;          // (n_batch, (H + 2)·d_r) floats: what RoPE turns, packed; full layer only
+    // Rows are the step's Q·n_batch tokens, token-major (token i of sequence b is row i·B + b).
+    std::vector<float> q_down;        // (Q·n_batch, q_lora_rank) floats; empty without q_lora_rank
+    std::vector<float> q;             // (Q·n_batch, H·(d_n + d_r)) floats: q_nope | q_rope per head
+    std::vector<float> kv_down;       // (Q·n_batch, r + d_r) floats: the new positions' c | k_rope, as cached
+    std::vector<float> q_latent;      // (Q·n_batch, H·(r + d_r)) floats: absorbed queries
+    std::vector<float> latent_out;    // (Q·n_batch, H·(r + d_r)) floats: Σ p·[c | k_rope] per head, first r used
+    std::vector<float> head_outputs;  // (Q·n_batch, H·d_v) floats: every head's output, what Wo reads
+    std::vector<float> head_rows;     // (Q·n_batch, max(d_n + r, r + d_v)) floats: one head's rows, gathered
+    std::vector<float> rope;          // (Q·n_batch, (H + 2)·d_r) floats: what RoPE turns, packed; full layer only
 };
 
 // The uncached forward's buffers beyond attend_causal's scratch; empty for a multi-head config.
@@ -63,17 +64,19 @@ struct LatentForwardBuffers {
     std::vector<float> rope;          // (B·N, (H + 2)·d_r) floats: what RoPE turns, packed; full layer only
 };
 
-// One layer of decode_step (decoder.hpp) for a latent config: q (through q_lora_rank when set),
-// c | k_rope = x·W_dkv stored at pos = cache.length(), the query absorbed (absorb_query),
-// attend_decode over the latent cache, the output un-absorbed (unabsorb_output), then
-// x_out += that·Wo. In a full layer the q latent and c are normalised (their own RMSNorm) and
-// each head's q_rope and the shared k_rope turned by RoPE at pos before c | k_rope is cached.
-// block_in: (n_batch, model_dim) floats, the layer's input (already normalised in a full
-// layer); x_out: (n_batch, model_dim) floats, the residual stream. Useful FLOPs are
+// One layer of decode_step (decoder.hpp) for a latent config: for each of the step's Q =
+// n_query_tokens tokens, q (through q_lora_rank when set) and c | k_rope = x·W_dkv, stored at
+// position pos + i (pos = cache.length()); the queries absorbed (absorb_query); the Q tokens
+// over the latent cache in one pass (attend_decode_tokens on the MQA view, causal among them);
+// the outputs un-absorbed (unabsorb_output), then x_out += that·Wo. In a full layer the q latent
+// and c are normalised (their own RMSNorm) and each head's q_rope and the shared k_rope turned
+// by RoPE at the token's position before c | k_rope is cached.
+// block_in: (Q·n_batch, model_dim) floats, token-major, the layer's input (already normalised
+// in a full layer); x_out: (Q·n_batch, model_dim) floats, the residual stream. Useful FLOPs are
 // docs/counting.md's; executed ones add the kernels' padding and the d_r values of every position
 // that the shared vector drags through p·V. Does not extend the cache.
-// Requires: config latent, one query token, uniform batch; cache, scratch and buffers built for
-// it; attention_trace empty or (n_layers, n_batch, H·d_v) floats.
+// Requires: config latent, uniform batch; cache, scratch and buffers built for it;
+// attention_trace empty or (n_layers, n_batch, H·d_v) floats (the newest token's).
 FlopCount latent_attention_step(const ModelConfig& config, std::size_t layer, const LatentWeights& weights,
                                 KvCache& cache, const float* block_in, float* x_out, LatentDecodeBuffers& buffers,
                                 DecodeAttentionScratch& attention_scratch, const StepKernels& kernels,
