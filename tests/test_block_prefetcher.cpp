@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
 #include <vector>
 
 using namespace kvbench;
@@ -17,6 +20,16 @@ using kvbench::simd::BlockPrefetcher;
 namespace {
 
 constexpr std::size_t line_floats = 64 / sizeof(float);
+
+// keys and values as vectors; the paged tests' pools as the cache's, rows on line boundaries.
+struct AlignedPool {
+    std::vector<float> storage;
+    float* data;
+    explicit AlignedPool(std::size_t n) : storage(n + line_floats) {
+        const auto at = reinterpret_cast<std::uintptr_t>(storage.data());
+        data = storage.data() + (64 - at % 64) % 64 / sizeof(float);
+    }
+};
 
 struct Cache {
     std::vector<float> keys;
@@ -122,23 +135,108 @@ TEST_CASE("a block past the context requests nothing, and a short last block onl
     CHECK(requested.back() == 4 * 128 / line_floats);
 }
 
-TEST_CASE("a paged block in two runs has the lines of both runs requested") {
-    // Blocks of 32 keys of 64 floats over cache blocks of 16: two runs of 16 rows, 64 lines each.
-    const Cache cache(64, 64, 64);
-    GroupAttention first = cache.problem;
-    first.n_ctx = 16;
-    GroupAttention second = cache.problem;
-    second.keys = cache.keys.data() + 40 * 64;
-    second.values = cache.values.data() + 40 * 64;
-    second.n_ctx = 16;
+TEST_CASE("a paged cache's lines are requested once each, before their block, several cache blocks at a time") {
+    // A pool of 40 cache blocks of 64-float rows, placed out of order; 300 keys, so the last
+    // cache block and the last kernel block are partly filled.
+    constexpr std::size_t head_dim = 64;
+    constexpr std::size_t row_bytes = head_dim * sizeof(float);
+    constexpr std::size_t block_keys = 32;
+    constexpr std::size_t n_ctx = 300;
+    for (const std::size_t positions : {8u, 16u, 24u, 32u, 100u, 128u}) {
+        INFO("cache blocks of " << positions);
+        const std::size_t n_blocks = (n_ctx + positions - 1) / positions;
+        std::vector<std::uint32_t> table(n_blocks);
+        for (std::size_t i = 0; i < n_blocks; ++i) table[i] = static_cast<std::uint32_t>((i * 7 + 3) % n_blocks);
+        const AlignedPool keys(n_blocks * positions * head_dim);
+        const AlignedPool values(n_blocks * positions * head_dim);
+        GroupAttention problem = Cache(0, head_dim, head_dim).problem;
+        problem.keys = keys.data;
+        problem.values = values.data;
+        problem.block_table = table.data();
+        problem.block_positions = positions;
+        problem.n_ctx = n_ctx;
+        const auto line_of = [&](std::size_t key, std::size_t byte) {
+            const std::size_t row = table[key / positions] * positions + key % positions;
+            return (reinterpret_cast<std::uintptr_t>(keys.data) + row * row_bytes + byte) / 64;
+        };
+        const std::uintptr_t value_offset =
+            reinterpret_cast<std::uintptr_t>(values.data) - reinterpret_cast<std::uintptr_t>(keys.data);
+        const std::size_t parts = BlockPrefetcher::paged_parts(positions, block_keys);
+        CHECK(parts == (positions <= block_keys ? std::max<std::size_t>(1, tuning.prefetch.paged_pieces /
+                                                                                ((block_keys + positions - 1) / positions))
+                                                : 1));
+        // The kernel's loop: during the block at t0, the pieces from the next block on.
+        std::map<std::uintptr_t, std::size_t> requested_in;  // line -> block computed when it was requested
+        for (std::size_t t0 = 0; t0 < n_ctx; t0 += block_keys) {
+            BlockPrefetcher::Pieces pieces;
+            const std::size_t n_pieces = BlockPrefetcher::paged_pieces(problem, t0 + block_keys, block_keys, pieces);
+            std::set<std::uint32_t> cache_blocks;
+            for (std::size_t i = 0; i < n_pieces; ++i) {
+                CHECK(pieces[i].value_offset == value_offset);
+                REQUIRE(pieces[i].line < pieces[i].end);
+                for (std::uintptr_t line = pieces[i].line; line < pieces[i].end; line += 64) {
+                    CHECK(requested_in.emplace(line / 64, t0 / block_keys).second);  // never twice
+                }
+                const std::size_t row = (pieces[i].line - reinterpret_cast<std::uintptr_t>(keys.data)) / row_bytes;
+                cache_blocks.insert(static_cast<std::uint32_t>(row / positions));
+            }
+            // Away from the context's end, the cache blocks of `parts` kernel blocks side by side:
+            // tuning's paged_pieces of them where a kernel block holds whole cache blocks.
+            if (positions <= block_keys && t0 + (parts + 1) * block_keys + positions <= n_ctx) {
+                CHECK(cache_blocks.size() >= parts * block_keys / positions);
+                if (block_keys % positions == 0) CHECK(cache_blocks.size() >= tuning.prefetch.paged_pieces);
+            }
+        }
+        // Every line of the keys from the block `parts` on requested, at the latest while the
+        // block before its own is computed; the lines of the blocks before it only so early too;
+        // no line of the first block (computed before any request), none past the context.
+        std::set<std::uintptr_t> key_lines;
+        for (std::size_t key = block_keys; key < n_ctx; ++key) {
+            for (std::size_t byte = 0; byte < row_bytes; byte += 64) {
+                const std::uintptr_t line = line_of(key, byte);
+                key_lines.insert(line);
+                const auto found = requested_in.find(line);
+                if (key >= parts * block_keys) REQUIRE(found != requested_in.end());
+                if (found != requested_in.end()) CHECK(found->second < key / block_keys);
+            }
+        }
+        for (const auto& entry : requested_in) CHECK(key_lines.count(entry.first) == 1);
+    }
+}
+
+TEST_CASE("a paged block's pieces are requested over the block's calls, all of them by its last") {
+    // Cache blocks of 16 over kernel blocks of 32: the pieces of tuning's paged_pieces cache blocks.
+    const AlignedPool keys(256 * 64);
+    const AlignedPool values(256 * 64);
+    std::vector<std::uint32_t> table(16);
+    for (std::size_t i = 0; i < table.size(); ++i) table[i] = static_cast<std::uint32_t>(15 - i);
+    GroupAttention problem = Cache(256, 64, 64).problem;
+    problem.keys = keys.data;
+    problem.values = values.data;
+    problem.block_table = table.data();
+    problem.block_positions = 16;
+    BlockPrefetcher::Pieces pieces;
+    const std::size_t n_pieces = BlockPrefetcher::paged_pieces(problem, 64, 32, pieces);
+    std::size_t lines = 0;
+    for (std::size_t i = 0; i < n_pieces; ++i) lines += (pieces[i].end - pieces[i].line) / 64;
+    CHECK(lines == 32 * 64 / line_floats);  // one kernel block's lines, in parts of several
+    for (const std::size_t calls : {1u, 7u, 40u, 500u}) {
+        INFO(calls << " calls");
+        BlockPrefetcher prefetcher(PrefetchPlan{1, false, false});
+        prefetcher.start_paged(problem, 64, 32, calls, pieces);
+        std::size_t before = 0;
+        for (std::size_t i = 0; i < calls; ++i) {
+            prefetcher.issue();
+            CHECK(prefetcher.lines_requested() >= before);
+            before = prefetcher.lines_requested();
+        }
+        CHECK(prefetcher.lines_requested() == lines);
+        prefetcher.issue();
+        CHECK(prefetcher.lines_requested() == lines);
+    }
+    // Past the context: nothing.
     BlockPrefetcher prefetcher(PrefetchPlan{1, false, false});
-    prefetcher.start_runs(first, second, 8);
-    for (std::size_t i = 0; i < 8; ++i) prefetcher.issue();
-    CHECK(prefetcher.lines_requested() == 2 * 16 * 64 / line_floats);
-    // One run alone: its own lines only.
-    GroupAttention none = cache.problem;
-    none.n_ctx = 0;
-    prefetcher.start_runs(first, none, 8);
-    for (std::size_t i = 0; i < 8; ++i) prefetcher.issue();
-    CHECK(prefetcher.lines_requested() == 16 * 64 / line_floats);
+    prefetcher.start_paged(problem, 256, 32, 8, pieces);
+    prefetcher.issue();
+    CHECK(prefetcher.lines_requested() == 0);
 }

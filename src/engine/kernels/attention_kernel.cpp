@@ -728,13 +728,11 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     // the gather's copy cost more than the tiles' own reads
     // (bench/journal/2026-12-04-paged-prefetch.md).
     const bool paged = problem.block_table != nullptr;
+    BlockPrefetcher::Pieces prefetch_pieces;
     for (std::size_t t0 = 0; t0 < problem.n_ctx; t0 += block_keys) {
         const std::size_t ahead = t0 + prefetcher.blocks_ahead() * block_keys;
         if (paged) {
-            // The block's first two runs: all of it unless cache blocks are under half a kernel block.
-            const GroupAttention first = contiguous_run(problem, ahead, block_keys);
-            prefetcher.start_runs(first, contiguous_run(problem, ahead + first.n_ctx, block_keys - first.n_ctx),
-                                  calls_per_block);
+            prefetcher.start_paged(problem, ahead, block_keys, calls_per_block, prefetch_pieces);
         } else {
             prefetcher.start(problem, ahead, block_keys, calls_per_block);
         }

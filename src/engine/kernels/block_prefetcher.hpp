@@ -3,12 +3,15 @@
 #pragma once
 
 #include "attention_types.hpp"
+#include "paged_rows.hpp"
 #include "prefetch_plan.hpp"
 #include "simd.hpp"
+#include "tuning.hpp"
 
 #include "kvbench/engine/kv_convert.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -34,6 +37,7 @@ public:
         per_call_ = 0;
         n_segments_ = 0;
         total_lines_ = 0;
+        n_pieces_ = 0;
         if (first_key >= problem.n_ctx) return;
         const std::size_t n_keys = std::min(block_keys, problem.n_ctx - first_key);
         // Keys and values of different types walk the wider rows' lines: the narrower side's
@@ -52,26 +56,91 @@ public:
         plan_segments(contiguous ? 1 : n_keys, contiguous ? n_keys * row_bytes : used_bytes, row_bytes, calls);
     }
 
-    // A block of a paged cache in two runs of contiguous rows, the second somewhere else in the
-    // pool (paged_rows.hpp's contiguous_run): the lines of both, as two segments; a block of 32
-    // keys over cache blocks of 16 would otherwise have only half its lines requested.
-    void start_runs(const GroupAttention& first, const GroupAttention& second, std::size_t calls) {
+    // A run of keys inside one cache block, or a part of one: its lines from `line` to `end`,
+    // and the values' as far from the keys' (mod 2^64).
+    struct Piece {
+        std::uintptr_t line;
+        std::uintptr_t end;
+        std::uintptr_t value_offset;
+    };
+    // At most this many pieces at once; a block over more runs (cache blocks of a few positions)
+    // has the further ones' lines not requested.
+    static constexpr std::size_t max_pieces = 16;
+    using Pieces = std::array<Piece, max_pieces>;
+
+    // Kernel blocks whose lines start_paged() requests side by side, for cache blocks of
+    // block_positions and kernel blocks of block_keys: as many as make tuning's paged_pieces cache
+    // blocks, or the next kernel block alone where a cache block holds several.
+    static std::size_t paged_parts(std::size_t block_positions, std::size_t block_keys) {
+        if (block_positions == 0 || block_positions > block_keys) return 1;
+        const std::size_t runs = (block_keys + block_positions - 1) / block_positions;
+        return std::max<std::size_t>(1, tuning.prefetch.paged_pieces / runs);
+    }
+
+    // The pieces start_paged() requests for the kernel blocks of block_keys from first_key on
+    // (paged_rows.hpp's contiguous_run cuts them into runs): with parts = paged_parts(), the block
+    // at first_key + a·block_keys gets part parts - 1 - a of each of its runs' lines, for
+    // a < parts; so over the blocks, every line once, its last part one block ahead. Returns how
+    // many pieces; none past the context.
+    static std::size_t paged_pieces(const GroupAttention& problem, std::size_t first_key, std::size_t block_keys,
+                                    Pieces& pieces) {
+        const std::size_t parts = paged_parts(problem.block_positions, block_keys);
+        const std::size_t row_bytes = std::max(kv_row_bytes(problem.kv_dtype, problem.kv_stride),
+                                               kv_row_bytes(problem.value_dtype, problem.kv_stride));
+        std::size_t n_pieces = 0;
+        for (std::size_t ahead = 0; ahead < parts; ++ahead) {
+            const std::size_t part = parts - 1 - ahead;
+            const std::size_t block_first = first_key + ahead * block_keys;
+            for (std::size_t seen = 0; seen < block_keys && n_pieces < max_pieces;) {
+                const GroupAttention run = contiguous_run(problem, block_first + seen, block_keys - seen);
+                if (run.n_ctx == 0) break;
+                seen += run.n_ctx;
+                const std::uintptr_t first_line = address(run.keys) / line_bytes * line_bytes;
+                const std::size_t n_lines =
+                    (address(run.keys) + run.n_ctx * row_bytes - first_line + line_bytes - 1) / line_bytes;
+                const std::uintptr_t begin = first_line + part * n_lines / parts * line_bytes;
+                const std::uintptr_t end = first_line + (part + 1) * n_lines / parts * line_bytes;
+                if (begin != end) pieces[n_pieces++] = {begin, end, address(run.values) - address(run.keys)};
+            }
+        }
+        return n_pieces;
+    }
+
+    // A paged cache: paged_pieces()'s lines, the pieces taking turns tuning's paged_turn_lines at a
+    // time, so that the lines of several cache blocks are in flight at once: this host serves
+    // pieces at random places faster several at once than one after another
+    // (bench/journal/2026-12-04-paged-streams.md). A turn of one line cost more bookkeeping than
+    // it saved; a single piece is requested as start() requests a block. The pieces are kept in
+    // the caller's `pieces`, which must outlive the block's calls: held in the prefetcher, they
+    // made the contiguous step 5 % slower.
+    void start_paged(const GroupAttention& problem, std::size_t first_key, std::size_t block_keys, std::size_t calls,
+                     Pieces& pieces) {
         calls_ = 0;
         per_call_ = 0;
         n_segments_ = 0;
         total_lines_ = 0;
-        if (first.n_ctx == 0) return;
-        const std::size_t row_bytes = std::max(kv_row_bytes(first.kv_dtype, first.kv_stride),
-                                               kv_row_bytes(first.value_dtype, first.kv_stride));
-        line_ = address(first.keys);
-        value_offset_ = address(first.values) - line_;
-        if (first.key_scales != nullptr) __builtin_prefetch(first.key_scales, 0, 3);
-        if (first.value_scales != nullptr) __builtin_prefetch(first.value_scales, 0, 3);
-        if (second.key_scales != nullptr) __builtin_prefetch(second.key_scales, 0, 3);
-        if (second.value_scales != nullptr) __builtin_prefetch(second.value_scales, 0, 3);
-        // Segments of one length: the longer run's, a few lines past the shorter one requested.
-        const std::size_t n_keys = second.n_ctx == 0 ? first.n_ctx : std::max(first.n_ctx, second.n_ctx);
-        plan_segments(second.n_ctx == 0 ? 1 : 2, n_keys * row_bytes, address(second.keys) - line_, calls);
+        pieces_ = pieces.data();
+        n_pieces_ = paged_pieces(problem, first_key, block_keys, pieces);
+        if (n_pieces_ == 0) return;
+        // An int8 block's scales are a line or less a run: requested with the block's last part.
+        if (problem.key_scales != nullptr || problem.value_scales != nullptr) {
+            for (std::size_t seen = 0; seen < block_keys;) {
+                const GroupAttention run = contiguous_run(problem, first_key + seen, block_keys - seen);
+                if (run.n_ctx == 0) break;
+                seen += run.n_ctx;
+                if (run.key_scales != nullptr) __builtin_prefetch(run.key_scales, 0, 3);
+                if (run.value_scales != nullptr) __builtin_prefetch(run.value_scales, 0, 3);
+            }
+        }
+        for (std::size_t i = 0; i < n_pieces_; ++i) total_lines_ += (pieces_[i].end - pieces_[i].line) / line_bytes;
+        calls = std::max<std::size_t>(1, calls);
+        per_call_ = (total_lines_ + calls - 1) / calls;
+        calls_per_turn_ = calls;
+        credit_ = 0;
+        credit_per_call_ = calls;  // every call is a turn
+        piece_ = 0;
+        turn_bytes_ = n_pieces_ == 1 ? pieces_[0].end - pieces_[0].line : tuning.prefetch.paged_turn_lines * line_bytes;
+        enter_piece();
     }
 
 private:
@@ -120,12 +189,17 @@ public:
         for (std::size_t i = 0; i < per_call_; ++i) {
             if (line_ == segment_end_) {
                 if (--n_segments_ == 0) {
-                    per_call_ = 0;  // every line requested: later calls only count
-                    return;
+                    // A piece's turn is a segment of its own (start_paged), so the pieces'
+                    // bookkeeping stays out of this loop.
+                    if (n_pieces_ == 0 || !next_piece()) {
+                        per_call_ = 0;  // every line requested: later calls only count
+                        return;
+                    }
+                } else {
+                    segment_start_ += stride_bytes_;
+                    line_ = segment_start_;
+                    segment_end_ = line_ + segment_lines_bytes_;
                 }
-                segment_start_ += stride_bytes_;
-                line_ = segment_start_;
-                segment_end_ = line_ + segment_lines_bytes_;
             }
             // The same line of the keys and of the values.
             prefetch_line(reinterpret_cast<const char*>(line_), plan_.into_l2);
@@ -139,6 +213,13 @@ public:
 
     // Lines of the keys requested since start() (and as many of the values): for the tests.
     std::size_t lines_requested() const {
+        if (n_pieces_ != 0) {
+            std::size_t lines_left = (pieces_[piece_].end - line_) / line_bytes;
+            for (std::size_t i = 0; i < n_pieces_; ++i) {
+                if (i != piece_) lines_left += (pieces_[i].end - pieces_[i].line) / line_bytes;
+            }
+            return total_lines_ - lines_left;
+        }
         if (n_segments_ == 0) return total_lines_;
         const std::size_t lines_left =
             (n_segments_ - 1) * (segment_lines_bytes_ / line_bytes) + (segment_end_ - line_) / line_bytes;
@@ -147,6 +228,29 @@ public:
 
 private:
     static constexpr std::size_t line_bytes = 64;
+
+    // The current piece's turn is over: the next piece's turn (false: every line requested).
+    [[gnu::noinline]] bool next_piece() {
+        Piece& current = pieces_[piece_];
+        current.line = line_;
+        if (current.line == current.end) {
+            current = pieces_[--n_pieces_];
+            if (n_pieces_ == 0) return false;
+            if (piece_ == n_pieces_) piece_ = 0;
+        } else if (++piece_ == n_pieces_) {
+            piece_ = 0;
+        }
+        enter_piece();
+        return true;
+    }
+
+    void enter_piece() {
+        n_segments_ = 1;
+        line_ = pieces_[piece_].line;
+        segment_end_ = std::min(pieces_[piece_].end, line_ + turn_bytes_);
+        value_offset_ = pieces_[piece_].value_offset;
+    }
+
     // Addresses as integers: the values' line is the keys' plus an offset between two buffers.
     static std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
@@ -166,6 +270,10 @@ private:
     std::size_t credit_per_call_ = 0;
     std::size_t calls_per_turn_ = 1;
     std::size_t calls_ = 0;
+    Piece* pieces_ = nullptr;   // start_paged's, in the caller's storage
+    std::size_t n_pieces_ = 0;  // pieces with lines left (start_paged); 0 for start()
+    std::size_t piece_ = 0;     // the one whose line is requested next
+    std::uintptr_t turn_bytes_ = 0;  // of a piece's lines in one turn
 };
 
 }  // namespace kvbench::simd

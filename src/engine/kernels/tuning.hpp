@@ -85,6 +85,14 @@ struct KernelTuning {
         // L1, whose keys in L2 reached the FMAs a load latency late
         // (bench/journal/2026-12-02-next-block-into-l1-for-gqa.md). Spreads as the f32 plan does.
         PrefetchPlan f32_group_dot_tiles;
+        // A paged cache whose blocks are no longer than a kernel block: how many cache blocks of
+        // keys (and as many of values) the prefetch requests side by side, a line of each in turn,
+        // since this host serves pieces at random places faster several at once than one after
+        // another (bench/journal/2026-12-04-paged-streams.md). Longer blocks: the next kernel block.
+        std::size_t paged_pieces;
+        // Lines of one piece requested before the next piece's turn: a turn of one line cost more
+        // in bookkeeping than it saved (bench/journal/2026-12-04-paged-streams.md).
+        std::size_t paged_turn_lines;
     } prefetch;
 
     // small_m_gemm (small_m_gemm.cpp): y = x · W^T for a few rows of x, W streamed once.
@@ -178,7 +186,7 @@ inline constexpr KernelTuning avx512_tuning{
     .lanes = {.min_rows = 0, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
               .out_rows_max = 6, .out_vecs_max = 2},
     .prefetch = {.f32 = {1, true, false}, .f16_bf16 = {1, false, false}, .int8 = {1, false, false},
-                 .f32_group_dot_tiles = {1, false, false}},
+                 .f32_group_dot_tiles = {1, false, false}, .paged_pieces = 4, .paged_turn_lines = 8},
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
@@ -197,7 +205,7 @@ inline constexpr KernelTuning avx2_tuning{
     .lanes = {.min_rows = 8, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
               .out_rows_max = 6, .out_vecs_max = 2},
     .prefetch = {.f32 = {2, true, true}, .f16_bf16 = {2, true, true}, .int8 = {1, false, false},
-                 .f32_group_dot_tiles = {1, false, true}},
+                 .f32_group_dot_tiles = {1, false, true}, .paged_pieces = 4, .paged_turn_lines = 8},
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
@@ -218,7 +226,7 @@ inline constexpr KernelTuning portable_tuning{
     .lanes = {.min_rows = 8, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
               .out_rows_max = 6, .out_vecs_max = 2},
     .prefetch = {.f32 = {2, true, true}, .f16_bf16 = {2, true, true}, .int8 = {1, false, false},
-                 .f32_group_dot_tiles = {1, false, true}},
+                 .f32_group_dot_tiles = {1, false, true}, .paged_pieces = 4, .paged_turn_lines = 8},
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
