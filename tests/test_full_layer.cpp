@@ -73,7 +73,8 @@ double step_against_forward(const ModelConfig& config) { return step_and_forward
 
 TEST_CASE("small_m_gemm_typed matches the reference on bf16, f16 and int8 weights, every isa and row count") {
     // in_dim 7 and 37 are ragged against every vector width; out_dim 29 leaves rows after the last tile.
-    for (const std::size_t in_dim : {std::size_t{7}, std::size_t{37}, std::size_t{256}}) {
+    // 197 is three int8 lines and 5 columns: a step of two lines, one single line, then the ragged end.
+    for (const std::size_t in_dim : {std::size_t{7}, std::size_t{37}, std::size_t{197}, std::size_t{256}}) {
         const std::size_t out_dim = 29;
         const WeightMatrix f32(WeightDtype::f32, out_dim, in_dim, random_vector(out_dim * in_dim, 3));
         for (const WeightDtype dtype : reduced_dtypes) {
@@ -113,7 +114,7 @@ TEST_CASE("small_m_gemm_typed gives the same bits on any number of threads, over
         const WeightMatrix w(dtype, out_dim, in_dim, f32.to_f32());
         const WeightView view = w.view();
         for (const SmallMIsa isa : small_m_isas()) {
-            for (const std::size_t n_rows : {std::size_t{1}, std::size_t{3}, std::size_t{8}}) {
+            for (const std::size_t n_rows : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{8}}) {
                 CAPTURE(std::string(weight_dtype_info(dtype).name));
                 CAPTURE(std::string(isa_name(isa)));
                 CAPTURE(n_rows);

@@ -9,8 +9,9 @@
 // min_run_bytes remain, else in L2), a whole cache line of each stream per step, and each
 // stream asks for its line line_prefetch_bytes ahead. Each weight vector is converted once in
 // registers and multiplied into all M rows of x (M · R accumulators); R is the most the
-// register file holds beside the weight vectors and one x vector, at most max_streams
-// (tuning.hpp's `small_m_typed` row). Like small_m_gemm's ISA
+// register file holds beside the weight vectors and one x vector, at most max_streams (int8 at 2
+// to int8_max_rows rows of x: int8_max_streams, int8_lines_per_step lines of each per step)
+// (tuning.hpp's `small_m_typed` row; bench/journal/2026-12-04-small-m-rows.md). Like small_m_gemm's ISA
 // structs, the paths are raw intrinsics compiled side by side, so that an AVX-512 build's tests
 // hold its AVX2 path to the reference too (the exception of simd.hpp's rule).
 #include "small_m_typed.hpp"
@@ -101,8 +102,9 @@ struct ScalarIsa {
     typedef float Quad __attribute__((vector_size(quad * sizeof(float))));
     typedef float UnalignedQuad __attribute__((vector_size(quad * sizeof(float)), aligned(alignof(float)), may_alias));
 
-    // A, the vector paths' accumulator sets, is not used: the two quads per output are this path's.
-    template <WeightDtype D, std::size_t M, std::size_t R, std::size_t A>
+    // A, the vector paths' accumulator sets, and L, their lines per step, are not used: the two
+    // quads per output are this path's.
+    template <WeightDtype D, std::size_t M, std::size_t R, std::size_t A, std::size_t L>
     static void tile(const Tile& t) {
         Quad acc[M][R][2] = {};
         const std::size_t w_step = t.spread * t.row_bytes;
@@ -150,7 +152,7 @@ template <class Ops>
 struct VectorIsa {
     static constexpr std::size_t registers = Ops::registers;
 
-    template <WeightDtype D, std::size_t M, std::size_t R, std::size_t A>
+    template <WeightDtype D, std::size_t M, std::size_t R, std::size_t A, std::size_t L>
     static void tile(const Tile& t) {
         constexpr std::size_t width = Ops::width;
         constexpr std::size_t line_cols = line_bytes / elem_bytes(D);  // columns of a weight line
@@ -181,10 +183,26 @@ struct VectorIsa {
         };
         const std::size_t chunk_bytes = t.len * elem_bytes(D);
         const std::uintptr_t first_row = reinterpret_cast<std::uintptr_t>(t.w);
+        // Each stream's line at column i asks for the line line_prefetch_bytes ahead; near the
+        // chunk's end, the start of the same chunk in the run's next row: the next tile's. An
+        // integer address, since it may lie past the end of W. Written out in each loop: called
+        // through a lambda, GCC 12 dropped the prefetches (bench/journal/2026-12-04-small-m-rows.md).
+        // L lines of each stream per step, then single lines: the vectors go to the sets in the
+        // same order either way (line_cols / width is even wherever A is 2), so L changes no bit.
         std::size_t i = 0;
+        if constexpr (L > 1) {
+            for (; i + L * line_cols <= t.len; i += L * line_cols) {
+                for (std::size_t l = 0; l < L; ++l) {
+                    const std::size_t ahead = (i + l * line_cols) * elem_bytes(D) + choices.line_prefetch_bytes;
+                    const std::size_t offset = ahead < chunk_bytes ? ahead : t.row_bytes + ahead - chunk_bytes;
+                    for (std::size_t r = 0; r < R; ++r) {
+                        prefetch_line(reinterpret_cast<const void*>(first_row + r * w_step + offset), false);
+                    }
+                }
+                for (std::size_t v = 0; v < L * line_cols / width; ++v) whole(i + v * width, v % A);
+            }
+        }
         for (; i + line_cols <= t.len; i += line_cols) {
-            // Near the chunk's end, the start of the same chunk in the run's next row: the next
-            // tile's. An integer address, since it may lie past the end of W.
             const std::size_t ahead = i * elem_bytes(D) + choices.line_prefetch_bytes;
             const std::size_t offset = ahead < chunk_bytes ? ahead : t.row_bytes + ahead - chunk_bytes;
             for (std::size_t r = 0; r < R; ++r) {
@@ -293,8 +311,13 @@ constexpr TypedKernel typed_kernel() {
     // accumulators (a line's vectors alternating between them) keep twice as many FMAs in
     // flight (bench/journal/2026-12-04-typed-small-m-tuned.md).
     constexpr std::size_t A = M == 1 ? 2 : 1;
-    constexpr std::size_t r = tile_rows_for(M * A, Isa::registers, choices.max_streams);
-    return {&Isa::template tile<D, M, r, A>, &Isa::template tile<D, M, 1, A>, r};
+    // int8 at 2 to int8_max_rows rows: more streams and several lines of each per step, where the
+    // tuning row says so (at one row both read slower, at 8 two lines do).
+    constexpr bool int8_rows = D == WeightDtype::int8 && M >= 2 && M <= choices.int8_max_rows;
+    constexpr std::size_t cap = int8_rows ? choices.int8_max_streams : choices.max_streams;
+    constexpr std::size_t L = int8_rows ? choices.int8_lines_per_step : 1;
+    constexpr std::size_t r = tile_rows_for(M * A, Isa::registers, cap);
+    return {&Isa::template tile<D, M, r, A, L>, &Isa::template tile<D, M, 1, A, L>, r};
 }
 
 template <class Isa, WeightDtype D, std::size_t... I>

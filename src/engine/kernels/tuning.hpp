@@ -146,6 +146,13 @@ struct KernelTuning {
         // thread's slab, at most; the register file caps it lower from 2 rows of x on
         // (bench/journal/2026-12-04-typed-small-m-tuned.md).
         std::size_t max_streams;
+        // int8 weights from 2 to int8_max_rows rows of x: streams at most (the register file caps
+        // it lower), and cache lines of each stream per step. A line of int8 is four vectors to
+        // widen and convert, so each x vector loaded serves more weight lines this way; at 8 rows
+        // two lines per step read slower (bench/journal/2026-12-04-small-m-rows.md).
+        std::size_t int8_max_streams;
+        std::size_t int8_lines_per_step;
+        std::size_t int8_max_rows;
         // x's chunk in L1, where it leaves each weight row runs of at least min_run_bytes; else
         // in L2, each weight row in longer runs (bench/journal/2026-12-04-typed-small-m-tuned.md).
         std::size_t x_l1_chunk_bytes;
@@ -191,7 +198,8 @@ inline constexpr KernelTuning avx512_tuning{
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
                 .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 2, .zmm_tile_rows = 8},
-    .small_m_typed = {.max_streams = 4, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
+    .small_m_typed = {.max_streams = 4, .int8_max_streams = 8, .int8_lines_per_step = 2,
+                      .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .line_prefetch_bytes = 2048, .min_parallel_weights = std::size_t{1} << 16},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024},
     .decode = {.min_split_positions = 64},
@@ -210,7 +218,8 @@ inline constexpr KernelTuning avx2_tuning{
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
                 .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 0, .zmm_tile_rows = 0},
-    .small_m_typed = {.max_streams = 4, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
+    .small_m_typed = {.max_streams = 4, .int8_max_streams = 4, .int8_lines_per_step = 1,
+                      .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .line_prefetch_bytes = 2048, .min_parallel_weights = std::size_t{1} << 16},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024},
     .decode = {.min_split_positions = 64},
@@ -231,7 +240,8 @@ inline constexpr KernelTuning portable_tuning{
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
                 .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 0, .zmm_tile_rows = 0},
-    .small_m_typed = {.max_streams = 4, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
+    .small_m_typed = {.max_streams = 4, .int8_max_streams = 4, .int8_lines_per_step = 1,
+                      .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .line_prefetch_bytes = 2048, .min_parallel_weights = std::size_t{1} << 16},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024},
     .decode = {.min_split_positions = 64},
