@@ -140,6 +140,16 @@ BENCHMARK(BM_AttendDecodeKv)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
+// Groups of 4 query rows (GQA-4 at H = 16, dh = 64) in each stored type with the cache in the
+// two cores' L2 (B=1 N=1024: 2 MiB in f32), warm: the 4-row tiles' own speed
+// (bench/journal/2026-12-04-quad-tile-for-groups-of-4.md).
+BENCHMARK(BM_AttendDecodeKv)
+    ->ArgNames({"B", "N", "D", "H", "G", "kv", "cold"})
+    ->ArgsProduct({{1}, {1024}, {1024}, {16}, {4}, {0, 1, 2, 4}, {0}})
+    ->MinTime(warm_min_time_s)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
 // Issue 39's cache-dominated point in the 8-bit floats and the block formats, cold: each
 // against f32's (kv 0, above) scaled by its bytes. Not tuned yet: these decode a block at a time.
 BENCHMARK(BM_AttendDecodeKv)
