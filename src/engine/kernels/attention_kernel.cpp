@@ -429,9 +429,15 @@ void update_softmax_row(BlockState& st, std::size_t row) {
     }
     const float old_max = ws.row_max()[row];
     const float new_max = std::max(old_max, Simd::reduce_max(block_max));
-    const float rescale = std::exp(old_max - new_max);  // 0 on the first block: old_max = -inf
+    // A block whose max does not pass the running one (most blocks after the first few) has
+    // e^0 = 1 exactly: no libm call on its critical path, and no rescale of the sums or, in
+    // output_tile, of the outputs (x · 1 = x, so the same bits). Equal infinities give NaN, as
+    // exp would.
+    const float max_drop = old_max - new_max;
+    const float rescale = max_drop == 0.0f ? 1.0f : std::exp(max_drop);  // 0 on the first block: old_max = -inf
     const Vec shift = Simd::set1(new_max);
-    Vec sums = Simd::mul(Simd::load(ws.lane_sums() + row * max_lanes), Simd::set1(rescale));
+    Vec sums = Simd::load(ws.lane_sums() + row * max_lanes);
+    if (rescale != 1.0f) sums = Simd::mul(sums, Simd::set1(rescale));
     for (std::size_t v = 0; v < n_block_vecs; ++v) {
         const Vec p = Simd::exp(Simd::sub(scores[v], shift));
         if constexpr (values_scaled) {
@@ -457,9 +463,11 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
     float* outputs = st.ws.outputs() + first_row * padded_dim + first_vec * lanes;
     const float* probs = st.ws.probs() + first_row * max_key_block;
     for (std::size_t i = 0; i < n_rows; ++i) {
-        const Vec rescale = Simd::set1(st.ws.rescale()[first_row + i]);
-        for (std::size_t c = 0; c < n_vecs; ++c) {
-            acc[i][c] = Simd::mul(Simd::load(outputs + i * padded_dim + c * lanes), rescale);
+        const float rescale = st.ws.rescale()[first_row + i];
+        for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::load(outputs + i * padded_dim + c * lanes);
+        // Most blocks leave the running max where it was (update_softmax_row): rescale is 1.
+        if (rescale != 1.0f) {
+            for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::mul(acc[i][c], Simd::set1(rescale));
         }
     }
     const float* values = st.values + first_vec * lanes;
