@@ -215,7 +215,8 @@ TEST_CASE("a paged block's pieces are requested over the block's calls, all of t
     problem.values = values.data;
     problem.block_table = table.data();
     problem.block_positions = 16;
-    BlockPrefetcher::Pieces pieces;
+    BlockPrefetcher::PagedTurns turns;
+    BlockPrefetcher::Pieces& pieces = turns.pieces;
     const std::size_t n_pieces = BlockPrefetcher::paged_pieces(problem, 64, 32, pieces);
     std::size_t lines = 0;
     for (std::size_t i = 0; i < n_pieces; ++i) lines += (pieces[i].end - pieces[i].line) / 64;
@@ -223,7 +224,7 @@ TEST_CASE("a paged block's pieces are requested over the block's calls, all of t
     for (const std::size_t calls : {1u, 7u, 40u, 500u}) {
         INFO(calls << " calls");
         BlockPrefetcher prefetcher(PrefetchPlan{1, false, false});
-        prefetcher.start_paged(problem, 64, 32, calls, pieces);
+        prefetcher.start_paged(problem, 64, 32, calls, turns);
         std::size_t before = 0;
         for (std::size_t i = 0; i < calls; ++i) {
             prefetcher.issue();
@@ -236,7 +237,7 @@ TEST_CASE("a paged block's pieces are requested over the block's calls, all of t
     }
     // Past the context: nothing.
     BlockPrefetcher prefetcher(PrefetchPlan{1, false, false});
-    prefetcher.start_paged(problem, 256, 32, 8, pieces);
+    prefetcher.start_paged(problem, 256, 32, 8, turns);
     prefetcher.issue();
     CHECK(prefetcher.lines_requested() == 0);
 }

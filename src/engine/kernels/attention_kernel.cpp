@@ -736,11 +736,11 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     // the gather's copy cost more than the tiles' own reads
     // (bench/journal/2026-12-04-paged-prefetch.md).
     const bool paged = problem.block_table != nullptr;
-    BlockPrefetcher::Pieces prefetch_pieces;
+    BlockPrefetcher::PagedTurns paged_turns;
     for (std::size_t t0 = 0; t0 < problem.n_ctx; t0 += block_keys) {
         const std::size_t ahead = t0 + prefetcher.blocks_ahead() * block_keys;
         if (paged) {
-            prefetcher.start_paged(problem, ahead, block_keys, calls_per_block, prefetch_pieces);
+            prefetcher.start_paged(problem, ahead, block_keys, calls_per_block, paged_turns);
         } else {
             prefetcher.start(problem, ahead, block_keys, calls_per_block);
         }

@@ -37,7 +37,7 @@ public:
         per_call_ = 0;
         n_segments_ = 0;
         total_lines_ = 0;
-        n_pieces_ = 0;
+        turns_ = nullptr;
         if (first_key >= problem.n_ctx) return;
         const std::size_t n_keys = std::min(block_keys, problem.n_ctx - first_key);
         // Keys and values of different types walk the wider rows' lines: the narrower side's
@@ -67,6 +67,17 @@ public:
     // has the further ones' lines not requested.
     static constexpr std::size_t max_pieces = 16;
     using Pieces = std::array<Piece, max_pieces>;
+    // A paged block's pieces and whose turn it is: start_paged()'s, in the caller's storage, which
+    // must outlive the block's calls. The prefetcher keeps only a pointer to it, so that a tile's
+    // local copy of the prefetcher stays in registers: with this state inside the prefetcher,
+    // and a call that took the copy's address to change turns, the contiguous int8 step ran 10 %
+    // slower and q8_0's 25 % (bench/journal/2026-12-04-paged-turns-out-of-the-prefetcher.md).
+    struct PagedTurns {
+        Pieces pieces;
+        std::size_t n_pieces = 0;  // pieces with lines left
+        std::size_t piece = 0;     // the one whose turn it is
+        std::uintptr_t turn_bytes = 0;
+    };
 
     // Kernel blocks whose lines start_paged() requests side by side, for cache blocks of
     // block_positions and kernel blocks of block_keys: as many as make tuning's paged_pieces cache
@@ -110,18 +121,17 @@ public:
     // time, so that the lines of several cache blocks are in flight at once: this host serves
     // pieces at random places faster several at once than one after another
     // (bench/journal/2026-12-04-paged-streams.md). A turn of one line cost more bookkeeping than
-    // it saved; a single piece is requested as start() requests a block. The pieces are kept in
-    // the caller's `pieces`, which must outlive the block's calls: held in the prefetcher, they
-    // made the contiguous step 5 % slower.
+    // it saved; a single piece is requested as start() requests a block.
     void start_paged(const GroupAttention& problem, std::size_t first_key, std::size_t block_keys, std::size_t calls,
-                     Pieces& pieces) {
+                     PagedTurns& turns) {
         calls_ = 0;
         per_call_ = 0;
         n_segments_ = 0;
         total_lines_ = 0;
-        pieces_ = pieces.data();
-        n_pieces_ = paged_pieces(problem, first_key, block_keys, pieces);
-        if (n_pieces_ == 0) return;
+        turns_ = &turns;
+        turns.piece = 0;
+        turns.n_pieces = paged_pieces(problem, first_key, block_keys, turns.pieces);
+        if (turns.n_pieces == 0) return;
         // An int8 block's scales are a line or less a run: requested with the block's last part.
         if (problem.key_scales != nullptr || problem.value_scales != nullptr) {
             for (std::size_t seen = 0; seen < block_keys;) {
@@ -132,15 +142,17 @@ public:
                 if (run.value_scales != nullptr) __builtin_prefetch(run.value_scales, 0, 3);
             }
         }
-        for (std::size_t i = 0; i < n_pieces_; ++i) total_lines_ += (pieces_[i].end - pieces_[i].line) / line_bytes;
+        for (std::size_t i = 0; i < turns.n_pieces; ++i) {
+            total_lines_ += (turns.pieces[i].end - turns.pieces[i].line) / line_bytes;
+        }
         calls = std::max<std::size_t>(1, calls);
         per_call_ = (total_lines_ + calls - 1) / calls;
         calls_per_turn_ = calls;
         credit_ = 0;
         credit_per_call_ = calls;  // every call is a turn
-        piece_ = 0;
-        turn_bytes_ = n_pieces_ == 1 ? pieces_[0].end - pieces_[0].line : tuning.prefetch.paged_turn_lines * line_bytes;
-        enter_piece();
+        turns.turn_bytes = turns.n_pieces == 1 ? turns.pieces[0].end - turns.pieces[0].line
+                                               : tuning.prefetch.paged_turn_lines * line_bytes;
+        enter_turn(first_turn(turns));
     }
 
 private:
@@ -191,10 +203,12 @@ public:
                 if (--n_segments_ == 0) {
                     // A piece's turn is a segment of its own (start_paged), so the pieces'
                     // bookkeeping stays out of this loop.
-                    if (n_pieces_ == 0 || !next_piece()) {
+                    const Turn turn = turns_ == nullptr ? Turn{} : next_turn(*turns_, line_);
+                    if (turn.line == turn.end) {
                         per_call_ = 0;  // every line requested: later calls only count
                         return;
                     }
+                    enter_turn(turn);
                 } else {
                     segment_start_ += stride_bytes_;
                     line_ = segment_start_;
@@ -213,10 +227,11 @@ public:
 
     // Lines of the keys requested since start() (and as many of the values): for the tests.
     std::size_t lines_requested() const {
-        if (n_pieces_ != 0) {
-            std::size_t lines_left = (pieces_[piece_].end - line_) / line_bytes;
-            for (std::size_t i = 0; i < n_pieces_; ++i) {
-                if (i != piece_) lines_left += (pieces_[i].end - pieces_[i].line) / line_bytes;
+        if (turns_ != nullptr) {
+            if (turns_->n_pieces == 0) return total_lines_;
+            std::size_t lines_left = (turns_->pieces[turns_->piece].end - line_) / line_bytes;
+            for (std::size_t i = 0; i < turns_->n_pieces; ++i) {
+                if (i != turns_->piece) lines_left += (turns_->pieces[i].end - turns_->pieces[i].line) / line_bytes;
             }
             return total_lines_ - lines_left;
         }
@@ -229,26 +244,38 @@ public:
 private:
     static constexpr std::size_t line_bytes = 64;
 
-    // The current piece's turn is over: the next piece's turn (false: every line requested).
-    [[gnu::noinline]] bool next_piece() {
-        Piece& current = pieces_[piece_];
-        current.line = line_;
-        if (current.line == current.end) {
-            current = pieces_[--n_pieces_];
-            if (n_pieces_ == 0) return false;
-            if (piece_ == n_pieces_) piece_ = 0;
-        } else if (++piece_ == n_pieces_) {
-            piece_ = 0;
-        }
-        enter_piece();
-        return true;
+    // A piece's lines for one turn; line == end: none left.
+    struct Turn {
+        std::uintptr_t line = 0;
+        std::uintptr_t end = 0;
+        std::uintptr_t value_offset = 0;
+    };
+
+    static Turn first_turn(const PagedTurns& turns) {
+        const Piece& piece = turns.pieces[turns.piece];
+        return {piece.line, std::min(piece.end, piece.line + turns.turn_bytes), piece.value_offset};
     }
 
-    void enter_piece() {
+    // The current piece's turn ended at line_reached: the next piece's turn. Out of line and on
+    // the caller's storage only, so that issue()'s loop keeps its registers.
+    [[gnu::noinline]] static Turn next_turn(PagedTurns& turns, std::uintptr_t line_reached) {
+        Piece& current = turns.pieces[turns.piece];
+        current.line = line_reached;
+        if (current.line == current.end) {
+            current = turns.pieces[--turns.n_pieces];
+            if (turns.n_pieces == 0) return {};
+            if (turns.piece == turns.n_pieces) turns.piece = 0;
+        } else if (++turns.piece == turns.n_pieces) {
+            turns.piece = 0;
+        }
+        return first_turn(turns);
+    }
+
+    void enter_turn(const Turn& turn) {
         n_segments_ = 1;
-        line_ = pieces_[piece_].line;
-        segment_end_ = std::min(pieces_[piece_].end, line_ + turn_bytes_);
-        value_offset_ = pieces_[piece_].value_offset;
+        line_ = turn.line;
+        segment_end_ = turn.end;
+        value_offset_ = turn.value_offset;
     }
 
     // Addresses as integers: the values' line is the keys' plus an offset between two buffers.
@@ -270,10 +297,7 @@ private:
     std::size_t credit_per_call_ = 0;
     std::size_t calls_per_turn_ = 1;
     std::size_t calls_ = 0;
-    Piece* pieces_ = nullptr;   // start_paged's, in the caller's storage
-    std::size_t n_pieces_ = 0;  // pieces with lines left (start_paged); 0 for start()
-    std::size_t piece_ = 0;     // the one whose line is requested next
-    std::uintptr_t turn_bytes_ = 0;  // of a piece's lines in one turn
+    PagedTurns* turns_ = nullptr;  // start_paged's, in the caller's storage; none for start()
 };
 
 }  // namespace kvbench::simd
