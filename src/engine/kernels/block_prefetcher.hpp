@@ -37,7 +37,7 @@ public:
         per_call_ = 0;
         n_segments_ = 0;
         total_lines_ = 0;
-        turns_ = nullptr;
+        next_turn_ = nullptr;
         if (first_key >= problem.n_ctx) return;
         const std::size_t n_keys = std::min(block_keys, problem.n_ctx - first_key);
         // Keys and values of different types walk the wider rows' lines: the narrower side's
@@ -67,16 +67,23 @@ public:
     // has the further ones' lines not requested.
     static constexpr std::size_t max_pieces = 16;
     using Pieces = std::array<Piece, max_pieces>;
-    // A paged block's pieces and whose turn it is: start_paged()'s, in the caller's storage, which
-    // must outlive the block's calls. The prefetcher keeps only a pointer to it, so that a tile's
-    // local copy of the prefetcher stays in registers: with this state inside the prefetcher,
-    // and a call that took the copy's address to change turns, the contiguous int8 step ran 10 %
-    // slower and q8_0's 25 % (bench/journal/2026-12-04-paged-turns-out-of-the-prefetcher.md).
+    // A piece's lines for one turn.
+    struct Turn {
+        std::uintptr_t line = 0;
+        std::uintptr_t end = 0;
+        std::uintptr_t value_offset = 0;
+    };
+    // A block that needs more turns has its further lines not requested.
+    static constexpr std::size_t max_turns = 256;
+    // A paged block's pieces and its turns in order: start_paged()'s, in the caller's storage,
+    // which must outlive the block's calls. The turns are laid out when the block starts, so
+    // that issue() only steps a pointer through them: state for the turns in the prefetcher, or a
+    // call in issue() to change turns, cost the contiguous steps that share issue() 10-27 %
+    // (int8, q8_0, e4m3) or 18 % (MQA's 8-row tiles), since the tiles' local copy of the prefetcher
+    // then leaves its registers (bench/journal/2026-12-04-paged-turns-out-of-the-prefetcher.md).
     struct PagedTurns {
         Pieces pieces;
-        std::size_t n_pieces = 0;  // pieces with lines left
-        std::size_t piece = 0;     // the one whose turn it is
-        std::uintptr_t turn_bytes = 0;
+        std::array<Turn, max_turns> turns;
     };
 
     // Kernel blocks whose lines start_paged() requests side by side, for cache blocks of
@@ -128,10 +135,8 @@ public:
         per_call_ = 0;
         n_segments_ = 0;
         total_lines_ = 0;
-        turns_ = &turns;
-        turns.piece = 0;
-        turns.n_pieces = paged_pieces(problem, first_key, block_keys, turns.pieces);
-        if (turns.n_pieces == 0) return;
+        const std::size_t n_pieces = paged_pieces(problem, first_key, block_keys, turns.pieces);
+        if (n_pieces == 0) return;
         // An int8 block's scales are a line or less a run: requested with the block's last part.
         if (problem.key_scales != nullptr || problem.value_scales != nullptr) {
             for (std::size_t seen = 0; seen < block_keys;) {
@@ -142,17 +147,18 @@ public:
                 if (run.value_scales != nullptr) __builtin_prefetch(run.value_scales, 0, 3);
             }
         }
-        for (std::size_t i = 0; i < turns.n_pieces; ++i) {
-            total_lines_ += (turns.pieces[i].end - turns.pieces[i].line) / line_bytes;
-        }
+        const std::size_t n_turns = lay_out_turns(turns, n_pieces);
+        for (std::size_t i = 0; i < n_turns; ++i) total_lines_ += (turns.turns[i].end - turns.turns[i].line) / line_bytes;
         calls = std::max<std::size_t>(1, calls);
         per_call_ = (total_lines_ + calls - 1) / calls;
         calls_per_turn_ = calls;
         credit_ = 0;
         credit_per_call_ = calls;  // every call is a turn
-        turns.turn_bytes = turns.n_pieces == 1 ? turns.pieces[0].end - turns.pieces[0].line
-                                               : tuning.prefetch.paged_turn_lines * line_bytes;
-        enter_turn(first_turn(turns));
+        n_segments_ = n_turns;
+        line_ = turns.turns[0].line;
+        segment_end_ = turns.turns[0].end;
+        value_offset_ = turns.turns[0].value_offset;
+        next_turn_ = turns.turns.data() + 1;
     }
 
 private:
@@ -201,14 +207,15 @@ public:
         for (std::size_t i = 0; i < per_call_; ++i) {
             if (line_ == segment_end_) {
                 if (--n_segments_ == 0) {
-                    // A piece's turn is a segment of its own (start_paged), so the pieces'
-                    // bookkeeping stays out of this loop.
-                    const Turn turn = turns_ == nullptr ? Turn{} : next_turn(*turns_, line_);
-                    if (turn.line == turn.end) {
-                        per_call_ = 0;  // every line requested: later calls only count
-                        return;
-                    }
-                    enter_turn(turn);
+                    per_call_ = 0;  // every line requested: later calls only count
+                    return;
+                }
+                if (next_turn_ != nullptr) {
+                    // A paged block's turns are segments laid out in start_paged().
+                    line_ = next_turn_->line;
+                    segment_end_ = next_turn_->end;
+                    value_offset_ = next_turn_->value_offset;
+                    ++next_turn_;
                 } else {
                     segment_start_ += stride_bytes_;
                     line_ = segment_start_;
@@ -227,15 +234,12 @@ public:
 
     // Lines of the keys requested since start() (and as many of the values): for the tests.
     std::size_t lines_requested() const {
-        if (turns_ != nullptr) {
-            if (turns_->n_pieces == 0) return total_lines_;
-            std::size_t lines_left = (turns_->pieces[turns_->piece].end - line_) / line_bytes;
-            for (std::size_t i = 0; i < turns_->n_pieces; ++i) {
-                if (i != turns_->piece) lines_left += (turns_->pieces[i].end - turns_->pieces[i].line) / line_bytes;
-            }
+        if (n_segments_ == 0) return total_lines_;
+        if (next_turn_ != nullptr) {
+            std::size_t lines_left = (segment_end_ - line_) / line_bytes;
+            for (std::size_t i = 1; i < n_segments_; ++i) lines_left += (next_turn_[i - 1].end - next_turn_[i - 1].line) / line_bytes;
             return total_lines_ - lines_left;
         }
-        if (n_segments_ == 0) return total_lines_;
         const std::size_t lines_left =
             (n_segments_ - 1) * (segment_lines_bytes_ / line_bytes) + (segment_end_ - line_) / line_bytes;
         return total_lines_ - lines_left;
@@ -244,38 +248,26 @@ public:
 private:
     static constexpr std::size_t line_bytes = 64;
 
-    // A piece's lines for one turn; line == end: none left.
-    struct Turn {
-        std::uintptr_t line = 0;
-        std::uintptr_t end = 0;
-        std::uintptr_t value_offset = 0;
-    };
-
-    static Turn first_turn(const PagedTurns& turns) {
-        const Piece& piece = turns.pieces[turns.piece];
-        return {piece.line, std::min(piece.end, piece.line + turns.turn_bytes), piece.value_offset};
-    }
-
-    // The current piece's turn ended at line_reached: the next piece's turn. Out of line and on
-    // the caller's storage only, so that issue()'s loop keeps its registers.
-    [[gnu::noinline]] static Turn next_turn(PagedTurns& turns, std::uintptr_t line_reached) {
-        Piece& current = turns.pieces[turns.piece];
-        current.line = line_reached;
-        if (current.line == current.end) {
-            current = turns.pieces[--turns.n_pieces];
-            if (turns.n_pieces == 0) return {};
-            if (turns.piece == turns.n_pieces) turns.piece = 0;
-        } else if (++turns.piece == turns.n_pieces) {
-            turns.piece = 0;
+    // The pieces' lines in turns of tuning's paged_turn_lines, piece after piece and round again
+    // (a piece whose lines are all out gives its place to the last one); one piece in one turn.
+    // Returns how many turns.
+    static std::size_t lay_out_turns(PagedTurns& turns, std::size_t n_pieces) {
+        const std::uintptr_t turn_bytes =
+            n_pieces == 1 ? turns.pieces[0].end - turns.pieces[0].line : tuning.prefetch.paged_turn_lines * line_bytes;
+        std::size_t n_turns = 0;
+        for (std::size_t piece = 0; n_pieces > 0 && n_turns < max_turns;) {
+            Piece& current = turns.pieces[piece];
+            const std::uintptr_t end = std::min(current.end, current.line + turn_bytes);
+            turns.turns[n_turns++] = {current.line, end, current.value_offset};
+            current.line = end;
+            if (current.line == current.end) {
+                current = turns.pieces[--n_pieces];
+                if (piece == n_pieces) piece = 0;
+            } else if (++piece == n_pieces) {
+                piece = 0;
+            }
         }
-        return first_turn(turns);
-    }
-
-    void enter_turn(const Turn& turn) {
-        n_segments_ = 1;
-        line_ = turn.line;
-        segment_end_ = turn.end;
-        value_offset_ = turn.value_offset;
+        return n_turns;
     }
 
     // Addresses as integers: the values' line is the keys' plus an offset between two buffers.
@@ -297,7 +289,7 @@ private:
     std::size_t credit_per_call_ = 0;
     std::size_t calls_per_turn_ = 1;
     std::size_t calls_ = 0;
-    PagedTurns* turns_ = nullptr;  // start_paged's, in the caller's storage; none for start()
+    const Turn* next_turn_ = nullptr;  // a paged block's next turn (start_paged); none for start()
 };
 
 }  // namespace kvbench::simd
