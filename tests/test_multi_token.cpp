@@ -6,6 +6,7 @@
 #include "kvbench/engine/reference.hpp"
 
 #include "kernel_check_support.hpp"
+#include "multi_token_support.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -15,7 +16,10 @@
 #include <vector>
 
 using namespace kvbench;
+using kvbench::test::check_fault_is_caught;
 using kvbench::test::make_config;
+using kvbench::test::paged_cache;
+using kvbench::test::ragged_batch;
 using kvbench::test::random_vector;
 using kvbench::test::spec_tolerance;
 using kvbench::test::test_threads;
@@ -25,40 +29,9 @@ namespace {
 // The step's tokens one attend_decode at a time: the table of a path without the one-pass kernel.
 constexpr StepKernels per_token_kernels{&linear, &attend_decode, &attend_causal};
 
-// A one-pass kernel's fault: token i attends at token i + 1's context, so it sees the draft's
-// next token (the last token sees what it should).
-FlopCount attend_tokens_seeing_one_more(const ModelConfig& config, const float* q, std::size_t q_stride,
-                                        const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
-                                        DecodeAttentionScratch& scratch, const float* sinks) {
-    const std::size_t n_tokens = config.n_query_tokens;
-    FlopCount count;
-    for (std::size_t i = 0; i < n_tokens; ++i) {
-        count += attend_decode(config, q + i * config.n_batch * q_stride, q_stride, cache, layer,
-                               std::min(n_ctx, n_ctx - n_tokens + 2 + i), out + i * config.n_batch * config.q_dim(),
-                               scratch, sinks);
-    }
-    return count;
-}
-constexpr StepKernels seeing_one_more{.linear = &linear,
-                                      .attend_decode = &attend_decode,
-                                      .attend_causal = &attend_causal,
-                                      .attend_decode_tokens = &attend_tokens_seeing_one_more};
-
 ModelConfig with_tokens(ModelConfig config, std::size_t n_tokens) {
     config.n_query_tokens = n_tokens;
     validate(config);
-    return config;
-}
-
-ModelConfig ragged_batch(ModelConfig config, std::vector<std::uint32_t> seq_lens) {
-    config.n_batch = seq_lens.size();
-    config.seq_len = *std::max_element(seq_lens.begin(), seq_lens.end());
-    config.seq_lens = std::move(seq_lens);
-    return config;
-}
-
-ModelConfig paged_cache(ModelConfig config, std::size_t block) {
-    config.kv_block = block;
     return config;
 }
 
@@ -196,23 +169,6 @@ TEST_CASE("a multi-token step whose token sees one position too many fails --che
     for (const ModelConfig& layout : {make_config(2, 24, 32, 4, 2, 1), ragged_batch(make_config(1, 1, 32, 4, 4, 1), {8, 30})}) {
         const ModelConfig config = with_tokens(layout, 3);
         CAPTURE(describe(config));
-        const ModelWeights weights = make_weights(config, 21);
-        const std::vector<float> step_in = make_step_inputs(config, 21);
-        KvCache cache(config, config.seq_len);
-        fill_cache_seeded(config, cache, config.seq_len - 3, 21);
-        for (const KernelCheck& check : check_kernels(config, weights, {step_in.data(), nullptr, &cache, 2}, seeing_one_more)) {
-            CAPTURE(check.kernel);
-            if (check.kernel.starts_with("attend_decode_tokens")) CHECK(check.rel_error > 10 * kernel_check_tolerance);
-        }
-
-        const std::vector<float> inputs = make_inputs(config, 21);
-        std::vector<float> full_out(inputs.size());
-        ForwardScratch forward_scratch(config, test_threads);
-        forward_full(config, weights, inputs.data(), full_out.data(), forward_scratch, &cache);
-        cache.roll_back(config.seq_len - 3);
-        std::vector<float> out(step_in.size());
-        DecodeScratch scratch(config, config.seq_len, test_threads);
-        decode_step(config, weights, cache, step_in.data(), out.data(), scratch, {&seeing_one_more, {}, {}});
-        CHECK(relative_error(out, gather_newest(config, full_out)) > 10 * spec_tolerance);
+        check_fault_is_caught(config, 3, kvbench::test::seeing_next, 21);
     }
 }

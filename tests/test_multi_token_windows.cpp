@@ -8,6 +8,8 @@
 #include "kvbench/engine/reference.hpp"
 
 #include "kernel_check_support.hpp"
+#include "latent_configs.hpp"
+#include "multi_token_support.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -18,7 +20,12 @@
 #include <vector>
 
 using namespace kvbench;
+using kvbench::test::check_fault_is_caught;
+using kvbench::test::full_latent_config;
+using kvbench::test::latent_config;
 using kvbench::test::make_config;
+using kvbench::test::paged_cache;
+using kvbench::test::ragged_batch;
 using kvbench::test::random_vector;
 using kvbench::test::spec_tolerance;
 using kvbench::test::test_threads;
@@ -44,58 +51,11 @@ constexpr StepKernels window_one_wider{.linear = &linear,
                                        .attend_causal = &attend_causal,
                                        .attend_decode_tokens = &attend_tokens_window_one_wider};
 
-// A fault of the latent one pass: token i attends at token i + 1's context, so it sees the
-// draft's next token (the last token sees what it should).
-FlopCount attend_tokens_seeing_next(const ModelConfig& config, const float* q, std::size_t q_stride,
-                                    const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
-                                    DecodeAttentionScratch& scratch, const float* sinks) {
-    const std::size_t n_tokens = config.n_query_tokens;
-    FlopCount count;
-    for (std::size_t i = 0; i < n_tokens; ++i) {
-        count += attend_decode(config, q + i * config.n_batch * q_stride, q_stride, cache, layer,
-                               std::min(n_ctx, n_ctx - n_tokens + 2 + i), out + i * config.n_batch * config.q_dim(),
-                               scratch, sinks);
-    }
-    return count;
-}
-constexpr StepKernels seeing_next{.linear = &linear,
-                                  .attend_decode = &attend_decode,
-                                  .attend_causal = &attend_causal,
-                                  .attend_decode_tokens = &attend_tokens_seeing_next};
-
 // config with Q tokens a step and window W on the layers `pattern` marks L (0: none).
 ModelConfig with_windows(ModelConfig config, std::uint32_t window, const std::string& pattern, std::size_t n_tokens) {
     config.layer_windows = layer_windows_for(window, pattern, config.n_layers);
     config.n_query_tokens = n_tokens;
     validate(config);
-    return config;
-}
-
-ModelConfig ragged_batch(ModelConfig config, std::vector<std::uint32_t> seq_lens) {
-    config.n_batch = seq_lens.size();
-    config.seq_len = *std::max_element(seq_lens.begin(), seq_lens.end());
-    config.seq_lens = std::move(seq_lens);
-    return config;
-}
-
-ModelConfig paged_cache(ModelConfig config, std::size_t block) {
-    config.kv_block = block;
-    return config;
-}
-
-// H = 4 heads of r = 16, d_r = 8, d_n = 12, d_v = 12 on D = 32, as tests/test_latent.cpp's.
-ModelConfig latent_config(std::size_t n_batch, std::size_t seq_len, std::size_t n_layers) {
-    ModelConfig config = make_config(n_batch, seq_len, 32, 4, 1, n_layers);
-    config.mla = {.kv_lora_rank = 16, .rope_dim = 8, .nope_dim = 12, .v_head_dim = 12, .q_lora_rank = 0};
-    return config;
-}
-
-ModelConfig full_latent_config(std::size_t n_batch, std::size_t seq_len, std::size_t n_layers) {
-    ModelConfig config = latent_config(n_batch, seq_len, n_layers);
-    config.block = BlockKind::full;
-    config.ffn_dim = 40;
-    config.moe = {.n_experts = 5, .n_active = 2, .n_shared = 1, .expert_dim = 24, .n_dense_layers = 1};
-    config.mla.q_lora_rank = 10;
     return config;
 }
 
@@ -257,29 +217,7 @@ TEST_CASE("a window layer whose tokens see one position too many fails --check a
     for (const ModelConfig& layout : {make_config(2, 24, 32, 4, 2, 2), ragged_batch(make_config(1, 1, 32, 4, 4, 2), {12, 30})}) {
         const ModelConfig config = with_windows(layout, 6, "LG", 3);
         CAPTURE(describe(config));
-        const ModelWeights weights = make_weights(config, 21);
-        const std::vector<float> step_in = make_step_inputs(config, 21);
-        KvCache cache(config, config.seq_len);
-        fill_cache_seeded(config, cache, config.seq_len - 3, 21);
-        bool checked = false;
-        for (const KernelCheck& check :
-             check_kernels(config, weights, {step_in.data(), nullptr, &cache, 2}, window_one_wider)) {
-            CAPTURE(check.kernel);
-            if (!check.kernel.starts_with("attend_decode_tokens")) continue;
-            CHECK(check.rel_error > 10 * kernel_check_tolerance);
-            checked = true;
-        }
-        CHECK(checked);
-
-        const std::vector<float> inputs = make_inputs(config, 21);
-        std::vector<float> full_out(inputs.size());
-        ForwardScratch forward_scratch(config, test_threads);
-        forward_full(config, weights, inputs.data(), full_out.data(), forward_scratch, &cache);
-        cache.roll_back(config.seq_len - 3);
-        std::vector<float> out(step_in.size());
-        DecodeScratch scratch(config, config.seq_len, test_threads);
-        decode_step(config, weights, cache, step_in.data(), out.data(), scratch, {&window_one_wider, {}, {}});
-        CHECK(relative_error(out, gather_newest(config, full_out)) > 10 * spec_tolerance);
+        check_fault_is_caught(config, 3, window_one_wider, 21);
     }
 }
 
@@ -306,29 +244,7 @@ TEST_CASE("a multi-token step's counts on window layers and on latent attention,
 }
 
 TEST_CASE("a latent multi-token step whose token sees the next one fails --check and the equivalence") {
-    const ModelConfig config = with_windows(latent_config(2, 20, 1), 0, "all", 3);
-    const ModelWeights weights = make_weights(config, 23);
-    const std::vector<float> step_in = make_step_inputs(config, 23);
-    KvCache cache(config, config.seq_len);
-    fill_cache_seeded(config, cache, config.seq_len - 3, 23);
-    bool checked = false;
-    for (const KernelCheck& check : check_kernels(config, weights, {step_in.data(), nullptr, &cache, 2}, seeing_next)) {
-        CAPTURE(check.kernel);
-        if (!check.kernel.starts_with("attend_decode_tokens")) continue;
-        CHECK(check.rel_error > 10 * kernel_check_tolerance);
-        checked = true;
-    }
-    CHECK(checked);
-
-    const std::vector<float> inputs = make_inputs(config, 23);
-    std::vector<float> full_out(inputs.size());
-    ForwardScratch forward_scratch(config, test_threads);
-    forward_full(config, weights, inputs.data(), full_out.data(), forward_scratch, &cache);
-    cache.roll_back(config.seq_len - 3);
-    std::vector<float> out(step_in.size());
-    DecodeScratch scratch(config, config.seq_len, test_threads);
-    decode_step(config, weights, cache, step_in.data(), out.data(), scratch, {&seeing_next, {}, {}});
-    CHECK(relative_error(out, gather_newest(config, full_out)) > 10 * spec_tolerance);
+    check_fault_is_caught(with_windows(latent_config(2, 20, 1), 0, "all", 3), 3, kvbench::test::seeing_next, 23);
 }
 
 }  // namespace multi_token_windows

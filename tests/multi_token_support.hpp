@@ -1,0 +1,82 @@
+// What the multi-token tests share (docs/model.md, "Multi-token queries"): the layouts they
+// build, the fault every one-pass kernel is held to (a token seeing the draft's next token),
+// and the two ways such a fault must show: --check against the naive twin, and the step against
+// the uncached forward.
+#pragma once
+
+#include "kvbench/engine/decoder.hpp"
+#include "kvbench/engine/kernel_check.hpp"
+#include "kvbench/engine/kv_cache.hpp"
+#include "kvbench/engine/reference.hpp"
+#include "kvbench/engine/weights.hpp"
+
+#include "test_support.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace kvbench::test {
+
+inline ModelConfig ragged_batch(ModelConfig config, std::vector<std::uint32_t> seq_lens) {
+    config.n_batch = seq_lens.size();
+    config.seq_len = *std::max_element(seq_lens.begin(), seq_lens.end());
+    config.seq_lens = std::move(seq_lens);
+    return config;
+}
+
+inline ModelConfig paged_cache(ModelConfig config, std::size_t block) {
+    config.kv_block = block;
+    return config;
+}
+
+// A one-pass kernel's fault: token i attends at token i + 1's context, so it sees the draft's
+// next token (the last token sees what it should).
+inline FlopCount attend_tokens_seeing_next(const ModelConfig& config, const float* q, std::size_t q_stride,
+                                           const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
+                                           DecodeAttentionScratch& scratch, const float* sinks) {
+    const std::size_t n_tokens = config.n_query_tokens;
+    FlopCount count;
+    for (std::size_t i = 0; i < n_tokens; ++i) {
+        count += attend_decode(config, q + i * config.n_batch * q_stride, q_stride, cache, layer,
+                               std::min(n_ctx, n_ctx - n_tokens + 2 + i), out + i * config.n_batch * config.q_dim(),
+                               scratch, sinks);
+    }
+    return count;
+}
+inline constexpr StepKernels seeing_next{.linear = &linear,
+                                         .attend_decode = &attend_decode,
+                                         .attend_causal = &attend_causal,
+                                         .attend_decode_tokens = &attend_tokens_seeing_next};
+
+// The last n_tokens positions of config as one step through `faulty`: its multi-token kernel
+// must fail --check against its naive twin, and the step must differ from the uncached forward.
+inline void check_fault_is_caught(const ModelConfig& config, std::size_t n_tokens, const StepKernels& faulty,
+                                  std::uint64_t seed) {
+    const ModelWeights weights = make_weights(config, seed);
+    const std::vector<float> step_in = make_step_inputs(config, seed);
+    KvCache cache(config, config.seq_len);
+    fill_cache_seeded(config, cache, config.seq_len - n_tokens, seed);
+    bool checked = false;
+    for (const KernelCheck& check : check_kernels(config, weights, {step_in.data(), nullptr, &cache, 2}, faulty)) {
+        CAPTURE(check.kernel);
+        if (!check.kernel.starts_with("attend_decode_tokens")) continue;
+        CHECK(check.rel_error > 10 * kernel_check_tolerance);
+        checked = true;
+    }
+    CHECK(checked);
+
+    const std::vector<float> inputs = make_inputs(config, seed);
+    std::vector<float> full_out(inputs.size());
+    ForwardScratch forward_scratch(config, test_threads);
+    forward_full(config, weights, inputs.data(), full_out.data(), forward_scratch, &cache);
+    cache.roll_back(config.seq_len - n_tokens);
+    std::vector<float> out(step_in.size());
+    DecodeScratch scratch(config, config.seq_len, test_threads);
+    decode_step(config, weights, cache, step_in.data(), out.data(), scratch, {&faulty, {}, {}});
+    CHECK(relative_error(out, gather_newest(config, full_out)) > 10 * spec_tolerance);
+}
+
+}  // namespace kvbench::test
