@@ -4,6 +4,7 @@
 // the uncached forward.
 #pragma once
 
+#include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
 #include "kvbench/engine/kernel_check.hpp"
 #include "kvbench/engine/kv_cache.hpp"
@@ -30,6 +31,35 @@ inline ModelConfig ragged_batch(ModelConfig config, std::vector<std::uint32_t> s
 inline ModelConfig paged_cache(ModelConfig config, std::size_t block) {
     config.kv_block = block;
     return config;
+}
+
+// The step's tokens one attend_decode at a time: the table of a path without the one-pass kernel.
+inline constexpr StepKernels per_token_kernels{&linear, &attend_decode, &attend_causal};
+
+// The cached step of Q tokens against the per-token step and the uncached forward's last Q
+// rows (f32 caches: the forward computes in f32, so a reduced cache is held to the per-token
+// step only), its useful FLOPs against the cost model's.
+inline void check_step_equals_forward(const ModelConfig& config) {
+    CAPTURE(describe(config));
+    const std::size_t n_tokens = config.n_query_tokens;
+    const ModelWeights weights = make_weights(config, 13);
+    const std::vector<float> inputs = make_inputs(config, 13);
+    std::vector<float> full_out(inputs.size());
+    ForwardScratch forward_scratch(config, test_threads);
+    KvCache cache(config, config.seq_len);
+    forward_full(config, weights, inputs.data(), full_out.data(), forward_scratch, &cache);
+    const std::vector<float> step_in = make_step_inputs(config, 13);
+    std::vector<float> one(step_in.size()), each(step_in.size());
+    DecodeScratch scratch(config, config.seq_len, test_threads);
+    cache.roll_back(config.seq_len - n_tokens);
+    const FlopCount one_flops = decode_step(config, weights, cache, step_in.data(), one.data(), scratch);
+    cache.roll_back(config.seq_len - n_tokens);
+    const FlopCount each_flops =
+        decode_step(config, weights, cache, step_in.data(), each.data(), scratch, {&per_token_kernels, {}, {}});
+    CHECK(relative_error(one, each) < 1e-5);
+    CHECK(one_flops.useful == each_flops.useful);
+    if (!config.has_experts()) CHECK(one_flops.useful == step_flops(config, DecodePath::cached));
+    if (config.key_dtype() == KvDtype::f32) CHECK(relative_error(one, gather_newest(config, full_out)) < spec_tolerance);
 }
 
 // A one-pass kernel's fault: token i attends at token i + 1's context, so it sees the draft's

@@ -17,6 +17,7 @@
 
 using namespace kvbench;
 using kvbench::test::check_fault_is_caught;
+using kvbench::test::check_step_equals_forward;
 using kvbench::test::make_config;
 using kvbench::test::paged_cache;
 using kvbench::test::ragged_batch;
@@ -26,8 +27,6 @@ using kvbench::test::test_threads;
 
 namespace {
 
-// The step's tokens one attend_decode at a time: the table of a path without the one-pass kernel.
-constexpr StepKernels per_token_kernels{&linear, &attend_decode, &attend_causal};
 
 ModelConfig with_tokens(ModelConfig config, std::size_t n_tokens) {
     config.n_query_tokens = n_tokens;
@@ -123,25 +122,7 @@ TEST_CASE("a multi-token step in one pass equals the forward's last Q rows and t
                 ModelConfig config = layout;
                 config.kv_dtype = dtype;
                 config = with_tokens(config, n_tokens);
-                CAPTURE(describe(config));
-                const ModelWeights weights = make_weights(config, 13);
-                const std::vector<float> inputs = make_inputs(config, 13);
-                std::vector<float> full_out(inputs.size());
-                ForwardScratch forward_scratch(config, test_threads);
-                KvCache cache(config, config.seq_len);
-                forward_full(config, weights, inputs.data(), full_out.data(), forward_scratch, &cache);
-                const std::vector<float> step_in = make_step_inputs(config, 13);
-                std::vector<float> one(step_in.size()), each(step_in.size());
-                DecodeScratch scratch(config, config.seq_len, test_threads);
-                cache.roll_back(config.seq_len - n_tokens);
-                const FlopCount one_flops = decode_step(config, weights, cache, step_in.data(), one.data(), scratch);
-                cache.roll_back(config.seq_len - n_tokens);
-                const FlopCount each_flops =
-                    decode_step(config, weights, cache, step_in.data(), each.data(), scratch, {&per_token_kernels, {}, {}});
-                CHECK(relative_error(one, each) < 1e-5);
-                CHECK(one_flops.useful == each_flops.useful);
-                // The forward computes in f32, so a reduced cache is held to its twin only.
-                if (dtype == KvDtype::f32) CHECK(relative_error(one, gather_newest(config, full_out)) < spec_tolerance);
+                check_step_equals_forward(config);
             }
         }
     }

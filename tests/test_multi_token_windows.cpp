@@ -21,6 +21,7 @@
 
 using namespace kvbench;
 using kvbench::test::check_fault_is_caught;
+using kvbench::test::check_step_equals_forward;
 using kvbench::test::full_latent_config;
 using kvbench::test::latent_config;
 using kvbench::test::make_config;
@@ -34,8 +35,6 @@ using kvbench::test::test_threads;
 // test_latent.cpp, whose helpers of the same names lookup then stops short of.
 namespace multi_token_windows {
 namespace {
-
-constexpr StepKernels per_token_kernels{&linear, &attend_decode, &attend_causal};
 
 // A fault of a window layer's one pass: every token's window one position wider, which a ring
 // of W + Q - 1 (Q >= 2) holds, so nothing but the count of positions is wrong.
@@ -63,30 +62,6 @@ double tolerance_for(const ModelConfig& config) {
     return config.key_dtype() == KvDtype::int8 ? kernel_check_tolerance : 1e-5;
 }
 
-// The cached step of Q tokens against the per-token step and the uncached forward's last Q
-// rows (f32 caches), its useful FLOPs against the cost model's.
-void check_step_equals_forward(const ModelConfig& config) {
-    CAPTURE(describe(config));
-    const std::size_t n_tokens = config.n_query_tokens;
-    const ModelWeights weights = make_weights(config, 13);
-    const std::vector<float> inputs = make_inputs(config, 13);
-    std::vector<float> full_out(inputs.size());
-    ForwardScratch forward_scratch(config, test_threads);
-    KvCache cache(config, config.seq_len);
-    forward_full(config, weights, inputs.data(), full_out.data(), forward_scratch, &cache);
-    const std::vector<float> step_in = make_step_inputs(config, 13);
-    std::vector<float> one(step_in.size()), each(step_in.size());
-    DecodeScratch scratch(config, config.seq_len, test_threads);
-    cache.roll_back(config.seq_len - n_tokens);
-    const FlopCount one_flops = decode_step(config, weights, cache, step_in.data(), one.data(), scratch);
-    cache.roll_back(config.seq_len - n_tokens);
-    const FlopCount each_flops =
-        decode_step(config, weights, cache, step_in.data(), each.data(), scratch, {&per_token_kernels, {}, {}});
-    CHECK(relative_error(one, each) < 1e-5);
-    CHECK(one_flops.useful == each_flops.useful);
-    if (!config.has_experts()) CHECK(one_flops.useful == step_flops(config, DecodePath::cached));
-    if (config.key_dtype() == KvDtype::f32) CHECK(relative_error(one, gather_newest(config, full_out)) < spec_tolerance);
-}
 
 }  // namespace
 
