@@ -140,17 +140,32 @@ TEST_CASE("small_m_gemm_typed gives the same bits on any number of threads, over
 }
 
 TEST_CASE("linear converts reduced weights for sgemm above the small-m rows, and agrees with the reference") {
-    const std::size_t n_rows = 40, in_dim = 70, out_dim = 300;  // 40 rows: past 3 groups of 8
-    const std::vector<float> values = random_vector(out_dim * in_dim, 8);
-    const std::vector<float> x = random_vector(n_rows * in_dim, 9);
-    for (const WeightDtype dtype : reduced_dtypes) {
-        CAPTURE(std::string(weight_dtype_info(dtype).name));
-        const WeightMatrix w(dtype, out_dim, in_dim, values);
-        std::vector<float> fast(n_rows * out_dim, 1.0f), naive = fast;
-        CHECK(linear(x.data(), n_rows, in_dim, w.view(), out_dim, 1.0f, fast.data()) == 2ull * n_rows * out_dim * in_dim);
-        linear_naive(x.data(), n_rows, in_dim, w.view(), out_dim, 1.0f, naive.data());
-        CHECK(relative_error(fast, naive) < 1e-5);
+    struct Shape {
+        std::size_t n_rows, in_dim, out_dim;
+    };
+    // 40 rows: past 3 groups of 8, W in one L2-sized block; 300 rows of 2048: W's rows in blocks
+    // of 150 (half the rows of x), the last one shorter.
+    for (const Shape shape : {Shape{40, 70, 300}, Shape{300, 2048, 250}}) {
+        const auto [n_rows, in_dim, out_dim] = shape;
+        const std::vector<float> values = random_vector(out_dim * in_dim, 8);
+        const std::vector<float> x = random_vector(n_rows * in_dim, 9);
+        for (const WeightDtype dtype : reduced_dtypes) {
+            CAPTURE(std::string(weight_dtype_info(dtype).name));
+            CAPTURE(n_rows);
+            const WeightMatrix w(dtype, out_dim, in_dim, values);
+            std::vector<float> fast(n_rows * out_dim, 1.0f), naive = fast;
+            CHECK(linear(x.data(), n_rows, in_dim, w.view(), out_dim, 1.0f, fast.data()) ==
+                  2ull * n_rows * out_dim * in_dim);
+            linear_naive(x.data(), n_rows, in_dim, w.view(), out_dim, 1.0f, naive.data());
+            CHECK(relative_error(fast, naive) < 1e-5);
+        }
     }
+    // The conversion buffer the memory budget counts: an L2-sized block for few rows, growing
+    // with the rows of x up to a bound.
+    CHECK(linear_conversion_bytes(40, 2048) == 512 * 1024);
+    CHECK(linear_conversion_bytes(4096, 2048) == 2048 * 2048 * 4);
+    CHECK(linear_conversion_bytes(32768, 8192) == 32 * 1024 * 1024);
+    CHECK(linear_conversion_bytes(4096, 0) == 0);
 }
 
 TEST_CASE("reduced weights stand for the f32 ones within their type's rounding, and int8 keeps a scale per row") {

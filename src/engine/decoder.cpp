@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/attention_shape.hpp"
 #include "kvbench/engine/checked_size.hpp"
+#include "kvbench/engine/linear.hpp"
 
 #include <fmt/format.h>
 
@@ -27,6 +28,16 @@ std::size_t full_block_rows(const ModelConfig& config, bool forward) {
     return forward ? config.total_tokens() : checked_mul(config.n_query_tokens, config.n_batch);
 }
 
+// What linear() keeps to convert reduced-type weights for sgemm over `rows` rows (linear.hpp):
+// a buffer per thread, not the scratch's own, but held while the scratch is in use.
+std::size_t weight_conversion_bytes(const ModelConfig& config, std::size_t rows) {
+    if (config.weight_dtype == WeightDtype::f32) return 0;
+    const std::size_t longest_in = std::max({config.model_dim, config.q_dim(), config.ffn_dim, config.moe.expert_dim,
+                                             config.n_heads * config.mla.v_head_dim, config.mla.q_lora_rank,
+                                             config.mla.kv_lora_rank});
+    return linear_conversion_bytes(rows, longest_in);
+}
+
 }  // namespace
 
 void require_measurable(const ModelConfig& config) {
@@ -42,18 +53,19 @@ DecodeScratch::DecodeScratch(const ModelConfig& config, std::size_t max_seq_len,
     : qkv(checked_mul(decode_rows(config), config.qkv_dim())),
       head_outputs(checked_mul(decode_rows(config), config.q_dim())),
       attention_scratch(decode_attention_view(config), max_seq_len, n_threads), block(config, full_block_rows(config, false)),
-      latent(config) {}
+      latent(config), weight_conversion(weight_conversion_bytes(config, full_block_rows(config, false))) {}
 
 std::size_t DecodeScratch::bytes() const {
     return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes() + block.bytes() +
-           latent.bytes();
+           latent.bytes() + weight_conversion;
 }
 
 std::size_t DecodeScratch::bytes_for(const ModelConfig& config, std::size_t max_seq_len, std::size_t n_threads) {
     const std::size_t floats = checked_mul(decode_rows(config), checked_add(config.qkv_dim(), config.q_dim()));
     return checked_add(checked_add(checked_add(checked_mul(floats, sizeof(float)), LatentDecodeBuffers::bytes_for(config)),
                                    DecodeAttentionScratch::bytes_for(decode_attention_view(config), max_seq_len, n_threads)),
-                       FullBlockScratch::bytes_for(config, full_block_rows(config, false)));
+                       checked_add(FullBlockScratch::bytes_for(config, full_block_rows(config, false)),
+                                   weight_conversion_bytes(config, full_block_rows(config, false))));
 }
 
 ForwardScratch::ForwardScratch(const ModelConfig& config, std::size_t n_threads,
@@ -61,18 +73,19 @@ ForwardScratch::ForwardScratch(const ModelConfig& config, std::size_t n_threads,
     : qkv(checked_mul(forward_rows(config), config.qkv_dim())),
       head_outputs(checked_mul(forward_rows(config), config.q_dim())),
       attention_scratch(config.seq_len, n_threads, block_rows), block(config, full_block_rows(config, true)),
-      latent(config) {}
+      latent(config), weight_conversion(weight_conversion_bytes(config, full_block_rows(config, true))) {}
 
 std::size_t ForwardScratch::bytes() const {
     return (qkv.size() + head_outputs.size()) * sizeof(float) + attention_scratch.bytes() + block.bytes() +
-           latent.bytes();
+           latent.bytes() + weight_conversion;
 }
 
 std::size_t ForwardScratch::bytes_for(const ModelConfig& config, std::size_t n_threads, std::size_t block_rows) {
     const std::size_t floats = checked_mul(forward_rows(config), checked_add(config.qkv_dim(), config.q_dim()));
     return checked_add(checked_add(checked_add(checked_mul(floats, sizeof(float)), LatentForwardBuffers::bytes_for(config)),
                                    CausalAttentionScratch::bytes_for(config.seq_len, n_threads, block_rows)),
-                       FullBlockScratch::bytes_for(config, full_block_rows(config, true)));
+                       checked_add(FullBlockScratch::bytes_for(config, full_block_rows(config, true)),
+                                   weight_conversion_bytes(config, full_block_rows(config, true))));
 }
 
 std::size_t attention_trace_size(const ModelConfig& config) {

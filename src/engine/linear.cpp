@@ -21,13 +21,28 @@ namespace {
 // Most groups of rows worth a pass of the small-m kernel each over W.
 constexpr std::size_t max_small_m_groups = tuning.projection.max_small_m_groups;
 constexpr std::size_t converted_block_bytes = tuning.projection.converted_block_bytes;
+constexpr std::size_t converted_block_max_bytes = tuning.projection.converted_block_max_bytes;
+
+// Rows of W converted per sgemm call over n_rows rows of x: an L2-sized block for a few dozen
+// rows; for more, half as many as x has rows (the packing of x, repeated for every block, then
+// costs a few percent of the products), within converted_block_max_bytes and W.
+std::size_t converted_block_rows(std::size_t n_rows, std::size_t in_dim, std::size_t out_dim) {
+    const std::size_t row_bytes = in_dim * sizeof(float);
+    const std::size_t l2_rows = converted_block_bytes / row_bytes;
+    const std::size_t max_rows = std::max<std::size_t>(1, converted_block_max_bytes / row_bytes);
+    return std::clamp<std::size_t>(std::max(l2_rows, n_rows / 2), 1, std::min(out_dim, max_rows));
+}
+
+bool takes_small_m(std::size_t n_rows) {
+    return (n_rows + small_m_max_rows - 1) / small_m_max_rows <= max_small_m_groups;
+}
 
 }  // namespace
 
 std::uint64_t linear(const float* x, std::size_t n_rows, std::size_t in_dim, WeightView w,
                      std::size_t out_dim, float beta, float* y) {
-    const std::size_t n_groups = (n_rows + small_m_max_rows - 1) / small_m_max_rows;
-    if (n_groups <= max_small_m_groups) {
+    if (takes_small_m(n_rows)) {
+        const std::size_t n_groups = (n_rows + small_m_max_rows - 1) / small_m_max_rows;
         // Groups as equal as can be: 9 rows are 5 + 4, not 8 + 1.
         const std::size_t group_rows = (n_rows + n_groups - 1) / n_groups;
         for (std::size_t first = 0; first < n_rows; first += group_rows) {
@@ -55,7 +70,7 @@ std::uint64_t linear_sgemm(const float* x, std::size_t n_rows, std::size_t in_di
     // sgemm reads f32 only: each block of W's rows is converted, then multiplied into its
     // columns of y. The buffer grows once, to the widest block a run asks for, and is reused.
     static thread_local std::vector<float> block;
-    const std::size_t block_rows = std::clamp<std::size_t>(converted_block_bytes / (in_dim * sizeof(float)), 1, out_dim);
+    const std::size_t block_rows = converted_block_rows(n_rows, in_dim, out_dim);
     if (block.size() < block_rows * in_dim) block.resize(block_rows * in_dim);
     for (std::size_t first = 0; first < out_dim; first += block_rows) {
         const std::size_t rows = std::min(block_rows, out_dim - first);
@@ -64,6 +79,14 @@ std::uint64_t linear_sgemm(const float* x, std::size_t n_rows, std::size_t in_di
              y + first, out_dim);
     }
     return 2ull * n_rows * out_dim * in_dim;
+}
+
+std::size_t linear_conversion_bytes(std::size_t n_rows, std::size_t max_in_dim) {
+    if (max_in_dim == 0) return 0;
+    // A bound on converted_block_rows() × a row's bytes for any row up to max_in_dim long.
+    const std::size_t longest_row_bytes = max_in_dim * sizeof(float);
+    return std::max(converted_block_bytes, std::min(n_rows / 2 * longest_row_bytes,
+                                                    std::max(converted_block_max_bytes, longest_row_bytes)));
 }
 
 }  // namespace kvbench

@@ -171,10 +171,13 @@ struct KernelTuning {
         // above, OpenBLAS's sgemm is faster
         // (bench/journal/2026-11-30-linear-sgemv-small-m-or-sgemm.md).
         std::size_t max_small_m_groups;
-        // Reduced-type weights under sgemm are converted to f32 this many bytes of f32 at a time:
-        // a block that stays in L2 while sgemm reads it, large enough that sgemm's packing pays
-        // (bench/journal/2026-12-04-small-m-over-reduced-weights.md).
+        // Reduced-type weights under sgemm are converted to f32 a block of W's rows at a time:
+        // at least this many bytes of f32, a block that stays in L2 while sgemm reads it
+        // (bench/journal/2026-12-04-small-m-over-reduced-weights.md); for many rows of x, as many
+        // of W's rows as half the rows of x, up to converted_block_max_bytes, since sgemm packs
+        // the whole of x again for every block (bench/journal/2026-12-04-prefill-weight-blocks.md).
         std::size_t converted_block_bytes;
+        std::size_t converted_block_max_bytes;
     } projection;
 
     // attend_decode (attention.cpp): splits of the context (flash-decoding's split-K).
@@ -201,7 +204,8 @@ inline constexpr KernelTuning avx512_tuning{
     .small_m_typed = {.max_streams = 4, .int8_max_streams = 8, .int8_lines_per_step = 2,
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .line_prefetch_bytes = 2048, .min_parallel_weights = std::size_t{1} << 16},
-    .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024},
+    .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024,
+                   .converted_block_max_bytes = 32 * 1024 * 1024},
     .decode = {.min_split_positions = 64},
 };
 
@@ -221,7 +225,8 @@ inline constexpr KernelTuning avx2_tuning{
     .small_m_typed = {.max_streams = 4, .int8_max_streams = 4, .int8_lines_per_step = 1,
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .line_prefetch_bytes = 2048, .min_parallel_weights = std::size_t{1} << 16},
-    .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024},
+    .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024,
+                   .converted_block_max_bytes = 32 * 1024 * 1024},
     .decode = {.min_split_positions = 64},
 };
 
@@ -243,7 +248,8 @@ inline constexpr KernelTuning portable_tuning{
     .small_m_typed = {.max_streams = 4, .int8_max_streams = 4, .int8_lines_per_step = 1,
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .line_prefetch_bytes = 2048, .min_parallel_weights = std::size_t{1} << 16},
-    .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024},
+    .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024,
+                   .converted_block_max_bytes = 32 * 1024 * 1024},
     .decode = {.min_split_positions = 64},
 };
 

@@ -36,6 +36,9 @@ struct DecodeScratch {
     DecodeAttentionScratch attention_scratch;  // attend_decode's split partials and per-thread workspaces
     FullBlockScratch block;                    // a full block's norms, MLP and experts, n_batch rows
     LatentDecodeBuffers latent;  // a latent config's buffers, in place of qkv and head_outputs (left empty)
+    // Bytes linear() keeps to convert reduced-type weights for these rows (linear.hpp), counted
+    // in bytes() since they are held while the scratch is used.
+    std::size_t weight_conversion = 0;
 };
 
 struct ForwardScratch {
@@ -53,6 +56,9 @@ struct ForwardScratch {
     CausalAttentionScratch attention_scratch;  // attend_causal's per-thread scores
     FullBlockScratch block;                    // a full block's norms, MLP and experts, total_tokens rows
     LatentForwardBuffers latent;  // a latent config's buffers, in place of qkv and head_outputs (left empty)
+    // Bytes linear() keeps to convert reduced-type weights for these rows (linear.hpp), counted
+    // in bytes() since they are held while the scratch is used.
+    std::size_t weight_conversion = 0;
 };
 
 // What a path is asked beyond its output: which kernels run (the fast ones, --verify's reference,

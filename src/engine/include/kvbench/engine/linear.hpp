@@ -23,6 +23,11 @@ std::uint64_t linear(const float* x, std::size_t n_rows, std::size_t in_dim, Wei
 std::uint64_t linear_sgemm(const float* x, std::size_t n_rows, std::size_t in_dim, WeightView w,
                            std::size_t out_dim, float beta, float* y);
 
+// The most bytes linear() keeps, per calling thread and for reuse, to convert reduced-type
+// weights for sgemm over n_rows rows of x whose rows are at most max_in_dim long (an upper bound,
+// linear_sgemm's included): counted in the scratch's memory budget.
+std::size_t linear_conversion_bytes(std::size_t n_rows, std::size_t max_in_dim);
+
 // linear()'s naive twin (src/engine/reference.cpp): plain loops, double accumulators, one
 // thread, each weight read by the scalar definition (WeightView::at). Returns the FLOPs it
 // executed, counted one multiply-add at a time.
