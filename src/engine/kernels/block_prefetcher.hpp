@@ -67,11 +67,12 @@ public:
     // has the further ones' lines not requested.
     static constexpr std::size_t max_pieces = 16;
     using Pieces = std::array<Piece, max_pieces>;
-    // A piece's lines for one turn.
+    // A piece's lines for one turn. No member initializers: every attention call holds a
+    // PagedTurns, and 256 initialized turns would be 6 KiB zeroed per call, paged or not.
     struct Turn {
-        std::uintptr_t line = 0;
-        std::uintptr_t end = 0;
-        std::uintptr_t value_offset = 0;
+        std::uintptr_t line;
+        std::uintptr_t end;
+        std::uintptr_t value_offset;
     };
     // A block that needs more turns has its further lines not requested.
     static constexpr std::size_t max_turns = 256;
