@@ -126,7 +126,9 @@ constexpr double f32_tolerance = 1e-4;  // docs/model.md, the equivalence
 
 // The prefill of the long contexts below is O(N²): about 5 s at 131072 positions on 2 cores.
 // The sanitizers' instrumented -O1 build (scripts/test-sanitizers.sh) would take minutes over
-// it, and runs the same code at the shorter contexts; it leaves these two out.
+// it, and runs the same code at the shorter contexts; it leaves these two out. So does the
+// emulated arm64 run (scripts/test-arm64.sh), by their suite: under QEMU they held CI's arm64
+// step for most of twenty minutes.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool instrumented_build = true;
 #else
@@ -136,13 +138,15 @@ constexpr StepKernels dropping_newest{&linear, &attend_decode_dropping_newest, &
 
 }  // namespace
 
-TEST_CASE("--verify fails a step that drops the newest key at N = 32768" * doctest::skip(instrumented_build)) {
+TEST_CASE("--verify fails a step that drops the newest key at N = 32768" * doctest::skip(instrumented_build) *
+          doctest::test_suite("long_context")) {
     const GridPoint point{make_config(1, 32768, 16, 2, 2, 1), 2};
     CHECK(verify_error(point, fast_kernels) < f32_tolerance);
     CHECK(verify_error(point, dropping_newest) >= f32_tolerance);
 }
 
-TEST_CASE("--verify fails a step that drops the newest key at N = 131072" * doctest::skip(instrumented_build)) {
+TEST_CASE("--verify fails a step that drops the newest key at N = 131072" * doctest::skip(instrumented_build) *
+          doctest::test_suite("long_context")) {
     // The prefill of 131072 positions is the test's cost (about 5 s on 2 cores, whatever D and
     // H), so the passing side of this shape is left to the cases at 32768 and below.
     const GridPoint point{make_config(1, 131072, 8, 1, 1, 1), 2};

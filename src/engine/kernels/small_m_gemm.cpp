@@ -174,21 +174,32 @@ struct ScalarIsa {
         const std::size_t step = spread(M, to) ? t.spread : 1;
         const float* w = t.w;
         const std::size_t ldw = step * t.ldw;
-        std::size_t i = 0;
-        for (; i + lanes <= t.len; i += lanes) {
+        // Columns [0, lanes) from row r of W at w_at(r) and row m of x at x_at(m).
+        const auto accumulate = [&](const auto& w_at, const auto& x_at) {
             for (std::size_t m = 0; m < M; ++m) {
-                const Quad x0 = quad_at(t.x + m * t.ldx + i);
-                const Quad x1 = quad_at(t.x + m * t.ldx + i + quad);
+                const Quad x0 = quad_at(x_at(m));
+                const Quad x1 = quad_at(x_at(m) + quad);
                 for (std::size_t r = 0; r < R; ++r) {
-                    acc[m][r][0] += x0 * quad_at(w + r * ldw + i);
-                    acc[m][r][1] += x1 * quad_at(w + r * ldw + i + quad);
+                    acc[m][r][0] += x0 * quad_at(w_at(r));
+                    acc[m][r][1] += x1 * quad_at(w_at(r) + quad);
                 }
             }
+        };
+        std::size_t i = 0;
+        for (; i + lanes <= t.len; i += lanes) {
+            accumulate([&](std::size_t r) { return w + r * ldw + i; }, [&](std::size_t m) { return t.x + m * t.ldx + i; });
         }
-        for (; i < t.len; ++i) {
-            for (std::size_t m = 0; m < M; ++m) {
-                for (std::size_t r = 0; r < R; ++r) acc[m][r][0][0] += t.x[m * t.ldx + i] * w[r * ldw + i];
-            }
+        if (i < t.len) {
+            // The ragged end as one more step over zero-padded copies, through the same vector
+            // operations as the columns before it: a scalar loop here may be vectorized as
+            // multiplies and in-order adds at one R and fused at another (small_m_typed.cpp's
+            // portable path did so on aarch64), and a row's bits would hang on its tile.
+            const std::size_t n = t.len - i;
+            std::array<float, lanes> w_tail[R] = {};
+            std::array<float, lanes> x_tail[M] = {};
+            for (std::size_t r = 0; r < R; ++r) std::copy_n(w + r * ldw + i, n, w_tail[r].data());
+            for (std::size_t m = 0; m < M; ++m) std::copy_n(t.x + m * t.ldx + i, n, x_tail[m].data());
+            accumulate([&](std::size_t r) { return w_tail[r].data(); }, [&](std::size_t m) { return x_tail[m].data(); });
         }
         for (std::size_t m = 0; m < M; ++m) {
             for (std::size_t r = 0; r < R; ++r) {

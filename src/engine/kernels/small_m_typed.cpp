@@ -108,32 +108,42 @@ struct ScalarIsa {
     static void tile(const Tile& t) {
         Quad acc[M][R][2] = {};
         const std::size_t w_step = t.spread * t.row_bytes;
-        std::size_t i = 0;
-        for (; i + lanes <= t.len; i += lanes) {
+        // Columns [c, c + lanes) of weight row r are element(w_at(r), c...), of row m of x x_at(m).
+        const auto step = [&](std::size_t c, const auto& w_at, const auto& x_at) {
             // Built whole, not lane by lane: a lane store into a declared vector trips GCC 12's
             // -Wmaybe-uninitialized.
             Quad wv[R][2];
             for (std::size_t r = 0; r < R; ++r) {
-                const std::byte* row = t.w + r * w_step;
+                const std::byte* row = w_at(r);
                 for (std::size_t h = 0; h < 2; ++h) {
-                    const std::size_t c = i + h * quad;
-                    wv[r][h] = Quad{element<D>(row, c), element<D>(row, c + 1), element<D>(row, c + 2), element<D>(row, c + 3)};
+                    const std::size_t e = c + h * quad;
+                    wv[r][h] = Quad{element<D>(row, e), element<D>(row, e + 1), element<D>(row, e + 2), element<D>(row, e + 3)};
                 }
             }
             for (std::size_t m = 0; m < M; ++m) {
-                const Quad x0 = *reinterpret_cast<const UnalignedQuad*>(t.x + m * t.ldx + i);
-                const Quad x1 = *reinterpret_cast<const UnalignedQuad*>(t.x + m * t.ldx + i + quad);
+                const Quad x0 = *reinterpret_cast<const UnalignedQuad*>(x_at(m));
+                const Quad x1 = *reinterpret_cast<const UnalignedQuad*>(x_at(m) + quad);
                 for (std::size_t r = 0; r < R; ++r) {
                     acc[m][r][0] += x0 * wv[r][0];
                     acc[m][r][1] += x1 * wv[r][1];
                 }
             }
+        };
+        std::size_t i = 0;
+        for (; i + lanes <= t.len; i += lanes) {
+            step(i, [&](std::size_t r) { return t.w + r * w_step; }, [&](std::size_t m) { return t.x + m * t.ldx + i; });
         }
-        for (; i < t.len; ++i) {
-            for (std::size_t r = 0; r < R; ++r) {
-                const float wi = element<D>(t.w + r * w_step, i);
-                for (std::size_t m = 0; m < M; ++m) acc[m][r][0][0] += t.x[m * t.ldx + i] * wi;
-            }
+        if (i < t.len) {
+            // The ragged end as one more step over zero-padded copies, through the same vector
+            // operations as the columns before it. A scalar loop here was vectorized by GCC as
+            // multiplies and in-order adds at one R and fused multiply-adds at another, so on
+            // aarch64 a row's bits hung on how many rows shared its tile.
+            const std::size_t n = t.len - i;
+            std::array<std::byte, lanes * 4> w_tail[R] = {};
+            std::array<float, lanes> x_tail[M] = {};
+            for (std::size_t r = 0; r < R; ++r) std::memcpy(w_tail[r].data(), t.w + r * w_step + i * elem_bytes(D), n * elem_bytes(D));
+            for (std::size_t m = 0; m < M; ++m) std::memcpy(x_tail[m].data(), t.x + m * t.ldx + i, n * sizeof(float));
+            step(0, [&](std::size_t r) { return w_tail[r].data(); }, [&](std::size_t m) { return x_tail[m].data(); });
         }
         for (std::size_t m = 0; m < M; ++m) {
             for (std::size_t r = 0; r < R; ++r) {
