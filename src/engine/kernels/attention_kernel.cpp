@@ -230,7 +230,7 @@ template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32, bool two
             }
             for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[i], k, acc[i * n_cols + j]);
         }
-        prefetcher.issue<tile_may_spread(dtype, n_rows)>();
+        prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
     }
     st.prefetcher = prefetcher;
     st.flops += 2 * n_rows * n_cols * round_up(dim, lanes);  // keys past the block and dims past dim too
@@ -267,7 +267,7 @@ template <std::size_t n_rows, KvDtype dtype>
             const Vec k = load_kv<dtype>(key, d0);
             for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[i], k, acc[i * n_cols + j]);
         }
-        prefetcher.issue<tile_may_spread(dtype, n_rows)>();
+        prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
     }
     st.prefetcher = prefetcher;
     st.flops += 2 * n_rows * n_cols * dim;
@@ -496,7 +496,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                     for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
                 }
             }
-            prefetcher.issue<tile_may_spread(dtype, n_rows)>();
+            prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
         }
         st.prefetcher = prefetcher;
     } else if constexpr (dtype == KvDtype::f32) {
@@ -515,7 +515,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                     for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
                 }
             }
-            prefetcher.issue<tile_may_spread(dtype, n_rows)>();
+            prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
         };
         // Run by run: a pointer test every key would weigh on the tile.
         const std::size_t first_run_keys = two_runs ? std::min(st.later_value, st.n_keys) : st.n_keys;
@@ -628,6 +628,20 @@ void score_block(BlockState& st, std::size_t n_rows) {
 // two_runs: f32 keys and values of a paged block in place in two runs (BlockState::later_key).
 template <KvDtype key_dtype, KvDtype value_dtype, bool two_runs = false>
 void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
+    if constexpr (key_dtype == KvDtype::e4m3 || value_dtype == KvDtype::e4m3) {
+        // An e4m3 block without the NaN pattern, which is every block an encoder writes from finite
+        // values, is read without the NaN fix: the same bits.
+        const std::size_t dim = st.problem.head_dim;
+        const bool keys_nan = key_dtype == KvDtype::e4m3 &&
+                              holds_e4m3_nan(st.stored_keys, st.n_keys, st.stored_key_row_bytes, dim);
+        const bool values_nan = value_dtype == KvDtype::e4m3 &&
+                                holds_e4m3_nan(st.stored_values, st.n_keys, st.stored_value_row_bytes, dim);
+        if (!keys_nan && !values_nan) {
+            constexpr auto finite = [](KvDtype d) { return d == KvDtype::e4m3 ? e4m3_finite : d; };
+            attend_block<finite(key_dtype), finite(value_dtype), two_runs>(st, n_rows, n_vecs);
+            return;
+        }
+    }
     constexpr bool all_f32 = key_dtype == KvDtype::f32 && value_dtype == KvDtype::f32;
     constexpr std::size_t n_block_vecs = (all_f32 ? key_block : fused_key_block) / lanes;
     score_block<key_dtype, two_runs>(st, n_rows);

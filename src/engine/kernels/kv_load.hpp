@@ -10,6 +10,61 @@
 
 namespace kvbench::simd {
 
+// e4m3 read from bytes the caller has scanned and found free of the NaN pattern S.1111.111
+// (holds_e4m3_nan): the conversion without its NaN fix, which was a third of an e4m3 vector's
+// instructions (bench/journal/2026-12-05-e4m3-nan-fix-once-per-block.md). A tag for the tiles'
+// dtype parameter only: no cache stores it, and as_stored() names the type it reads.
+inline constexpr KvDtype e4m3_finite = static_cast<KvDtype>(0x100);
+constexpr KvDtype as_stored(KvDtype tag) { return tag == e4m3_finite ? KvDtype::e4m3 : tag; }
+
+// Whether n_rows rows of `width` e4m3 bytes, row_bytes apart, hold the NaN pattern S.1111.111:
+// a byte b is one when ~b & 0x7f is 0. The minimum of those is kept over whole n-byte vectors,
+// two instructions a vector. Requires: width a multiple of n.
+// (GCC ignores vector_size with a dependent size, hence one specialisation per width.)
+template <std::size_t n>
+struct ByteVector;
+template <>
+struct ByteVector<16> {
+    typedef std::uint8_t Aligned __attribute__((vector_size(16)));
+    typedef std::uint8_t Unaligned __attribute__((vector_size(16), aligned(1), may_alias));
+};
+template <>
+struct ByteVector<64> {
+    typedef std::uint8_t Aligned __attribute__((vector_size(64)));
+    typedef std::uint8_t Unaligned __attribute__((vector_size(64), aligned(1), may_alias));
+};
+
+template <std::size_t n>
+inline bool holds_e4m3_nan_by(const std::byte* rows, std::size_t n_rows, std::size_t row_bytes, std::size_t width) {
+    using Bytes = typename ByteVector<n>::Aligned;
+    using UnalignedBytes = typename ByteVector<n>::Unaligned;
+    Bytes least = {};
+    least |= 0x7f;
+    const auto fold = [&](const std::byte* p) {
+        const Bytes low = ~*reinterpret_cast<const UnalignedBytes*>(p) & 0x7f;
+        least = low < least ? low : least;
+    };
+    if (width == n) {
+        for (std::size_t r = 0; r < n_rows; ++r) fold(rows + r * row_bytes);  // one vector a row: no inner loop
+    } else {
+        for (std::size_t r = 0; r < n_rows; ++r) {
+            for (std::size_t i = 0; i < width; i += n) fold(rows + r * row_bytes + i);
+        }
+    }
+    // A zero byte, tested eight at a time: byte by byte, the test took as long as the scan.
+    std::uint64_t words[n / 8];
+    __builtin_memcpy(words, &least, n);
+    std::uint64_t zero_byte = 0;
+    for (const std::uint64_t word : words) zero_byte |= (word - 0x0101010101010101u) & ~word & 0x8080808080808080u;
+    return zero_byte != 0;
+}
+
+// Requires: width a multiple of 16.
+inline bool holds_e4m3_nan(const std::byte* rows, std::size_t n_rows, std::size_t row_bytes, std::size_t width) {
+    return width % 64 == 0 ? holds_e4m3_nan_by<64>(rows, n_rows, row_bytes, width)
+                           : holds_e4m3_nan_by<16>(rows, n_rows, row_bytes, width);
+}
+
 // fp8 as f32 through binary16 (F16C's vcvtph2ps), exact: e5m2 is binary16's top byte, so the
 // byte shifted up is its binary16; e4m3's exponent and mantissa shifted into binary16's
 // (bits 13-7, the sign to bit 15) make a binary16 2^8 smaller (the bias 15 against 7), its
@@ -35,6 +90,7 @@ inline Vec load_fp8(const std::byte* bytes) {
         const __m256i half = _mm256_and_si256(_mm256_slli_epi16(_mm256_cvtepi8_epi16(packed), 7),
                                               _mm256_set1_epi16(static_cast<short>(0xbfff)));
         const __m512 x = _mm512_mul_ps(_mm512_cvtph_ps(half), _mm512_set1_ps(256.0f));
+        if constexpr (dtype == e4m3_finite) return x;
         // ±480 is S.1111.111 (the largest finite e4m3 is 448): made the signed quiet NaN.
         const __mmask16 nan = _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(480.0f), _CMP_EQ_OQ);
         return _mm512_castsi512_ps(_mm512_mask_ternarylogic_epi32(_mm512_castps_si512(x), nan, sign_and_quiet_nan,
@@ -55,6 +111,7 @@ inline Vec load_fp8(const std::byte* bytes) {
         const __m128i half = _mm_and_si128(_mm_slli_epi16(_mm_cvtepi8_epi16(packed), 7),
                                            _mm_set1_epi16(static_cast<short>(0xbfff)));
         const __m256 x = _mm256_mul_ps(_mm256_cvtph_ps(half), _mm256_set1_ps(256.0f));
+        if constexpr (dtype == e4m3_finite) return x;
         const __m256 sign = _mm256_set1_ps(-0.0f);
         const __m256 nan = _mm256_cmp_ps(_mm256_andnot_ps(sign, x), _mm256_set1_ps(480.0f), _CMP_EQ_OQ);
         const __m256 signed_nan = _mm256_or_ps(_mm256_and_ps(x, sign), _mm256_andnot_ps(sign, sign_and_quiet_nan));
@@ -93,11 +150,11 @@ inline Vec load_kv(const std::byte* row, std::size_t i) {
         static_assert(kv_block_values % lanes == 0);
         const std::byte* block = row + i / kv_block_values * kv_row_bytes(dtype, kv_block_values);
         return Simd::mul(load_block_codes<dtype>(block, i % kv_block_values), load_block_scale(block));
-    } else if constexpr (dtype == KvDtype::e4m3 || dtype == KvDtype::e5m2) {
+    } else if constexpr (dtype == KvDtype::e4m3 || dtype == e4m3_finite || dtype == KvDtype::e5m2) {
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
         return load_fp8<dtype>(row + i);
 #else
-        const float* table = dtype == KvDtype::e4m3 ? e4m3_values.data() : e5m2_values.data();
+        const float* table = dtype == KvDtype::e5m2 ? e5m2_values.data() : e4m3_values.data();
         alignas(64) float lanes_out[lanes];
         for (std::size_t lane = 0; lane < lanes; ++lane) lanes_out[lane] = table[static_cast<std::uint8_t>(row[i + lane])];
         return Simd::load(lanes_out);
