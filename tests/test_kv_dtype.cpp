@@ -446,8 +446,9 @@ TEST_CASE("attend_decode over a reduced cache matches its naive twin on every ke
 
 TEST_CASE("the e4m3 NaN scan finds S.1111.111 at every place of every row, and nothing else") {
     // Rows of finite bytes (every pattern but the two NaNs, in turn), 3 rows 200 bytes apart;
-    // each of the 256 patterns at each place of each row.
-    for (const std::size_t width : {16u, 32u, 64u, 128u}) {
+    // each of the 256 patterns at each place of each row; widths of whole 64- and 16-byte
+    // vectors and of neither (the portable tiles' dh 20).
+    for (const std::size_t width : {4u, 20u, 16u, 32u, 64u, 128u}) {
         const std::size_t row_bytes = 200, n_rows = 3;
         std::vector<std::byte> rows(n_rows * row_bytes);
         for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -59,10 +59,16 @@ inline bool holds_e4m3_nan_by(const std::byte* rows, std::size_t n_rows, std::si
     return zero_byte != 0;
 }
 
-// Requires: width a multiple of 16.
+// Any width: the portable tiles take rows of a multiple of 4 bytes (dh 20, say).
 inline bool holds_e4m3_nan(const std::byte* rows, std::size_t n_rows, std::size_t row_bytes, std::size_t width) {
-    return width % 64 == 0 ? holds_e4m3_nan_by<64>(rows, n_rows, row_bytes, width)
-                           : holds_e4m3_nan_by<16>(rows, n_rows, row_bytes, width);
+    if (width % 64 == 0) return holds_e4m3_nan_by<64>(rows, n_rows, row_bytes, width);
+    if (width % 16 == 0) return holds_e4m3_nan_by<16>(rows, n_rows, row_bytes, width);
+    for (std::size_t r = 0; r < n_rows; ++r) {
+        for (std::size_t i = 0; i < width; ++i) {
+            if ((static_cast<unsigned>(rows[r * row_bytes + i]) & 0x7fu) == 0x7fu) return true;
+        }
+    }
+    return false;
 }
 
 // fp8 as f32 through binary16 (F16C's vcvtph2ps), exact: e5m2 is binary16's top byte, so the
