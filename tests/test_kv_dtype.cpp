@@ -444,76 +444,84 @@ TEST_CASE("attend_decode over a reduced cache matches its naive twin on every ke
     }
 }
 
-TEST_CASE("the e4m3 NaN scan finds S.1111.111 at every place of every row, and nothing else") {
-    // Rows of finite bytes (every pattern but the two NaNs, in turn), 3 rows 200 bytes apart;
+TEST_CASE("the 8-bit float scan finds the patterns their conversions fix up at every place of every row, and no other") {
+    // Rows of bytes without the patterns (every other pattern in turn), 3 rows 200 bytes apart;
     // each of the 256 patterns at each place of each row; widths of whole 64- and 16-byte
-    // vectors and of neither (the portable tiles' dh 20).
-    for (const std::size_t width : {4u, 20u, 16u, 32u, 64u, 128u}) {
-        const std::size_t row_bytes = 200, n_rows = 3;
-        std::vector<std::byte> rows(n_rows * row_bytes);
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            const auto b = static_cast<std::uint8_t>(i * 37 % 256);
-            rows[i] = static_cast<std::byte>((b & 0x7f) == 0x7f ? 0x3c : b);
-        }
-        REQUIRE_FALSE(simd::holds_e4m3_nan(rows.data(), n_rows, row_bytes, width));
-        std::size_t n_wrong = 0;
-        for (std::size_t r = 0; r < n_rows; ++r) {
-            for (std::size_t i = 0; i < width; ++i) {
-                std::byte& place = rows[r * row_bytes + i];
-                const std::byte kept = place;
-                for (unsigned pattern = 0; pattern < 256; ++pattern) {
-                    place = static_cast<std::byte>(pattern);
-                    n_wrong += simd::holds_e4m3_nan(rows.data(), n_rows, row_bytes, width) != ((pattern & 0x7f) == 0x7f);
-                }
-                place = kept;
+    // vectors and of neither (the portable tiles' dh 20). e4m3 fixes up S.1111.111 (its NaN),
+    // e5m2 S.11111.xx (its NaNs; its infinities too, though they need no fix).
+    for (const KvDtype dtype : {KvDtype::e4m3, KvDtype::e5m2}) {
+        const unsigned bits = dtype == KvDtype::e4m3 ? 0x7f : 0x7c;
+        for (const std::size_t width : {4u, 20u, 16u, 32u, 64u, 128u}) {
+            const std::size_t row_bytes = 200, n_rows = 3;
+            std::vector<std::byte> rows(n_rows * row_bytes);
+            for (std::size_t i = 0; i < rows.size(); ++i) {
+                const auto b = static_cast<std::uint8_t>(i * 37 % 256);
+                rows[i] = static_cast<std::byte>((b & bits) == bits ? 0x3c : b);
             }
+            CAPTURE(kv_dtype_info(dtype).name);
+            CAPTURE(width);
+            REQUIRE_FALSE(simd::fp8_needs_fix(dtype, rows.data(), n_rows, row_bytes, width));
+            std::size_t n_wrong = 0;
+            for (std::size_t r = 0; r < n_rows; ++r) {
+                for (std::size_t i = 0; i < width; ++i) {
+                    std::byte& place = rows[r * row_bytes + i];
+                    const std::byte kept = place;
+                    for (unsigned pattern = 0; pattern < 256; ++pattern) {
+                        place = static_cast<std::byte>(pattern);
+                        n_wrong += simd::fp8_needs_fix(dtype, rows.data(), n_rows, row_bytes, width) != ((pattern & bits) == bits);
+                    }
+                    place = kept;
+                }
+            }
+            CHECK(n_wrong == 0);
+            // Bytes past the width, and past the rows, are not the scan's.
+            rows[width] = static_cast<std::byte>(0x7f);
+            rows[(n_rows - 1) * row_bytes + row_bytes - 1] = static_cast<std::byte>(0xff);
+            CHECK_FALSE(simd::fp8_needs_fix(dtype, rows.data(), n_rows, row_bytes, width));
         }
-        CAPTURE(width);
-        CHECK(n_wrong == 0);
-        // Bytes past the width, and past the rows, are not the scan's.
-        rows[width] = static_cast<std::byte>(0x7f);
-        rows[(n_rows - 1) * row_bytes + row_bytes - 1] = static_cast<std::byte>(0xff);
-        CHECK_FALSE(simd::holds_e4m3_nan(rows.data(), n_rows, row_bytes, width));
     }
 }
 
-TEST_CASE("an e4m3 NaN in one key or value makes its head's output NaN, as in the naive twin, and no other's") {
-    // The fused tiles read a block without the NaN fix when a scan finds no S.1111.111 byte in it:
+TEST_CASE("an 8-bit float NaN in one key or value makes its head's output NaN, as in the naive twin, and no other's") {
+    // The fused tiles read a block without the NaN fix when a scan finds no NaN pattern in it:
     // the NaN must still reach the output wherever it lies in a block (first key, a middle one,
-    // the last of a partial block), in keys or in values, for heads of one vector (dh 16) and of
-    // whole cache lines (dh 64, 128).
-    for (const std::size_t head_dim : {16u, 64u, 128u}) {
-        for (const bool in_values : {false, true}) {
-            for (const std::size_t nan_position : {0u, 37u, 99u}) {
-                const std::size_t n_ctx = 100, heads = 4;
-                ModelConfig config = make_config(1, n_ctx, heads * head_dim, heads, heads, 1);  // MHA: fused tiles
-                config.kv_dtype = KvDtype::e4m3;
-                KvCache cache(config, n_ctx);
-                fill_cache_seeded(config, cache, n_ctx, 9);
-                std::vector<float> k(head_dim), v(head_dim);
-                cache.load_key(0, 0, 2, nan_position, k.data());
-                cache.load_value(0, 0, 2, nan_position, v.data());
-                (in_values ? v : k)[head_dim - 1] = std::numeric_limits<float>::quiet_NaN();
-                cache.store(0, 0, 2, nan_position, k.data(), v.data());
-                const auto q = random_vector(config.q_dim(), 302);
-                std::vector<float> out(q.size()), expected(q.size());
-                DecodeAttentionScratch scratch(config, n_ctx, 2);
-                attend_decode(config, q.data(), config.q_dim(), cache, 0, n_ctx, out.data(), scratch);
-                attend_decode_naive(config, q.data(), config.q_dim(), cache, 0, n_ctx, expected.data(), scratch);
-                CAPTURE(head_dim);
-                CAPTURE(in_values);
-                CAPTURE(nan_position);
-                for (std::size_t h = 0; h < heads; ++h) {
-                    const std::vector<float> head(out.data() + h * head_dim, out.data() + (h + 1) * head_dim);
-                    const std::vector<float> twin(expected.data() + h * head_dim, expected.data() + (h + 1) * head_dim);
-                    CAPTURE(h);
-                    const auto n_nan = std::count_if(head.begin(), head.end(), [](float x) { return std::isnan(x); });
-                    CHECK(n_nan == std::count_if(twin.begin(), twin.end(), [](float x) { return std::isnan(x); }));
-                    if (h == 2) {
-                        CHECK(n_nan > 0);
-                    } else {
-                        CHECK(n_nan == 0);
-                        CHECK(relative_error(head, twin) < 1e-5);
+    // the last of a partial block), in keys or in values, for heads of one vector (dh 16), of
+    // whole cache lines (dh 64, 128) and, on the portable tiles, of neither (dh 20).
+    for (const KvDtype dtype : {KvDtype::e4m3, KvDtype::e5m2}) {
+        for (const std::size_t head_dim : {16u, 20u, 64u, 128u}) {
+            for (const bool in_values : {false, true}) {
+                for (const std::size_t nan_position : {0u, 37u, 99u}) {
+                    const std::size_t n_ctx = 100, heads = 4;
+                    ModelConfig config = make_config(1, n_ctx, heads * head_dim, heads, heads, 1);  // MHA: fused tiles
+                    config.kv_dtype = dtype;
+                    KvCache cache(config, n_ctx);
+                    fill_cache_seeded(config, cache, n_ctx, 9);
+                    std::vector<float> k(head_dim), v(head_dim);
+                    cache.load_key(0, 0, 2, nan_position, k.data());
+                    cache.load_value(0, 0, 2, nan_position, v.data());
+                    (in_values ? v : k)[head_dim - 1] = std::numeric_limits<float>::quiet_NaN();
+                    cache.store(0, 0, 2, nan_position, k.data(), v.data());
+                    const auto q = random_vector(config.q_dim(), 302);
+                    std::vector<float> out(q.size()), expected(q.size());
+                    DecodeAttentionScratch scratch(config, n_ctx, 2);
+                    attend_decode(config, q.data(), config.q_dim(), cache, 0, n_ctx, out.data(), scratch);
+                    attend_decode_naive(config, q.data(), config.q_dim(), cache, 0, n_ctx, expected.data(), scratch);
+                    CAPTURE(kv_dtype_info(dtype).name);
+                    CAPTURE(head_dim);
+                    CAPTURE(in_values);
+                    CAPTURE(nan_position);
+                    for (std::size_t h = 0; h < heads; ++h) {
+                        const std::vector<float> head(out.data() + h * head_dim, out.data() + (h + 1) * head_dim);
+                        const std::vector<float> twin(expected.data() + h * head_dim, expected.data() + (h + 1) * head_dim);
+                        CAPTURE(h);
+                        const auto n_nan = std::count_if(head.begin(), head.end(), [](float x) { return std::isnan(x); });
+                        CHECK(n_nan == std::count_if(twin.begin(), twin.end(), [](float x) { return std::isnan(x); }));
+                        if (h == 2) {
+                            CHECK(n_nan > 0);
+                        } else {
+                            CHECK(n_nan == 0);
+                            CHECK(relative_error(head, twin) < 1e-5);
+                        }
                     }
                 }
             }

@@ -628,17 +628,17 @@ void score_block(BlockState& st, std::size_t n_rows) {
 // two_runs: f32 keys and values of a paged block in place in two runs (BlockState::later_key).
 template <KvDtype key_dtype, KvDtype value_dtype, bool two_runs = false>
 void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
-    if constexpr (key_dtype == KvDtype::e4m3 || value_dtype == KvDtype::e4m3) {
-        // An e4m3 block without the NaN pattern, which is every block an encoder writes from finite
-        // values, is read without the NaN fix: the same bits.
+    constexpr auto fixed_up = [](KvDtype d) { return d == KvDtype::e4m3 || d == KvDtype::e5m2; };
+    if constexpr (fixed_up(key_dtype) || fixed_up(value_dtype)) {
+        // An 8-bit float block without the patterns its conversion fixes up, which is every block
+        // an encoder writes from finite values, is read without the fix: the same bits.
         const std::size_t dim = st.problem.head_dim;
-        const bool keys_nan = key_dtype == KvDtype::e4m3 &&
-                              holds_e4m3_nan(st.stored_keys, st.n_keys, st.stored_key_row_bytes, dim);
-        const bool values_nan = value_dtype == KvDtype::e4m3 &&
-                                holds_e4m3_nan(st.stored_values, st.n_keys, st.stored_value_row_bytes, dim);
-        if (!keys_nan && !values_nan) {
-            constexpr auto finite = [](KvDtype d) { return d == KvDtype::e4m3 ? e4m3_finite : d; };
-            attend_block<finite(key_dtype), finite(value_dtype), two_runs>(st, n_rows, n_vecs);
+        const bool keys_fixed =
+            fixed_up(key_dtype) && fp8_needs_fix(key_dtype, st.stored_keys, st.n_keys, st.stored_key_row_bytes, dim);
+        const bool values_fixed = fixed_up(value_dtype) &&
+                                  fp8_needs_fix(value_dtype, st.stored_values, st.n_keys, st.stored_value_row_bytes, dim);
+        if (!keys_fixed && !values_fixed) {
+            attend_block<without_fix(key_dtype), without_fix(value_dtype), two_runs>(st, n_rows, n_vecs);
             return;
         }
     }

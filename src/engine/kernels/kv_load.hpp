@@ -10,16 +10,24 @@
 
 namespace kvbench::simd {
 
-// e4m3 read from bytes the caller has scanned and found free of the NaN pattern S.1111.111
-// (holds_e4m3_nan): the conversion without its NaN fix, which was a third of an e4m3 vector's
-// instructions (bench/journal/2026-12-05-e4m3-nan-fix-once-per-block.md). A tag for the tiles'
-// dtype parameter only: no cache stores it, and as_stored() names the type it reads.
+// An 8-bit float read from bytes the caller has scanned and found free of the patterns its
+// conversion fixes up (fp8_needs_fix): e4m3's S.1111.111, a NaN, and e5m2's S.11111.xx, its
+// NaNs (and, more than needed, its infinities). Converted without the fix, which was a third of
+// an e4m3 vector's instructions and of an e5m2 vector's
+// (bench/journal/2026-12-05-e4m3-nan-fix-once-per-block.md). Tags for the tiles' dtype
+// parameter only: no cache stores them, and as_stored() names the type they read.
 inline constexpr KvDtype e4m3_finite = static_cast<KvDtype>(0x100);
-constexpr KvDtype as_stored(KvDtype tag) { return tag == e4m3_finite ? KvDtype::e4m3 : tag; }
+inline constexpr KvDtype e5m2_finite = static_cast<KvDtype>(0x101);
+constexpr KvDtype as_stored(KvDtype tag) {
+    return tag == e4m3_finite ? KvDtype::e4m3 : tag == e5m2_finite ? KvDtype::e5m2 : tag;
+}
+constexpr KvDtype without_fix(KvDtype dtype) {
+    return dtype == KvDtype::e4m3 ? e4m3_finite : dtype == KvDtype::e5m2 ? e5m2_finite : dtype;
+}
 
-// Whether n_rows rows of `width` e4m3 bytes, row_bytes apart, hold the NaN pattern S.1111.111:
-// a byte b is one when ~b & 0x7f is 0. The minimum of those is kept over whole n-byte vectors,
-// two instructions a vector. Requires: width a multiple of n.
+// Whether n_rows rows of `width` bytes, row_bytes apart, hold a byte b with all of `bits` set:
+// ~b & bits is 0 for it. The minimum of those is kept over whole n-byte vectors, two
+// instructions a vector. Requires: width a multiple of n.
 // (GCC ignores vector_size with a dependent size, hence one specialisation per width.)
 template <std::size_t n>
 struct ByteVector;
@@ -34,15 +42,15 @@ struct ByteVector<64> {
     typedef std::uint8_t Unaligned __attribute__((vector_size(64), aligned(1), may_alias));
 };
 
-template <std::size_t n>
-inline bool holds_e4m3_nan_by(const std::byte* rows, std::size_t n_rows, std::size_t row_bytes, std::size_t width) {
+template <std::size_t n, std::uint8_t bits>
+inline bool holds_bits_by(const std::byte* rows, std::size_t n_rows, std::size_t row_bytes, std::size_t width) {
     using Bytes = typename ByteVector<n>::Aligned;
     using UnalignedBytes = typename ByteVector<n>::Unaligned;
     Bytes least = {};
-    least |= 0x7f;
+    least |= bits;
     const auto fold = [&](const std::byte* p) {
-        const Bytes low = ~*reinterpret_cast<const UnalignedBytes*>(p) & 0x7f;
-        least = low < least ? low : least;
+        const Bytes missing = ~*reinterpret_cast<const UnalignedBytes*>(p) & bits;
+        least = missing < least ? missing : least;
     };
     if (width == n) {
         for (std::size_t r = 0; r < n_rows; ++r) fold(rows + r * row_bytes);  // one vector a row: no inner loop
@@ -60,15 +68,23 @@ inline bool holds_e4m3_nan_by(const std::byte* rows, std::size_t n_rows, std::si
 }
 
 // Any width: the portable tiles take rows of a multiple of 4 bytes (dh 20, say).
-inline bool holds_e4m3_nan(const std::byte* rows, std::size_t n_rows, std::size_t row_bytes, std::size_t width) {
-    if (width % 64 == 0) return holds_e4m3_nan_by<64>(rows, n_rows, row_bytes, width);
-    if (width % 16 == 0) return holds_e4m3_nan_by<16>(rows, n_rows, row_bytes, width);
+template <std::uint8_t bits>
+inline bool holds_bits(const std::byte* rows, std::size_t n_rows, std::size_t row_bytes, std::size_t width) {
+    if (width % 64 == 0) return holds_bits_by<64, bits>(rows, n_rows, row_bytes, width);
+    if (width % 16 == 0) return holds_bits_by<16, bits>(rows, n_rows, row_bytes, width);
     for (std::size_t r = 0; r < n_rows; ++r) {
         for (std::size_t i = 0; i < width; ++i) {
-            if ((static_cast<unsigned>(rows[r * row_bytes + i]) & 0x7fu) == 0x7fu) return true;
+            if ((static_cast<unsigned>(rows[r * row_bytes + i]) & bits) == bits) return true;
         }
     }
     return false;
+}
+
+// Whether rows of e4m3 or e5m2 bytes hold a pattern their conversion fixes up (above).
+inline bool fp8_needs_fix(KvDtype dtype, const std::byte* rows, std::size_t n_rows, std::size_t row_bytes,
+                          std::size_t width) {
+    return dtype == KvDtype::e4m3 ? holds_bits<0x7f>(rows, n_rows, row_bytes, width)
+                                  : holds_bits<0x7c>(rows, n_rows, row_bytes, width);
 }
 
 // fp8 as f32 through binary16 (F16C's vcvtph2ps), exact: e5m2 is binary16's top byte, so the
@@ -84,8 +100,9 @@ template <KvDtype dtype>
 inline Vec load_fp8(const std::byte* bytes) {
     const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
     const __m512i sign_and_quiet_nan = _mm512_set1_epi32(static_cast<int>(0xffc00000u));
-    if constexpr (dtype == KvDtype::e5m2) {
+    if constexpr (as_stored(dtype) == KvDtype::e5m2) {
         const __m512 x = _mm512_cvtph_ps(_mm256_slli_epi16(_mm256_cvtepu8_epi16(packed), 8));
+        if constexpr (dtype == e5m2_finite) return x;
         // A NaN keeps its sign, exponent and quiet bit and drops its payload.
         const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
         return _mm512_castsi512_ps(_mm512_mask_and_epi32(_mm512_castps_si512(x), nan, _mm512_castps_si512(x),
@@ -108,8 +125,9 @@ template <KvDtype dtype>
 inline Vec load_fp8(const std::byte* bytes) {
     const __m128i packed = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes));
     const __m256 sign_and_quiet_nan = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(0xffc00000u)));
-    if constexpr (dtype == KvDtype::e5m2) {
+    if constexpr (as_stored(dtype) == KvDtype::e5m2) {
         const __m256 x = _mm256_cvtph_ps(_mm_slli_epi16(_mm_cvtepu8_epi16(packed), 8));
+        if constexpr (dtype == e5m2_finite) return x;
         // A NaN keeps its sign, exponent and quiet bit and drops its payload; others all their bits.
         const __m256 keep = _mm256_or_ps(_mm256_cmp_ps(x, x, _CMP_ORD_Q), sign_and_quiet_nan);
         return _mm256_and_ps(x, keep);
@@ -156,11 +174,11 @@ inline Vec load_kv(const std::byte* row, std::size_t i) {
         static_assert(kv_block_values % lanes == 0);
         const std::byte* block = row + i / kv_block_values * kv_row_bytes(dtype, kv_block_values);
         return Simd::mul(load_block_codes<dtype>(block, i % kv_block_values), load_block_scale(block));
-    } else if constexpr (dtype == KvDtype::e4m3 || dtype == e4m3_finite || dtype == KvDtype::e5m2) {
+    } else if constexpr (as_stored(dtype) == KvDtype::e4m3 || as_stored(dtype) == KvDtype::e5m2) {
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
         return load_fp8<dtype>(row + i);
 #else
-        const float* table = dtype == KvDtype::e5m2 ? e5m2_values.data() : e4m3_values.data();
+        const float* table = as_stored(dtype) == KvDtype::e5m2 ? e5m2_values.data() : e4m3_values.data();
         alignas(64) float lanes_out[lanes];
         for (std::size_t lane = 0; lane < lanes; ++lane) lanes_out[lane] = table[static_cast<std::uint8_t>(row[i + lane])];
         return Simd::load(lanes_out);
