@@ -1,5 +1,7 @@
 // load_kv<dtype>(): one vector of cached elements, converted to f32 in registers as it is loaded,
-// for the attention kernel's tiles. Private to src/engine/kernels; written against simd.hpp's back-end.
+// for the attention kernel's tiles, and fp8_needs_fix(), which tells the tiles whether a block
+// of 8-bit floats may be converted without its NaN fix. Private to src/engine/kernels; written
+// against simd.hpp's back-end.
 #pragma once
 
 #include "kvbench/engine/kv_convert.hpp"
