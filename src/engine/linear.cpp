@@ -33,16 +33,12 @@ std::size_t converted_block_rows(std::size_t n_rows, std::size_t in_dim, std::si
     return std::clamp<std::size_t>(std::max(l2_rows, n_rows / 2), 1, std::min(out_dim, max_rows));
 }
 
-bool takes_small_m(std::size_t n_rows) {
-    return (n_rows + small_m_max_rows - 1) / small_m_max_rows <= max_small_m_groups;
-}
-
 }  // namespace
 
 std::uint64_t linear(const float* x, std::size_t n_rows, std::size_t in_dim, WeightView w,
                      std::size_t out_dim, float beta, float* y) {
-    if (takes_small_m(n_rows)) {
-        const std::size_t n_groups = (n_rows + small_m_max_rows - 1) / small_m_max_rows;
+    const std::size_t n_groups = (n_rows + small_m_max_rows - 1) / small_m_max_rows;
+    if (n_groups <= max_small_m_groups) {
         // Groups as equal as can be: 9 rows are 5 + 4, not 8 + 1.
         const std::size_t group_rows = (n_rows + n_groups - 1) / n_groups;
         for (std::size_t first = 0; first < n_rows; first += group_rows) {

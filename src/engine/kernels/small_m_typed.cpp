@@ -139,7 +139,7 @@ struct ScalarIsa {
             // multiplies and in-order adds at one R and fused multiply-adds at another, so on
             // aarch64 a row's bits hung on how many rows shared its tile.
             const std::size_t n = t.len - i;
-            std::array<std::byte, lanes * 4> w_tail[R] = {};
+            std::array<std::byte, lanes * elem_bytes(D)> w_tail[R] = {};
             std::array<float, lanes> x_tail[M] = {};
             for (std::size_t r = 0; r < R; ++r) std::memcpy(w_tail[r].data(), t.w + r * w_step + i * elem_bytes(D), n * elem_bytes(D));
             for (std::size_t m = 0; m < M; ++m) std::memcpy(x_tail[m].data(), t.x + m * t.ldx + i, n * sizeof(float));
