@@ -32,6 +32,17 @@ constexpr WeightDtype reduced_dtypes[] = {WeightDtype::bf16, WeightDtype::f16, W
 
 using kvbench::test::test_threads;
 
+// Every compiled isa with both stagings of x: whichever this host's is, both must sum right.
+std::vector<std::pair<SmallMIsa, XStaging>> isas_and_stagings() {
+    std::vector<std::pair<SmallMIsa, XStaging>> all;
+    for (const SmallMIsa isa : small_m_isas()) {
+        for (const XStaging staging : {XStaging::l1_where_runs_allow, XStaging::l2}) all.emplace_back(isa, staging);
+    }
+    return all;
+}
+
+const char* staging_name(XStaging staging) { return staging == XStaging::l2 ? "x in L2" : "x in L1 where runs allow"; }
+
 // A full block small enough for the suite: D 64, 4 heads of 16, 2 KV heads, F 96.
 ModelConfig full_config(std::size_t n_batch, std::size_t seq_len, WeightDtype dtype) {
     ModelConfig config = make_config(n_batch, seq_len, 64, 4, 2, 2);
@@ -71,7 +82,7 @@ double step_against_forward(const ModelConfig& config) { return step_and_forward
 
 }  // namespace
 
-TEST_CASE("small_m_gemm_typed matches the reference on bf16, f16 and int8 weights, every isa and row count") {
+TEST_CASE("small_m_gemm_typed matches the reference on bf16, f16 and int8 weights, every isa, row count and staging of x") {
     // in_dim 7 and 37 are ragged against every vector width; out_dim 29 leaves rows after the last tile.
     // 197 is three int8 lines and 5 columns: a step of two lines, one single line, then the ragged end.
     for (const std::size_t in_dim : {std::size_t{7}, std::size_t{37}, std::size_t{197}, std::size_t{256}}) {
@@ -79,10 +90,11 @@ TEST_CASE("small_m_gemm_typed matches the reference on bf16, f16 and int8 weight
         const WeightMatrix f32(WeightDtype::f32, out_dim, in_dim, random_vector(out_dim * in_dim, 3));
         for (const WeightDtype dtype : reduced_dtypes) {
             const WeightMatrix w(dtype, out_dim, in_dim, f32.to_f32());
-            for (const SmallMIsa isa : small_m_isas()) {
+            for (const auto& [isa, staging] : isas_and_stagings()) {
                 for (std::size_t n_rows = 1; n_rows <= small_m_max_rows; ++n_rows) {
                     for (const float beta : {0.0f, 1.0f}) {
                         CAPTURE(in_dim);
+                        CAPTURE(staging_name(staging));
                         CAPTURE(std::string(weight_dtype_info(dtype).name));
                         CAPTURE(std::string(isa_name(isa)));
                         CAPTURE(n_rows);
@@ -92,7 +104,7 @@ TEST_CASE("small_m_gemm_typed matches the reference on bf16, f16 and int8 weight
                         std::vector<float> fast = y0, naive = y0;
                         const WeightView view = w.view();
                         small_m_gemm_typed(x.data(), n_rows, in_dim, {view.elements, view.scales, dtype}, out_dim, beta,
-                                           fast.data(), isa);
+                                           fast.data(), isa, staging);
                         linear_naive(x.data(), n_rows, in_dim, w.view(), out_dim, beta, naive.data());
                         CHECK(relative_error(fast, naive) < 1e-5);
                     }
@@ -106,15 +118,17 @@ TEST_CASE("small_m_gemm_typed gives the same bits on any number of threads, over
     // Where the threads' slabs end decides how far apart a tile's rows lie and which rows are
     // left alone after the runs: every output must be summed in the same order wherever it
     // falls. 61 x 4196 weights go parallel, and 4196 columns are several chunks of x from 3 rows
-    // of x on (bf16 and f16) or from 7 (int8).
+    // of x on (bf16 and f16) or from 7 (int8) with x staged in L1 where runs allow, and from 8
+    // rows of x on with x staged in L2.
     const std::size_t in_dim = 4096 + 100, out_dim = 61;
     const WeightMatrix f32(WeightDtype::f32, out_dim, in_dim, random_vector(out_dim * in_dim, 73));
     const std::size_t threads_before = compute_threads();
     for (const WeightDtype dtype : reduced_dtypes) {
         const WeightMatrix w(dtype, out_dim, in_dim, f32.to_f32());
         const WeightView view = w.view();
-        for (const SmallMIsa isa : small_m_isas()) {
+        for (const auto& [isa, staging] : isas_and_stagings()) {
             for (const std::size_t n_rows : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{8}}) {
+                CAPTURE(staging_name(staging));
                 CAPTURE(std::string(weight_dtype_info(dtype).name));
                 CAPTURE(std::string(isa_name(isa)));
                 CAPTURE(n_rows);
@@ -122,7 +136,7 @@ TEST_CASE("small_m_gemm_typed gives the same bits on any number of threads, over
                 std::vector<float> one_thread(n_rows * out_dim), naive(n_rows * out_dim);
                 set_compute_threads(1);
                 small_m_gemm_typed(x.data(), n_rows, in_dim, {view.elements, view.scales, dtype}, out_dim, 0.0f,
-                                   one_thread.data(), isa);
+                                   one_thread.data(), isa, staging);
                 linear_naive(x.data(), n_rows, in_dim, view, out_dim, 0.0f, naive.data());
                 CHECK(relative_error(one_thread, naive) < 1e-5);
                 for (const std::size_t n_threads : {std::size_t{2}, std::size_t{3}}) {
@@ -130,7 +144,7 @@ TEST_CASE("small_m_gemm_typed gives the same bits on any number of threads, over
                     std::vector<float> y(n_rows * out_dim);
                     set_compute_threads(n_threads);
                     small_m_gemm_typed(x.data(), n_rows, in_dim, {view.elements, view.scales, dtype}, out_dim, 0.0f,
-                                       y.data(), isa);
+                                       y.data(), isa, staging);
                     CHECK(std::memcmp(y.data(), one_thread.data(), y.size() * sizeof(float)) == 0);
                 }
             }

@@ -361,28 +361,36 @@ TypedKernel kernel_for(SmallMIsa isa, WeightDtype dtype, std::size_t n_rows) {
 }
 
 // Columns of x per chunk, a multiple of a page of floats so that chunks of page-aligned weight
-// rows start at line boundaries: as many as the L1 holds over all rows of x where that leaves
-// each weight row runs of at least min_run_bytes (x's loads then hit L1), else as many as the
-// L2 holds (shorter runs read slower than x from L2 costs)
-// (bench/journal/2026-12-04-typed-small-m-tuned.md). Chunks follow the shape and the type only,
-// so the sums, and the bits of y, do too.
-std::size_t chunk_cols_for(std::size_t n_rows, WeightDtype dtype) {
+// rows start at line boundaries: staged in L1, as many as the L1 holds over all rows of x where
+// that leaves each weight row runs of at least min_run_bytes (x's loads then hit L1), else as
+// many as the L2 holds (shorter runs read slower than x from L2 costs)
+// (bench/journal/2026-12-04-typed-small-m-tuned.md). Chunks follow the shape, the type and the
+// staging only, so the sums, and the bits of y, do too.
+std::size_t chunk_cols_for(std::size_t n_rows, WeightDtype dtype, XStaging staging) {
     constexpr std::size_t page_floats = 4096 / sizeof(float);
     const auto cols_within = [&](std::size_t bytes) { return bytes / (n_rows * sizeof(float)) / page_floats * page_floats; };
     const std::size_t l1_cols = cols_within(choices.x_l1_chunk_bytes);
-    return l1_cols * elem_bytes(dtype) >= choices.min_run_bytes ? l1_cols : cols_within(choices.x_l2_chunk_bytes);
+    const bool in_l1 = staging == XStaging::l1_where_runs_allow && l1_cols * elem_bytes(dtype) >= choices.min_run_bytes;
+    return in_l1 ? l1_cols : cols_within(choices.x_l2_chunk_bytes);
 }
 
 }  // namespace
 
+XStaging host_x_staging() {
+#if defined(__x86_64__) || defined(__i386__)
+    if (choices.x_in_l2_on_intel && __builtin_cpu_is("intel")) return XStaging::l2;
+#endif
+    return XStaging::l1_where_runs_allow;
+}
+
 void small_m_gemm_typed(const float* x, std::size_t n_rows, std::size_t in_dim, TypedWeights w,
-                        std::size_t out_dim, float beta, float* y, SmallMIsa isa) {
+                        std::size_t out_dim, float beta, float* y, SmallMIsa isa, XStaging staging) {
     assert(n_rows >= 1 && n_rows <= small_m_max_rows && in_dim >= 1 && w.dtype != WeightDtype::f32);
     const TypedKernel kernel = kernel_for(isa, w.dtype, n_rows);
     const std::size_t tile_rows = kernel.tile_rows;
     const std::size_t bytes = elem_bytes(w.dtype);
     const std::size_t row_bytes = in_dim * bytes;
-    const std::size_t chunk_cols = chunk_cols_for(n_rows, w.dtype);
+    const std::size_t chunk_cols = chunk_cols_for(n_rows, w.dtype, staging);
     const auto* elements = static_cast<const std::byte*>(w.elements);
 #pragma omp parallel if (out_dim * in_dim >= choices.min_parallel_weights)
     {
@@ -426,7 +434,8 @@ void small_m_gemm_typed(const float* x, std::size_t n_rows, std::size_t in_dim, 
 
 void small_m_gemm_typed(const float* x, std::size_t n_rows, std::size_t in_dim, TypedWeights w,
                         std::size_t out_dim, float beta, float* y) {
-    small_m_gemm_typed(x, n_rows, in_dim, w, out_dim, beta, y, widest_small_m_isa());
+    static const XStaging staging = host_x_staging();
+    small_m_gemm_typed(x, n_rows, in_dim, w, out_dim, beta, y, widest_small_m_isa(), staging);
 }
 
 }  // namespace kvbench

@@ -10,6 +10,13 @@
 
 namespace kvbench {
 
+// Where a call stages the chunk of x its tiles read (tuning.hpp's small_m_typed): in L1 where
+// that leaves each weight row runs long enough, else in L2; or in L2 whatever the rows.
+enum class XStaging { l1_where_runs_allow, l2 };
+
+// This host's staging: l2 on an Intel CPU where the build's tuning class says so.
+XStaging host_x_staging();
+
 // A stored (out_dim, in_dim) matrix as the kernel reads it (the model's WeightView, spelled in
 // this layer's types).
 struct TypedWeights {
@@ -22,12 +29,12 @@ struct TypedWeights {
 // bf16 becomes f32 by a shift, f16 by F16C's vcvtph2ps (the portable path by decode_f16), int8
 // by a convert, and an int8 output is multiplied by its scale once, after its dot product.
 // Each OpenMP thread streams one contiguous slab of W's rows. y is not read when beta is 0.
-// The order of the sums depends on the shape and the isa only.
+// The order of the sums depends on the shape, the isa and the staging of x only.
 // Requires: 1 <= n_rows <= small_m_max_rows; in_dim >= 1; beta is 0 or 1; w.dtype is not
 // f32 (small_m_gemm reads those); y overlaps neither x nor w; isa is compiled (small_m_gemm.hpp's small_m_isas()).
 void small_m_gemm_typed(const float* x, std::size_t n_rows, std::size_t in_dim, TypedWeights w,
-                        std::size_t out_dim, float beta, float* y, SmallMIsa isa);
-// The same on the widest isa compiled: what linear() runs.
+                        std::size_t out_dim, float beta, float* y, SmallMIsa isa, XStaging staging);
+// The same on the widest isa compiled, staged as this host's: what linear() runs.
 void small_m_gemm_typed(const float* x, std::size_t n_rows, std::size_t in_dim, TypedWeights w,
                         std::size_t out_dim, float beta, float* y);
 

@@ -158,6 +158,10 @@ struct KernelTuning {
         std::size_t x_l1_chunk_bytes;
         std::size_t x_l2_chunk_bytes;
         std::size_t min_run_bytes;
+        // On an Intel CPU, x's chunk in L2 whatever the runs: on an AVX-512 Xeon guest 3 to 8 rows
+        // read 10-30 % faster so, where on Zen 5 x in L1 had been 10-20 % ahead
+        // (bench/journal/2026-12-05-typed-small-m-x-in-l2-on-intel.md). Not measured on AVX2.
+        bool x_in_l2_on_intel;
         // How far ahead in its own run each stream asks for its weights, into L1
         // (bench/journal/2026-12-04-typed-small-m-tuned.md).
         std::size_t line_prefetch_bytes;
@@ -203,7 +207,8 @@ inline constexpr KernelTuning avx512_tuning{
                 .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 2, .zmm_tile_rows = 8},
     .small_m_typed = {.max_streams = 4, .int8_max_streams = 8, .int8_lines_per_step = 2,
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
-                      .min_run_bytes = 2048, .line_prefetch_bytes = 2048, .min_parallel_weights = std::size_t{1} << 16},
+                      .min_run_bytes = 2048, .x_in_l2_on_intel = true, .line_prefetch_bytes = 2048,
+                      .min_parallel_weights = std::size_t{1} << 16},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024,
                    .converted_block_max_bytes = 32 * 1024 * 1024},
     .decode = {.min_split_positions = 64},
@@ -224,7 +229,8 @@ inline constexpr KernelTuning avx2_tuning{
                 .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 0, .zmm_tile_rows = 0},
     .small_m_typed = {.max_streams = 4, .int8_max_streams = 4, .int8_lines_per_step = 1,
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
-                      .min_run_bytes = 2048, .line_prefetch_bytes = 2048, .min_parallel_weights = std::size_t{1} << 16},
+                      .min_run_bytes = 2048, .x_in_l2_on_intel = false, .line_prefetch_bytes = 2048,
+                      .min_parallel_weights = std::size_t{1} << 16},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024,
                    .converted_block_max_bytes = 32 * 1024 * 1024},
     .decode = {.min_split_positions = 64},
@@ -247,7 +253,8 @@ inline constexpr KernelTuning portable_tuning{
                 .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 0, .zmm_tile_rows = 0},
     .small_m_typed = {.max_streams = 4, .int8_max_streams = 4, .int8_lines_per_step = 1,
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
-                      .min_run_bytes = 2048, .line_prefetch_bytes = 2048, .min_parallel_weights = std::size_t{1} << 16},
+                      .min_run_bytes = 2048, .x_in_l2_on_intel = false, .line_prefetch_bytes = 2048,
+                      .min_parallel_weights = std::size_t{1} << 16},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024,
                    .converted_block_max_bytes = 32 * 1024 * 1024},
     .decode = {.min_split_positions = 64},
