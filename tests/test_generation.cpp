@@ -160,11 +160,33 @@ TEST_CASE("the time estimate has one entry per step and path, and the uncached s
     GenerationOptions options;
     options.prompt_len = 512;
     options.n_new = 64;
-    const std::vector<double> seconds = estimate_generation_seconds(point, options, nullptr, 0);
+    const std::vector<double> seconds = estimate_generation_seconds(point, options, nullptr, {});
     REQUIRE(seconds.size() == 2 * options.n_steps());
     CHECK(seconds[1] < seconds[0]);  // a decode step is far cheaper than the prefill
     CHECK(seconds.back() > seconds[options.n_steps()]);  // the last uncached step is the longest
     CHECK(generation_memory_bytes(point, options) > kv_cache_bytes(make_config(1, 576, 1024, 16, 16, 1)));
+}
+
+TEST_CASE("a cold generation's estimate adds the timed flush to every step, or a floor from its bytes without one") {
+    const GridPoint point{make_config(1, 1, 1024, 16, 16, 1), 1};
+    GenerationOptions options;
+    options.prompt_len = 512;
+    options.n_new = 8;
+    const std::vector<double> warm = estimate_generation_seconds(point, options, nullptr, {});
+    options.cold_cache = true;
+    Roofline roofline;
+    roofline.peak_gflops = 100.0;
+    roofline.peak_gbps = 20.0;
+    const std::vector<double> no_flush = estimate_generation_seconds(point, options, &roofline, {});
+    const std::vector<double> timed = estimate_generation_seconds(point, options, &roofline, {4'000'000'000, 0.75});
+    const std::vector<double> floor = estimate_generation_seconds(point, options, &roofline, {4'000'000'000, {}});
+    REQUIRE(timed.size() == warm.size());
+    REQUIRE(floor.size() == warm.size());
+    for (std::size_t i = 0; i < warm.size(); ++i) {
+        CAPTURE(i);
+        CHECK(timed[i] - no_flush[i] == doctest::Approx(0.75));
+        CHECK(floor[i] - no_flush[i] == doctest::Approx(2.0 * 4.0 / 20.0));  // a write and a read at 20 GB/s
+    }
 }
 
 TEST_CASE("extra columns follow the row columns, before the environment's; a wrong size is refused") {

@@ -94,11 +94,13 @@ std::uint64_t generation_memory_bytes(const GridPoint& point, const GenerationOp
 }
 
 std::vector<double> estimate_generation_seconds(const GridPoint& point, const GenerationOptions& options,
-                                                const Roofline* roofline, std::uint64_t flush_bytes) {
+                                                const Roofline* roofline, const FlushCost& flush) {
     const Roofline machine = roofline_or_assumed(roofline);
     constexpr double achieved_fraction = estimate_achieved_fraction;
     const double flush_seconds =
-        options.cold_cache ? 2.0 * static_cast<double>(flush_bytes) / (machine.peak_gbps * 1e9) : 0.0;
+        !options.cold_cache ? 0.0
+        : flush.measured_seconds ? *flush.measured_seconds
+                                 : 2.0 * static_cast<double>(flush.bytes) / (machine.peak_gbps * 1e9);
     std::vector<double> seconds;
     for (const DecodePath path : {DecodePath::cached, DecodePath::uncached}) {
         if (!(path == DecodePath::cached ? options.run_cached : options.run_uncached)) continue;

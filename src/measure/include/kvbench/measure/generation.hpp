@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace kvbench {
@@ -56,12 +57,22 @@ StepCost generation_step_cost(const ModelConfig& model, const GenerationOptions&
 // computed without allocating, so the command can refuse a configuration that would not fit.
 std::uint64_t generation_memory_bytes(const GridPoint& point, const GenerationOptions& options);
 
+// What the cold cache's flush before each step costs: one flush timed on this machine, or,
+// where none was (a dry run allocates nothing), its buffer's bytes, estimated as a write and a
+// read at the roofline's read bandwidth. That is a floor: the write pass also reads each line
+// for ownership and writes it back, and on a 2-core Xeon guest a flush of 1.9 GB took 0.19 s
+// alone and 0.21 s between a generation's steps, where the floor says 0.12 s (docs/generate.md).
+struct FlushCost {
+    std::uint64_t bytes = 0;
+    std::optional<double> measured_seconds;
+};
+
 // Estimated wall time of each step of each requested path, in seconds: the step's roofline
 // time at half speed (what decode kernels reach), plus the cache flush. Without a measured
 // roofline, assumes roofline_or_assumed's peaks, as the sweep's estimate does.
 // Result: cached steps then uncached steps, in the order run_generation runs them.
 std::vector<double> estimate_generation_seconds(const GridPoint& point, const GenerationOptions& options,
-                                                const Roofline* roofline, std::uint64_t flush_bytes);
+                                                const Roofline* roofline, const FlushCost& flush);
 
 // Called after every finished step, for progress lines.
 using StepObserver = std::function<void(DecodePath path, const GenerationStep& step)>;
