@@ -32,6 +32,15 @@ std::uint64_t spec_kv_bytes(std::uint64_t b, std::uint64_t n, std::uint64_t d, s
     return 2 * l * b * n * g * (d / h) * 4;
 }
 
+// The time estimate's generation: one 1024-wide MHA layer, n_new tokens after a 512-position prompt.
+const GridPoint estimate_point{make_config(1, 1, 1024, 16, 16, 1), 1};
+GenerationOptions estimate_options(std::size_t n_new) {
+    GenerationOptions options;
+    options.prompt_len = 512;
+    options.n_new = n_new;
+    return options;
+}
+
 }  // namespace
 
 TEST_CASE("cached and uncached generations agree at every step, and execute the formulas' FLOPs") {
@@ -156,33 +165,28 @@ TEST_CASE("one path alone runs its steps; a raised stop runs none") {
 }
 
 TEST_CASE("the time estimate has one entry per step and path, and the uncached steps grow") {
-    const GridPoint point{make_config(1, 1, 1024, 16, 16, 1), 1};
-    GenerationOptions options;
-    options.prompt_len = 512;
-    options.n_new = 64;
-    const std::vector<double> seconds = estimate_generation_seconds(point, options, nullptr, {});
+    const GenerationOptions options = estimate_options(64);
+    const std::vector<double> seconds = estimate_generation_seconds(estimate_point, options, nullptr, {});
     REQUIRE(seconds.size() == 2 * options.n_steps());
     CHECK(seconds[1] < seconds[0]);  // a decode step is far cheaper than the prefill
     CHECK(seconds.back() > seconds[options.n_steps()]);  // the last uncached step is the longest
-    CHECK(generation_memory_bytes(point, options) > kv_cache_bytes(make_config(1, 576, 1024, 16, 16, 1)));
+    CHECK(generation_memory_bytes(estimate_point, options) > kv_cache_bytes(make_config(1, 576, 1024, 16, 16, 1)));
 }
 
 TEST_CASE("a cold generation's estimate adds the timed flush to every step, or a floor from its bytes without one") {
-    const GridPoint point{make_config(1, 1, 1024, 16, 16, 1), 1};
-    GenerationOptions options;
-    options.prompt_len = 512;
-    options.n_new = 8;
-    const std::vector<double> warm = estimate_generation_seconds(point, options, nullptr, {});
+    GenerationOptions options = estimate_options(8);
     options.cold_cache = true;
     Roofline roofline;
     roofline.peak_gflops = 100.0;
     roofline.peak_gbps = 20.0;
-    const std::vector<double> no_flush = estimate_generation_seconds(point, options, &roofline, {});
-    const std::vector<double> timed = estimate_generation_seconds(point, options, &roofline, {4'000'000'000, 0.75});
-    const std::vector<double> floor = estimate_generation_seconds(point, options, &roofline, {4'000'000'000, {}});
-    REQUIRE(timed.size() == warm.size());
-    REQUIRE(floor.size() == warm.size());
-    for (std::size_t i = 0; i < warm.size(); ++i) {
+    const std::vector<double> no_flush = estimate_generation_seconds(estimate_point, options, &roofline, {});
+    const std::vector<double> timed =
+        estimate_generation_seconds(estimate_point, options, &roofline, {4'000'000'000, 0.75});
+    const std::vector<double> floor = estimate_generation_seconds(estimate_point, options, &roofline, {4'000'000'000, {}});
+    REQUIRE(no_flush.size() == 2 * options.n_steps());
+    REQUIRE(timed.size() == no_flush.size());
+    REQUIRE(floor.size() == no_flush.size());
+    for (std::size_t i = 0; i < no_flush.size(); ++i) {
         CAPTURE(i);
         CHECK(timed[i] - no_flush[i] == doctest::Approx(0.75));
         CHECK(floor[i] - no_flush[i] == doctest::Approx(2.0 * 4.0 / 20.0));  // a write and a read at 20 GB/s
