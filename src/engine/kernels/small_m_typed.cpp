@@ -361,11 +361,12 @@ TypedKernel kernel_for(SmallMIsa isa, WeightDtype dtype, std::size_t n_rows) {
 }
 
 // Columns of x per chunk, a multiple of a page of floats so that chunks of page-aligned weight
-// rows start at line boundaries: staged in L1, as many as the L1 holds over all rows of x where
-// that leaves each weight row runs of at least min_run_bytes (x's loads then hit L1), else as
-// many as the L2 holds (shorter runs read slower than x from L2 costs)
-// (bench/journal/2026-12-04-typed-small-m-tuned.md). Chunks follow the shape, the type and the
-// staging only, so the sums, and the bits of y, do too.
+// rows start at line boundaries. Staged in L1 where runs allow: as many as the L1 holds over all
+// rows of x where that leaves each weight row runs of at least min_run_bytes (x's loads then hit
+// L1), else as many as the L2 holds (shorter runs read slower than x from L2 costs)
+// (bench/journal/2026-12-04-typed-small-m-tuned.md). Staged in L2: as many as the L2 holds,
+// whatever the runs. Chunks follow the shape, the type and the staging only, so the sums, and
+// the bits of y, do too.
 std::size_t chunk_cols_for(std::size_t n_rows, WeightDtype dtype, XStaging staging) {
     constexpr std::size_t page_floats = 4096 / sizeof(float);
     const auto cols_within = [&](std::size_t bytes) { return bytes / (n_rows * sizeof(float)) / page_floats * page_floats; };

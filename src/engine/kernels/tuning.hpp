@@ -158,9 +158,10 @@ struct KernelTuning {
         std::size_t x_l1_chunk_bytes;
         std::size_t x_l2_chunk_bytes;
         std::size_t min_run_bytes;
-        // On an Intel CPU, x's chunk in L2 whatever the runs: on an AVX-512 Xeon guest 3 to 8 rows
-        // read 10-30 % faster so, where on Zen 5 x in L1 had been 10-20 % ahead
-        // (bench/journal/2026-12-05-typed-small-m-x-in-l2-on-intel.md). Not measured on AVX2.
+        // On an Intel CPU, x's chunk in L2 whatever the runs: on an AVX-512 Xeon guest bf16 and
+        // f16 at 3 to 8 rows and int8 at 3 and 4 read 10-35 % faster so, where on Zen 5 x in L1
+        // had been 10-20 % ahead (bench/journal/2026-12-05-typed-small-m-x-in-l2-on-intel.md).
+        // Not measured on an AVX2-only Intel CPU, whose L2 may be 256 KiB.
         bool x_in_l2_on_intel;
         // How far ahead in its own run each stream asks for its weights, into L1
         // (bench/journal/2026-12-04-typed-small-m-tuned.md).
