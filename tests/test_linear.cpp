@@ -22,23 +22,30 @@ using kvbench::test::random_vector;
 
 namespace {
 
-// A compiled isa with one of the L1 blockings. Both blockings run on any CPU, so each is held
-// to the reference on every machine, not only on CPUs with that L1.
+// A compiled isa with one of the L1 blockings and, on AVX2, one of the passes' prefetches. Each
+// runs on any CPU, so each is held to the reference on every machine, not only on the CPUs that
+// would choose it.
 struct SmallMPath {
     SmallMIsa isa;
     SmallML1 l1;
+    PassPrefetch pass_prefetch;
 };
 
 std::vector<SmallMPath> every_small_m_path() {
     std::vector<SmallMPath> paths;
     for (const SmallMIsa isa : small_m_isas()) {
-        for (const SmallML1 l1 : {SmallML1::kib32, SmallML1::kib48}) paths.push_back({isa, l1});
+        for (const SmallML1 l1 : {SmallML1::kib32, SmallML1::kib48}) {
+            paths.push_back({isa, l1, PassPrefetch::spread});
+            // Only the AVX2 tiles read the choice.
+            if (isa == SmallMIsa::avx2) paths.push_back({isa, l1, PassPrefetch::first_pass});
+        }
     }
     return paths;
 }
 
 std::string name_of(const SmallMPath& path) {
-    return std::string(isa_name(path.isa)) + (path.l1 == SmallML1::kib32 ? " for a 32 KiB L1" : " for a 48 KiB L1");
+    return std::string(isa_name(path.isa)) + (path.l1 == SmallML1::kib32 ? " for a 32 KiB L1" : " for a 48 KiB L1") +
+           (path.pass_prefetch == PassPrefetch::spread ? "" : ", first pass prefetching");
 }
 
 // y = x · W^T + beta · y0 by the reference, for comparing with a kernel's output.
@@ -74,7 +81,7 @@ TEST_CASE("small_m_gemm matches the reference for every row count, ragged shape 
                         std::vector<float> y = y0;
                         if (beta == 0.0f) std::fill(y.begin(), y.end(), nan);
                         small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, beta, y.data(),
-                                     path.isa, path.l1);
+                                     path.isa, path.l1, path.pass_prefetch);
                         INFO(name_of(path) << " rows=" << n_rows << " in=" << in_dim
                                     << " out=" << out_dim << " beta=" << beta);
                         const auto expected =
@@ -99,7 +106,7 @@ TEST_CASE("small_m_gemm gives the same bits wherever x and W are allocated") {
         linear_naive(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, expected.data());
         for (const SmallMPath& path : every_small_m_path()) {
             std::vector<float> first(n_rows * out_dim);
-            small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, first.data(), path.isa, path.l1);
+            small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, first.data(), path.isa, path.l1, path.pass_prefetch);
             CHECK(relative_error(first, expected) < 1e-5);
             for (std::size_t offset : {1u, 3u, 4u, 15u, 1000u}) {
                 std::vector<float> x_moved(offset + x.size()), w_moved(offset + w.size());
@@ -107,7 +114,7 @@ TEST_CASE("small_m_gemm gives the same bits wherever x and W are allocated") {
                 std::copy(w.begin(), w.end(), w_moved.begin() + static_cast<std::ptrdiff_t>(offset));
                 std::vector<float> moved(n_rows * out_dim);
                 small_m_gemm(x_moved.data() + offset, n_rows, in_dim, w_moved.data() + offset, out_dim,
-                             0.0f, moved.data(), path.isa, path.l1);
+                             0.0f, moved.data(), path.isa, path.l1, path.pass_prefetch);
                 INFO(name_of(path) << " rows=" << n_rows << " offset=" << offset);
                 CHECK(std::memcmp(moved.data(), first.data(), first.size() * sizeof(float)) == 0);
             }
@@ -127,14 +134,14 @@ TEST_CASE("small_m_gemm gives a row of x the same bits however many rows share t
         for (std::size_t n_rows = 3; n_rows <= small_m_max_rows; ++n_rows) {
             const auto x = random_vector(n_rows * in_dim, 61);
             std::vector<float> y(n_rows * out_dim);
-            small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data(), path.isa, path.l1);
+            small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data(), path.isa, path.l1, path.pass_prefetch);
             for (std::size_t r = 0; r < n_rows; ++r) {
                 std::vector<float> x3(3 * in_dim), y3(3 * out_dim);
                 for (std::size_t c = 0; c < 3; ++c) {
                     std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(r * in_dim), in_dim,
                                 x3.begin() + static_cast<std::ptrdiff_t>(c * in_dim));
                 }
-                small_m_gemm(x3.data(), 3, in_dim, w.data(), out_dim, 0.0f, y3.data(), path.isa, path.l1);
+                small_m_gemm(x3.data(), 3, in_dim, w.data(), out_dim, 0.0f, y3.data(), path.isa, path.l1, path.pass_prefetch);
                 INFO(name_of(path) << " rows=" << n_rows << " row=" << r);
                 CHECK(std::memcmp(y.data() + r * out_dim, y3.data(), out_dim * sizeof(float)) == 0);
             }
@@ -156,17 +163,38 @@ TEST_CASE("small_m_gemm gives the same bits on any number of threads") {
             const auto x = random_vector(n_rows * in_dim, 71);
             std::vector<float> one_thread(n_rows * out_dim);
             set_compute_threads(1);
-            small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, one_thread.data(), path.isa, path.l1);
+            small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, one_thread.data(), path.isa, path.l1, path.pass_prefetch);
             for (std::size_t n_threads : {2u, 3u, 5u}) {
                 std::vector<float> y(n_rows * out_dim);
                 set_compute_threads(n_threads);
-                small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data(), path.isa, path.l1);
+                small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data(), path.isa, path.l1, path.pass_prefetch);
                 INFO(name_of(path) << " rows=" << n_rows << " threads=" << n_threads);
                 CHECK(std::memcmp(y.data(), one_thread.data(), y.size() * sizeof(float)) == 0);
             }
         }
     }
     set_compute_threads(threads_before);
+}
+
+TEST_CASE("small_m_gemm's two pass prefetches give the same bits") {
+    // They only decide when the next tile's lines are asked for. 7 and 8 rows run in passes on
+    // AVX2 in 16 registers; D=4096 spans several chunks, 37 rows several tiles and a lone row.
+    const std::size_t in_dim = 4096, out_dim = 37;
+    const auto w = random_vector(out_dim * in_dim, 82);
+    for (const SmallMIsa isa : small_m_isas()) {
+        for (const SmallML1 l1 : {SmallML1::kib32, SmallML1::kib48}) {
+            for (const std::size_t n_rows : {7u, 8u}) {
+                const auto x = random_vector(n_rows * in_dim, 81);
+                std::vector<float> spread(n_rows * out_dim), first_pass(n_rows * out_dim);
+                small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, spread.data(), isa, l1,
+                             PassPrefetch::spread);
+                small_m_gemm(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, first_pass.data(), isa, l1,
+                             PassPrefetch::first_pass);
+                INFO(isa_name(isa) << (l1 == SmallML1::kib32 ? " 32 KiB" : " 48 KiB") << " rows=" << n_rows);
+                CHECK(std::memcmp(spread.data(), first_pass.data(), spread.size() * sizeof(float)) == 0);
+            }
+        }
+    }
 }
 
 TEST_CASE("small_m_gemm lists scalar first and its default is the widest compiled kernel") {

@@ -232,8 +232,10 @@ inline float reduce_add(__m256 v) {
 // fill the 16 registers): 7 loads per 12 FMAs
 // (bench/journal/2026-12-01-avx2-tile-at-4-7-8-rows.md). The passes after the first read the
 // tile's weights from L1 or L2. Every output's sum runs over the same lanes in the same order as
-// in one pass, so the bits of y do not change.
-struct Avx2Isa {
+// in one pass, so the bits of y do not change. How the passes share the prefetch of the next
+// tile (pass_prefetch) changes only when its lines are asked for, never the bits.
+template <PassPrefetch pass_prefetch>
+struct Avx2IsaFor {
 #ifdef __AVX512VL__
     static constexpr std::size_t registers = 32;
 #else
@@ -413,12 +415,15 @@ struct Avx2Isa {
         }
     }
 
-    // Rows [0, M) of x in passes of at most P rows. Each pass prefetches its share of the
-    // later tile's lines (pass k of n the lines k, k + n, ...): asked for by the first pass
-    // alone, they would have to arrive within that pass, faster than memory delivers to two
-    // cores (bench/journal/2026-12-02-prefetches-spread-over-passes.md).
+    // Rows [0, M) of x in passes of at most P rows. With PassPrefetch::spread each pass
+    // prefetches its share of the later tile's lines (pass k of n the lines k, k + n, ...):
+    // asked for by the first pass alone, they would have to arrive within that pass, faster than
+    // memory delivered to two cores of a Zen 5 guest
+    // (bench/journal/2026-12-02-prefetches-spread-over-passes.md). On an Intel Xeon guest the
+    // first pass asking for all of them was the faster (first_pass, the share of a single pass;
+    // bench/journal/2026-12-05-v3-passes-prefetch-by-vendor.md).
     template <std::size_t M, std::size_t P, std::size_t R, bool Prefetch, PrefetchTo to, std::size_t Pass = 0,
-              std::size_t Passes = (M + P - 1) / P>
+              std::size_t Passes = pass_prefetch == PassPrefetch::spread ? (M + P - 1) / P : 1>
     static void passes(const Tile& t) {
         constexpr std::size_t rows = M < P ? M : P;
         block<rows, R, Prefetch, to, Pass, Passes>(t);
@@ -482,6 +487,9 @@ struct Avx2Isa {
         }
     }
 };
+// The AVX2 tiles with each pass prefetching its share: what runs off Intel, and in Avx512Table,
+// whose AVX2 tiles run no passes.
+using Avx2Isa = Avx2IsaFor<PassPrefetch::spread>;
 #endif
 
 #ifdef __AVX512F__
@@ -622,8 +630,8 @@ struct OneIsaTable {
 
 #ifdef __AVX512F__
 // Where AVX-512 is there, zmm tiles up to zmm_max_rows rows of x and ymm tiles (in 32
-// registers) above: streaming a cold W the ymm kernel is the faster one from 3 or 4 rows on,
-// although it is the slower one on a W in cache
+// registers, so never in passes) above: streaming a cold W the ymm kernel is the faster one
+// from 3 or 4 rows on, although it is the slower one on a W in cache
 // (bench/journal/2026-11-30-small-m-projection-choices.md).
 constexpr std::size_t zmm_max_rows = choices.zmm_max_rows;
 struct Avx512Table {
@@ -663,13 +671,17 @@ constexpr SmallMIsa best_isa =
     SmallMIsa::scalar;
 #endif
 
-SlabKernel kernel_for(SmallMIsa isa, PrefetchTo to, std::size_t n_rows) {
+SlabKernel kernel_for(SmallMIsa isa, PrefetchTo to, PassPrefetch pass_prefetch, std::size_t n_rows) {
     switch (isa) {
 #ifdef __AVX512F__
+        // Its AVX2 tiles have 32 registers and run no passes.
         case SmallMIsa::avx512: return kernel_of<Avx512Table>(to, n_rows);
 #endif
 #ifdef __AVX2__
-        case SmallMIsa::avx2: return kernel_of<OneIsaTable<Avx2Isa>>(to, n_rows);
+        case SmallMIsa::avx2:
+            return pass_prefetch == PassPrefetch::spread
+                       ? kernel_of<OneIsaTable<Avx2Isa>>(to, n_rows)
+                       : kernel_of<OneIsaTable<Avx2IsaFor<PassPrefetch::first_pass>>>(to, n_rows);
 #endif
         default: return kernel_of<OneIsaTable<ScalarIsa>>(to, n_rows);
     }
@@ -702,11 +714,19 @@ SmallML1 small_m_l1() {
     return l1d > 0 && l1d < l1_fits_chunk_bytes ? SmallML1::kib32 : SmallML1::kib48;
 }
 
+PassPrefetch host_pass_prefetch() {
+#if defined(__x86_64__) || defined(__i386__)
+    if (choices.passes_prefetch_from_first_on_intel && __builtin_cpu_is("intel")) return PassPrefetch::first_pass;
+#endif
+    return PassPrefetch::spread;
+}
+
 void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
-                  std::size_t out_dim, float beta, float* y, SmallMIsa isa, SmallML1 l1) {
+                  std::size_t out_dim, float beta, float* y, SmallMIsa isa, SmallML1 l1,
+                  PassPrefetch pass_prefetch) {
     assert(n_rows >= 1 && n_rows <= small_m_max_rows && in_dim >= 1);
     const PrefetchTo to = prefetch_to(l1);
-    const SlabKernel kernel = kernel_for(isa, to, n_rows);
+    const SlabKernel kernel = kernel_for(isa, to, pass_prefetch, n_rows);
     const std::size_t tile_rows = kernel.tile_rows;
     const std::size_t n_tiles = out_dim / tile_rows;
     // Columns per chunk: a multiple of a 4 KiB page of floats when it can be (even chunks of a
@@ -774,7 +794,8 @@ void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const 
 
 void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
                   std::size_t out_dim, float beta, float* y, SmallMIsa isa) {
-    small_m_gemm(x, n_rows, in_dim, w, out_dim, beta, y, isa, small_m_l1());
+    static const PassPrefetch pass_prefetch = host_pass_prefetch();
+    small_m_gemm(x, n_rows, in_dim, w, out_dim, beta, y, isa, small_m_l1(), pass_prefetch);
 }
 
 void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,

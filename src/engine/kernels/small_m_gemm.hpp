@@ -24,6 +24,14 @@ enum class SmallML1 { kib32, kib48 };
 // This CPU's: kib32 below 48 KiB, else kib48 (also where the size cannot be read).
 SmallML1 small_m_l1();
 
+// How the AVX2 tiles that take 7 and 8 rows of x in passes over one weight tile (16 registers)
+// prefetch the next tile: each pass its share of its lines, or the first pass all of them.
+// Prefetches only, so both give the same bits; tests run both wherever AVX2 is compiled.
+enum class PassPrefetch { spread, first_pass };
+
+// This CPU's: first_pass on an Intel CPU where the build's tuning class says so, else spread.
+PassPrefetch host_pass_prefetch();
+
 // y (n_rows, out_dim) = x (n_rows, in_dim) · W^T + beta · y, W (out_dim, in_dim) row-major.
 // Each OpenMP thread streams one contiguous slab of W's rows once, for all n_rows rows of x.
 // y is not read when beta is 0, so it may hold garbage then. The order of the sums depends
@@ -33,8 +41,9 @@ SmallML1 small_m_l1();
 // Requires: 1 <= n_rows <= small_m_max_rows; in_dim >= 1; beta is 0 or 1;
 // y overlaps neither x nor w; isa is in small_m_isas().
 void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
-                  std::size_t out_dim, float beta, float* y, SmallMIsa isa, SmallML1 l1);
-// The same for this CPU's L1 (small_m_l1()).
+                  std::size_t out_dim, float beta, float* y, SmallMIsa isa, SmallML1 l1,
+                  PassPrefetch pass_prefetch);
+// The same for this CPU's L1 and pass prefetch (small_m_l1(), host_pass_prefetch()).
 void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,
                   std::size_t out_dim, float beta, float* y, SmallMIsa isa);
 // The same for this CPU's L1 and the widest isa compiled: what linear() runs.

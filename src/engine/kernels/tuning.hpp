@@ -133,6 +133,12 @@ struct KernelTuning {
         // (bench/journal/2026-12-01-avx2-tile-at-4-7-8-rows.md).
         std::size_t pass_rows;
         std::size_t passes_from_rows;
+        // On an Intel CPU the first pass prefetches the whole next tile: on an AVX-512 Xeon guest
+        // the x86-64-v3 build read 8 rows of D=4096 0.82× as long so, where on Zen 5 each pass
+        // prefetching its share had been a fifth faster
+        // (bench/journal/2026-12-05-v3-passes-prefetch-by-vendor.md). Only the AVX2 class runs
+        // passes; not measured on an AVX2-only Intel CPU.
+        bool passes_prefetch_from_first_on_intel;
         // AVX-512 builds: zmm tiles up to this many rows of x, the ymm tiles (in 32 registers) above,
         // faster on a cold W from 3 rows on (bench/journal/2026-11-30-small-m-projection-choices.md).
         std::size_t zmm_max_rows;
@@ -205,7 +211,8 @@ inline constexpr KernelTuning avx512_tuning{
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
-                .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 2, .zmm_tile_rows = 8},
+                .pass_rows = 4, .passes_from_rows = 7, .passes_prefetch_from_first_on_intel = false,
+                .zmm_max_rows = 2, .zmm_tile_rows = 8},
     .small_m_typed = {.max_streams = 4, .int8_max_streams = 8, .int8_lines_per_step = 2,
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .x_in_l2_on_intel = true, .line_prefetch_bytes = 2048,
@@ -227,7 +234,8 @@ inline constexpr KernelTuning avx2_tuning{
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
-                .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 0, .zmm_tile_rows = 0},
+                .pass_rows = 4, .passes_from_rows = 7, .passes_prefetch_from_first_on_intel = true,
+                .zmm_max_rows = 0, .zmm_tile_rows = 0},
     .small_m_typed = {.max_streams = 4, .int8_max_streams = 4, .int8_lines_per_step = 1,
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .x_in_l2_on_intel = false, .line_prefetch_bytes = 2048,
@@ -251,7 +259,8 @@ inline constexpr KernelTuning portable_tuning{
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
-                .pass_rows = 4, .passes_from_rows = 7, .zmm_max_rows = 0, .zmm_tile_rows = 0},
+                .pass_rows = 4, .passes_from_rows = 7, .passes_prefetch_from_first_on_intel = false,
+                .zmm_max_rows = 0, .zmm_tile_rows = 0},
     .small_m_typed = {.max_streams = 4, .int8_max_streams = 4, .int8_lines_per_step = 1,
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .x_in_l2_on_intel = false, .line_prefetch_bytes = 2048,
