@@ -671,7 +671,9 @@ constexpr SmallMIsa best_isa =
     SmallMIsa::scalar;
 #endif
 
-SlabKernel kernel_for(SmallMIsa isa, PrefetchTo to, PassPrefetch pass_prefetch, std::size_t n_rows) {
+// pass_prefetch: read by the AVX2 tiles only, so unused where AVX2 is not compiled.
+SlabKernel kernel_for(SmallMIsa isa, PrefetchTo to, [[maybe_unused]] PassPrefetch pass_prefetch,
+                      std::size_t n_rows) {
     switch (isa) {
 #ifdef __AVX512F__
         // Its AVX2 tiles have 32 registers and run no passes.
