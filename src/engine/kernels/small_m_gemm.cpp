@@ -15,6 +15,7 @@
 // same wherever the buffers are allocated.
 #include "small_m_gemm.hpp"
 
+#include "intel_cpu.hpp"
 #include "keep_in_register.hpp"
 #include "l1_data_cache.hpp"
 #include "prefetch_line.hpp"
@@ -717,10 +718,8 @@ SmallML1 small_m_l1() {
 }
 
 PassPrefetch host_pass_prefetch() {
-#if defined(__x86_64__) || defined(__i386__)
-    if (choices.passes_prefetch_from_first_on_intel && __builtin_cpu_is("intel")) return PassPrefetch::first_pass;
-#endif
-    return PassPrefetch::spread;
+    const bool first_pass = choices.passes_prefetch_from_first_on_intel && on_intel_cpu();
+    return first_pass ? PassPrefetch::first_pass : PassPrefetch::spread;
 }
 
 void small_m_gemm(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w,

@@ -16,6 +16,7 @@
 // hold its AVX2 path to the reference too (the exception of simd.hpp's rule).
 #include "small_m_typed.hpp"
 
+#include "intel_cpu.hpp"
 #include "keep_in_register.hpp"
 #include "prefetch_line.hpp"
 #include "tuning.hpp"
@@ -378,10 +379,7 @@ std::size_t chunk_cols_for(std::size_t n_rows, WeightDtype dtype, XStaging stagi
 }  // namespace
 
 XStaging host_x_staging() {
-#if defined(__x86_64__) || defined(__i386__)
-    if (choices.x_in_l2_on_intel && __builtin_cpu_is("intel")) return XStaging::l2;
-#endif
-    return XStaging::l1_where_runs_allow;
+    return choices.x_in_l2_on_intel && on_intel_cpu() ? XStaging::l2 : XStaging::l1_where_runs_allow;
 }
 
 void small_m_gemm_typed(const float* x, std::size_t n_rows, std::size_t in_dim, TypedWeights w,
