@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 
 namespace kvbench {
@@ -222,7 +223,7 @@ template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32, bool two
         for (std::size_t j = 0; j < n_cols; ++j) {
             Vec k;
             if constexpr (dtype != KvDtype::f32) {
-                k = load_kv<dtype>(stored[j], d0);
+                k = load_kv<dtype, false>(stored[j], d0);
             } else if constexpr (whole) {
                 k = Simd::load(keys[j] + d0);
             } else {
@@ -264,7 +265,7 @@ template <std::size_t n_rows, KvDtype dtype>
         for (std::size_t i = 0; i < n_rows; ++i) q[i] = Simd::load(queries + d0 * n_rows + i * lanes);
         const std::byte* key = first;
         for (std::size_t j = 0; j < n_cols; ++j, key += row_bytes) {
-            const Vec k = load_kv<dtype>(key, d0);
+            const Vec k = load_kv<dtype, false>(key, d0);
             for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[i], k, acc[i * n_cols + j]);
         }
         prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
@@ -486,11 +487,11 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                 // One row uses each value vector once: load, convert and accumulate in turn.
                 const Vec p = Simd::set1(probs[t]);
                 for (std::size_t c = 0; c < n_vecs; ++c) {
-                    acc[0][c] = Simd::fma(p, load_kv<dtype>(row, first_column + c * lanes), acc[0][c]);
+                    acc[0][c] = Simd::fma(p, load_kv<dtype, false>(row, first_column + c * lanes), acc[0][c]);
                 }
             } else {
                 Vec v[n_vecs];
-                for (std::size_t c = 0; c < n_vecs; ++c) v[c] = load_kv<dtype>(row, first_column + c * lanes);
+                for (std::size_t c = 0; c < n_vecs; ++c) v[c] = load_kv<dtype, false>(row, first_column + c * lanes);
                 for (std::size_t i = 0; i < n_rows; ++i) {
                     const Vec p = Simd::set1(probs[i * max_key_block + t]);
                     for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
@@ -697,13 +698,6 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     const std::size_t padded_dim = ws.padded_dim();
     const std::size_t n_vecs = round_up(dim, lanes) / lanes;  // vectors per output row
 
-    // Queries are scaled once here, so block scores come out of the FMAs final, each in the
-    // layout of the tiles that read them.
-    if (n_rows <= tiles.dot_rows_max) {
-        write_dot_tile_queries(problem, ws);
-    } else {
-        write_transposed_tile_queries(problem, ws);
-    }
     std::fill_n(ws.outputs(), n_rows * padded_dim, 0.0f);
     std::fill_n(ws.lane_sums(), n_rows * max_lanes, 0.0f);
     std::fill_n(ws.row_max(), n_rows, minus_infinity);
@@ -723,6 +717,17 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     const bool fused = !all_f32 && fusable(problem.kv_dtype) && fusable(problem.value_dtype) && dim % lanes == 0 &&
                        n_rows <= tiles.dot_rows_max;
     const bool decoded = !all_f32 && !fused;
+    // Queries are scaled once here, so block scores come out of the FMAs final, each in the
+    // layout of the tiles that read them; the fused tiles read e4m3 keys e4m3_unit smaller, so
+    // their queries are that much larger (kv_load.hpp).
+    if (n_rows <= tiles.dot_rows_max) {
+        write_dot_tile_queries(problem, ws);
+    } else {
+        write_transposed_tile_queries(problem, ws);
+    }
+    if (fused && problem.kv_dtype == KvDtype::e4m3) {
+        for (float& q : std::span(ws.queries(), n_rows * padded_dim)) q *= e4m3_unit;
+    }
     const bool values_in_place = all_f32 && dim % lanes == 0 && problem.kv_stride == dim;
     const std::size_t key_row_bytes = kv_row_bytes(problem.kv_dtype, problem.kv_stride);
     const std::size_t value_row_bytes = kv_row_bytes(problem.value_dtype, problem.kv_stride);
@@ -845,9 +850,12 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
         flops += st.flops;
     }
 
+    // The fused tiles' outputs over e4m3 values come e4m3_unit smaller, as the values they read.
+    const float output_unit = fused && problem.value_dtype == KvDtype::e4m3 ? e4m3_unit : 1.0f;
     for (std::size_t r = 0; r < n_rows; ++r) {
         const float sum = Simd::reduce_add(Simd::load(ws.lane_sums() + r * max_lanes));
-        std::copy_n(ws.outputs() + r * padded_dim, dim, result.out + r * result.out_stride);
+        const float* output = ws.outputs() + r * padded_dim;
+        std::transform(output, output + dim, result.out + r * result.out_stride, [&](float o) { return o * output_unit; });
         result.row_max[r] = ws.row_max()[r];
         result.row_sum[r] = sum;
     }

@@ -82,6 +82,12 @@ inline bool holds_bits(const std::byte* rows, std::size_t n_rows, std::size_t ro
     return false;
 }
 
+// e4m3 through binary16 comes out 2^8 smaller (below). Tiles that multiply e4m3 keys by a query
+// and e4m3 values by probabilities take it so and multiply the query and the output by this
+// instead: powers of two, so the products and sums are the same numbers, one multiply fewer in
+// each of a vector's five or six instructions.
+inline constexpr float e4m3_unit = 256.0f;
+
 // Whether rows of e4m3 or e5m2 bytes hold a pattern their conversion fixes up (above).
 inline bool fp8_needs_fix(KvDtype dtype, const std::byte* rows, std::size_t n_rows, std::size_t row_bytes,
                           std::size_t width) {
@@ -96,9 +102,10 @@ inline bool fp8_needs_fix(KvDtype dtype, const std::byte* rows, std::size_t n_ro
 // bits (kv_convert.hpp: a quiet NaN with the byte's sign and no payload): e5m2's NaNs come out
 // of the conversion with their payload, and e4m3's S.1111.111 is 480 before the fix. Replaces
 // the tables' gathers, which set the pace
-// (bench/journal/2026-12-04-format-tiles.md).
+// (bench/journal/2026-12-04-format-tiles.md). e4m3_rescaled false leaves e4m3 2^8 smaller, for
+// tiles that fold the 2^8 into the query and the output instead (e4m3_unit).
 #if defined(__AVX512F__)
-template <KvDtype dtype>
+template <KvDtype dtype, bool e4m3_rescaled = true>
 inline Vec load_fp8(const std::byte* bytes) {
     const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
     const __m512i sign_and_quiet_nan = _mm512_set1_epi32(static_cast<int>(0xffc00000u));
@@ -114,16 +121,18 @@ inline Vec load_fp8(const std::byte* bytes) {
         // (binary16's top exponent bit, always 0 here) is cleared.
         const __m256i half = _mm256_and_si256(_mm256_slli_epi16(_mm256_cvtepi8_epi16(packed), 7),
                                               _mm256_set1_epi16(static_cast<short>(0xbfff)));
-        const __m512 x = _mm512_mul_ps(_mm512_cvtph_ps(half), _mm512_set1_ps(256.0f));
+        const __m512 x = e4m3_rescaled ? _mm512_mul_ps(_mm512_cvtph_ps(half), _mm512_set1_ps(e4m3_unit))
+                                       : _mm512_cvtph_ps(half);
         if constexpr (dtype == e4m3_finite) return x;
         // ±480 is S.1111.111 (the largest finite e4m3 is 448): made the signed quiet NaN.
-        const __mmask16 nan = _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(480.0f), _CMP_EQ_OQ);
+        const __mmask16 nan = _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(e4m3_rescaled ? 480.0f : 480.0f / e4m3_unit),
+                                                 _CMP_EQ_OQ);
         return _mm512_castsi512_ps(_mm512_mask_ternarylogic_epi32(_mm512_castps_si512(x), nan, sign_and_quiet_nan,
                                                                   _mm512_set1_epi32(0x7fc00000), 0xea));
     }
 }
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
-template <KvDtype dtype>
+template <KvDtype dtype, bool e4m3_rescaled = true>
 inline Vec load_fp8(const std::byte* bytes) {
     const __m128i packed = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes));
     const __m256 sign_and_quiet_nan = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(0xffc00000u)));
@@ -136,10 +145,12 @@ inline Vec load_fp8(const std::byte* bytes) {
     } else {
         const __m128i half = _mm_and_si128(_mm_slli_epi16(_mm_cvtepi8_epi16(packed), 7),
                                            _mm_set1_epi16(static_cast<short>(0xbfff)));
-        const __m256 x = _mm256_mul_ps(_mm256_cvtph_ps(half), _mm256_set1_ps(256.0f));
+        const __m256 x = e4m3_rescaled ? _mm256_mul_ps(_mm256_cvtph_ps(half), _mm256_set1_ps(e4m3_unit))
+                                       : _mm256_cvtph_ps(half);
         if constexpr (dtype == e4m3_finite) return x;
         const __m256 sign = _mm256_set1_ps(-0.0f);
-        const __m256 nan = _mm256_cmp_ps(_mm256_andnot_ps(sign, x), _mm256_set1_ps(480.0f), _CMP_EQ_OQ);
+        const __m256 nan = _mm256_cmp_ps(_mm256_andnot_ps(sign, x), _mm256_set1_ps(e4m3_rescaled ? 480.0f : 480.0f / e4m3_unit),
+                                         _CMP_EQ_OQ);
         const __m256 signed_nan = _mm256_or_ps(_mm256_and_ps(x, sign), _mm256_andnot_ps(sign, sign_and_quiet_nan));
         return _mm256_blendv_ps(x, signed_nan, nan);
     }
@@ -166,9 +177,10 @@ inline Vec load_block_codes(const std::byte* block, std::size_t i);
 // unscaled (its integer values): the kernel applies a vector's scale to its score or its
 // probability instead of to every element. Gives decode_kv_vector's bits for the other types:
 // the conversions are exact, NaN included, and a q8_0 or q4_0 element is its code times its
-// block's scale, one multiply as in the scalar definition. Requires: i a multiple of lanes
-// (so a vector lies inside one block of a block type).
-template <KvDtype dtype>
+// block's scale, one multiply as in the scalar definition; e4m3 1 / e4m3_unit of it where
+// e4m3_rescaled is false. Requires: i a multiple of lanes (so a vector lies inside one block of
+// a block type).
+template <KvDtype dtype, bool e4m3_rescaled = true>
 inline Vec load_kv(const std::byte* row, std::size_t i) {
     if constexpr (dtype == KvDtype::f32) {
         return Simd::load(reinterpret_cast<const float*>(row) + i);
@@ -178,11 +190,12 @@ inline Vec load_kv(const std::byte* row, std::size_t i) {
         return Simd::mul(load_block_codes<dtype>(block, i % kv_block_values), load_block_scale(block));
     } else if constexpr (as_stored(dtype) == KvDtype::e4m3 || as_stored(dtype) == KvDtype::e5m2) {
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
-        return load_fp8<dtype>(row + i);
+        return load_fp8<dtype, e4m3_rescaled>(row + i);
 #else
         const float* table = as_stored(dtype) == KvDtype::e5m2 ? e5m2_values.data() : e4m3_values.data();
+        const float unit = as_stored(dtype) == KvDtype::e4m3 && !e4m3_rescaled ? 1.0f / e4m3_unit : 1.0f;
         alignas(64) float lanes_out[lanes];
-        for (std::size_t lane = 0; lane < lanes; ++lane) lanes_out[lane] = table[static_cast<std::uint8_t>(row[i + lane])];
+        for (std::size_t lane = 0; lane < lanes; ++lane) lanes_out[lane] = table[static_cast<std::uint8_t>(row[i + lane])] * unit;
         return Simd::load(lanes_out);
 #endif
     } else {
