@@ -110,7 +110,13 @@ inline Vec load_fp8(const std::byte* bytes) {
     const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
     const __m512i sign_and_quiet_nan = _mm512_set1_epi32(static_cast<int>(0xffc00000u));
     if constexpr (as_stored(dtype) == KvDtype::e5m2) {
-        const __m512 x = _mm512_cvtph_ps(_mm256_slli_epi16(_mm256_cvtepu8_epi16(packed), 8));
+        // Each byte shuffled into the top of its 16 bits, zeros below: one instruction where a
+        // widening and a shift were two. The 16 bytes are in both halves; the first half takes
+        // bytes 0-7, the second 8-15.
+        const __m256i both = _mm256_broadcastsi128_si256(packed);
+        const __m256i to_top = _mm256_setr_epi8(-1, 0, -1, 1, -1, 2, -1, 3, -1, 4, -1, 5, -1, 6, -1, 7,  //
+                                                -1, 8, -1, 9, -1, 10, -1, 11, -1, 12, -1, 13, -1, 14, -1, 15);
+        const __m512 x = _mm512_cvtph_ps(_mm256_shuffle_epi8(both, to_top));
         if constexpr (dtype == e5m2_finite) return x;
         // A NaN keeps its sign, exponent and quiet bit and drops its payload.
         const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
@@ -137,7 +143,8 @@ inline Vec load_fp8(const std::byte* bytes) {
     const __m128i packed = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes));
     const __m256 sign_and_quiet_nan = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(0xffc00000u)));
     if constexpr (as_stored(dtype) == KvDtype::e5m2) {
-        const __m256 x = _mm256_cvtph_ps(_mm_slli_epi16(_mm_cvtepu8_epi16(packed), 8));
+        // Each byte interleaved with a zero below it: its binary16, in one instruction.
+        const __m256 x = _mm256_cvtph_ps(_mm_unpacklo_epi8(_mm_setzero_si128(), packed));
         if constexpr (dtype == e5m2_finite) return x;
         // A NaN keeps its sign, exponent and quiet bit and drops its payload; others all their bits.
         const __m256 keep = _mm256_or_ps(_mm256_cmp_ps(x, x, _CMP_ORD_Q), sign_and_quiet_nan);
