@@ -260,7 +260,27 @@ template <std::size_t n_rows, KvDtype dtype>
     BlockPrefetcher prefetcher = st.prefetcher;
     Vec acc[lanes];  // acc[i · n_cols + j]: row i, key j
     for (Vec& a : acc) a = Simd::zero();
-    for (std::size_t d0 = 0; d0 < dim; d0 += lanes) {
+    // Two vectors of a block type's block a step, with one read of the block's scale
+    // (load_fused_vectors); the same FMAs in the same order as a vector a step.
+    constexpr bool block_type = dtype == KvDtype::q8_0 || dtype == KvDtype::q4_0;
+    constexpr std::size_t per_step = block_type && kv_block_values % (2 * lanes) == 0 ? 2 : 1;
+    std::size_t d0 = 0;
+    for (; d0 + per_step * lanes <= dim; d0 += per_step * lanes) {
+        Vec q[per_step][n_rows];
+        for (std::size_t v = 0; v < per_step; ++v) {
+            for (std::size_t i = 0; i < n_rows; ++i) q[v][i] = Simd::load(queries + (d0 + v * lanes) * n_rows + i * lanes);
+        }
+        const std::byte* key = first;
+        for (std::size_t j = 0; j < n_cols; ++j, key += row_bytes) {
+            Vec k[per_step];
+            load_fused_vectors<dtype>(key, d0, k);
+            for (std::size_t v = 0; v < per_step; ++v) {
+                for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[v][i], k[v], acc[i * n_cols + j]);
+            }
+        }
+        for (std::size_t v = 0; v < per_step; ++v) prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
+    }
+    for (; d0 < dim; d0 += lanes) {  // a block type's last vector, in a partial block
         Vec q[n_rows];
         for (std::size_t i = 0; i < n_rows; ++i) q[i] = Simd::load(queries + d0 * n_rows + i * lanes);
         const std::byte* key = first;
@@ -482,12 +502,25 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
         // index, as a block type's vector is found through its block).
         const std::byte* row = st.stored_values;
         const std::size_t first_column = first_vec * lanes;
+        // A block type's vectors two at a time where the tile's columns start a block's half,
+        // with one read of the block's scale (load_fused_vectors).
+        constexpr bool block_type = dtype == KvDtype::q8_0 || dtype == KvDtype::q4_0;
+        constexpr std::size_t pair = block_type && n_vecs % 2 == 0 && kv_block_values % (2 * lanes) == 0 ? 2 : 1;
+        const bool pairs = pair == 2 && first_column % (2 * lanes) == 0;
         for (std::size_t t = 0; t < st.n_keys; ++t, row += st.stored_value_row_bytes) {
             if constexpr (n_rows == 1) {
                 // One row uses each value vector once: load, convert and accumulate in turn.
                 const Vec p = Simd::set1(probs[t]);
-                for (std::size_t c = 0; c < n_vecs; ++c) {
-                    acc[0][c] = Simd::fma(p, load_kv<dtype, false>(row, first_column + c * lanes), acc[0][c]);
+                if (pairs) {
+                    for (std::size_t c = 0; c < n_vecs; c += pair) {
+                        Vec v[pair];
+                        load_fused_vectors<dtype>(row, first_column + c * lanes, v);
+                        for (std::size_t h = 0; h < pair; ++h) acc[0][c + h] = Simd::fma(p, v[h], acc[0][c + h]);
+                    }
+                } else {
+                    for (std::size_t c = 0; c < n_vecs; ++c) {
+                        acc[0][c] = Simd::fma(p, load_kv<dtype, false>(row, first_column + c * lanes), acc[0][c]);
+                    }
                 }
             } else {
                 Vec v[n_vecs];

@@ -246,6 +246,36 @@ inline Vec load_kv(const std::byte* row, std::size_t i) {
     }
 }
 
+// The fused tiles' n vectors [i, i + n · lanes) of a row, as load_kv<dtype, false> gives them
+// one by one, but n vectors of one q8_0 or q4_0 block share one read and conversion of its
+// scale: with one query row the scale's broadcast and conversion were as many instructions as
+// the vector's codes (bench/journal/2026-12-05-block-scale-once-per-block.md). Requires: for
+// q8_0 and q4_0, i a multiple of n · lanes and n · lanes dividing kv_block_values.
+template <KvDtype dtype, std::size_t n>
+inline void load_fused_vectors(const std::byte* row, std::size_t i, Vec (&out)[n]) {
+    if constexpr (dtype == KvDtype::q8_0 || dtype == KvDtype::q4_0) {
+        static_assert(kv_block_values % (n * lanes) == 0);
+        const std::byte* block = row + i / kv_block_values * kv_row_bytes(dtype, kv_block_values);
+        const Vec scale = load_block_scale(block);
+#if defined(__AVX512F__)
+        if constexpr (dtype == KvDtype::q4_0 && n == 2) {
+            // The whole block: its 16 bytes widened once, the low nibbles elements 0-15 and the
+            // high ones 16-31 (load_block_codes widens them once for each half).
+            const __m512i wide = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2)));
+            const __m512i eight = _mm512_set1_epi32(8);
+            const __m512i low = _mm512_sub_epi32(_mm512_and_si512(wide, _mm512_set1_epi32(0xf)), eight);
+            const __m512i high = _mm512_sub_epi32(_mm512_srli_epi32(wide, 4), eight);
+            out[0] = Simd::mul(_mm512_cvtepi32_ps(low), scale);
+            out[1] = Simd::mul(_mm512_cvtepi32_ps(high), scale);
+            return;
+        }
+#endif
+        for (std::size_t v = 0; v < n; ++v) out[v] = Simd::mul(load_block_codes<dtype>(block, i % kv_block_values + v * lanes), scale);
+    } else {
+        for (std::size_t v = 0; v < n; ++v) out[v] = load_kv<dtype, false>(row, i + v * lanes);
+    }
+}
+
 // Elements [i, i + lanes) of one q8_0 or q4_0 block (kv_convert.hpp's layout) at `block`,
 // unscaled: the integers q, or c - 8, as f32; times the block's scale they are decode_kv_vector's
 // bits. Requires: i a multiple of lanes, i + lanes <= 32.
