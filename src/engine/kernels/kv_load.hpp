@@ -39,6 +39,11 @@ struct ByteVector<16> {
     typedef std::uint8_t Unaligned __attribute__((vector_size(16), aligned(1), may_alias));
 };
 template <>
+struct ByteVector<32> {
+    typedef std::uint8_t Aligned __attribute__((vector_size(32)));
+    typedef std::uint8_t Unaligned __attribute__((vector_size(32), aligned(1), may_alias));
+};
+template <>
 struct ByteVector<64> {
     typedef std::uint8_t Aligned __attribute__((vector_size(64)));
     typedef std::uint8_t Unaligned __attribute__((vector_size(64), aligned(1), may_alias));
@@ -69,10 +74,21 @@ inline bool holds_bits_by(const std::byte* rows, std::size_t n_rows, std::size_t
     return zero_byte != 0;
 }
 
+// The widest byte vector the build's registers hold: wider, GCC 12 keeps the vector in memory
+// and stores and reloads it every step, which on the x86-64-v3 build made the scan cost more
+// than the tiles (bench/journal/2026-12-05-fp8-scan-in-registers-on-avx2.md).
+#if defined(__AVX512BW__)
+inline constexpr std::size_t scan_vector_bytes = 64;
+#elif defined(__AVX2__)
+inline constexpr std::size_t scan_vector_bytes = 32;
+#else
+inline constexpr std::size_t scan_vector_bytes = 16;
+#endif
+
 // Any width: the portable tiles take rows of a multiple of 4 bytes (dh 20, say).
 template <std::uint8_t bits>
 inline bool holds_bits(const std::byte* rows, std::size_t n_rows, std::size_t row_bytes, std::size_t width) {
-    if (width % 64 == 0) return holds_bits_by<64, bits>(rows, n_rows, row_bytes, width);
+    if (width % scan_vector_bytes == 0) return holds_bits_by<scan_vector_bytes, bits>(rows, n_rows, row_bytes, width);
     if (width % 16 == 0) return holds_bits_by<16, bits>(rows, n_rows, row_bytes, width);
     for (std::size_t r = 0; r < n_rows; ++r) {
         for (std::size_t i = 0; i < width; ++i) {
