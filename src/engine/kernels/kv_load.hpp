@@ -23,6 +23,8 @@ inline constexpr KvDtype e5m2_finite = static_cast<KvDtype>(0x101);
 constexpr KvDtype as_stored(KvDtype tag) {
     return tag == e4m3_finite ? KvDtype::e4m3 : tag == e5m2_finite ? KvDtype::e5m2 : tag;
 }
+// q8_0 and q4_0 (a tag's stored type): elements in blocks with a scale each (kv_dtype.hpp).
+constexpr bool is_block_type(KvDtype tag) { return kv_dtype_info(as_stored(tag)).block_values != 0; }
 constexpr KvDtype without_fix(KvDtype dtype) {
     return dtype == KvDtype::e4m3 ? e4m3_finite : dtype == KvDtype::e5m2 ? e5m2_finite : dtype;
 }
@@ -207,7 +209,7 @@ template <KvDtype dtype, bool e4m3_rescaled = true>
 inline Vec load_kv(const std::byte* row, std::size_t i) {
     if constexpr (dtype == KvDtype::f32) {
         return Simd::load(reinterpret_cast<const float*>(row) + i);
-    } else if constexpr (dtype == KvDtype::q8_0 || dtype == KvDtype::q4_0) {
+    } else if constexpr (is_block_type(dtype)) {
         static_assert(kv_block_values % lanes == 0);
         const std::byte* block = row + i / kv_block_values * kv_row_bytes(dtype, kv_block_values);
         return Simd::mul(load_block_codes<dtype>(block, i % kv_block_values), load_block_scale(block));
@@ -269,7 +271,7 @@ inline Vec load_kv(const std::byte* row, std::size_t i) {
 // q8_0 and q4_0, i a multiple of n · lanes and n · lanes dividing kv_block_values.
 template <KvDtype dtype, std::size_t n>
 inline void load_fused_vectors(const std::byte* row, std::size_t i, Vec (&out)[n]) {
-    if constexpr (dtype == KvDtype::q8_0 || dtype == KvDtype::q4_0) {
+    if constexpr (is_block_type(dtype)) {
         static_assert(kv_block_values % (n * lanes) == 0);
         const std::byte* block = row + i / kv_block_values * kv_row_bytes(dtype, kv_block_values);
         const Vec scale = load_block_scale(block);
@@ -297,7 +299,7 @@ inline void load_fused_vectors(const std::byte* row, std::size_t i, Vec (&out)[n
 // bits. Requires: i a multiple of lanes, i + lanes <= 32.
 template <KvDtype dtype>
 inline Vec load_block_codes(const std::byte* block, std::size_t i) {
-    static_assert(dtype == KvDtype::q8_0 || dtype == KvDtype::q4_0);
+    static_assert(is_block_type(dtype));
     const std::byte* codes = block + 2;  // past the f16 scale
 #if defined(__AVX512F__)
     if constexpr (dtype == KvDtype::q8_0) {
