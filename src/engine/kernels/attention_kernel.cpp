@@ -271,10 +271,18 @@ template <std::size_t n_rows, KvDtype dtype>
         }
         const std::byte* key = first;
         for (std::size_t j = 0; j < n_cols; ++j, key += row_bytes) {
-            Vec k[per_step];
-            load_fused_vectors<dtype>(key, d0, k);
-            for (std::size_t v = 0; v < per_step; ++v) {
-                for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[v][i], k[v], acc[i * n_cols + j]);
+            if constexpr (n_rows == 1 && is_block_type(dtype) && per_step == 2) {
+                // One row: the query dotted with the block's codes, then times its scale, once.
+                Vec codes[per_step];
+                const Vec scale = load_fused_codes<dtype>(key, d0, codes);
+                const Vec sum = Simd::fma(q[1][0], codes[1], Simd::mul(q[0][0], codes[0]));
+                acc[j] = Simd::fma(scale, sum, acc[j]);
+            } else {
+                Vec k[per_step];
+                load_fused_vectors<dtype>(key, d0, k);
+                for (std::size_t v = 0; v < per_step; ++v) {
+                    for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[v][i], k[v], acc[i * n_cols + j]);
+                }
             }
         }
         for (std::size_t v = 0; v < per_step; ++v) prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
@@ -512,8 +520,14 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                 if (pairs) {
                     for (std::size_t c = 0; c < n_vecs; c += pair) {
                         Vec v[pair];
-                        load_fused_vectors<dtype>(row, first_column + c * lanes, v);
-                        for (std::size_t h = 0; h < pair; ++h) acc[0][c + h] = Simd::fma(p, v[h], acc[0][c + h]);
+                        if constexpr (is_block_type(dtype)) {
+                            // The key's probability times the block's scale, once for its codes.
+                            const Vec scaled = Simd::mul(p, load_fused_codes<dtype>(row, first_column + c * lanes, v));
+                            for (std::size_t h = 0; h < pair; ++h) acc[0][c + h] = Simd::fma(scaled, v[h], acc[0][c + h]);
+                        } else {
+                            load_fused_vectors<dtype>(row, first_column + c * lanes, v);
+                            for (std::size_t h = 0; h < pair; ++h) acc[0][c + h] = Simd::fma(p, v[h], acc[0][c + h]);
+                        }
                     }
                 } else {
                     for (std::size_t c = 0; c < n_vecs; ++c) {

@@ -264,31 +264,39 @@ inline Vec load_kv(const std::byte* row, std::size_t i) {
     }
 }
 
+// Codes [i, i + n · lanes) of a row's q8_0 or q4_0 block as load_block_codes gives them one by
+// one, unscaled, and the block's scale: n vectors share one read and conversion of the scale
+// (with one query row its broadcast and conversion were as many instructions as the vector's
+// codes; bench/journal/2026-12-05-block-scale-once-per-block.md), and a tile of one query row
+// multiplies by it once per block, not once per vector. Requires: i a multiple of n · lanes,
+// n · lanes dividing kv_block_values.
+template <KvDtype dtype, std::size_t n>
+inline Vec load_fused_codes(const std::byte* row, std::size_t i, Vec (&codes)[n]) {
+    static_assert(is_block_type(dtype) && kv_block_values % (n * lanes) == 0);
+    const std::byte* block = row + i / kv_block_values * kv_row_bytes(dtype, kv_block_values);
+#if defined(__AVX512F__)
+    if constexpr (dtype == KvDtype::q4_0 && n == 2) {
+        // The whole block: its 16 bytes widened once, the low nibbles elements 0-15 and the
+        // high ones 16-31 (load_block_codes widens them once for each half).
+        const __m512i wide = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2)));
+        const __m512i eight = _mm512_set1_epi32(8);
+        codes[0] = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(wide, _mm512_set1_epi32(0xf)), eight));
+        codes[1] = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(wide, 4), eight));
+        return load_block_scale(block);
+    }
+#endif
+    for (std::size_t v = 0; v < n; ++v) codes[v] = load_block_codes<dtype>(block, i % kv_block_values + v * lanes);
+    return load_block_scale(block);
+}
+
 // The fused tiles' n vectors [i, i + n · lanes) of a row, as load_kv<dtype, false> gives them
-// one by one, but n vectors of one q8_0 or q4_0 block share one read and conversion of its
-// scale: with one query row the scale's broadcast and conversion were as many instructions as
-// the vector's codes (bench/journal/2026-12-05-block-scale-once-per-block.md). Requires: for
-// q8_0 and q4_0, i a multiple of n · lanes and n · lanes dividing kv_block_values.
+// one by one; a q8_0 or q4_0 block's through load_fused_codes, so its n vectors share one read
+// of its scale. Requires: for q8_0 and q4_0, load_fused_codes's.
 template <KvDtype dtype, std::size_t n>
 inline void load_fused_vectors(const std::byte* row, std::size_t i, Vec (&out)[n]) {
     if constexpr (is_block_type(dtype)) {
-        static_assert(kv_block_values % (n * lanes) == 0);
-        const std::byte* block = row + i / kv_block_values * kv_row_bytes(dtype, kv_block_values);
-        const Vec scale = load_block_scale(block);
-#if defined(__AVX512F__)
-        if constexpr (dtype == KvDtype::q4_0 && n == 2) {
-            // The whole block: its 16 bytes widened once, the low nibbles elements 0-15 and the
-            // high ones 16-31 (load_block_codes widens them once for each half).
-            const __m512i wide = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2)));
-            const __m512i eight = _mm512_set1_epi32(8);
-            const __m512i low = _mm512_sub_epi32(_mm512_and_si512(wide, _mm512_set1_epi32(0xf)), eight);
-            const __m512i high = _mm512_sub_epi32(_mm512_srli_epi32(wide, 4), eight);
-            out[0] = Simd::mul(_mm512_cvtepi32_ps(low), scale);
-            out[1] = Simd::mul(_mm512_cvtepi32_ps(high), scale);
-            return;
-        }
-#endif
-        for (std::size_t v = 0; v < n; ++v) out[v] = Simd::mul(load_block_codes<dtype>(block, i % kv_block_values + v * lanes), scale);
+        const Vec scale = load_fused_codes<dtype>(row, i, out);
+        for (std::size_t v = 0; v < n; ++v) out[v] = Simd::mul(out[v], scale);
     } else {
         for (std::size_t v = 0; v < n; ++v) out[v] = load_kv<dtype, false>(row, i + v * lanes);
     }
