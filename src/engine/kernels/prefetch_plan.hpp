@@ -13,12 +13,15 @@
 
 namespace kvbench {
 
-// This build's plan for a stored type, by itself; the other types (the 8-bit floats and the
-// block formats, not tuned yet) as f16 and bf16.
+// This build's plan for a stored type, by itself.
 constexpr PrefetchPlan stored_type_plan(KvDtype stored) {
     switch (stored) {
     case KvDtype::f32: return tuning.prefetch.f32;
     case KvDtype::int8: return tuning.prefetch.int8;
+    case KvDtype::e4m3:
+    case KvDtype::e5m2:
+    case KvDtype::q8_0:
+    case KvDtype::q4_0: return tuning.prefetch.byte_formats;
     default: return tuning.prefetch.f16_bf16;
     }
 }

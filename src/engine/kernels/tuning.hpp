@@ -80,7 +80,11 @@ struct KernelTuning {
         // that was faster (bench/journal/2026-12-02-next-block-lines-spread.md).
         PrefetchPlan f32;
         PrefetchPlan f16_bf16;  // and the types the engine plans but does not store
+        // int8 and the byte formats (e4m3, e5m2, q8_0, q4_0): a block is a quarter of f32's
+        // bytes or less, so one block ahead is too short a lead on the AVX-512 Xeon
+        // (bench/journal/2026-12-05-byte-formats-two-blocks-ahead.md).
         PrefetchPlan int8;
+        PrefetchPlan byte_formats;
         // A GQA group's dot tiles over f32, with an L1 of large_l1_bytes or more: the next block into
         // L1, whose keys in L2 reached the FMAs a load latency late
         // (bench/journal/2026-12-02-next-block-into-l1-for-gqa.md). Spreads as the f32 plan does.
@@ -206,8 +210,9 @@ inline constexpr KernelTuning avx512_tuning{
               .out_vecs = 8, .dims_per_prefetch_run = 8, .group_dot_tiles_plan = true},
     .lanes = {.min_rows = 0, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
               .out_rows_max = 6, .out_vecs_max = 2},
-    .prefetch = {.f32 = {1, true, false}, .f16_bf16 = {1, false, false}, .int8 = {1, false, false},
-                 .f32_group_dot_tiles = {1, false, false}, .paged_pieces = 4, .paged_turn_lines = 8},
+    .prefetch = {.f32 = {1, true, false}, .f16_bf16 = {1, false, false}, .int8 = {2, false, false},
+                 .byte_formats = {2, false, false}, .f32_group_dot_tiles = {1, false, false}, .paged_pieces = 4,
+                 .paged_turn_lines = 8},
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
@@ -230,7 +235,8 @@ inline constexpr KernelTuning avx2_tuning{
     .lanes = {.min_rows = 8, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
               .out_rows_max = 6, .out_vecs_max = 2},
     .prefetch = {.f32 = {2, true, true}, .f16_bf16 = {2, true, true}, .int8 = {1, false, false},
-                 .f32_group_dot_tiles = {1, false, true}, .paged_pieces = 4, .paged_turn_lines = 8},
+                 .byte_formats = {2, true, true}, .f32_group_dot_tiles = {1, false, true}, .paged_pieces = 4,
+                 .paged_turn_lines = 8},
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
@@ -255,7 +261,8 @@ inline constexpr KernelTuning portable_tuning{
     .lanes = {.min_rows = 8, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
               .out_rows_max = 6, .out_vecs_max = 2},
     .prefetch = {.f32 = {2, true, true}, .f16_bf16 = {2, true, true}, .int8 = {1, false, false},
-                 .f32_group_dot_tiles = {1, false, true}, .paged_pieces = 4, .paged_turn_lines = 8},
+                 .byte_formats = {2, true, true}, .f32_group_dot_tiles = {1, false, true}, .paged_pieces = 4,
+                 .paged_turn_lines = 8},
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
