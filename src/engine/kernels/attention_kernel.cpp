@@ -542,7 +542,10 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                     for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
                 }
             }
-            prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
+            constexpr std::size_t keys_per_call = n_rows == 1 ? tiles.one_row_output_keys_per_prefetch : 1;
+            if (keys_per_call == 1 || (t + 1) % keys_per_call == 0 || t + 1 == st.n_keys) {
+                prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
+            }
         }
         st.prefetcher = prefetcher;
     } else if constexpr (dtype == KvDtype::f32) {

@@ -50,6 +50,11 @@ struct KernelTuning {
         // Whether a group's dot tiles over f32 take the next-block-into-L1 plan
         // (Prefetch::f32_group_dot_tiles); measured on the vector builds only.
         bool group_dot_tiles_plan;
+        // Keys of a one-row output tile over a reduced type between two calls to the prefetcher,
+        // which then requests as many more lines a call: a call every key cost the 8-bit floats
+        // 3-6 % on the AVX-512 Xeon
+        // (bench/journal/2026-12-05-one-row-output-prefetch-every-second-key.md).
+        std::size_t one_row_output_keys_per_prefetch;
     } tiled;
 
     // attend_group_by_lanes (attention_grouped.cpp): query rows as vector lanes, for 16 registers.
@@ -207,7 +212,8 @@ struct KernelTuning {
 inline constexpr KernelTuning avx512_tuning{
     .name = "avx512",
     .tiled = {.key_block = 32, .fused_key_block = 32, .score_rows = 12, .dot_rows_max = 8, .out_rows = 12,
-              .out_vecs = 8, .dims_per_prefetch_run = 8, .group_dot_tiles_plan = true},
+              .out_vecs = 8, .dims_per_prefetch_run = 8, .group_dot_tiles_plan = true,
+              .one_row_output_keys_per_prefetch = 2},
     .lanes = {.min_rows = 0, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
               .out_rows_max = 6, .out_vecs_max = 2},
     .prefetch = {.f32 = {1, true, false}, .f16_bf16 = {1, false, false}, .int8 = {2, false, false},
@@ -231,7 +237,8 @@ inline constexpr KernelTuning avx512_tuning{
 inline constexpr KernelTuning avx2_tuning{
     .name = "avx2+fma",
     .tiled = {.key_block = 16, .fused_key_block = 32, .score_rows = 5, .dot_rows_max = 8, .out_rows = 6,
-              .out_vecs = 8, .dims_per_prefetch_run = 8, .group_dot_tiles_plan = true},
+              .out_vecs = 8, .dims_per_prefetch_run = 8, .group_dot_tiles_plan = true,
+              .one_row_output_keys_per_prefetch = 1},
     .lanes = {.min_rows = 8, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
               .out_rows_max = 6, .out_vecs_max = 2},
     .prefetch = {.f32 = {2, true, true}, .f16_bf16 = {2, true, true}, .int8 = {1, false, false},
@@ -257,7 +264,8 @@ inline constexpr KernelTuning avx2_tuning{
 inline constexpr KernelTuning portable_tuning{
     .name = "portable",
     .tiled = {.key_block = 8, .fused_key_block = 16, .score_rows = 4, .dot_rows_max = 8, .out_rows = 4,
-              .out_vecs = 4, .dims_per_prefetch_run = 8, .group_dot_tiles_plan = false},
+              .out_vecs = 4, .dims_per_prefetch_run = 8, .group_dot_tiles_plan = false,
+              .one_row_output_keys_per_prefetch = 1},
     .lanes = {.min_rows = 8, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
               .out_rows_max = 6, .out_vecs_max = 2},
     .prefetch = {.f32 = {2, true, true}, .f16_bf16 = {2, true, true}, .int8 = {1, false, false},
