@@ -261,7 +261,8 @@ template <std::size_t n_rows, KvDtype dtype>
     Vec acc[lanes];  // acc[i · n_cols + j]: row i, key j
     for (Vec& a : acc) a = Simd::zero();
     // Two vectors of a block type's block a step, with one read of the block's scale
-    // (load_fused_vectors); the same FMAs in the same order as a vector a step.
+    // (load_fused_codes): with one row, the block's sum times its scale; with more, the same
+    // FMAs in the same order as a vector a step.
     constexpr std::size_t per_step = is_block_type(dtype) && kv_block_values % (2 * lanes) == 0 ? 2 : 1;
     std::size_t d0 = 0;
     for (; d0 + per_step * lanes <= dim; d0 += per_step * lanes) {
@@ -510,7 +511,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
         const std::byte* row = st.stored_values;
         const std::size_t first_column = first_vec * lanes;
         // A block type's vectors two at a time where the tile's columns start a block's half,
-        // with one read of the block's scale (load_fused_vectors).
+        // with one read of the block's scale (load_fused_codes); never for other types.
         constexpr std::size_t pair = is_block_type(dtype) && n_vecs % 2 == 0 && kv_block_values % (2 * lanes) == 0 ? 2 : 1;
         const bool pairs = pair == 2 && first_column % (2 * lanes) == 0;
         for (std::size_t t = 0; t < st.n_keys; ++t, row += st.stored_value_row_bytes) {
