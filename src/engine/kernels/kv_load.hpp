@@ -198,6 +198,17 @@ inline Vec load_block_scale(const std::byte* block) {
 template <KvDtype dtype>
 inline Vec load_block_codes(const std::byte* block, std::size_t i);
 
+#if defined(__AVX512F__)
+// c - 8 as f32 for the 4-bit code c in the low 4 bits of each lane (the bits above are
+// ignored): one permute from a table of the 16 values, where masking, subtracting 8 and
+// converting were three instructions, and with one query row the conversions set the block
+// types' pace (bench/journal/2026-12-05-q4-0-codes-through-a-permute.md).
+inline __m512 q4_0_code_values(__m512i nibbles) {
+    const __m512 values = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm512_permutexvar_ps(nibbles, values);
+}
+#endif
+
 // Elements [i, i + lanes) of a row of `dtype` elements at `row`, as f32. int8 comes back
 // unscaled (its integer values): the kernel applies a vector's scale to its score or its
 // probability instead of to every element. Gives decode_kv_vector's bits for the other types:
@@ -279,9 +290,8 @@ inline Vec load_fused_codes(const std::byte* row, std::size_t i, Vec (&codes)[n]
         // The whole block: its 16 bytes widened once, the low nibbles elements 0-15 and the
         // high ones 16-31 (load_block_codes widens them once for each half).
         const __m512i wide = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2)));
-        const __m512i eight = _mm512_set1_epi32(8);
-        codes[0] = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(wide, _mm512_set1_epi32(0xf)), eight));
-        codes[1] = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(wide, 4), eight));
+        codes[0] = q4_0_code_values(wide);
+        codes[1] = q4_0_code_values(_mm512_srli_epi32(wide, 4));
         return load_block_scale(block);
     }
 #endif
@@ -316,8 +326,7 @@ inline Vec load_block_codes(const std::byte* block, std::size_t i) {
         // 16 lanes: the low nibbles of the 16 bytes (elements 0-15) or their high ones (16-31).
         __m512i wide = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
         if (i >= 16) wide = _mm512_srli_epi32(wide, 4);
-        wide = _mm512_sub_epi32(_mm512_and_si512(wide, _mm512_set1_epi32(0xf)), _mm512_set1_epi32(8));
-        return _mm512_cvtepi32_ps(wide);
+        return q4_0_code_values(wide);
     }
 #elif defined(__AVX2__) && defined(__FMA__)
     if constexpr (dtype == KvDtype::q8_0) {
