@@ -5,7 +5,9 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <stdexcept>
+#include <vector>
 
 using namespace kvbench;
 using kvbench::test::make_config;
@@ -50,4 +52,58 @@ TEST_CASE("roll back forgets positions and never grows the cache") {
     CHECK_NOTHROW(cache.require_writable(3));
     CHECK_THROWS_AS(cache.require_writable(5), std::out_of_range);
     CHECK_THROWS_AS(cache.roll_back(4), std::out_of_range);
+}
+
+TEST_CASE("a cache says whether it ever stored an 8-bit float pattern the kernels' conversion fixes up") {
+    // e4m3 writes S.1111.111 only for a NaN (it saturates the rest to ±448); e5m2 writes
+    // S.11111.xx for a NaN, an infinity and what overflows to one. The kernels read a cache that
+    // says it holds none without scanning its blocks, so a missed write would read a NaN as 480.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    struct Case {
+        KvDtype dtype;
+        float planted;
+        bool in_values;
+        bool holds;
+    };
+    for (const Case c : {Case{KvDtype::e4m3, nan, false, true}, Case{KvDtype::e4m3, nan, true, true},
+                         Case{KvDtype::e4m3, inf, false, false}, Case{KvDtype::e4m3, 1e9f, true, false},
+                         Case{KvDtype::e5m2, nan, true, true}, Case{KvDtype::e5m2, inf, false, true},
+                         Case{KvDtype::e5m2, 1e9f, true, true}, Case{KvDtype::e5m2, 57000.0f, false, false},
+                         Case{KvDtype::f16, nan, false, false}, Case{KvDtype::q8_0, nan, true, false}}) {
+        CAPTURE(kv_dtype_info(c.dtype).name);
+        CAPTURE(c.planted);
+        CAPTURE(c.in_values);
+        ModelConfig config = make_config(2, 8, 64, 4, 2, 2);
+        config.kv_dtype = c.dtype;
+        KvCache cache(config, config.seq_len);
+        std::vector<float> k(config.head_dim(), 0.5f), v(config.head_dim(), -0.25f);
+        for (std::size_t pos = 0; pos < config.seq_len; ++pos) cache.store(1, 1, 1, pos, k.data(), v.data());
+        CHECK_FALSE(cache.holds_fp8_fix_patterns());
+        (c.in_values ? v : k)[config.head_dim() - 1] = c.planted;
+        cache.store(1, 1, 1, 3, k.data(), v.data());
+        CHECK(cache.holds_fp8_fix_patterns() == c.holds);
+        cache.store(1, 1, 1, 3, k.data(), v.data());  // stays set
+        CHECK(cache.holds_fp8_fix_patterns() == c.holds);
+
+        // The same through a conversion of a whole f32 cache, which writes every vector again.
+        ModelConfig f32_config = config;
+        f32_config.kv_dtype = KvDtype::f32;
+        KvCache source(f32_config, config.seq_len);
+        KvCache converted(config, config.seq_len);
+        converted.assign_converted(source);
+        CHECK_FALSE(converted.holds_fp8_fix_patterns());
+        source.store(0, 1, 0, 5, k.data(), v.data());
+        converted.assign_converted(source);
+        CHECK(converted.holds_fp8_fix_patterns() == c.holds);
+    }
+    // Keys and values of different types: each side by its own.
+    ModelConfig config = make_config(1, 4, 32, 2, 2, 1);
+    config.set_kv_dtypes(KvDtype::f32, KvDtype::e5m2);
+    KvCache cache(config, config.seq_len);
+    std::vector<float> k(config.head_dim(), std::numeric_limits<float>::infinity()), v(config.head_dim(), 1.0f);
+    cache.store(0, 0, 1, 2, k.data(), v.data());
+    CHECK_FALSE(cache.holds_fp8_fix_patterns());
+    cache.store(0, 0, 1, 2, v.data(), k.data());
+    CHECK(cache.holds_fp8_fix_patterns());
 }

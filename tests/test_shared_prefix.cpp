@@ -12,6 +12,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 using namespace kvbench;
@@ -128,6 +130,43 @@ TEST_CASE("attend_decode over a shared prefix equals its naive twin in every KV 
                 CHECK(relative_error(fast, naive) < 1e-5);
                 CHECK(fast_flops.useful == 4u * config.n_heads * config.head_dim() * config.n_batch * n_ctx);
                 CHECK(naive_flops.useful == fast_flops.useful);
+            }
+        }
+    }
+}
+
+TEST_CASE("an 8-bit float NaN in the shared prefix makes its head's output NaN in every sequence, as in the naive twin") {
+    // The prefix's problems take the cache's word on whether it holds a pattern the conversion
+    // fixes up, as the rows' own do: a NaN stored there must reach every sequence's output.
+    for (const KvDtype dtype : {KvDtype::e4m3, KvDtype::e5m2}) {
+        for (const bool in_values : {false, true}) {
+            ModelConfig config = with_prefix(make_config(3, 64, 256, 4, 4, 1), 32);  // MHA: fused tiles
+            config.kv_dtype = dtype;
+            CAPTURE(describe(config));
+            CAPTURE(in_values);
+            KvCache cache(config, config.seq_len);
+            fill_cache_seeded(config, cache, config.seq_len, 3);
+            std::vector<float> k(config.head_dim()), v(config.head_dim());
+            cache.load_key(0, 0, 2, 5, k.data());
+            cache.load_value(0, 0, 2, 5, v.data());
+            (in_values ? v : k)[7] = std::numeric_limits<float>::quiet_NaN();
+            cache.store(0, 0, 2, 5, k.data(), v.data());  // position 5: the prefix, one copy for every row
+            const std::vector<float> q = test::random_vector(config.n_batch * config.q_dim(), 4);
+            DecodeAttentionScratch scratch(config, config.seq_len, 2);
+            std::vector<float> fast(q.size()), naive(q.size());
+            attend_decode(config, q.data(), config.q_dim(), cache, 0, config.seq_len, fast.data(), scratch);
+            attend_decode_naive(config, q.data(), config.q_dim(), cache, 0, config.seq_len, naive.data(), scratch);
+            const std::size_t dh = config.head_dim();
+            for (std::size_t b = 0; b < config.n_batch; ++b) {
+                for (std::size_t h = 0; h < config.n_heads; ++h) {
+                    CAPTURE(b);
+                    CAPTURE(h);
+                    const float* head = fast.data() + (b * config.n_heads + h) * dh;
+                    const float* twin = naive.data() + (b * config.n_heads + h) * dh;
+                    const auto n_nan = std::count_if(head, head + dh, [](float x) { return std::isnan(x); });
+                    CHECK(n_nan == std::count_if(twin, twin + dh, [](float x) { return std::isnan(x); }));
+                    CHECK((n_nan > 0) == (h == 2));
+                }
             }
         }
     }

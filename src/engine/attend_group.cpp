@@ -36,6 +36,7 @@ GroupAttention cache_split_problem(const KvCache& cache, std::size_t layer, std:
     problem.kv_stride = head_dim;
     problem.kv_dtype = cache.key_dtype();
     problem.value_dtype = cache.value_dtype();
+    problem.fp8_fix_free = !cache.holds_fp8_fix_patterns();
     if (const float* scales = cache.key_scales(layer, b, kv_head)) problem.key_scales = scales + first_row;
     if (const float* scales = cache.value_scales(layer, b, kv_head)) problem.value_scales = scales + first_row;
     if (cache.paged()) {

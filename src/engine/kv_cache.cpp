@@ -246,12 +246,17 @@ void KvCache::store(std::size_t layer, std::size_t batch, std::size_t kv_head, s
                                             max_seq_len_ - row_lag_[batch], batch, pos));
     }
     const std::size_t vector = vector_of(layer, batch, kv_head, pos);
+    encode_vector(false, vector, key);
+    if (!values_in_keys_) encode_vector(true, vector, value);
+}
+
+void KvCache::encode_vector(bool values, std::size_t vector, const float* src) {
+    const KvDtype dtype = values ? value_dtype_ : key_dtype_;
+    auto& scales = values ? value_scales_ : key_scales_;
     float unused_scale = 0;
-    float* key_scale = key_scales_.empty() ? &unused_scale : &key_scales_[vector];
-    encode_kv_vector(key_dtype_, key, head_dim_, vector_address(false, vector), key_scale);
-    if (values_in_keys_) return;
-    float* value_scale = value_scales_.empty() ? &unused_scale : &value_scales_[vector];
-    encode_kv_vector(value_dtype_, value, head_dim_, vector_address(true, vector), value_scale);
+    std::byte* stored = vector_address(values, vector);
+    encode_kv_vector(dtype, src, head_dim_, stored, scales.empty() ? &unused_scale : &scales[vector]);
+    if (!fp8_fix_patterns_) fp8_fix_patterns_ = kvbench::holds_fp8_fix_patterns(dtype, stored, head_dim_);
 }
 
 void KvCache::load_key(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos, float* key) const {
@@ -284,13 +289,10 @@ void KvCache::assign_converted(const KvCache& source) {
     }
     const auto* key_floats = reinterpret_cast<const float*>(source.keys_.data());
     const auto* value_floats = reinterpret_cast<const float*>(source.values_.data());
-    float unused_scale = 0;
+    fp8_fix_patterns_ = false;  // every vector is written again
     for (std::size_t vector = 0; vector < n_vectors; ++vector) {
-        encode_kv_vector(key_dtype_, key_floats + vector * head_dim_, head_dim_, vector_address(false, vector),
-                         key_scales_.empty() ? &unused_scale : &key_scales_[vector]);
-        if (values_in_keys_) continue;
-        encode_kv_vector(value_dtype_, value_floats + vector * head_dim_, head_dim_, vector_address(true, vector),
-                         value_scales_.empty() ? &unused_scale : &value_scales_[vector]);
+        encode_vector(false, vector, key_floats + vector * head_dim_);
+        if (!values_in_keys_) encode_vector(true, vector, value_floats + vector * head_dim_);
     }
     length_ = source.length_;
 }

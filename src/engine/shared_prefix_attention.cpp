@@ -113,6 +113,7 @@ FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q,
         problem.kv_stride = head_dim;
         problem.kv_dtype = cache.key_dtype();
         problem.value_dtype = cache.value_dtype();
+        problem.fp8_fix_free = !cache.holds_fp8_fix_patterns();
         if (key_scales != nullptr) problem.key_scales = key_scales + t_begin;
         if (value_scales != nullptr) problem.value_scales = value_scales + t_begin;
         problem.n_ctx = t_end - t_begin;

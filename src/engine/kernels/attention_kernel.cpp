@@ -681,11 +681,15 @@ void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
     constexpr auto fixed_up = [](KvDtype d) { return d == KvDtype::e4m3 || d == KvDtype::e5m2; };
     if constexpr (fixed_up(key_dtype) || fixed_up(value_dtype)) {
         // An 8-bit float block without the patterns its conversion fixes up, which is every block
-        // an encoder writes from finite values, is read without the fix: the same bits.
+        // an encoder writes from finite values, is read without the fix: the same bits. A cache
+        // that never stored one says so, and its blocks are not scanned: the scan cost the 8-bit
+        // floats 4-10 % of their step at issue 39's point
+        // (bench/journal/2026-12-05-fp8-scan-off-for-clean-caches.md).
         const std::size_t dim = st.problem.head_dim;
-        const bool keys_fixed =
-            fixed_up(key_dtype) && fp8_needs_fix(key_dtype, st.stored_keys, st.n_keys, st.stored_key_row_bytes, dim);
-        const bool values_fixed = fixed_up(value_dtype) &&
+        const bool scanned = !st.problem.fp8_fix_free;
+        const bool keys_fixed = scanned && fixed_up(key_dtype) &&
+                                fp8_needs_fix(key_dtype, st.stored_keys, st.n_keys, st.stored_key_row_bytes, dim);
+        const bool values_fixed = scanned && fixed_up(value_dtype) &&
                                   fp8_needs_fix(value_dtype, st.stored_values, st.n_keys, st.stored_value_row_bytes, dim);
         if (!keys_fixed && !values_fixed) {
             attend_block<without_fix(key_dtype), without_fix(value_dtype), two_runs>(st, n_rows, n_vecs);

@@ -33,6 +33,10 @@ struct GroupAttention {
     std::size_t n_ctx = 0;
     std::size_t head_dim = 0;
     float scale = 1.0f;             // applied to q·k before the softmax
+    // No key or value holds an e4m3 or e5m2 pattern their conversion fixes up (the cache's
+    // holds_fp8_fix_patterns() false): the fused tiles then read every block without scanning
+    // it for one. False: each block is scanned.
+    bool fp8_fix_free = false;
     // A paged cache (docs/model.md, "Paged caches"): keys, values and their scales are a pool's
     // first vector, and key t is slot first_slot + t of the ring, the pool's vector
     // block_table[s / block_positions] · block_positions + s % block_positions (s = first_slot + t).

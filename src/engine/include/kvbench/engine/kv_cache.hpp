@@ -123,6 +123,11 @@ public:
     // This cache holds `source`'s positions and length, converted to its types. Requires:
     // source is an f32 cache of the same shape and capacity.
     void assign_converted(const KvCache& source);
+    // Whether any vector written so far holds an e4m3 or e5m2 pattern the kernels' conversion
+    // fixes up (holds_fp8_fix_patterns: from a NaN, or in e5m2 an infinity); stays true once
+    // set. False, the kernels read the 8-bit floats without looking for those patterns
+    // (docs/model.md, "KV-cache element types").
+    bool holds_fp8_fix_patterns() const { return fp8_fix_patterns_; }
 
     // Marks positions [length, new_length) as written. Throws std::out_of_range
     // past max_seq_len, so no step ever writes outside the allocation.
@@ -157,6 +162,8 @@ private:
     std::size_t data_vector(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     // The vector's first byte in keys_ (values_ when `values`).
     std::byte* vector_address(bool values, std::size_t vector) const;
+    // Writes `src` (head_dim floats) as the key (value) vector `vector`, in its type.
+    void encode_vector(bool values, std::size_t vector, const float* src);
     float* require_f32(bool values, std::size_t vector) const;
 
     KvDtype key_dtype_;
@@ -173,6 +180,7 @@ private:
     std::vector<std::size_t> capacity_;      // (n_layers): slots of each layer's longest ring
     std::vector<std::size_t> row_capacity_;  // (n_layers, n_batch): slots of each row's ring
     std::size_t shared_prefix_;              // P, positions every row shares
+    bool fp8_fix_patterns_ = false;          // holds_fp8_fix_patterns()
     std::size_t max_roll_back_;              // Q: positions a wrapped ring can take back
     std::vector<std::size_t> prefix_first_;  // (n_layers): index of each layer's shared prefix block
     std::vector<std::size_t> row_first_;     // (n_layers, n_batch): index of each row's first vector
