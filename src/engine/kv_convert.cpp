@@ -267,7 +267,7 @@ void decode_kv_vector(KvDtype dtype, const void* src, std::size_t n, float scale
 
 bool holds_fp8_fix_patterns(KvDtype dtype, const void* stored, std::size_t n) {
     if (dtype != KvDtype::e4m3 && dtype != KvDtype::e5m2) return false;
-    const unsigned bits = dtype == KvDtype::e4m3 ? 0x7fu : 0x7cu;
+    const std::uint8_t bits = fp8_fix_bits(dtype);
     const auto* bytes = static_cast<const std::uint8_t*>(stored);
     return std::any_of(bytes, bytes + n, [bits](std::uint8_t b) { return (b & bits) == bits; });
 }

@@ -109,8 +109,8 @@ inline constexpr float e4m3_unit = 256.0f;
 // Whether rows of e4m3 or e5m2 bytes hold a pattern their conversion fixes up (above).
 inline bool fp8_needs_fix(KvDtype dtype, const std::byte* rows, std::size_t n_rows, std::size_t row_bytes,
                           std::size_t width) {
-    return dtype == KvDtype::e4m3 ? holds_bits<0x7f>(rows, n_rows, row_bytes, width)
-                                  : holds_bits<0x7c>(rows, n_rows, row_bytes, width);
+    return dtype == KvDtype::e4m3 ? holds_bits<fp8_fix_bits(KvDtype::e4m3)>(rows, n_rows, row_bytes, width)
+                                  : holds_bits<fp8_fix_bits(KvDtype::e5m2)>(rows, n_rows, row_bytes, width);
 }
 
 // fp8 as f32 through binary16 (F16C's vcvtph2ps), exact: e5m2 is binary16's top byte, so the

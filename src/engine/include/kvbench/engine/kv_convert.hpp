@@ -113,10 +113,11 @@ void encode_kv_vector(KvDtype dtype, const float* src, std::size_t n, void* dst,
 // Back to f32 (scale is read for int8 only); the first n elements of a row of at least n.
 void decode_kv_vector(KvDtype dtype, const void* src, std::size_t n, float scale, float* dst);
 
-// Whether n stored elements of `dtype` hold an 8-bit float whose vector conversion needs its
-// fix-up: e4m3's S.1111.111 (its NaN) or e5m2's S.11111.xx (its NaNs and infinities). False
-// for every other type. The encoders write these only from a NaN (e4m3), or a NaN, an infinity
-// or an overflow (e5m2).
+// The bits an 8-bit float byte has all set where its vector conversion needs a fix-up: e4m3's
+// S.1111.111 (its NaN), e5m2's S.11111.xx (its NaNs and infinities). Requires: e4m3 or e5m2.
+constexpr std::uint8_t fp8_fix_bits(KvDtype dtype) { return dtype == KvDtype::e4m3 ? 0x7f : 0x7c; }
+// Whether n stored elements of `dtype` hold such a byte; false for every other type. The
+// encoders write them only from a NaN (e4m3), or a NaN, an infinity or an overflow (e5m2).
 bool holds_fp8_fix_patterns(KvDtype dtype, const void* stored, std::size_t n);
 
 // Unit roundoff of a stored element relative to its vector's largest: 2^-24 (f32), 2^-11 (f16),
