@@ -519,15 +519,12 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                 // One row uses each value vector once: load, convert and accumulate in turn.
                 const Vec p = Simd::set1(probs[t]);
                 if (pairs) {
-                    for (std::size_t c = 0; c < n_vecs; c += pair) {
-                        Vec v[pair];
-                        if constexpr (is_block_type(dtype)) {
+                    if constexpr (pair == 2) {  // a block type's: pairs is false for every other
+                        for (std::size_t c = 0; c < n_vecs; c += pair) {
+                            Vec v[pair];
                             // The key's probability times the block's scale, once for its codes.
                             const Vec scaled = Simd::mul(p, load_fused_codes<dtype>(row, first_column + c * lanes, v));
                             for (std::size_t h = 0; h < pair; ++h) acc[0][c + h] = Simd::fma(scaled, v[h], acc[0][c + h]);
-                        } else {
-                            load_fused_vectors<dtype>(row, first_column + c * lanes, v);
-                            for (std::size_t h = 0; h < pair; ++h) acc[0][c + h] = Simd::fma(p, v[h], acc[0][c + h]);
                         }
                     }
                 } else {
