@@ -11,6 +11,7 @@
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/measure/budget.hpp"
 #include "kvbench/measure/cache_flush.hpp"
+#include "kvbench/report/summary_tables.hpp"
 #include "kvbench/report/units.hpp"
 
 #include <fmt/format.h>
@@ -47,6 +48,10 @@ struct ShownAxes {
     bool dense_mlp = false;      // the MLP's width F: a full block without experts
     bool weight_dtype = false;
     bool variant = false;        // experts, latent attention, sinks
+    bool ragged = false;
+    bool query_tokens = false;
+    bool shared_prefix = false;
+    bool paged = false;
 };
 
 ShownAxes shown_axes(const std::vector<GridPoint>& points) {
@@ -60,6 +65,10 @@ ShownAxes shown_axes(const std::vector<GridPoint>& points) {
         shown.dense_mlp |= c.block == BlockKind::full && !c.has_experts();
         shown.weight_dtype |= c.weight_dtype != WeightDtype::f32;
         shown.variant |= c.has_experts() || c.is_latent() || c.attention_sinks;
+        shown.ragged |= c.is_ragged();
+        shown.query_tokens |= c.n_query_tokens != 1;
+        shown.shared_prefix |= c.has_shared_prefix();
+        shown.paged |= c.is_paged();
     }
     return shown;
 }
@@ -84,6 +93,12 @@ void add_axis_columns(Sheet& sheet, const ShownAxes& shown) {
     axis("ffn_dim", "F", Align::right, shown.dense_mlp);
     axis("weight_dtype", "weights", Align::left, shown.weight_dtype);
     axis("variant", "variant", Align::left, shown.variant);
+    // The serving shapes' axes, under the result tables' headers, but "prefix" for the shared
+    // prefix: generate's plan already has a P, the prompt.
+    axis("seq_lens", "N_b", Align::left, shown.ragged);
+    axis("query_tokens", "Q", Align::right, shown.query_tokens);
+    axis("shared_prefix", "prefix", Align::right, shown.shared_prefix);
+    axis("kv_block", "kv-block", Align::right, shown.paged);
 }
 
 std::vector<SheetCell> axis_cells(const GridPoint& point) {
@@ -102,7 +117,12 @@ std::vector<SheetCell> axis_cells(const GridPoint& point) {
             text_cell(c.block == BlockKind::full ? "full" : "attn"),
             c.block == BlockKind::full && !c.has_experts() ? count_cell(c.ffn_dim) : null_cell(),
             text_cell(std::string(weight_dtype_info(c.weight_dtype).name)),
-            text_cell(variant_of(c))};
+            text_cell(variant_of(c)),
+            // csv and json: every context, as the results' seq_lens; the table: shortest/median/longest.
+            c.is_ragged() ? SheetCell{format_seq_lens(c.seq_lens), contexts_of(c)} : text_cell(""),
+            count_cell(c.n_query_tokens),
+            count_cell(c.shared_prefix),
+            c.is_paged() ? count_cell(c.kv_block) : SheetCell{0, "contiguous"}};
 }
 
 std::string estimate_source(const RunContext& context) {
@@ -131,6 +151,19 @@ void refuse_to_replace_results(const Sheet& sheet, const OutputTarget& target) {
     throw ConfigError(fmt::format("-o {}: the file exists and is not a dry run's plan; --dry-run would replace it "
                                   "(name a new file for the plan)",
                                   target.path));
+}
+
+// A plan is not a run: a results database (--db, $KVBENCH_DB, -o run.sqlite, -f sql) receives
+// nothing from a dry run (docs/database.md), and where -o or stdout was to carry the run's SQL
+// the plan goes to the terminal.
+OutputPlan without_databases(OutputPlan out) {
+    const auto is_database = [](OutputFormat format) { return format == OutputFormat::sql || format == OutputFormat::sqlite; };
+    std::erase_if(out.exports, [&](const OutputTarget& target) { return is_database(target.format); });
+    if (is_database(out.format)) {
+        out.file.reset();
+        out.format = OutputFormat::table;
+    }
+    return out;
 }
 
 }  // namespace
@@ -260,8 +293,9 @@ Sheet generate_dry_run_sheet(const GeneratePlan& plan, const RunContext& context
 }
 
 int emit_dry_run(const Sheet& sheet, const OutputPlan& out) {
-    for (const OutputTarget& target : out.files()) refuse_to_replace_results(sheet, target);
-    emit_sheet(sheet, out);
+    const OutputPlan plan_out = without_databases(out);
+    for (const OutputTarget& target : plan_out.files()) refuse_to_replace_results(sheet, target);
+    emit_sheet(sheet, plan_out);
     return exit_ok;
 }
 

@@ -3,6 +3,7 @@
 
 #include "cli/output_streams.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/report/markdown_cells.hpp"
 #include "kvbench/report/summary_tables.hpp"
 #include "kvbench/report/units.hpp"
 #include "kvbench/files/atomic_file.hpp"
@@ -31,21 +32,6 @@ std::string csv_text(const nlohmann::ordered_json& value) {
     if (value.is_null()) return "";
     if (value.is_string()) return value.get<std::string>();
     return value.dump();
-}
-
-std::string md_cell(std::string_view text) {
-    std::string cell;
-    for (const char c : text) {
-        if (c == '|') cell += '\\';
-        cell += c;
-    }
-    return cell;
-}
-
-void write_pipe_row(std::ostream& out, const std::vector<std::string>& cells) {
-    out << '|';
-    for (const std::string& cell : cells) out << ' ' << md_cell(cell) << " |";
-    out << '\n';
 }
 
 void write_notes(std::ostream& out, const Sheet& sheet, std::size_t width) {
@@ -127,7 +113,7 @@ void write_sheet(std::ostream& out, OutputFormat format, const Sheet& all_column
         std::vector<std::string> header;
         std::vector<std::string> rule;
         for (const SheetColumn& column : sheet.columns) {
-            header.push_back(column.header);
+            header.push_back(markdown_header_cell(column.header));
             rule.push_back(column.align == Align::right ? "---:" : "---");
         }
         write_pipe_row(out, header);

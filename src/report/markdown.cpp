@@ -1,6 +1,7 @@
 // The Markdown writer: the run description as a paragraph, GitHub pipe tables, then the headline as a list.
 #include "kvbench/report/growth_table.hpp"
 #include "kvbench/report/headline.hpp"
+#include "kvbench/report/markdown_cells.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/summary_tables.hpp"
 #include "kvbench/report/units.hpp"
@@ -14,40 +15,6 @@
 namespace kvbench {
 
 namespace {
-
-// Text that GitHub renders as written: '|' would end a cell, '*' and '_' start emphasis,
-// '<' a tag, '[' a link; and a leading "* ", "- ", "+ ", "# " or "> " makes a bullet, a
-// heading or a quote (the footnotes start with their marks).
-std::string escape_markdown(std::string_view text) {
-    std::string escaped;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        const bool inline_mark = c == '\\' || c == '|' || c == '*' || c == '_' || c == '<' || c == '[' || c == ']';
-        const bool line_mark = i == 0 && (c == '-' || c == '+' || c == '#' || c == '>');
-        if (inline_mark || line_mark) escaped += '\\';
-        escaped += c;
-    }
-    return escaped;
-}
-
-// A header cell's lines on one line: "median\nms" reads "median ms", "uncached/\ncached" "uncached/cached".
-std::string header_cell(std::string_view name) {
-    std::string joined;
-    for (const char c : name) {
-        if (c == '\n') {
-            if (!joined.empty() && joined.back() != '/') joined += ' ';
-        } else {
-            joined += c;
-        }
-    }
-    return joined;
-}
-
-void write_pipe_row(std::ostream& out, const std::vector<std::string>& cells) {
-    out << '|';
-    for (const std::string& cell : cells) out << ' ' << escape_markdown(cell) << " |";
-    out << '\n';
-}
 
 // Each line a paragraph of its own.
 void write_paragraphs(std::ostream& out, std::string_view text) {
@@ -76,7 +43,7 @@ void write_markdown(std::ostream& out, const std::vector<ResultRow>& rows, const
         if (!summary.caption.empty()) write_paragraphs(out, summary.caption);
         out << '\n';
         std::vector<std::string> header;
-        for (const std::string& name : table.header) header.push_back(header_cell(name));
+        for (const std::string& name : table.header) header.push_back(markdown_header_cell(name));
         write_pipe_row(out, header);
         out << '|';
         for (const Align align : table.align) out << (align == Align::right ? " ---: |" : " --- |");

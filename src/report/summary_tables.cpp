@@ -85,15 +85,6 @@ std::string layer_of(const ModelConfig& config) {
     return fmt::format("full F={}", config.ffn_dim);
 }
 
-// A ragged batch's contexts as shortest/median/longest (the lower median of an even batch),
-// "uniform" for a batch at one N (docs/model.md, "Ragged batches").
-std::string contexts_of(const ModelConfig& config) {
-    if (!config.is_ragged()) return "uniform";
-    std::vector<std::uint32_t> sorted = config.seq_lens;
-    std::sort(sorted.begin(), sorted.end());
-    return fmt::format("{}/{}/{}", sorted.front(), sorted[(sorted.size() - 1) / 2], sorted.back());
-}
-
 // The model's axes, in the order of --batch, --seq, --dim, --heads, --layers. G shows as the
 // grouping label, which names it (GQA-4: G=4; MHA: G=H; MQA: G=1).
 const std::vector<Axis>& model_axes() {
@@ -156,6 +147,13 @@ bool varies(const Axis& axis, const std::vector<ResultRow>& rows) {
 }
 
 }  // namespace
+
+std::string contexts_of(const ModelConfig& config) {
+    if (!config.is_ragged()) return "uniform";
+    std::vector<std::uint32_t> sorted = config.seq_lens;
+    std::sort(sorted.begin(), sorted.end());
+    return fmt::format("{}/{}/{}", sorted.front(), sorted[(sorted.size() - 1) / 2], sorted.back());
+}
 
 LineKeys::LineKeys(const std::vector<ResultRow>& rows, bool with_run_axes, bool with_seq) {
     // dh only when some row sets it apart from D/H (--head-dim, docs/model.md#explicit-head-dimension):

@@ -58,6 +58,10 @@ private:
     std::string caption_;
 };
 
+// A ragged batch's contexts as shortest/median/longest (the lower median of an even batch),
+// "uniform" for a batch at one N (docs/model.md, "Ragged batches"): the tables' N_b.
+std::string contexts_of(const ModelConfig& config);
+
 // The cached row of `config` measured as `like` was (its threads and cache state), with a median,
 // or nullptr: the point a summary table sets a row beside (a prefix against none, Q tokens
 // against one).
