@@ -13,6 +13,15 @@ CLI::App* add_hardware_command(CLI::App& app, HardwareCliOptions& options) {
     CLI::App* hardware = app.add_subcommand("hardware", "List the hardware profiles that `kvbench plan --hardware` "
                                                         "names (published figures, not measured)");
     add_output_options(hardware, options.out, sheet_formats());
+    // Its own footer, as `models` has (the top level's is the sweep's).
+    hardware->footer(R"(Examples:
+  kvbench hardware          the profiles' memory, bandwidth and peaks
+  kvbench hardware -f csv -o hw.csv
+                            the same, with each profile's kind
+  kvbench plan --model llama-3-8b --hardware h100-sxm --tpot 50ms \
+      --efficiency 0.8      plan a model on one of them
+
+Exit status: 0 ok; 1 a write failed; 2 bad usage.)");
     return hardware;
 }
 
@@ -20,7 +29,7 @@ int run_hardware_command(const HardwareCliOptions& options) {
     const OutputPlan output = to_output_plan(options.out, sheet_formats());
     Sheet sheet;
     sheet.title = "Hardware profiles (published peaks; dense, without sparsity)";
-    sheet.columns = {{"name", "name", Align::left},
+    sheet.columns = {{"name", "name", Align::left, true, SheetRole::key},
                      {"description", "device", Align::left},
                      {"kind", "kind", Align::left, false},
                      {"memory_bytes", "memory", Align::right},

@@ -14,6 +14,7 @@ namespace kvbench {
 CLI::App* add_help_command(CLI::App& app, std::string& topic) {
     CLI::App* help = app.add_subcommand("help", "Show the help of kvbench or of one command (kvbench help sweep)");
     help->add_option("command", topic, "The command whose help to show")->type_name("COMMAND");
+    help->footer("Exit status: 0 ok; 2 no such command.");
     return help;
 }
 

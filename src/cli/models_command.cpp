@@ -15,6 +15,17 @@ CLI::App* add_models_command(CLI::App& app, ModelsCliOptions& options) {
     CLI::App* models = app.add_subcommand("models", "List the model presets that --model names");
     add_presets_option(*models, options.presets);
     add_output_options(models, options.out, sheet_formats());
+    // Its own footer: a subcommand without one shows the top level's, whose examples and exit
+    // statuses are the sweep's.
+    models->footer(R"(Examples:
+  kvbench models            each preset's shape, window, MLP and experts,
+                            and its KV bytes per token at f16
+  kvbench models -f csv -o models.csv
+                            the same, with each preset's context and source
+  kvbench sweep --model llama-3-8b -l 1
+                            measure one layer of a preset
+
+Exit status: 0 ok; 1 a write failed; 2 bad usage.)");
     return models;
 }
 

@@ -348,8 +348,8 @@ CLI::App* add_plan_command(CLI::App& app, PlanCliOptions& options) {
         ->type_name("N")
         ->capture_default_str();
     plan->add_option("--calibrate", options.calibrate,
-                     "A report of kvbench sweep or generate measured here: its median roofline fractions become "
-                     "the efficiencies")
+                     "A report of kvbench sweep or generate measured here: the efficiencies fitted on its rows "
+                     "(the weight and cache streams' per batch size, compute's median)")
         ->type_name("FILE");
     plan->add_option("--efficiency", options.efficiency,
                      "The fraction of the peaks a step achieves, instead of --calibrate: 0.8, or bw=0.8,compute=0.5")

@@ -163,7 +163,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                     "used are freed and rebuilt (prefill, warm-up) at their next turn. With a warm cache, each "
                     "timed repetition follows an untimed one of the same step");
     sweep->add_flag("--resume", options.resume,
-                    "Read -o (csv or json) and skip the points it already holds from this build with the same "
+                    "Read -o (csv, json or jsonl) and skip the points it already holds from this build with the same "
                     "settings (B, N, D, H, G, L, T, cache state, repetition policy); the file keeps every "
                     "finished point, so an interrupted sweep continues where it stopped");
     sweep->add_option("--cache-state", options.cache_state,
