@@ -23,9 +23,10 @@ Sheet sweep_dry_run_sheet(const SweepPlan& plan, const RunContext& context);
 // cache at its end, its memory, its steps and estimated time.
 Sheet generate_dry_run_sheet(const GeneratePlan& plan, const RunContext& context);
 
-// Writes the plan through emit_sheet, after refusing (ConfigError) to replace a file that holds
-// anything but an earlier plan of the same format: `-o run.csv --dry-run` must not overwrite
-// results. Returns exit_ok.
+// Writes the plan through emit_sheet to every target but a results database, which a plan is
+// not a run for (-o run.sqlite or -f sql: the terminal instead), after refusing (ConfigError)
+// to replace a file that holds anything but an earlier plan of the same format: `-o run.csv
+// --dry-run` must not overwrite results. Returns exit_ok.
 int emit_dry_run(const Sheet& sheet, const OutputPlan& out);
 
 }  // namespace kvbench
