@@ -1,10 +1,14 @@
 #include "kvbench/engine/cost_model.hpp"
 
+#include "kvbench/engine/weights.hpp"
+#include "latent_configs.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
 
 using namespace kvbench;
+using kvbench::test::full_latent_config;
+using kvbench::test::latent_config;
 using kvbench::test::make_config;
 
 TEST_CASE("cached and uncached flops match hand-computed values") {
@@ -303,3 +307,38 @@ TEST_CASE("N* past the windows: only the global layers grow, and with none the c
     // 32·4 + 32·N >= 1536 from N = 44.
     CHECK(kv_weight_crossover(config) == 44);
 }
+
+TEST_CASE("the step's weight bytes are the bytes the engine stores, for every layer shape and weight type") {
+    // Every expert reachable (B·K >= E), so the step reads every stored weight once: the cost
+    // model's count and the engine's storage must agree to the byte, int8 scales included,
+    // whatever layout each stores a matrix in (the fused q, k, v; the latent's W_uk head by
+    // head; the shared experts as one MLP).
+    std::vector<ModelConfig> shapes;
+    shapes.push_back(make_config(3, 8, 32, 4, 2, 2));  // the attention block
+    ModelConfig dense = make_config(3, 8, 32, 4, 2, 2);
+    dense.block = BlockKind::full;
+    dense.ffn_dim = 40;
+    shapes.push_back(dense);
+    ModelConfig experts = dense;
+    experts.moe = {.n_experts = 4, .n_active = 2, .n_shared = 2, .expert_dim = 12, .n_dense_layers = 1};
+    shapes.push_back(experts);
+    ModelConfig sinks = experts;
+    sinks.attention_sinks = true;
+    shapes.push_back(sinks);
+    shapes.push_back(latent_config(3, 8, 2));
+    ModelConfig latent_q = latent_config(3, 8, 2);
+    latent_q.mla.q_lora_rank = 10;
+    shapes.push_back(latent_q);
+    ModelConfig full_latent = full_latent_config(3, 8, 2);
+    full_latent.moe.n_shared = 2;
+    shapes.push_back(full_latent);
+    for (ModelConfig config : shapes) {
+        for (const WeightDtype dtype : {WeightDtype::f32, WeightDtype::bf16, WeightDtype::f16, WeightDtype::int8}) {
+            config.weight_dtype = dtype;
+            INFO(describe(config));
+            validate(config);
+            CHECK(step_weight_bytes(config) == ModelWeights::bytes_for(config));
+        }
+    }
+}
+

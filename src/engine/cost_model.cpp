@@ -46,7 +46,8 @@ std::uint64_t attention_weight_bytes(const ModelConfig& c) {
     const std::uint64_t q = m.q_lora_rank != 0
                                 ? matrix_bytes(c, u64(m.q_lora_rank), d) + matrix_bytes(c, h * mla_qk_dim(m), u64(m.q_lora_rank))
                                 : matrix_bytes(c, h * mla_qk_dim(m), d);
-    return q + matrix_bytes(c, r + u64(m.rope_dim), d) + matrix_bytes(c, h * u64(m.nope_dim), r) +
+    // W_uk as stored, head by head (r, d_n): its int8 scales are H·r, one per stored row.
+    return q + matrix_bytes(c, r + u64(m.rope_dim), d) + matrix_bytes(c, h * r, u64(m.nope_dim)) +
            matrix_bytes(c, h * u64(m.v_head_dim), r) + matrix_bytes(c, d, h * u64(m.v_head_dim));
 }
 
@@ -54,13 +55,16 @@ std::uint64_t attention_weight_bytes(const ModelConfig& c) {
 // and shared experts.
 std::uint64_t fixed_weight_bytes_of_layer(const ModelConfig& c, std::size_t layer) {
     std::uint64_t bytes = attention_weight_bytes(c);
+    // Sink logits: one f32 per query head, read by every step's softmax.
+    if (c.attention_sinks) bytes += u64(c.n_heads) * sink_elem_bytes;
     if (c.block != BlockKind::full) return bytes;
     bytes += 2 * u64(c.model_dim) * norm_elem_bytes;
     // Latent attention's own norms, on the q latent and on c (DeepSeek's q_a_ and kv_a_layernorm).
     if (c.is_latent()) bytes += u64(c.mla.q_lora_rank + c.mla.kv_lora_rank) * norm_elem_bytes;
     if (!has_experts_at(c, layer)) return bytes + swiglu_bytes(c, u64(c.ffn_dim));
-    return bytes + matrix_bytes(c, u64(c.moe.n_experts), u64(c.model_dim)) +
-           u64(c.moe.n_shared) * swiglu_bytes(c, u64(c.moe.expert_dim));
+    // The S shared experts are one MLP of width S·F_e (as stored): with int8, 2·S·F_e + D scales.
+    bytes += matrix_bytes(c, u64(c.moe.n_experts), u64(c.model_dim));
+    return c.moe.n_shared == 0 ? bytes : bytes + swiglu_bytes(c, u64(c.moe.n_shared) * u64(c.moe.expert_dim));
 }
 
 // Σ_{i=1..N} min(i, W): the (query, key) pairs of a causal forward of N tokens through a window

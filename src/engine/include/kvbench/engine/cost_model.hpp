@@ -20,6 +20,8 @@ inline constexpr std::uint64_t activation_elem_bytes = 4;
 inline constexpr std::uint64_t kv_block_table_entry_bytes = 4;
 // The two RMSNorm weight vectors of a full layer stay f32, whatever the matrices are.
 inline constexpr std::uint64_t norm_elem_bytes = 4;
+// Sink logits (--sinks) are f32 too, one per query head and layer.
+inline constexpr std::uint64_t sink_elem_bytes = 4;
 
 struct StepCost {
     std::uint64_t flops = 0;     // model FLOPs of matrix products, causal triangle only
