@@ -342,3 +342,14 @@ TEST_CASE("the step's weight bytes are the bytes the engine stores, for every la
     }
 }
 
+
+TEST_CASE("N* is the context of a step of one token per sequence: query tokens do not reach more experts") {
+    ModelConfig config = make_config(1, 8, 32, 4, 2, 2);
+    config.block = BlockKind::full;
+    config.ffn_dim = 40;
+    config.moe = {.n_experts = 8, .n_active = 2, .n_shared = 1, .expert_dim = 12, .n_dense_layers = 0};
+    const std::optional<std::uint64_t> one_token = kv_weight_crossover(config);
+    REQUIRE(one_token.has_value());
+    config.n_query_tokens = 4;  // a step of 4 tokens would reach all 8 experts, one token 2
+    CHECK(kv_weight_crossover(config) == one_token);
+}

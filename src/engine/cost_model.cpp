@@ -242,11 +242,12 @@ std::uint64_t step_weight_bytes(const ModelConfig& c) {
 }
 
 std::optional<std::uint64_t> kv_weight_crossover(const ModelConfig& config) {
-    const std::uint64_t weights = step_weight_bytes(config);
     ModelConfig at = config;
     at.seq_lens.clear();  // the crossover is a uniform batch's context, one token a step
     at.n_query_tokens = 1;
     at.shared_prefix = 0;  // and of sequences that share nothing
+    // The weights of that step too: B tokens, not Q·B, reach min(E, B·K) experts.
+    const std::uint64_t weights = step_weight_bytes(at);
     const auto kv_at = [&at](std::uint64_t n) {
         at.seq_len = static_cast<std::size_t>(n);
         return kv_cache_bytes(at);
