@@ -2,13 +2,16 @@
 // break-even sheet.
 #include "cli/reload_command.hpp"
 
+#include "cli/grid_guard.hpp"
 #include "cli/hardware_option.hpp"
 #include "cli/model_options.hpp"
 #include "cli/option_conventions.hpp"
 #include "cli/plan_sheet.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/measure/budget.hpp"
 #include "kvbench/measure/file_bandwidth.hpp"
+#include "kvbench/measure/run_context.hpp"
 #include "kvbench/measure/runner.hpp"
 #include "kvbench/measure/stats.hpp"
 #include "kvbench/plan/memory_plan.hpp"
@@ -91,8 +94,8 @@ ModelConfig prefill_config(const ModelPreset& model, std::uint64_t prefix_tokens
     return config;
 }
 
-// The median uncached forward of `config`, in seconds.
-double measure_prefill(PointRunner& runner, const ModelConfig& config, std::size_t n_threads, std::size_t n_reps) {
+// How a prefill is timed: the uncached forward alone, warm.
+RunOptions prefill_run_options(std::size_t n_reps) {
     RunOptions run;
     run.run_cached = false;
     run.run_uncached = true;
@@ -101,9 +104,47 @@ double measure_prefill(PointRunner& runner, const ModelConfig& config, std::size
     // A prefill of many tokens reuses each weight over every row: it is compute-bound, and an
     // evicted cache would change little but the run's length.
     run.cold_cache = false;
+    return run;
+}
+
+// The median uncached forward of `config`, in seconds.
+double measure_prefill(PointRunner& runner, const ModelConfig& config, std::size_t n_threads, std::size_t n_reps) {
     const std::atomic<bool> stop{false};
-    const PointMeasurement measured = runner.run(GridPoint{config, n_threads, true}, run, stop);
+    const PointMeasurement measured = runner.run(GridPoint{config, n_threads, true}, prefill_run_options(n_reps), stop);
     return summarize(measured.uncached->samples_ns).median_ns * 1e-9;
+}
+
+// Refuses (ConfigError) prefills estimated at more than an hour in all, unless confirmed: the
+// uncached forward grows with P², and a --prefix of 1M tokens would run for days. The estimate
+// is the sweep's (estimate_point_seconds), at the assumed peaks: reload reads no roofline.
+void check_prefill_time(const std::vector<ModelPreset>& models, const std::vector<std::uint64_t>& prefixes,
+                        std::uint64_t n_layers, std::size_t n_threads, std::size_t n_reps, bool confirmed) {
+    if (confirmed) return;
+    double seconds = 0;
+    for (const ModelPreset& model : models) {
+        for (const std::uint64_t prefix : prefixes) {
+            const GridPoint point{prefill_config(model, prefix, n_layers), n_threads, true};
+            seconds += estimate_point_seconds(point, prefill_run_options(n_reps), nullptr, 0);
+        }
+    }
+    if (seconds <= max_unconfirmed_seconds) return;
+    throw ConfigError(fmt::format("--prefix {}: measuring the prefills would take about {} (more than an hour; the "
+                                  "forward grows with P^2): lower --prefix or --layers, or give --yes",
+                                  prefixes.back(), format_run_time(seconds)));
+}
+
+// Refuses (ConfigError), before anything is measured, a prefill that needs more memory than the
+// machine has free: the forward over P tokens holds activations of P rows, so a long --prefix
+// would otherwise grow until the allocation fails or the machine swaps.
+void check_prefill_memory(const ModelPreset& model, const ModelConfig& config, std::size_t n_threads, std::size_t n_reps) {
+    const MemoryLimit limit = memory_limit(std::nullopt);
+    if (!limit.bytes) return;
+    const std::uint64_t needed = point_memory_bytes(GridPoint{config, n_threads, true}, prefill_run_options(n_reps));
+    if (needed <= *limit.bytes) return;
+    throw ConfigError(fmt::format("--prefix {}: the prefill of {} over {} tokens needs {}, more than {} ({}): lower "
+                                  "--prefix or --layers",
+                                  config.seq_len, model.name, config.seq_len, format_bytes(needed), limit.name,
+                                  format_bytes(*limit.bytes)));
 }
 
 
@@ -137,6 +178,7 @@ CLI::App* add_reload_command(CLI::App& app, ReloadCliOptions& options) {
         ->type_name("N");
     reload->add_option("-t,--threads", options.threads, "Compute threads (default: $OMP_NUM_THREADS, else all cores)")
         ->type_name("T");
+    reload->add_flag("-y,--yes", options.yes, "Measure prefills estimated at more than an hour (refused without it)");
     add_output_options(reload, options.out, sheet_formats());
     return reload;
 }
@@ -178,7 +220,9 @@ int run_reload_command(const ReloadCliOptions& options) {
         }
         // Also refuses what cannot be measured, before measuring.
         if (prefill_config(model, prefixes.front(), n_layers).block != BlockKind::full) attention_only.push_back(model.name);
+        check_prefill_memory(model, prefill_config(model, prefixes.back(), n_layers), n_threads, n_reps);
     }
+    check_prefill_time(models, prefixes, n_layers, n_threads, n_reps, options.yes);
     const OutputPlan output = to_output_plan(options.out, sheet_formats());
     const Tier tier = resolve_tier(options);
 

@@ -25,6 +25,7 @@ struct ReloadCliOptions {
     std::string layers = "1";               // --layers: layers the prefill measures, scaled to L
     std::string n_reps = "3";               // --reps
     std::optional<std::string> threads;     // -t; unset: default_thread_count()
+    bool yes = false;                       // -y: prefills of more than an hour
     OutputCliOptions out;  // -o, -f, --export, -q, -v (output_options.hpp)
 };
 
