@@ -68,6 +68,9 @@ Tier resolve_tier(const ReloadCliOptions& options) {
     FileReadProbe probe;
     try {
         probe = probe_read_bandwidth(*options.tier_path, probe_bytes);
+    } catch (const std::length_error& error) {
+        throw ConfigError(fmt::format("--probe-size {}: {} (lower --probe-size, or name a file on the tier to read)",
+                                      options.probe_size, error.what()));
     } catch (const std::system_error& error) {
         throw ConfigError(fmt::format("--tier-path {}: {} (name a directory you can write to, or a file you can read)",
                                       *options.tier_path, error.what()));

@@ -7,6 +7,8 @@
 #include "kvbench/files/file_descriptor.hpp"
 #include "kvbench/measure/clock.hpp"
 
+#include <fmt/format.h>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -131,6 +134,13 @@ FileReadProbe probe_read_bandwidth(const std::string& path, std::uint64_t max_by
     AlignedBuffer buffer(chunk_bytes);
     FileReadProbe probe;
     if (fs::is_directory(status)) {
+        // The probe file is written whole before it is read: it must fit where it is written.
+        const fs::space_info space = fs::space(path, error);
+        if (max_bytes > std::numeric_limits<std::uint64_t>::max() - direct_alignment ||
+            (!error && max_bytes + direct_alignment > space.available)) {
+            throw std::length_error(fmt::format("a probe file of {} bytes does not fit in {}: {} bytes are free there",
+                                                max_bytes, path, error ? 0 : space.available));
+        }
         const std::uint64_t n_bytes = (max_bytes + direct_alignment - 1) / direct_alignment * direct_alignment;
         const ScratchFile scratch((fs::path(path) / ("kvbench-tier-probe-" + std::to_string(::getpid()) + ".bin")).string());
         write_probe_file(scratch.path(), n_bytes, buffer);

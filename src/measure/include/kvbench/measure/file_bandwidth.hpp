@@ -21,7 +21,9 @@ struct FileReadProbe {
 // Reads up to max_bytes of `path` once and times it. A directory gets a new file of max_bytes
 // (rounded up to 4 KiB) written, synced, read and removed; a regular file is read from its
 // start. Throws std::system_error (errno and the path) when it cannot create, write or read,
-// std::invalid_argument when `path` is neither a directory nor a regular file or is empty.
+// std::invalid_argument when `path` is neither a directory nor a regular file or is empty,
+// std::length_error, before writing, when a directory's file of max_bytes would not fit in its
+// free space.
 // Requires: max_bytes >= 1.
 FileReadProbe probe_read_bandwidth(const std::string& path, std::uint64_t max_bytes);
 
