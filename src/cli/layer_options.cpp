@@ -14,9 +14,6 @@ namespace kvbench {
 
 namespace {
 
-// Most experts a layer may have, and the widest MLP: far past any model, guards against typos.
-constexpr std::size_t max_experts = std::size_t{1} << 16;
-constexpr std::size_t max_ffn_dim = std::size_t{1} << 20;
 
 // The comma-separated items of `text`. Throws ConfigError naming `option` on an empty item.
 std::vector<std::string> list_items(const std::string& text, std::string_view option, std::string_view choices) {

@@ -218,7 +218,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     spec.heads = parse_value_list(options.heads, "--heads");
     if (options.head_dim) spec.head_dim = parse_value_list(*options.head_dim, "--head-dim");
     spec.kv_heads = parse_value_list(options.kv_heads, "--kv-heads");
-    spec.layers = parse_value_list(options.layers, "--layers");
+    spec.layers = parse_value_list(options.layers, "--layers", max_layers);
     spec.kv_dtypes = parse_stored_kv_dtypes(options.kv_dtype);
     spec.kv_blocks = parse_kv_blocks(options.kv_block);
     apply_layer_options(options.layer, options.model, spec);

@@ -120,6 +120,27 @@ void validate(const ModelConfig& config) {
     require_positive(config.n_heads, "--heads");
     require_positive(config.n_kv_heads, "--kv-heads");
     require_positive(config.n_layers, "--layers");
+    const auto require_at_most = [](std::size_t value, std::size_t most, const char* option) {
+        if (value > most) throw ConfigError(fmt::format("{} {} must be at most {}", option, value, most));
+    };
+    require_at_most(config.n_layers, max_layers, "--layers");
+    require_at_most(config.model_dim, max_q_dim, "--dim");
+    require_at_most(config.n_heads, max_q_dim, "--heads");
+    require_at_most(config.ffn_dim, max_ffn_dim, "--ffn-dim");
+    require_at_most(config.moe.n_experts, max_experts, "--experts");
+    require_at_most(config.moe.n_shared, max_experts, "--shared-experts");
+    require_at_most(config.moe.expert_dim, max_ffn_dim, "--expert-dim");
+    if (config.is_latent()) {
+        // Each head's widths as H·dh is bounded: the absorbed and expanded products stay in range.
+        const MlaShape& m = config.mla;
+        require_at_most(m.kv_lora_rank, max_q_dim, "--kv-lora-rank");
+        require_at_most(m.q_lora_rank, max_q_dim, "--q-lora-rank");
+        if (std::max(m.rope_dim + m.nope_dim, m.v_head_dim) > max_q_dim / config.n_heads) {
+            throw ConfigError(fmt::format("--heads {} x (--rope-dim + --nope-dim) and x --v-head-dim must each be at "
+                                          "most {}",
+                                          config.n_heads, max_q_dim));
+        }
+    }
     // H·dh is D without --head-dim: bounding it as the CLI bounds --dim keeps every count of
     // docs/counting.md within the range it has without --head-dim.
     if (config.explicit_head_dim != 0 && config.explicit_head_dim > max_q_dim / config.n_heads) {

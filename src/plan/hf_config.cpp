@@ -86,6 +86,10 @@ public:
             if (!value->is_number_unsigned() || value->get<std::uint64_t>() == 0) {
                 fail(field, fmt::format("must be at least 1, not {}", value->dump()));
             }
+            // The CLI's largest --dim: no model field comes near, and past it counts overflow.
+            if (value->get<std::uint64_t>() > max_q_dim) {
+                fail(field, fmt::format("must be at most {}, not {}", max_q_dim, value->dump()));
+            }
             return value->get<std::uint64_t>();
         }
         return std::nullopt;
@@ -305,6 +309,10 @@ ModelPreset parse_hf_config(std::string_view json_text, std::string_view file_na
     model.name = std::move(name);
     model.source = std::string(file_name);
     model.n_layers = reader.require({"num_hidden_layers", "n_layer", "num_layers"});
+    // Before anything is laid out per layer (the windows).
+    if (model.n_layers > max_layers) {
+        reader.fail("num_hidden_layers", fmt::format("must be at most {}, not {}", max_layers, model.n_layers));
+    }
     model.model_dim = reader.require({"hidden_size", "n_embd", "n_embed", "d_model"});
     model.n_heads = reader.require({"num_attention_heads", "n_head", "num_heads"});
     model.n_kv_heads = read_kv_heads(reader, model_type, model.n_heads);

@@ -26,6 +26,12 @@ inline constexpr std::size_t max_kv_block = 65536;
 
 // Largest H·dh validate() accepts, the CLI's largest --dim.
 inline constexpr std::size_t max_q_dim = std::size_t{1} << 30;
+// Most layers, experts and the widest MLP validate() accepts: far past any model, they keep
+// every count of docs/counting.md within 64 bits and guard against typos (a config.json's
+// num_hidden_layers of 99999999999 would otherwise be a loop of that many layers).
+inline constexpr std::size_t max_layers = std::size_t{1} << 16;
+inline constexpr std::size_t max_experts = std::size_t{1} << 16;
+inline constexpr std::size_t max_ffn_dim = std::size_t{1} << 20;
 
 // What one layer is (docs/model.md): the attention block of SPEC section 1 alone, or the whole
 // pre-norm decoder layer real models run (RMSNorm, RoPE, attention, RMSNorm, SwiGLU MLP).
