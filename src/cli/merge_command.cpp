@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 
 namespace kvbench {
 
@@ -49,10 +51,30 @@ CLI::App* add_merge_command(CLI::App& app, MergeCliOptions& options) {
     return command;
 }
 
+namespace {
+
+// A report written over one of its own inputs would replace a shard with the merge, the shard's
+// rows then only in the merged file; a database target only adds runs, so it may be an input.
+void refuse_input_as_output(const OutputPlan& plan, const std::vector<std::string>& inputs) {
+    for (const OutputTarget& target : plan.files()) {
+        if (target.format == OutputFormat::sqlite) continue;
+        for (const std::string& input : inputs) {
+            std::error_code error;
+            if (std::filesystem::equivalent(target.path, input, error)) {
+                throw ConfigError(fmt::format("-o {}: it is the input {}; the merge would replace it (name a new file)",
+                                              target.path, input));
+            }
+        }
+    }
+}
+
+}  // namespace
+
 int run_merge_command(const MergeCliOptions& options) {
     OutputCliOptions out = options.out;
     out.no_db = true;  // never $KVBENCH_DB: it may hold the shards' runs already
     const OutputPlan plan = to_output_plan(out, merge_formats());
+    refuse_input_as_output(plan, options.inputs);
     const OutputStreams streams(plan);
     const RunMessages messages = cli_messages();
 
