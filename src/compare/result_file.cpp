@@ -8,8 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
@@ -73,33 +71,9 @@ void fill_key(ResultEntry& entry, const std::vector<std::string>& key_columns) {
     }
 }
 
-// A row's times are what compare computes with: each present one a positive, finite number, or
-// the file is no run's (a latency of -5, 0 or nan had compared as "-117 %" or "same"). `row`
-// counts from 1, as a reader counts a file's rows.
-void check_times(const ResultEntry& entry, std::size_t row, const std::string& name) {
-    for (const char* column : {"latency_us_median", "latency_us_min", "latency_us_max", "latency_us_p90", "latency_us_mean"}) {
-        const std::optional<std::string> text = entry.cell(column);
-        if (!text || text->empty()) continue;
-        double us = 0;
-        const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), us);
-        if (error != std::errc() || end != text->data() + text->size() || !std::isfinite(us) || !(us > 0)) {
-            bad_file(name, fmt::format("row {}: {} is '{}', not a time (a positive number of microseconds)", row,
-                                       column, *text));
-        }
-    }
-    for (const double ns : entry.samples_ns) {
-        if (!std::isfinite(ns) || !(ns > 0)) {
-            bad_file(name, fmt::format("row {}: a sample of {} ns, not a time", row, ns));
-        }
-    }
-}
-
-// Every row's times checked, and one row per configuration.
-ResultFile checked_rows(ResultFile file, const std::string& name) {
+ResultFile checked_unique(ResultFile file, const std::string& name) {
     std::set<std::vector<std::string>> seen;
-    for (std::size_t row = 0; row < file.rows.size(); ++row) {
-        const ResultEntry& entry = file.rows[row];
-        check_times(entry, row + 1, name);
+    for (const ResultEntry& entry : file.rows) {
         if (!seen.insert(entry.key).second) {
             bad_file(name, fmt::format("two rows share the configuration {} (one run per file)", join(entry.key)));
         }
@@ -228,7 +202,7 @@ ResultFile result_file_of_cells(const ReportCells& report, const std::string& ki
     } else if (!file.rows.empty()) {
         take_provenance(file, file.rows.front().cells);
     }
-    return checked_rows(std::move(file), name);
+    return checked_unique(std::move(file), name);
 }
 
 ResultFile parse_result_file(const std::string& text, const std::string& name) {
@@ -244,7 +218,7 @@ ResultFile parse_result_file(const std::string& text, const std::string& name) {
     }
     try {
         if (report.contains("rows")) return parse_kvbench_report(text, OutputFormat::json, name);
-        if (report.contains("benchmarks")) return checked_rows(parse_gbench_json(report, name), name);
+        if (report.contains("benchmarks")) return checked_unique(parse_gbench_json(report, name), name);
         if (report.contains("path")) {  // a JSON Lines report of one row
             const std::string line = text.ends_with('\n') ? text : text + '\n';
             return parse_kvbench_report(line, OutputFormat::jsonl, name);

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <sstream>
 #include <stdexcept>
 
@@ -197,7 +199,34 @@ std::vector<std::vector<std::string>> parse_csv_records(const std::string& text)
     return records;
 }
 
-ReportCells read_report_cells(const std::string& text, OutputFormat format) {
+namespace {
+
+// A row's times are what compare, merge and --resume go on with: each present one a positive,
+// finite number, or the row is no measurement (a latency of -5, 0 or nan had compared as
+// "-117 %" or "same", and merged and resumed as a finished point). Rows count from 1.
+void check_times(const ReportCells& report) {
+    for (std::size_t i = 0; i < report.rows.size(); ++i) {
+        const ReportCellRow& row = report.rows[i];
+        for (const char* column : {"latency_us_median", "latency_us_min", "latency_us_max", "latency_us_p90",
+                                   "latency_us_mean", "latency_us_per_token"}) {
+            const auto found = row.cells.find(column);
+            if (found == row.cells.end() || found->second.empty()) continue;
+            const std::string& text = found->second;
+            double us = 0;
+            const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), us);
+            if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(us) || !(us > 0)) {
+                throw std::runtime_error(fmt::format("row {}: {} is '{}', not a time (a positive number of "
+                                                     "microseconds)",
+                                                     i + 1, column, text));
+            }
+        }
+        for (const double ns : row.samples_ns) {
+            if (!std::isfinite(ns) || !(ns > 0)) throw std::runtime_error(fmt::format("row {}: a sample of {} ns", i + 1, ns));
+        }
+    }
+}
+
+ReportCells read_cells(const std::string& text, OutputFormat format) {
     try {
         switch (format) {
         case OutputFormat::csv: return read_csv_cells(text);
@@ -212,6 +241,14 @@ ReportCells read_report_cells(const std::string& text, OutputFormat format) {
         throw std::runtime_error(fmt::format("unexpected JSON layout ({})", error.what()));
     }
     throw std::invalid_argument("read_report_cells: only csv, json and jsonl reports can be read back");
+}
+
+}  // namespace
+
+ReportCells read_report_cells(const std::string& text, OutputFormat format) {
+    ReportCells report = read_cells(text, format);
+    check_times(report);
+    return report;
 }
 
 bool starts_as_json_lines(const std::string& text) {
