@@ -11,11 +11,13 @@
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/roofline.hpp"
 #include "kvbench/measure/run_context.hpp"
+#include "kvbench/report/units.hpp"
 
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <stdexcept>
+#include <system_error>
 #include <vector>
 
 namespace kvbench {
@@ -51,6 +53,42 @@ RooflinePlan to_roofline_plan(const RooflineCliOptions& options) {
         for (const std::size_t n_threads : plan.threads) plan.paths.push_back(default_roofline_path(n_threads));
     }
     return plan;
+}
+
+// The default place checked before measuring, as -o is: created if missing (a save would create
+// it), then a file there must be writable, or a second of measurement ends in an error. A dry
+// run creates nothing: a missing directory passes when its nearest existing ancestor is one.
+void check_default_paths(const RooflinePlan& plan, const RooflineCliOptions& options) {
+    if (options.output) return;
+    for (const std::filesystem::path& path : plan.paths) {
+        std::error_code error;
+        if (options.dry_run) {
+            std::filesystem::path ancestor = path.parent_path();
+            while (!ancestor.empty() && !std::filesystem::exists(ancestor, error)) ancestor = ancestor.parent_path();
+            if (ancestor.empty() || std::filesystem::is_directory(ancestor, error)) {
+                if (ancestor == path.parent_path()) check_output_file(path.string(), "KVBENCH_ROOFLINE_DIR", path.filename().string());
+                continue;
+            }
+            error = std::make_error_code(std::errc::not_a_directory);
+        } else {
+            std::filesystem::create_directories(path.parent_path(), error);
+        }
+        if (error) {
+            throw ConfigError(fmt::format("cannot save the roofline in {}: {} (set KVBENCH_ROOFLINE_DIR to a directory "
+                                          "you can write to, or give -o FILE)",
+                                          path.parent_path().string(), error.message()));
+        }
+        check_output_file(path.string(), "KVBENCH_ROOFLINE_DIR", path.filename().string());
+    }
+}
+
+// The probe's buffer is held while it is read: refused, before measuring, when the machine has
+// not that much memory free.
+void check_buffer_memory(const RooflinePlan& plan) {
+    const MemoryLimit limit = memory_limit(std::nullopt);
+    if (!limit.bytes || plan.measure.bandwidth_buffer_bytes <= *limit.bytes) return;
+    throw ConfigError(fmt::format("--buffer-mib {}: the probe's buffer is more than {} ({})",
+                                  plan.measure.bandwidth_buffer_bytes >> 20, limit.name, format_bytes(*limit.bytes)));
 }
 
 void measure_one(std::size_t n_threads, const std::filesystem::path& path, const RooflineOptions& measure_options,
@@ -111,6 +149,8 @@ CLI::App* add_roofline_command(CLI::App& app, RooflineCliOptions& options) {
 
 int run_roofline_command(const RooflineCliOptions& options) {
     const RooflinePlan plan = to_roofline_plan(options);
+    check_default_paths(plan, options);
+    check_buffer_memory(plan);
     if (options.dry_run) {
         for (std::size_t i = 0; i < plan.threads.size(); ++i) {
             fmt::print("would measure on {} and save to {}\n", plural(plan.threads[i], "thread"),
