@@ -13,6 +13,7 @@
 
 #include "kvbench/measure/bandwidth_drift.hpp"
 #include "kvbench/measure/cache_flush.hpp"
+#include "kvbench/measure/memory.hpp"
 #include "kvbench/measure/run_context.hpp"
 #include "kvbench/report/export_manager.hpp"
 #include "kvbench/report/resume.hpp"
@@ -66,6 +67,14 @@ RunContext prepare_sweep(const SweepPlan& plan, const RunMessages& messages) {
     if (plan.shard) request.shard = shard_label(*plan.shard);
     request.rooflines = roofline_policy(plan);
     request.max_memory_bytes = plan.max_memory_bytes;
+    // --max-memory replaces the machine's own limit: above what is free, a point may be more than
+    // the machine can hold, and that is said before anything is allocated.
+    if (const std::optional<std::uint64_t> available = available_memory_bytes();
+        plan.max_memory_bytes && available && *plan.max_memory_bytes > *available) {
+        messages.warning(fmt::format("--max-memory {} is more than the memory available now ({}): a point between "
+                                     "the two may fail to allocate or make the machine swap",
+                                     format_bytes(*plan.max_memory_bytes), format_bytes(*available)));
+    }
     request.memory_of = [&plan](const GridPoint& point, const Environment& env) {
         const MemoryBudget budget = sweep_point_memory(point, plan, env);
         return PointMemory{budget.total_bytes(), largest_term(budget)};
