@@ -102,7 +102,8 @@ void announce_written(const OutputStreams& streams, const ExportResult& exported
     if (!exported.written.empty()) {
         streams.message(fmt::format("wrote {} to {}", count_rows(n_rows), fmt::join(exported.written_paths(), ", ")));
     }
-    if (const std::string csv = exported.csv_to_plot(); !csv.empty()) {
+    // Nothing to plot in a file of no rows (every point failed).
+    if (const std::string csv = exported.csv_to_plot(); !csv.empty() && n_rows > 0) {
         streams.message(fmt::format("plot it: /usr/bin/python3 plots/kvbench_plot.py {} (from the kvbench source tree)", csv));
     }
 }
