@@ -63,6 +63,8 @@ double parse_byte_rate(std::string_view value, std::string_view option) {
     const std::optional<double> scale = unit.size() == 2 && (unit[1] == 'B' || unit[1] == 'b') ? si_prefix(unit[0])
                                                                                                  : std::nullopt;
     if (!scale) throw fail("a decimal rate takes an SI unit: KB, MB, GB, TB or PB per second");
+    // Past an exabyte a second no device is near, and the planner's times would round to 0.
+    if (!(number->first * *scale <= 1e18)) throw fail("must be at most 1000PB/s");
     return number->first * *scale;
 }
 
@@ -76,12 +78,14 @@ double parse_flops(std::string_view value) {
                                       value));
     }
     const std::string_view suffix = number->second;
-    if (suffix.empty()) return number->first;
-    const std::optional<double> scale = suffix.size() == 1 ? si_prefix(suffix[0]) : std::nullopt;
+    const std::optional<double> scale = suffix.empty() ? 1.0 : suffix.size() == 1 ? si_prefix(suffix[0]) : std::nullopt;
     if (!scale) {
         throw ConfigError(fmt::format("--hardware flops={}: unknown suffix \"{}\" (K, M, G, T, P = 10^3 ... "
                                       "10^15: 989T)",
                                       value, suffix));
+    }
+    if (!(number->first * *scale <= 1e21)) {
+        throw ConfigError(fmt::format("--hardware flops={}: must be at most 1e21 FLOP/s", value));
     }
     return number->first * *scale;
 }

@@ -61,9 +61,10 @@ double parse_tpot(const std::string& text) {
 double parse_fraction(std::string_view text, std::string_view shown_as) {
     double value = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size() || !(value > 0 && value <= 1)) {
-        throw ConfigError(fmt::format("--efficiency {}: must be a fraction of the peak above 0 and at most 1, such "
-                                      "as 0.8 (or bw=0.8,compute=0.5)",
+    // From a thousandth: below it a prediction is no prediction (1e-300 printed a time of 300 digits).
+    if (error != std::errc() || end != text.data() + text.size() || !(value >= 0.001 && value <= 1)) {
+        throw ConfigError(fmt::format("--efficiency {}: must be a fraction of the peak from 0.001 to 1, such as 0.8 "
+                                      "(or bw=0.8,compute=0.5)",
                                       shown_as));
     }
     return value;
@@ -76,6 +77,7 @@ Efficiency parse_efficiency(const std::string& text) {
         return {both, both, {}};
     }
     Efficiency efficiency;
+    std::vector<std::string> seen;
     std::size_t start = 0;
     while (start <= text.size()) {
         const std::size_t comma = std::min(text.find(',', start), text.size());
@@ -88,6 +90,10 @@ Efficiency parse_efficiency(const std::string& text) {
                                           "for both: 0.8)",
                                           text, part));
         }
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+            throw ConfigError(fmt::format("--efficiency {}: {} is given twice", text, key));
+        }
+        seen.push_back(key);
         (key == "bw" ? efficiency.bandwidth : efficiency.compute) = parse_fraction(part.substr(equals + 1), text);
     }
     return efficiency;

@@ -45,6 +45,11 @@ std::optional<double> number_field(const json& object, std::string_view field, c
         context.fail(shown_as, fmt::format("must be a positive number{}, not {}", nullable ? " or null" : "",
                                            it->dump()));
     }
+    // GB, GB/s and TFLOP/s from a millionth to a billion: past either end no device is near, and
+    // bytes or times computed from them would round to 0 or leave the range of an integer.
+    if (it->get<double>() < 1e-6 || it->get<double>() > 1e9) {
+        context.fail(shown_as, fmt::format("must be from 1e-06 to 1e+09, not {}", it->dump()));
+    }
     return it->get<double>();
 }
 
