@@ -68,7 +68,7 @@ std::vector<ModelPreset> resolve_models(const MemoryCliOptions& options) {
     std::vector<ModelPreset> models;
     if (!options.models.empty()) {
         const std::vector<ModelPreset> presets = load_presets(options.presets);
-        for (const std::string& name : options.models) models.push_back(find_model(presets, name));
+        models = find_models(presets, options.models);
     } else if (options.presets) {
         static_cast<void>(load_presets(options.presets));  // a broken file is still reported
     }

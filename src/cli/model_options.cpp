@@ -71,6 +71,16 @@ const ModelPreset& find_model(const std::vector<ModelPreset>& presets, std::stri
                                   name, hint ? fmt::format(" (did you mean {}?)", *hint) : ""));
 }
 
+std::vector<ModelPreset> find_models(const std::vector<ModelPreset>& presets, const std::vector<std::string>& names) {
+    std::vector<ModelPreset> models;
+    for (const std::string& name : names) {
+        const ModelPreset& model = find_model(presets, name);
+        const auto same = [&model](const ModelPreset& m) { return m.name == model.name; };
+        if (std::none_of(models.begin(), models.end(), same)) models.push_back(model);
+    }
+    return models;
+}
+
 ModelPreset read_model_config(const std::string& path) {
     const std::string text = read_text_file(path, "--model-config");
     const std::filesystem::path file(path);

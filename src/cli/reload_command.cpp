@@ -191,8 +191,7 @@ int run_reload_command(const ReloadCliOptions& options) {
         throw ConfigError("--model: name the models (--model llama-3-8b; `kvbench models` lists them)");
     }
     const std::vector<ModelPreset> presets = load_presets(options.presets);
-    std::vector<ModelPreset> models;
-    for (const std::string& name : options.models) models.push_back(find_model(presets, name));
+    const std::vector<ModelPreset> models = find_models(presets, options.models);
     std::vector<KvDtype> cache_types;
     std::string_view rest = options.kv_dtype;
     while (true) {

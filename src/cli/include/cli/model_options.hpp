@@ -23,6 +23,10 @@ void add_presets_option(CLI::App& command, std::optional<std::string>& presets_f
 // "--model <name>: unknown model (did you mean <closest>?); `kvbench models` lists them" otherwise.
 const ModelPreset& find_model(const std::vector<ModelPreset>& presets, std::string_view name);
 
+// find_model for each of `names`, in their order, a model named twice (in any case) once, as a
+// repeated --kv-dtype is measured once.
+std::vector<ModelPreset> find_models(const std::vector<ModelPreset>& presets, const std::vector<std::string>& names);
+
 // A Hugging Face config.json, named after its directory (".../Llama-3-8B/config.json" is
 // "Llama-3-8B"), or a file of another name after that name ("llama-3-8b.json": "llama-3-8b"). Throws ConfigError naming --model-config.
 ModelPreset read_model_config(const std::string& path);
