@@ -7,6 +7,7 @@
 #include "cli/output_streams.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/compare/history.hpp"
+#include "kvbench/compare/run_selection.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/files/atomic_file.hpp"
 
@@ -84,6 +85,14 @@ HistoryQuery to_query(const HistoryCliOptions& options) {
     const DecodePaths paths = parse_paths(options.paths, "--paths");
     if (!(paths.cached && paths.uncached)) query.axes["path"] = {paths.cached ? "cached" : "uncached"};
     query.commits = split_all(options.commits);
+    for (const std::string& commit : query.commits) {
+        // A shorter one would match no run, and the history would say only that it found none.
+        if (commit.size() < min_commit_prefix) {
+            throw ConfigError(fmt::format("--commit {}: shorter than {} characters (name a commit by {} or more "
+                                          "characters of its hash)",
+                                          commit, min_commit_prefix, min_commit_prefix));
+        }
+    }
     query.machines = split_all(options.machines);
     return query;
 }

@@ -16,7 +16,6 @@ namespace kvbench {
 namespace {
 
 // A prefix this short names too many commits to be meant.
-constexpr std::size_t min_commit_prefix = 4;
 
 std::string lowercase(std::string text) {
     std::transform(text.begin(), text.end(), text.begin(),

@@ -26,6 +26,9 @@ bool is_run_selector(const std::string& text);
 // Throws ConfigError naming `option` when a term is malformed.
 RunSelector parse_run_selector(const std::string& text, const std::string& option);
 
+// The shortest prefix of a hash that names a commit (git's own abbreviations are at least 4).
+inline constexpr std::size_t min_commit_prefix = 4;
+
 // A build's git_commit ("v0.1-12-gabc1234-dirty", "abc1234") against a wanted commit: a prefix of
 // its hash of at least 4 characters, the hash a prefix of a longer wanted one, or the whole name.
 bool commit_matches(const std::string& git_commit, const std::string& wanted);
