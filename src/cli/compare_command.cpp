@@ -136,17 +136,17 @@ CLI::App* add_compare_command(CLI::App& app, CompareCliOptions& options) {
                         "What to compare: latency (the row's own time), or the ratios speedup (uncached / cached), "
                         "mha_ratio (MHA's time / this grouping's), roofline_pct, gflops")
         ->type_name("NAME")
-        ->check(CLI::IsMember({"latency", "speedup", "roofline_pct", "gflops", "mha_ratio"}))
+        ->transform(CLI::IsMember({"latency", "speedup", "roofline_pct", "gflops", "mha_ratio"}, CLI::ignore_case))
         ->capture_default_str();
     command->add_option("-f,--format", options.format, "Output format: table, md or json")
         ->type_name("FORMAT")
-        ->check(CLI::IsMember({"table", "md", "json"}))
+        ->transform(CLI::IsMember({"table", "md", "json"}, CLI::ignore_case))
         ->capture_default_str();
     command->add_option("--fail-on", options.fail_on,
                         "slower: exit 1 on SLOWER or COUNTS DIFFER rows; counts: only on COUNTS DIFFER "
                         "(timings shown, never gated)")
         ->type_name("slower|counts")
-        ->check(CLI::IsMember({"slower", "counts"}))
+        ->transform(CLI::IsMember({"slower", "counts"}, CLI::ignore_case))
         ->capture_default_str();
     command->add_flag("--allow-missing", options.allow_missing,
                       "Rows of BASE that NEW lacks are listed, not a failure (exit 3 without it)");

@@ -99,7 +99,7 @@ MemoryRequest to_memory_request(const MemoryCliOptions& options) {
     request.kv_dtypes = parse_kv_dtypes(options.kv_dtypes);
     request.weight_dtype = *find_kv_dtype(options.weight_dtype);
     if (options.window) {
-        if (*options.window == "none") {
+        if (lowercase(*options.window) == "none") {
             request.window = std::optional<std::uint64_t>();
         } else {
             try {
@@ -304,11 +304,11 @@ CLI::App* add_memory_command(CLI::App& app, MemoryCliOptions& options) {
                        "q4_0 (int8 and int4 with one f32 scale per cached vector, q8_0 and q4_0 with one f16 scale per "
                        "32 elements; default f16)")
         ->delimiter(',')
-        ->check(CLI::IsMember({"f32", "f16", "bf16", "fp8", "e4m3", "e5m2", "int8", "int4", "q8_0", "q4_0"}))
+        ->transform(CLI::IsMember({"f32", "f16", "bf16", "fp8", "e4m3", "e5m2", "int8", "int4", "q8_0", "q4_0"}, CLI::ignore_case))
         ->type_name("LIST");
     memory->add_option("--weight-dtype", options.weight_dtype,
                        "Weights' element type, for their memory: f32, f16, bf16, fp8, int8 or int4 (default f16)")
-        ->check(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}))
+        ->transform(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}, CLI::ignore_case))
         ->type_name("TYPE");
     memory->add_option("--params", options.params,
                        "Parameter count of the --model-config models: 8B, 7.2B, 500M or 8030261248 (K, M, B, T "

@@ -1,6 +1,7 @@
 // Resolving a model named on the command line, and applying it to the sweep's and generate's axes.
 #include "cli/model_options.hpp"
 
+#include "cli/option_conventions.hpp"
 #include "cli/suggest.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/plan/hf_config.hpp"
@@ -29,13 +30,6 @@ std::string read_text_file(const std::string& path, std::string_view option) {
     text << in.rdbuf();
     if (in.bad()) throw ConfigError(fmt::format("{} {}: cannot read the file", option, path));
     return text.str();
-}
-
-std::string lowercase(std::string_view text) {
-    std::string lower(text);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
-    return lower;
 }
 
 struct ModelChoice {

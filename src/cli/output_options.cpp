@@ -1,6 +1,7 @@
 // The shared output options: registration, format names and extensions, and every check on a target.
 #include "cli/output_options.hpp"
 
+#include "cli/option_conventions.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/report/database.hpp"
 
@@ -21,12 +22,6 @@ namespace kvbench {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string lowercase(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return text;
-}
 
 // "table, csv, json or md"
 std::string list_of(const OutputFormats& formats) {

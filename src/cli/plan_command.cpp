@@ -340,12 +340,12 @@ CLI::App* add_plan_command(CLI::App& app, PlanCliOptions& options) {
     plan->add_option("--mem", options.mem, "Memory per device, instead of the profile's: 80GB = 80·10^9 bytes, 80GiB")
         ->type_name("SIZE");
     plan->add_option("--kv-dtype", options.kv_dtype, "Cache element type: f32, f16, bf16, fp8, int8 or int4 (default f16)")
-        ->check(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}))
+        ->transform(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}, CLI::ignore_case))
         ->type_name("TYPE");
     plan->add_option("--weight-dtype", options.weight_dtype,
                      "Weights' element type: f32, f16, bf16, fp8, int8 or int4 (default f16); it picks the peak "
                      "FLOP/s used")
-        ->check(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}))
+        ->transform(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}, CLI::ignore_case))
         ->type_name("TYPE");
     plan->add_option("--tp", options.tp, "Tensor-parallel ranks: each holds 1/TP of the heads and weights")
         ->type_name("N")

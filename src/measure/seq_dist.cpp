@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -43,7 +44,9 @@ SeqDist parse_seq_dist(const std::string& text) {
     if (second == std::string::npos || text.find(':', second + 1) != std::string::npos) {
         bad_dist(text, "write KIND:LO:HI");
     }
-    const std::string kind = text.substr(0, first);
+    std::string kind = text.substr(0, first);
+    // In any case, as the CLI's other choices: UNIFORM is uniform.
+    std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     SeqDist dist;
     if (kind == "uniform") {
         dist.kind = SeqDistKind::uniform;

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 
@@ -143,7 +145,13 @@ const std::vector<HardwareProfile>& builtin_hardware() {
 
 const HardwareProfile* find_hardware(const std::vector<HardwareProfile>& profiles, std::string_view name) {
     for (const HardwareProfile& profile : profiles) {
-        if (profile.name == name) return &profile;
+        // In any case: H100-SXM is h100-sxm.
+        if (profile.name.size() == name.size() &&
+            std::equal(profile.name.begin(), profile.name.end(), name.begin(), [](char a, char b) {
+                return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+            })) {
+            return &profile;
+        }
     }
     return nullptr;
 }

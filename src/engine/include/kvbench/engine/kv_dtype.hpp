@@ -50,8 +50,17 @@ constexpr const KvDtypeInfo& kv_dtype_info(KvDtype dtype) {
 
 // Exact names only ("f16", not "F16" or "half"): the CLI layer decides what else it accepts.
 constexpr std::optional<KvDtype> find_kv_dtype(std::string_view name) {
+    // In any case, as every other choice on the command line is: INT8 is int8, Q8_0 q8_0.
+    const auto same = [](std::string_view a, std::string_view b) {
+        if (a.size() != b.size()) return false;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+            if (lower(a[i]) != lower(b[i])) return false;
+        }
+        return true;
+    };
     for (const KvDtypeInfo& info : kv_dtypes) {
-        if (info.name == name) return info.dtype;
+        if (same(info.name, name)) return info.dtype;
     }
     return std::nullopt;
 }
