@@ -109,6 +109,11 @@ void add_model_options(CLI::App& command, std::string& dim, std::string& heads, 
         if (!choice->name && !choice->config) return;
         ModelPreset preset;
         try {
+            if (choice->name && choice->name->find(',') != std::string::npos) {
+                throw ConfigError(fmt::format("--model {}: one model a run (run the command once per model; `kvbench "
+                                              "memory --model` plans several at once)",
+                                              *choice->name));
+            }
             preset = choice->name ? find_model(builtin_presets(), *choice->name) : read_model_config(*choice->config);
         } catch (const ConfigError& error) {
             // Inside CLI11's parse: its error type reaches main's usage-error path.

@@ -244,10 +244,11 @@ Roofline load_roofline(const std::filesystem::path& path) {
     try {
         const nlohmann::json json = nlohmann::json::parse(in);
         if (!json.is_object() || !json.contains("schema_version") || !json.contains("peak_gbps")) {
+            // Not `kvbench roofline -o` that file: it may be a report, and the advice would replace it.
             throw std::runtime_error(fmt::format(
-                "'{}' is not a roofline file: it lacks schema_version or peak_gbps (measure one with `kvbench "
-                "roofline -o {}`)",
-                path.string(), path.string()));
+                "'{}' is not a roofline file: it lacks schema_version or peak_gbps (name a file `kvbench roofline` "
+                "saved, or measure one with `kvbench roofline -o roofline.json`)",
+                path.string()));
         }
         const int version = static_cast<int>(std::min<std::size_t>(count(json, "schema_version", 0), 1000000));
         if (version != roofline_schema_version) {
