@@ -32,6 +32,7 @@ KERNEL_ENTRY_POINTS = ["attention_kernel", "attention_grouped", "small_m_gemm", 
 LAYERS = [
     ("files", ["src/files/"], []),
     ("engine types", [ENGINE + "include/kvbench/engine/kv_dtype.hpp", ENGINE + "include/kvbench/engine/kv_convert.hpp",
+                      ENGINE + "include/kvbench/engine/ascii_case.hpp",
                       ENGINE + "include/kvbench/engine/weight_dtype.hpp",
                       ENGINE + "kv_convert.cpp"], []),
     ("engine kernel parts", [KERNELS], ["engine types"]),

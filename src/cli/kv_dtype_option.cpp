@@ -2,6 +2,7 @@
 #include "cli/kv_dtype_option.hpp"
 
 #include "cli/value_list.hpp"
+#include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 
 #include <fmt/format.h>
@@ -20,9 +21,7 @@ KvDtype parse_stored_kv_dtype(std::string_view item, std::string_view text) {
                                       "or q4_0, comma-separated, a pair as K/V)",
                                       text));
     }
-    std::string lower(item);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
+    const std::string lower = lowercase(item);
     if (lower == "fp8") return KvDtype::e4m3;
     if (lower == "int4") {
         throw ConfigError("--kv-dtype int4: kvbench memory plans it, but sweep and generate store only f32, f16, "

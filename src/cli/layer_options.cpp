@@ -3,6 +3,7 @@
 #include "cli/layer_options.hpp"
 
 #include "cli/value_list.hpp"
+#include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 
 #include <fmt/format.h>
@@ -48,9 +49,7 @@ std::vector<BlockKind> parse_blocks(const std::string& text) {
 std::vector<WeightDtype> parse_weight_dtypes(const std::string& text) {
     std::vector<WeightDtype> dtypes;
     for (const std::string& item : list_items(text, "--weight-dtype", "f32, bf16, f16 or int8")) {
-        std::string lower = item;
-        std::transform(lower.begin(), lower.end(), lower.begin(),
-                       [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
+        const std::string lower = lowercase(item);
         if (lower == "fp8" || lower == "int4") {
             throw ConfigError(fmt::format("--weight-dtype {}: kvbench memory plans it, but sweep and generate store "
                                           "weights only as f32, bf16, f16 or int8",

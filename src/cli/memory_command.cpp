@@ -7,6 +7,7 @@
 #include "cli/plan_sheet.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/checked_size.hpp"
+#include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/plan/memory_rows.hpp"
 #include "kvbench/report/units.hpp"

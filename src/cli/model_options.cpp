@@ -1,8 +1,8 @@
 // Resolving a model named on the command line, and applying it to the sweep's and generate's axes.
 #include "cli/model_options.hpp"
 
-#include "cli/option_conventions.hpp"
 #include "cli/suggest.hpp"
+#include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/plan/hf_config.hpp"
 

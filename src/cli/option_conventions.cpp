@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <vector>
@@ -72,13 +71,6 @@ std::size_t default_thread_count() {
     } catch (const ConfigError& error) {
         throw ConfigError(fmt::format("{} (the default of --threads; unset it or give -t)", error.what()));
     }
-}
-
-std::string lowercase(std::string_view text) {
-    std::string lower(text);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
-    return lower;
 }
 
 std::string plural(std::size_t count, std::string_view noun) {

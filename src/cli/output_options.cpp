@@ -1,14 +1,13 @@
 // The shared output options: registration, format names and extensions, and every check on a target.
 #include "cli/output_options.hpp"
 
-#include "cli/option_conventions.hpp"
+#include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/report/database.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>

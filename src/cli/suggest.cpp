@@ -2,6 +2,8 @@
 // The aliases are spellings of llama-bench, hyperfine and common habit whose meaning here is clear.
 #include "cli/suggest.hpp"
 
+#include "kvbench/engine/ascii_case.hpp"
+
 #include <algorithm>
 #include <array>
 #include <numeric>
@@ -64,13 +66,6 @@ constexpr std::array command_aliases{
 
 bool contains(const std::vector<std::string>& names, std::string_view name) {
     return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-std::string lowercase(std::string_view text) {
-    std::string lower(text);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
-    return lower;
 }
 
 std::string_view without_dashes(std::string_view name) {

@@ -3,6 +3,7 @@
 #include "cli/value_list.hpp"
 
 #include "cli/suggest.hpp"
+#include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 
 #include <fmt/format.h>
@@ -40,8 +41,7 @@ std::optional<std::uint64_t> to_uint64(std::string_view text) {
 // powers of 1024, as dd, sort -S and docker read them, and as the axes' suffixes are.
 // Nothing for an unknown unit. Requires: unit is not empty.
 std::optional<std::uint64_t> byte_unit(std::string_view unit) {
-    std::string lower(unit);
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
+    const std::string lower = lowercase(unit);
     if (lower == "b") return 1;
     constexpr std::string_view prefixes = "kmgtpe";
     const std::size_t power = prefixes.find(lower.front());
@@ -247,9 +247,7 @@ std::size_t parse_count(std::string_view text, std::string_view option, std::siz
 }
 
 std::string parse_choice(std::string_view text, std::string_view option, const std::vector<std::string>& choices) {
-    std::string lower(text);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; });
+    const std::string lower = lowercase(text);
     if (std::find(choices.begin(), choices.end(), lower) != choices.end()) return lower;
     std::string listed;
     for (std::size_t i = 0; i < choices.size(); ++i) {

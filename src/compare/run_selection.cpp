@@ -1,12 +1,12 @@
 // Run selectors: parsing, matching commits and machines, and the rows of the chosen runs, the latest winning.
 #include "kvbench/compare/run_selection.hpp"
 
+#include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <map>
 #include <set>
@@ -16,12 +16,6 @@ namespace kvbench {
 namespace {
 
 // A prefix this short names too many commits to be meant.
-
-std::string lowercase(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return text;
-}
 
 // The hash of `git describe --always --dirty`'s name: after the last "-g", without "-dirty".
 std::string commit_hash(std::string name) {

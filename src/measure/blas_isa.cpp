@@ -3,22 +3,17 @@
 // Excavator AVX2 with FMA; Sandy Bridge and the Bulldozer line AVX; the rest SSE).
 #include "kvbench/measure/blas_isa.hpp"
 
+#include "kvbench/engine/ascii_case.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <utility>
 
 namespace kvbench {
 
 namespace {
-
-std::string lowercase(std::string_view text) {
-    std::string lower(text);
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    return lower;
-}
 
 // Ordered from the narrowest; an ISA's rank is its index.
 constexpr std::array<std::string_view, 4> isa_order = {"sse", "avx", "avx2", "avx512"};

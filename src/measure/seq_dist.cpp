@@ -1,6 +1,7 @@
 // --seq-lens patterns and --seq-dist draws: the contexts of a ragged batch.
 #include "kvbench/measure/seq_dist.hpp"
 
+#include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/engine/rng.hpp"
 
@@ -8,7 +9,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -44,9 +44,8 @@ SeqDist parse_seq_dist(const std::string& text) {
     if (second == std::string::npos || text.find(':', second + 1) != std::string::npos) {
         bad_dist(text, "write KIND:LO:HI");
     }
-    std::string kind = text.substr(0, first);
     // In any case, as the CLI's other choices: UNIFORM is uniform.
-    std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string kind = lowercase(text.substr(0, first));
     SeqDist dist;
     if (kind == "uniform") {
         dist.kind = SeqDistKind::uniform;

@@ -1,13 +1,12 @@
 // Parsing and checking kvbench's hardware profile file (data/hardware.json).
 #include "kvbench/plan/hardware_profile.hpp"
 
+#include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <set>
 
@@ -146,12 +145,7 @@ const std::vector<HardwareProfile>& builtin_hardware() {
 const HardwareProfile* find_hardware(const std::vector<HardwareProfile>& profiles, std::string_view name) {
     for (const HardwareProfile& profile : profiles) {
         // In any case: H100-SXM is h100-sxm.
-        if (profile.name.size() == name.size() &&
-            std::equal(profile.name.begin(), profile.name.end(), name.begin(), [](char a, char b) {
-                return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-            })) {
-            return &profile;
-        }
+        if (equal_ignoring_case(profile.name, name)) return &profile;
     }
     return nullptr;
 }

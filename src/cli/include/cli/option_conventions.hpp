@@ -38,7 +38,4 @@ std::size_t default_thread_count();
 // Requires: `noun` takes a plain "s" plural.
 std::string plural(std::size_t count, std::string_view noun);
 
-// `text` with ASCII A-Z lowered: how the command line reads a word in any case (INT8, H100-SXM).
-std::string lowercase(std::string_view text);
-
 }  // namespace kvbench

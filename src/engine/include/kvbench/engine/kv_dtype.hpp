@@ -3,6 +3,8 @@
 // type, and the engine, which stores the ones marked stored_by_engine.
 #pragma once
 
+#include "kvbench/engine/ascii_case.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -51,16 +53,8 @@ constexpr const KvDtypeInfo& kv_dtype_info(KvDtype dtype) {
 // Exact names only ("f16", not "F16" or "half"): the CLI layer decides what else it accepts.
 constexpr std::optional<KvDtype> find_kv_dtype(std::string_view name) {
     // In any case, as every other choice on the command line is: INT8 is int8, Q8_0 q8_0.
-    const auto same = [](std::string_view a, std::string_view b) {
-        if (a.size() != b.size()) return false;
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-            if (lower(a[i]) != lower(b[i])) return false;
-        }
-        return true;
-    };
     for (const KvDtypeInfo& info : kv_dtypes) {
-        if (same(info.name, name)) return info.dtype;
+        if (equal_ignoring_case(info.name, name)) return info.dtype;
     }
     return std::nullopt;
 }
