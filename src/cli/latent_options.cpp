@@ -4,7 +4,9 @@
 #include "cli/value_list.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <set>
 
 namespace kvbench {
 
@@ -39,6 +41,11 @@ void add_latent_options(CLI::App& command, LatentCliOptions& options) {
                        "Latent attention: the rank of q's own down projection (DeepSeek-V3: 1536); unset: q "
                        "projected from x directly")
         ->type_name("N");
+    CLI::App* app = &command;
+    command.parse_complete_callback([app, &options] {
+        const CLI::Option* kv_heads = app->get_option_no_throw("--kv-heads");
+        options.kv_heads_typed = kv_heads != nullptr && kv_heads->count() > 0;
+    });
 }
 
 std::optional<std::string> apply_latent_options(const LatentCliOptions& options, SweepSpec& spec) {
@@ -58,6 +65,13 @@ std::optional<std::string> apply_latent_options(const LatentCliOptions& options,
             }
         }
         return std::nullopt;
+    }
+    // One latent serves every head, so a list of KV head counts would run as one point and a
+    // report would show one row for several asked.
+    if (options.kv_heads_typed && std::set<std::size_t>(spec.kv_heads.begin(), spec.kv_heads.end()).size() > 1) {
+        throw ConfigError(fmt::format("--kv-heads {}: latent attention (--kv-lora-rank) caches one latent for all "
+                                      "heads, so KV head counts do not apply; leave -g out",
+                                      fmt::join(spec.kv_heads, ",")));
     }
     spec.base.mla = mla;
     spec.kv_heads = {1};
