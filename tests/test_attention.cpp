@@ -468,13 +468,17 @@ TEST_CASE("GQA's f32 dot tiles take the next block into L1 only where the L1 hol
         std::size_t blocks_ahead;
         bool into_l2;
     };
-#if defined(__AVX512F__)
-    const Expected rule[] = {{KvDtype::f32, 1, true}, {KvDtype::f16, 1, false}, {KvDtype::bf16, 1, false},
-                             {KvDtype::int8, 1, false}};
-#else
-    const Expected rule[] = {{KvDtype::f32, 2, true}, {KvDtype::f16, 2, true}, {KvDtype::bf16, 2, true},
-                             {KvDtype::int8, 1, false}};
-#endif
+    // Chosen by the kernels' instruction set at run time, so that a case compiled for another
+    // level than the kernels fails here rather than checking a row no kernel runs.
+    REQUIRE(std::string(tuning.name) == kernel_isa());
+    const bool avx512 = std::string(kernel_isa()) == "avx512";
+    const std::vector<Expected> rule =
+        avx512 ? std::vector<Expected>{{KvDtype::f32, 1, true},   {KvDtype::f16, 1, false},  {KvDtype::bf16, 1, false},
+                                       {KvDtype::int8, 2, false}, {KvDtype::e4m3, 2, false}, {KvDtype::e5m2, 2, false},
+                                       {KvDtype::q8_0, 2, false}, {KvDtype::q4_0, 2, false}}
+               : std::vector<Expected>{{KvDtype::f32, 2, true},   {KvDtype::f16, 2, true},  {KvDtype::bf16, 2, true},
+                                       {KvDtype::int8, 1, false}, {KvDtype::e4m3, 2, true}, {KvDtype::e5m2, 2, true},
+                                       {KvDtype::q8_0, 2, true},  {KvDtype::q4_0, 2, true}};
     constexpr std::size_t zen4_l1 = 32 * 1024, zen5_l1 = 48 * 1024;
     for (const Expected& e : rule) {
         INFO("stored=" << static_cast<int>(e.stored));
