@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the kernels for the AVX2 class (x86-64-v3, into build-v3/) and for a CPU without AVX
-# (x86-64-v2, the portable paths, into build-v2/), and runs the kernel test cases of each
-# (kvbench_kernel_tests: the kernels against their naive twins, the decoder, the runner), so
-# every kernel path is tested whatever CPU runs this. The native build is scripts/test.sh's,
-# so a level whose kernels the native build already runs (the AVX2 path on an AVX2 CPU
-# without AVX-512) is skipped, and so is one the CPU cannot run.
+# Builds the kernels for the AVX2 class (x86-64-v3, into build-v3/), for AVX-512 without VNNI
+# (x86-64-v4, into build-v4/: the int8 keys' products through vpmaddwd, as on Skylake-SP) and
+# for a CPU without AVX (x86-64-v2, the portable paths, into build-v2/), and runs the kernel
+# test cases of each (kvbench_kernel_tests: the kernels against their naive twins, the
+# decoder, the runner), so every x86 kernel path is tested whatever CPU runs this. The native
+# build is scripts/test.sh's, so a level whose kernels the native build already runs (the AVX2
+# path on an AVX2 CPU without AVX-512, the VNNI-less path on an AVX-512 CPU without VNNI) is
+# skipped, and so is one the CPU cannot run.
 # Builds run under KVBENCH_CPU_LOCK (a flock file) when it is set, for machines that several
-# people share. Arguments name the levels to run (x86-64-v3, x86-64-v2); none means both.
+# people share. Arguments name the levels to run (x86-64-v3, x86-64-v4, x86-64-v2); none
+# means all three.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,12 +26,19 @@ elif has_flag avx2; then
 else
   echo "kvbench: skipping x86-64-v3: this CPU has no AVX2" >&2
 fi
+if has_flag avx512f && has_flag avx512bw && has_flag avx512_vnni; then
+  arches+=(x86-64-v4)
+elif has_flag avx512f; then
+  echo "kvbench: skipping x86-64-v4: the native build (scripts/test.sh) already runs the AVX-512 kernels without VNNI" >&2
+else
+  echo "kvbench: skipping x86-64-v4: this CPU has no AVX-512" >&2
+fi
 arches+=(x86-64-v2)
 if (($# > 0)); then
   wanted=()
   for arch in "$@"; do
-    if [[ "$arch" != x86-64-v3 && "$arch" != x86-64-v2 ]]; then
-      echo "kvbench: error: test-isa.sh: level '$arch' must be x86-64-v3 or x86-64-v2" >&2
+    if [[ "$arch" != x86-64-v3 && "$arch" != x86-64-v4 && "$arch" != x86-64-v2 ]]; then
+      echo "kvbench: error: test-isa.sh: level '$arch' must be x86-64-v3, x86-64-v4 or x86-64-v2" >&2
       exit 2
     fi
     for runnable in "${arches[@]}"; do
