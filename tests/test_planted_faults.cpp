@@ -38,7 +38,10 @@ FlopCount attend_decode_ten_u(const ModelConfig& config, const float* q, std::si
         float largest = 0;
         for (float x : v) largest = std::max(largest, std::fabs(x));
         for (float& x : v) {
-            const double scale = config.kv_dtype == KvDtype::int8 ? largest : std::fabs(x);
+            // Scaled integers (int8, q8_0, q4_0) round relative to their scale's largest element (a
+            // head's here, at least its block's), floats relative to each element.
+            const bool scaled = config.kv_dtype == KvDtype::int8 || kv_dtype_info(config.kv_dtype).block_values != 0;
+            const double scale = scaled ? largest : std::fabs(x);
             x = static_cast<float>(x + 10.0 * u * scale * rng.next_symmetric());
         }
     };
@@ -190,7 +193,8 @@ TEST_CASE("--verify fails a wrong small-m projection, which both paths would run
 
 TEST_CASE("--verify holds a reduced cache to its type's tolerance, and fails one with ten times its error") {
     const StepKernels ten_u{&linear, &attend_decode_ten_u, &attend_causal};
-    for (KvDtype dtype : {KvDtype::f16, KvDtype::bf16, KvDtype::int8}) {
+    for (KvDtype dtype : {KvDtype::f16, KvDtype::bf16, KvDtype::int8, KvDtype::e4m3, KvDtype::e5m2, KvDtype::q8_0,
+                          KvDtype::q4_0}) {
         GridPoint point{make_config(2, 300, 256, 8, 2, 2), 2};
         point.config.kv_dtype = dtype;
         const double tolerance = kv_equivalence_tolerance(dtype, point.config.head_dim());
