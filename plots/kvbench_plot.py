@@ -29,6 +29,7 @@ Example: plots/kvbench_plot.py results/*.csv -o plots/
 import argparse
 import collections
 import csv
+import io
 import json
 import math
 import pathlib
@@ -109,25 +110,92 @@ def current_schema(row, renames):
     return current
 
 
-def read_rows(path):
-    contract_columns, renames = load_schema()
+# Columns the figures compute with: a cell that is not a number is refused when the file is read,
+# so that no figure is half drawn before a bad row turns up.
+SHAPE_COLUMNS = ["batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads"]
+INTEGER_COLUMNS = SHAPE_COLUMNS + ["flops", "bytes", "kv_bytes"]
+NUMBER_COLUMNS = ["latency_us_median", "gflops"]
+# Empty where nothing was measured or compared (docs/csv.md), a number otherwise.
+OPTIONAL_NUMBER_COLUMNS = ["roofline_pct", "speedup", "kv_rel_error"]
+
+
+def read_text(path):
     try:
         with open(path, newline="") as f:
-            reader = csv.DictReader(f)
-            header = [renames[c]["new"] if c in renames else c for c in (reader.fieldnames or [])]
-            missing = [c for c in contract_columns if c not in header]
-            if missing:
-                raise BadInput(f"{path} lacks the columns {', '.join(missing)}: is it a kvbench CSV "
-                               "(kvbench sweep/generate --format csv)?")
-            rows = [current_schema(row, renames) for row in reader]
+            return f.read()
     except OSError as error:
         raise BadInput(f"cannot read {path}: {error.strerror}") from error
-    except (csv.Error, UnicodeDecodeError) as error:
+    except UnicodeDecodeError as error:
+        raise BadInput(f"{path} is not a readable CSV: it is not text ({error.reason} at byte "
+                       f"{error.start})") from error
+
+
+def csv_rows(path, text):
+    """(header, [(line number, row)...]) of a CSV's text."""
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        rows = [(reader.line_num, row) for row in reader]
+    except csv.Error as error:
         raise BadInput(f"{path} is not a readable CSV: {error}") from error
-    if not rows:
+    if not header:
+        raise BadInput(f"{path} is empty")
+    return header, rows
+
+
+def check_fields(path, header, numbered):
+    """Refuses a row cut short (a file written in part) or one longer than the header."""
+    for line, row in numbered:
+        if None in row.values() or None in row:
+            fields = len(header) - list(row.values()).count(None) + len(row.get(None) or [])
+            raise BadInput(f"{path}, line {line}: {fields} fields where the header has {len(header)}: "
+                           f"is the row cut short?")
+
+
+def check_numbers(path, line, row, columns, integer=False, optional=False):
+    for column in columns:
+        value = row.get(column, "")
+        if value == "" and optional:
+            continue
+        if value == "":
+            raise BadInput(f"{path}, line {line}: {column} is empty")
+        try:
+            ok = math.isfinite(int(value) if integer else float(value))
+        except ValueError:
+            ok = False
+        if not ok:
+            kind = "an integer" if integer else "a number"
+            raise BadInput(f"{path}, line {line}: {column} is '{value}', not {kind}")
+
+
+def read_rows(path, header, numbered):
+    """The rows of a sweep's or generation's CSV under their current names, each checked."""
+    contract_columns, renames = load_schema()
+    header = [renames[c]["new"] if c in renames else c for c in header]
+    missing = [c for c in contract_columns if c not in header]
+    if missing:
+        raise BadInput(f"{path} lacks the columns {', '.join(missing)}: is it a kvbench CSV "
+                       "(kvbench sweep/generate --format csv)?")
+    if not numbered:
         raise BadInput(f"{path} has a header but no rows")
-    for row in rows:
+    check_fields(path, header, numbered)
+    rows = []
+    for line, row in numbered:
+        row = current_schema(row, renames)
+        if row["path"] not in PATH_STYLE:
+            raise BadInput(f"{path}, line {line}: path is '{row['path']}', not cached or uncached")
+        check_numbers(path, line, row, INTEGER_COLUMNS, integer=True)
+        check_numbers(path, line, row, NUMBER_COLUMNS)
+        check_numbers(path, line, row, OPTIONAL_NUMBER_COLUMNS, optional=True)
+        zero = next((c for c in SHAPE_COLUMNS if int(row[c]) <= 0), None)
+        if zero:
+            raise BadInput(f"{path}, line {line}: {zero} is {row[zero]}, where a configuration has at least 1")
+        if float(row["latency_us_median"]) <= 0:
+            raise BadInput(f"{path}, line {line}: latency_us_median is {row['latency_us_median']}: a step takes time")
+        if any(not n.isdigit() for n in row.get("seq_lens", "").split()):
+            raise BadInput(f"{path}, line {line}: seq_lens is '{row['seq_lens']}', not positions")
         row["grouping"] = grouping_of(row)
+        rows.append(row)
     return rows
 
 
@@ -346,12 +414,8 @@ def peaks(rows, args):
     """(GFLOP/s, GB/s, where they come from), or None when nothing gives them."""
     if args.peak_gflops and args.peak_gbps:
         return args.peak_gflops, args.peak_gbps, "--peak-gflops/--peak-gbps"
-    if args.roofline:
-        try:
-            saved = json.loads(pathlib.Path(args.roofline).read_text())
-            return float(saved["peak_gflops"]), float(saved["peak_gbps"]), f"{args.roofline}"
-        except (OSError, ValueError, KeyError) as error:
-            raise BadInput(f"--roofline {args.roofline}: not a kvbench roofline JSON ({error})") from error
+    if args.roofline_peaks:
+        return (*args.roofline_peaks, f"{args.roofline}")
     # roofline_pct = 100·max(flops/Pf, bytes/Pb)/median, so roofline time t = pct·median/100 and
     # Pb >= bytes/t with equality on memory-bound rows, Pf >= flops/t with equality on compute-bound ones.
     best_f = best_b = 0.0
@@ -489,8 +553,27 @@ DRAW = {"latency": figure_latency, "speedup": figure_speedup, "flops": figure_fl
         "roofline": figure_roofline, "generation": figure_generation, "formats": figure_formats}
 
 
+class Parser(argparse.ArgumentParser):
+    """Usage errors in one line, as the script's other errors."""
+
+    def error(self, message):
+        self.exit(2, f"kvbench_plot: error: {message} (see --help)\n")
+
+
+def positive(kind):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        if not value > 0 or not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text} is not above 0")
+        return value
+    return parse
+
+
 def parse_args(argv):
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="kvbench_plot.py", description=__doc__.split("\n\n")[0],
         epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("csv", nargs="+", type=pathlib.Path,
@@ -500,10 +583,10 @@ def parse_args(argv):
     parser.add_argument("-f", "--figures", default="all",
                         help=f"comma-separated subset of {','.join(FIGURES)} (default: all)")
     parser.add_argument("--format", choices=["png", "svg", "pdf"], default="png", help="image format (default: png)")
-    parser.add_argument("--dpi", type=int, default=120, help="resolution of PNG figures (default: 120)")
+    parser.add_argument("--dpi", type=positive(int), default=120, help="resolution of PNG figures (default: 120)")
     parser.add_argument("--roofline", help="kvbench roofline JSON whose peaks the roofline chart draws")
-    parser.add_argument("--peak-gflops", type=float, help="peak GFLOP/s for the roofline chart")
-    parser.add_argument("--peak-gbps", type=float, help="peak GB/s for the roofline chart")
+    parser.add_argument("--peak-gflops", type=positive(float), help="peak GFLOP/s for the roofline chart")
+    parser.add_argument("--peak-gbps", type=positive(float), help="peak GB/s for the roofline chart")
     args = parser.parse_args(argv)
     wanted = FIGURES if args.figures == "all" else [f.strip() for f in args.figures.split(",")]
     unknown = [f for f in wanted if f not in FIGURES]
@@ -515,38 +598,55 @@ def parse_args(argv):
     return args
 
 
+# Names a file of figures would have: -o takes the folder they go to, as kvbench's -o takes a report's file.
+IMAGE_SUFFIXES = {".png", ".svg", ".pdf", ".jpg", ".jpeg"}
+
+
+def check_output_dir(folder):
+    if folder is None or folder.is_dir():
+        return
+    if folder.exists():
+        raise BadInput(f"-o {folder} is a file: -o names the folder the figures go to")
+    if folder.suffix.lower() in IMAGE_SUFFIXES:
+        raise BadInput(f"-o {folder}: -o names a folder, not a figure (figures are named "
+                       f"<csv stem>-<figure>.<format> in it, e.g. -o plots/)")
+
+
+def load_roofline(path):
+    """The peaks of a kvbench roofline JSON, read with the CSVs so that a bad one stops the run before a figure."""
+    try:
+        saved = json.loads(pathlib.Path(path).read_text())
+        peaks = float(saved["peak_gflops"]), float(saved["peak_gbps"])
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+        raise BadInput(f"--roofline {path}: not a kvbench roofline JSON ({error})") from error
+    if not all(p > 0 and math.isfinite(p) for p in peaks):
+        raise BadInput(f"--roofline {path}: its peaks {peaks[0]:g} GFLOP/s and {peaks[1]:g} GB/s are not both above 0")
+    return peaks
+
+
 HISTORY_COLUMNS = ["run_id", "started_at", "git_commit", "machine_id", "point", "metric", "unit", "median", "min",
                    "max"]
 
 
-def history_header(path):
-    """Whether the CSV at path is one that `kvbench history -f csv` wrote."""
-    try:
-        with open(path, newline="") as f:
-            header = next(csv.reader(f), [])
-    except (OSError, UnicodeDecodeError, csv.Error):
-        return False  # read_rows says what is wrong with it
-    return all(c in header for c in HISTORY_COLUMNS)
-
-
-def figure_history(path):
-    """One line per (point, machine) over the runs, ordered by when they ran."""
-    try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-    except (OSError, csv.Error) as error:
-        raise BadInput(f"cannot read {path}: {error}") from error
-    if not rows:
+def read_history(path, header, numbered):
+    """The rows of a CSV that `kvbench history -f csv` wrote, each checked."""
+    if not numbered:
         raise BadInput(f"{path} has a header but no rows: kvbench history found no matching point")
-    try:
-        runs = sorted({(r["started_at"], int(r["run_id"]), r["git_commit"]) for r in rows})
-        x_of = {run_id: x for x, (_, run_id, _) in enumerate(runs)}
-        lines = collections.defaultdict(list)
-        for r in rows:
-            lines[(r["point"], r["machine_id"])].append(
-                (x_of[int(r["run_id"])], float(r["median"]), float(r["min"]), float(r["max"])))
-    except (KeyError, ValueError) as error:
-        raise BadInput(f"{path}: a row of this history CSV is malformed ({error})") from error
+    check_fields(path, header, numbered)
+    for line, row in numbered:
+        check_numbers(path, line, row, ["run_id"], integer=True)
+        check_numbers(path, line, row, ["median", "min", "max"])
+    return [row for _, row in numbered]
+
+
+def figure_history(path, rows):
+    """One line per (point, machine) over the runs, ordered by when they ran."""
+    runs = sorted({(r["started_at"], int(r["run_id"]), r["git_commit"]) for r in rows})
+    x_of = {run_id: x for x, (_, run_id, _) in enumerate(runs)}
+    lines = collections.defaultdict(list)
+    for r in rows:
+        lines[(r["point"], r["machine_id"])].append(
+            (x_of[int(r["run_id"])], float(r["median"]), float(r["min"]), float(r["max"])))
     fig, ax = plt.subplots(figsize=(max(6.4, 1.1 * len(runs) + 3), 4.8))
     for n, ((point, machine), points) in enumerate(sorted(lines.items())):
         points.sort()
@@ -564,18 +664,27 @@ def figure_history(path):
         ax.set_yscale("log")
     finish(ax, f"History of {metric}: each run's median, bars from its min to its max",
            "run (oldest first) and its commit", f"{metric} ({unit})")
-    machines = sorted({(r["machine_id"], r["cpu_model"], r.get("machine_class", "")) for r in rows})
+    machines = sorted({(r["machine_id"], r.get("cpu_model", "?"), r.get("machine_class", "")) for r in rows})
     fig.text(0.01, 0.01, "; ".join(f"m{m}: {cpu} ({cls})" for m, cpu, cls in machines), fontsize=7, color="0.4")
     return fig, list(lines)
 
 
-def plot_history(path, args):
-    fig, lines = figure_history(path)
+def save(fig, target, args):
+    """Writes one figure; the -o folder is made only now, so a run that draws nothing leaves none behind."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(target, dpi=args.dpi)
+    except OSError as error:
+        raise BadInput(f"cannot write {target}: {error.strerror or error}") from error
+    finally:
+        plt.close(fig)
+
+
+def plot_history(path, rows, args):
+    fig, lines = figure_history(path, rows)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    out_dir = args.output_dir or path.parent
-    target = out_dir / f"{path.stem}-history.{args.format}"
-    fig.savefig(target, dpi=args.dpi)
-    plt.close(fig)
+    target = (args.output_dir or path.parent) / f"{path.stem}-history.{args.format}"
+    save(fig, target, args)
     print(f"wrote {target}: {len(lines)} series: {'; '.join(f'{p} (m{m})' for p, m in sorted(lines))}")
     return [target]
 
@@ -595,24 +704,32 @@ def plot_file(path, rows, args):
         subtitle(fig, rows)
         fig.tight_layout(rect=(0, 0.03, 1, 1))
         target = out_dir / f"{path.stem}-{name}.{args.format}"
-        fig.savefig(target, dpi=args.dpi)
-        plt.close(fig)
+        save(fig, target, args)
         written.append(target)
         print(f"wrote {target}: {len(lines)} series: {'; '.join(style.label(k) for k in lines)}")
     return written
 
 
+def read_input(path):
+    """('history' or 'report', its rows, every one checked), or BadInput saying what the file is instead."""
+    text = read_text(path)
+    header, numbered = csv_rows(path, text)
+    if all(c in header for c in HISTORY_COLUMNS):
+        return "history", read_history(path, header, numbered)
+    return "report", read_rows(path, header, numbered)
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        # Every file read before anything is created: bad input leaves no empty folder behind.
-        inputs = [(path, None if history_header(path) else read_rows(path)) for path in args.csv]
+        # Everything read and checked before the first figure: bad input leaves no file or folder behind.
+        check_output_dir(args.output_dir)
+        args.roofline_peaks = load_roofline(args.roofline) if args.roofline else None
+        inputs = [(path, *read_input(path)) for path in args.csv]
         load_matplotlib()
-        if args.output_dir:
-            args.output_dir.mkdir(parents=True, exist_ok=True)
-        for path, rows in inputs:
-            if rows is None:
-                plot_history(path, args)
+        for path, kind, rows in inputs:
+            if kind == "history":
+                plot_history(path, rows, args)
             else:
                 plot_file(path, rows, args)
     except BadInput as error:

@@ -80,6 +80,51 @@ out=$("${plot[@]}" "$dir/cut.csv" -o "$dir/never" 2>&1)
 [ $? -eq 2 ] || fail "a bad CSV with -o did not exit 2: $out"
 [ ! -e "$dir/never" ] || fail "the output folder was created for a refused CSV"
 
+# Bad input, from a CSV cell to an option: exit 2, one line saying what is wrong, no traceback,
+# and nothing written, neither a figure beside the CSV nor the -o folder (every row is checked
+# before the first figure is drawn).
+bad="$dir/bad"
+mkdir -p "$bad"
+refused() {  # refused <what> <pattern the line matches> <command...>
+  local what=$1 pattern=$2 out code
+  shift 2
+  out=$("$@" 2>&1)
+  code=$?
+  [ "$code" -eq 2 ] || fail "$what: exit $code, expected 2: $out"
+  [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "$what: more than one line: $out"
+  grep -q Traceback <<<"$out" && fail "$what: a traceback: $out"
+  grep -Eq "^(kvbench_plot|reload_plot): error: .*$pattern" <<<"$out" || fail "$what: unclear message: $out"
+  [ ! -e "$dir/refused" ] || fail "$what: the -o folder was created"
+  ! ls "$bad" | grep -qv '\.csv$' || fail "$what: a figure was written beside the CSV: $(ls "$bad")"
+}
+# Column 11 is flops, 15 latency_us_median: the first ten hold no comma, so awk splits them right.
+awk -F, -v OFS=, 'NR == 5 { $11 = "abc" } 1' "$dir/threads.csv" >"$bad/badnum.csv"
+refused "flops=abc" "badnum.csv, line 5: flops is 'abc', not an integer" "${plot[@]}" "$bad/badnum.csv" -o "$dir/refused"
+refused "flops=abc, figures beside the CSV" "flops is 'abc'" "${plot[@]}" "$bad/badnum.csv"
+awk -F, -v OFS=, 'NR == 3 { $15 = "" } 1' "$dir/threads.csv" >"$bad/emptylat.csv"
+refused "an empty latency" "emptylat.csv, line 3: latency_us_median is empty" \
+  "${plot[@]}" "$bad/emptylat.csv" -o "$dir/refused"
+{ head -4 "$dir/threads.csv"; sed -n 5p "$dir/threads.csv" | cut -d, -f1-11 | head -c -3; } >"$bad/truncated.csv"
+refused "a row cut short in flops" "truncated.csv, line 5: 11 fields where the header has [0-9]+: is the row cut short" \
+  "${plot[@]}" "$bad/truncated.csv" -o "$dir/refused"
+head -c 4096 "$dir/threads-latency.png" >"$bad/image.csv"
+refused "an image named .csv" "image.csv is not a readable CSV: it is not text" "${plot[@]}" "$bad/image.csv" -o "$dir/refused"
+touch "$dir/afile"
+refused "-o naming an existing file" "-o .*afile is a file: -o names the folder" "${plot[@]}" "$dir/threads.csv" -o "$dir/afile"
+[ ! -s "$dir/afile" ] || fail "-o's file was written"
+refused "-o x.png" "-o .*x.png: -o names a folder, not a figure" "${plot[@]}" "$dir/threads.csv" -o "$dir/x.png"
+[ ! -e "$dir/x.png" ] || fail "a folder named x.png was created"
+refused "--dpi 0" "argument --dpi: 0 is not above 0" "${plot[@]}" "$dir/threads.csv" --dpi 0 -o "$dir/refused"
+refused "a negative peak" "argument --peak-gflops: -5 is not above 0" \
+  "${plot[@]}" "$dir/threads.csv" --peak-gflops -5 --peak-gbps 10 -o "$dir/refused"
+refused "a CSV as --roofline" "--roofline .*threads.csv: not a kvbench roofline JSON" \
+  "${plot[@]}" "$dir/threads.csv" --roofline "$dir/threads.csv" -o "$dir/refused"
+refused "a missing --roofline" "--roofline .*none.json: not a kvbench roofline JSON" \
+  "${plot[@]}" "$dir/threads.csv" --roofline "$dir/none.json" -o "$dir/refused"
+refused "an unknown figure" "--figures: unknown figure nonsense" "${plot[@]}" "$dir/threads.csv" --figures nonsense
+# A good file before a bad one: the bad one still stops the run before any figure.
+refused "a good file, then a bad one" "badnum.csv" "${plot[@]}" "$dir/threads.csv" "$bad/badnum.csv" -o "$dir/refused"
+
 # --kv-dtype runs: the series keep the order given, the uncached one has no cache, and the kv
 # figure's bytes per element are each type's (int8: one f32 scale per cached vector).
 "$kvbench" sweep -n 16,32 -d 64 --heads 4 -g 4 --kv-dtype int8,f16 -t 1 -r 2 -w 1 --cache-state warm --no-roofline \
@@ -110,6 +155,5 @@ check_png "$dir/reload-reload.png"
 [ $? -eq 2 ] || fail "reload_plot.py accepted a sweep CSV"
 
 # Bad options are usage errors.
-"${plot[@]}" "$dir/threads.csv" --figures nonsense >/dev/null 2>&1 && fail "an unknown figure was accepted"
 "${plot[@]}" --help | grep -q "roofline" || fail "--help does not list the figures"
 echo "plots ok"
