@@ -22,9 +22,10 @@ python3-matplotlib (an interpreter without matplotlib gets a one-line error sayi
 as plots/kvbench_plot.py or with /usr/bin/python3. Exit status: 0 done, 1 matplotlib missing,
 2 bad input (then no folder or figure is created).
 
-Example: plots/kvbench_plot.py results/*.csv -o plots/
-         kvbench history --db results.sqlite -n 1024 -f csv -o hist.csv
-         plots/kvbench_plot.py hist.csv
+Examples, from the source tree (a `kvbench reload` CSV is plots/reload_plot.py's):
+  /usr/bin/python3 plots/kvbench_plot.py results/*-sweep-*.csv -o figures/
+  kvbench history --db results.sqlite -n 1024 -f csv -o hist.csv
+  /usr/bin/python3 plots/kvbench_plot.py hist.csv
 """
 import argparse
 import collections
@@ -32,6 +33,7 @@ import csv
 import io
 import json
 import math
+import os
 import pathlib
 import sys
 
@@ -710,12 +712,53 @@ def plot_file(path, rows, args):
     return written
 
 
+# What sets apart the files the plots do not read, so that the error names the right tool.
+RELOAD_COLUMNS = ["model", "prefix_tokens", "reload_ms", "prefill_ms"]
+
+
+def json_kind(text):
+    """'report' (a kvbench JSON or JSON Lines report), 'reload' (reload's sheet), 'other' JSON, or None."""
+    if text.lstrip()[:1] not in ("{", "["):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        try:
+            data = json.loads(text.lstrip().splitlines()[0])  # JSON Lines: one row a line
+        except ValueError:
+            return None
+    rows = data.get("rows", [data]) if isinstance(data, dict) else data
+    first = rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], dict) else {}
+    if "prefix_tokens" in first:
+        return "reload"
+    if "peak_gflops" in first:
+        return "roofline"
+    return "report" if "path" in first and "latency_us_median" in first else "other"
+
+
 def read_input(path):
     """('history' or 'report', its rows, every one checked), or BadInput saying what the file is instead."""
     text = read_text(path)
+    kind = json_kind(text)
+    if kind == "report":
+        raise BadInput(f"{path} is a kvbench JSON report; the plots read CSV: convert it with "
+                       f"`kvbench merge {path} -o {path.with_suffix('.csv')}`, or have kvbench write CSV "
+                       "(-f csv, or --export csv:FILE beside another format)")
+    if kind == "reload":
+        raise BadInput(f"{path} is a `kvbench reload` JSON sheet: plots/reload_plot.py draws its CSV "
+                       "(kvbench reload ... -f csv, or --export csv:FILE)")
+    if kind == "roofline":
+        raise BadInput(f"{path} is a kvbench roofline JSON: give it to --roofline, with the CSV to draw")
+    if kind == "other":
+        raise BadInput(f"{path} is JSON, not a kvbench CSV (kvbench sweep/generate -f csv)")
     header, numbered = csv_rows(path, text)
     if all(c in header for c in HISTORY_COLUMNS):
         return "history", read_history(path, header, numbered)
+    if all(c in header for c in RELOAD_COLUMNS):
+        script = pathlib.Path(__file__).resolve().parent / "reload_plot.py"
+        script = os.path.relpath(script) if not os.path.relpath(script).startswith("..") else script
+        raise BadInput(f"{path} is a `kvbench reload` CSV: draw it with plots/reload_plot.py "
+                       f"(/usr/bin/python3 {script} {path})")
     return "report", read_rows(path, header, numbered)
 
 

@@ -95,7 +95,7 @@ refused() {  # refused <what> <pattern the line matches> <command...>
   grep -q Traceback <<<"$out" && fail "$what: a traceback: $out"
   grep -Eq "^(kvbench_plot|reload_plot): error: .*$pattern" <<<"$out" || fail "$what: unclear message: $out"
   [ ! -e "$dir/refused" ] || fail "$what: the -o folder was created"
-  ! ls "$bad" | grep -qv '\.csv$' || fail "$what: a figure was written beside the CSV: $(ls "$bad")"
+  ! ls "$bad" | grep -Eqv '\.(csv|json)$' || fail "$what: a figure was written beside the CSV: $(ls "$bad")"
 }
 # Column 11 is flops, 15 latency_us_median: the first ten hold no comma, so awk splits them right.
 awk -F, -v OFS=, 'NR == 5 { $11 = "abc" } 1' "$dir/threads.csv" >"$bad/badnum.csv"
@@ -153,6 +153,29 @@ out=$("${reload_plot[@]}" "$dir/reload.csv" 2>&1) || fail "plotting a reload CSV
 check_png "$dir/reload-reload.png"
 "${reload_plot[@]}" "$dir/threads.csv" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "reload_plot.py accepted a sweep CSV"
+# ... and kvbench_plot.py sends a reload CSV there, in one line.
+cp "$dir/reload.csv" "$bad/reload.csv"
+refused "a reload CSV" "reload.csv is a \`kvbench reload\` CSV: draw it with plots/reload_plot.py" "${plot[@]}" "$bad/reload.csv"
+rm "$bad/reload.csv"
+
+# A JSON report: the plots read CSV, and the conversion the message gives works.
+"$kvbench" sweep -n 16,32 "${tiny[@]}" -t 1 -r 2 -w 1 --no-roofline -q -o "$bad/report.json" >/dev/null 2>&1 \
+  || fail "kvbench sweep -o report.json failed"
+refused "a JSON report" "report.json is a kvbench JSON report; the plots read CSV: convert it with \`kvbench merge .*report.json -o .*report.csv\`, or .*--export csv:FILE" \
+  "${plot[@]}" "$bad/report.json" -o "$dir/refused"
+"$kvbench" merge "$bad/report.json" -o "$dir/report.csv" >/dev/null 2>&1 || fail "the suggested kvbench merge failed"
+"${plot[@]}" "$dir/report.csv" -f latency >/dev/null 2>&1 || fail "the merged CSV does not plot"
+rm "$bad/report.json"
+
+# The documented commands, as written (from the source tree, their -o turned to a scratch
+# folder): results/README.md's for the reference figures, and the scripts' own examples.
+root=$(cd "$(dirname "$2")/.." && pwd)
+documented=$(grep -h "^ *\(/usr/bin/python3 \)\?plots/[a-z_]*\.py results/" "$root/results/README.md" "$2" \
+             "$(dirname "$2")/reload_plot.py")
+[ "$(wc -l <<<"$documented")" -ge 2 ] || fail "the documented commands were not found: $documented"
+while read -r command; do
+  out=$(cd "$root" && eval "${command/-o */-o $dir/documented/}" 2>&1) || fail "documented, fails: $command: $out"
+done <<<"$documented"
 
 # Bad options are usage errors.
 "${plot[@]}" --help | grep -q "roofline" || fail "--help does not list the figures"
