@@ -28,9 +28,14 @@ struct Range {
     }
 };
 
-// "55 %" or "52-61 %": percentages of another row's time.
+// "55 %", "52-61 %" or "0.17-57 %": percentages of another row's time, whole from 10 % on and
+// two significant digits below, so that a small share does not read as 0 %.
 std::string percent_range(const Range& range) {
-    const long low = std::lround(100 * range.low), high = std::lround(100 * range.high);
+    const auto percent = [](double fraction) {
+        const double value = 100 * fraction;
+        return value >= 9.95 ? fmt::format("{}", std::lround(value)) : fmt::format("{:.2g}", value);
+    };
+    const std::string low = percent(range.low), high = percent(range.high);
     return low == high ? fmt::format("{} %", low) : fmt::format("{}-{} %", low, high);
 }
 

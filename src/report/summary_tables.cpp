@@ -289,6 +289,8 @@ SummaryTable flops_table(const std::vector<ConfigPair>& pairs) {
         line.push_back(intensity(pair.uncached));
         table.text.lines.push_back(std::move(line));
     }
+    table.text.footnote = "FLOP/byte: the step's FLOPs over the bytes it moves; far below this machine's FLOP/s over "
+                          "its GB/s, a step waits on memory";
     drop_empty_figures(table);
     return table;
 }
@@ -323,7 +325,8 @@ SummaryTable latency_table(const std::vector<ResultRow>& rows, const TableOption
         any_speedup = any_speedup || (row.path == DecodePath::cached && row.speedup);
         table.text.lines.push_back(std::move(line));
     }
-    std::vector<std::string> notes;
+    std::vector<std::string> notes{"CV: the repetitions' standard deviation over their mean; p90: 90 % of them took "
+                                   "at most this"};
     if (any_speedup) notes.emplace_back("speedup: the uncached median over the cached one");
     if (any_noisy) {
         notes.emplace_back("! noisy: the median's 95 % interval is wider than ±3 % of it, so it may move on a re-run");
@@ -361,6 +364,10 @@ SummaryTable throughput_table(const std::vector<ResultRow>& rows) {
         table.text.lines.push_back(std::move(line));
     }
     std::vector<std::string> notes;
+    if (!std::all_of(rows.begin(), rows.end(), [](const ResultRow& r) { return !r.roofline_pct; })) {
+        notes.emplace_back("roofline %: the least time this machine's roofline allows for the step's FLOPs and bytes, "
+                           "over the median");
+    }
     if (any_above) {
         notes.emplace_back("^ above 100 %: faster than the roofline allows, so the roofline is too low for this "
                            "machine (a quick one, or measured while the machine was busy); `kvbench roofline -t T` "
