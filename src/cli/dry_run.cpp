@@ -15,6 +15,7 @@
 #include "kvbench/report/units.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -226,9 +227,16 @@ Sheet sweep_dry_run_sheet(const SweepPlan& plan, const RunContext& context) {
                                                                   plan.likely_intent)) {
         sheet.notes.push_back(*note);
     }
-    std::string memory = "FLOPs are per step (uncached '-': timed at the configuration's first --kv-dtype). Memory "
-                         "is what the point allocates: the KV cache (with the f32 copy a reduced type holds while it "
-                         "is set up), weights, scratch and inputs";
+    // Say what a '-' means only where one is printed, and why that path is not timed there.
+    const bool some_uncached_skipped =
+        plan.run.run_uncached && std::any_of(points.begin(), points.end(), [](const GridPoint& p) { return !p.times_uncached; });
+    std::string dashes;
+    if (!plan.run.run_cached) dashes = " (cached '-': --paths uncached)";
+    if (!plan.run.run_uncached) dashes = " (uncached '-': --paths cached)";
+    if (some_uncached_skipped) dashes = " (uncached '-': timed at the configuration's first --kv-dtype)";
+    std::string memory = "FLOPs are per step" + dashes +
+                         ". Memory is what the point allocates: the KV cache (with the f32 copy a reduced type "
+                         "holds while it is set up), weights, scratch and inputs";
     if (probe + flush > 0) {
         memory += fmt::format(", plus {} held beside every point (the bandwidth probe{})", format_bytes(probe + flush),
                               flush > 0 ? " and the cold-cache flush buffer" : "");
@@ -268,7 +276,12 @@ Sheet generate_dry_run_sheet(const GeneratePlan& plan, const RunContext& context
     for (std::size_t i = 0; i < points.size(); ++i) {
         const GridPoint& point = points[i];
         std::vector<SheetCell> row = axis_cells(point);
-        row.push_back(count_cell(generation.prompt_len));
+        SheetCell prompt = count_cell(generation.prompt_len);
+        if (!plan.prompt_lens.empty()) {  // a ragged batch: the files keep the longest, the table the range
+            const auto [shortest, longest] = std::minmax_element(plan.prompt_lens.begin(), plan.prompt_lens.end());
+            prompt.shown = fmt::format("{}..{}", *shortest, *longest);
+        }
+        row.push_back(prompt);
         row.push_back(count_cell(generation.n_new));
         row.push_back(flops_cell(total_flops(point.config, generation.run_cached, DecodePath::cached)));
         row.push_back(flops_cell(total_flops(point.config, generation.run_uncached, DecodePath::uncached)));
@@ -284,11 +297,17 @@ Sheet generate_dry_run_sheet(const GeneratePlan& plan, const RunContext& context
                                                                   plan.likely_intent)) {
         sheet.notes.push_back(*note);
     }
-    sheet.notes.push_back(fmt::format("FLOPs of the whole generation: the prefill of P={} positions and {} decode "
-                                      "steps, N = {} to {}; the uncached path recomputes every position at every "
-                                      "step.",
-                                      generation.prompt_len, generation.n_new, generation.prompt_len + 1,
-                                      generation.prompt_len + generation.n_new));
+    const std::string steps =
+        plan.prompt_lens.empty()
+            ? fmt::format("the prefill of P={} positions and {} decode steps, N = {} to {}", generation.prompt_len,
+                          generation.n_new, generation.prompt_len + 1, generation.prompt_len + generation.n_new)
+            : fmt::format("the prefills of prompts of {} positions (--prompt-lens) and {} decode steps, each "
+                          "sequence's N from its prompt's length + 1 (N_b: the contexts at the end, "
+                          "shortest/median/longest)",
+                          fmt::join(plan.prompt_lens, ", "), generation.n_new);
+    sheet.notes.push_back(fmt::format("FLOPs of the whole generation: {}{}.", steps,
+                                      generation.run_uncached ? "; the uncached path recomputes every position at every step"
+                                                              : "; uncached '-': --paths cached"));
     return sheet;
 }
 

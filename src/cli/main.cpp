@@ -47,8 +47,9 @@ constexpr const char* overview = R"(Quick start:
   kvbench memory --model llama-3-8b --seq 8192 --budget 24GiB
                             a real model's KV-cache bill, and what fits
   kvbench plan --model llama-3-70b --hardware h100-sxm --tp 8 --tpot 50ms
-                            the largest batch and context within 50 ms a
-                            token, predicted (--calibrate or --efficiency)
+      --efficiency 0.8      the largest batch and context within 50 ms a
+                            token, predicted at 80 % of the device's roofline
+                            (or --calibrate run.csv: a sweep of this machine)
   kvbench compare BASE NEW  two result files row by row: faster, slower or
                             the same within noise, and by how much (a 95 %
                             interval); exit 1 on a slowdown

@@ -24,7 +24,7 @@ namespace {
 constexpr const char* memory_examples = R"(Examples:
   kvbench memory --model llama-3-8b --seq 8192 --batch 16
       the cache of 16 requests of 8K tokens
-  kvbench memory --model llama-3-70b --seq 32768 --budget 80GiB
+  kvbench memory --model llama-3.1-8b --seq 32768 --budget 80GiB
       what fits on one 80 GiB device
   kvbench memory --model llama-2-7b,mistral-7b --seq 4K-128K*2 --budget 24GiB
       several models and contexts at once

@@ -164,13 +164,18 @@ void write_sheet(std::ostream& out, OutputFormat format, const Sheet& all_column
 void emit_sheet(const Sheet& sheet, const OutputPlan& plan) {
     const OutputStreams streams(plan);
     std::vector<std::string> written;
+    std::string csv;
     for (const OutputTarget& target : plan.files()) {
         write_file_atomically(target.path, [&](std::ostream& out) { write_sheet(out, target.format, sheet); });
         written.push_back(target.path);
+        if (target.format == OutputFormat::csv && csv.empty()) csv = target.path;
     }
     if (plan.stdout_is_report()) write_sheet(streams.report(), plan.format, sheet);
     write_sheet(streams.tables(), OutputFormat::table, sheet, streams.table_width());
     if (!written.empty()) streams.message(fmt::format("wrote {} to {}", count_rows(sheet.rows.size()), fmt::join(written, ", ")));
+    if (!sheet.plot_script.empty() && !csv.empty() && !sheet.rows.empty()) {
+        streams.message(fmt::format("plot it: /usr/bin/python3 {} {} (from the kvbench source tree)", sheet.plot_script, csv));
+    }
 }
 
 std::string first_line_of(const Sheet& sheet, OutputFormat format) {

@@ -38,8 +38,9 @@ constexpr const char* reload_examples = R"(Examples:
       the tier measured by writing and reading a 256 MiB file in /mnt/nvme
 
 Reload time is predicted: the prefix's KV bytes over the tier's bandwidth. The
-prefill is measured here: the uncached forward of the engine's attention block
-over the prefix, on --layers layers scaled to the model's (docs/planning.md).
+prefill is measured here: the uncached forward of the model's full layer (norms,
+RoPE, attention, MLP or experts; GPT-2's attention block) over the prefix, on
+--layers layers scaled to the model's (docs/planning.md).
 
 Exit status: 0 ok; 1 a write or a measurement failed; 2 bad usage.)";
 
@@ -230,6 +231,7 @@ int run_reload_command(const ReloadCliOptions& options) {
 
     Sheet sheet;
     sheet.title = "Recompute or reload a prefix's KV cache (B = 1)";
+    sheet.plot_script = "plots/reload_plot.py";
     const auto column = [&](std::string key, std::string header, Align align, bool in_table) {
         sheet.columns.push_back({std::move(key), std::move(header), align, in_table});
     };

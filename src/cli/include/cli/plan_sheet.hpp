@@ -49,6 +49,8 @@ struct Sheet {
     std::vector<std::string> notes;            // lines under the table and md; not in csv or json
     // The table shows at most this many rows (0: all) and says how many more the files hold.
     std::size_t table_rows = 0;
+    // The script of plots/ that draws this sheet's csv, for the "plot it" hint; empty: none does.
+    std::string plot_script;
 };
 
 // table: the key and varying axis columns, then the figures, split into parts that fit `width`,
