@@ -20,7 +20,7 @@ that varies in the file (threads, batch, dim, layers, ...), told apart by their 
 A figure the data cannot fill is skipped with a message. Needs only Python 3 and Debian's
 python3-matplotlib (an interpreter without matplotlib gets a one-line error saying so); run it
 as plots/kvbench_plot.py or with /usr/bin/python3. Exit status: 0 done, 1 matplotlib missing,
-2 bad input (then no folder or figure is created).
+2 bad input or no figure to draw (then no folder or figure is created).
 
 Examples, from the source tree (a `kvbench reload` CSV is plots/reload_plot.py's):
   /usr/bin/python3 plots/kvbench_plot.py results/*-sweep-*.csv -o figures/
@@ -319,6 +319,10 @@ def step_rows(rows):
     return [r for r in rows if r.get("phase", "decode") != "prefill"]
 
 
+# Why a decode-step figure of a generation's prefill rows alone would be empty.
+NO_STEPS = "the file holds a generation's prefill rows only, no decode step"
+
+
 def distinct(rows, column):
     return len({r[column] for r in rows})
 
@@ -327,6 +331,8 @@ def distinct(rows, column):
 
 def figure_latency(rows, style, _args):
     rows = step_rows(rows)
+    if not rows:
+        return NO_STEPS
     scale, unit = time_unit([float(r["latency_us_median"]) for r in rows])
     lines = series(rows, style, lambda r: float(r["latency_us_median"]) / scale)
     fig, ax = plt.subplots(figsize=(8, 5.5))
@@ -340,10 +346,17 @@ def figure_latency(rows, style, _args):
 
 
 def figure_speedup(rows, style, _args):
-    rows = [r for r in step_rows(rows) if r["path"] == "cached"]
-    lines = series(rows, style, lambda r: number(r["speedup"]))
+    steps = step_rows(rows)
+    if not steps:
+        return NO_STEPS
+    cached = [r for r in steps if r["path"] == "cached"]
+    if not cached:
+        return "the file has no cached rows, only uncached ones (run --paths both)"
+    lines = series(cached, style, lambda r: number(r["speedup"]))
     if not lines:
-        return "the file has no uncached rows to compare with (run both --paths)"
+        if any(r["path"] == "uncached" for r in steps):
+            return "its cached rows have no speedup column filled"
+        return "the file has no uncached rows to compare with (run --paths both)"
     fig, ax = plt.subplots(figsize=(8, 5.5))
     for key, (xs, ys) in lines.items():
         style.plot(ax, key, xs, ys, with_path=False)
@@ -358,6 +371,8 @@ def figure_speedup(rows, style, _args):
 
 def figure_flops(rows, style, _args):
     rows = step_rows(rows)
+    if not rows:
+        return NO_STEPS
     lines = series(rows, style, lambda r: int(r["flops"]) / 1e9)
     fig, ax = plt.subplots(figsize=(8, 5.5))
     for key, (xs, ys) in lines.items():
@@ -382,8 +397,12 @@ def element_bytes(rows):
 
 
 def figure_kv(rows, style, _args):
-    # KV bytes depend on the configuration, not on the path or the timing: one line per configuration.
-    rows = [r for r in step_rows(rows) if r["path"] == rows[0]["path"]] or rows
+    # KV bytes depend on the configuration, not on the timing: one line per configuration, from one
+    # path's rows, the cached ones where there are some (an uncached row carries f32's bytes,
+    # docs/counting.md#kv-bytes). A generation's prefill rows alone still give the cache at N=P.
+    rows = step_rows(rows) or rows
+    path = "cached" if any(r["path"] == "cached" for r in rows) else "uncached"
+    rows = [r for r in rows if r["path"] == path]
     by_batch = distinct(rows, "batch") > 1
     fig, axes = plt.subplots(1, 2 if by_batch else 1, figsize=(13 if by_batch else 8, 5.5), squeeze=False)
     ax = axes[0][0]
@@ -433,6 +452,8 @@ def peaks(rows, args):
 
 
 def figure_roofline(rows, style, args):
+    if not step_rows(rows):
+        return NO_STEPS
     rows = [r for r in step_rows(rows) if int(r["bytes"]) > 0 and float(r["gflops"]) > 0]
     if not rows:
         return "no row has bytes and a rate"
@@ -470,6 +491,8 @@ def figure_roofline(rows, style, args):
 def figure_generation(rows, style, _args):
     if "step" not in rows[0]:
         return "not a `kvbench generate` CSV (no step column)"
+    if not step_rows(rows):
+        return NO_STEPS
     scale, unit = time_unit([float(r["latency_us_median"]) for r in rows])
     # The cached prefill is a star of its own: joined to the decode steps, it would draw a cliff.
     steps = [r for r in rows if not (r["path"] == "cached" and r.get("phase") == "prefill")]
@@ -770,11 +793,16 @@ def main(argv=None):
         args.roofline_peaks = load_roofline(args.roofline) if args.roofline else None
         inputs = [(path, *read_input(path)) for path in args.csv]
         load_matplotlib()
+        written = []
         for path, kind, rows in inputs:
             if kind == "history":
-                plot_history(path, rows, args)
+                written += plot_history(path, rows, args)
             else:
-                plot_file(path, rows, args)
+                written += plot_file(path, rows, args)
+        if not written:
+            files = "the file has" if len(inputs) == 1 else "the files have"
+            raise BadInput(f"no figure written: {files} no rows for {', '.join(args.figures)} "
+                           "(the lines above say why)")
     except BadInput as error:
         print(f"kvbench_plot: error: {error}", file=sys.stderr)
         return 2

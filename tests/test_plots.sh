@@ -15,6 +15,20 @@ check_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1
               [ "$(stat -c %s "$1")" -gt 5000 ] || fail "$1 is too small to hold a figure"; }
 check_svg() { grep -q "<svg" "$1" || fail "$1 is not an SVG"; [ "$(stat -c %s "$1")" -gt 5000 ] || fail "$1 is too small"; }
 
+# Figures the file has no rows for: each skipped with the real reason, and when nothing at all
+# is drawn, exit 2 and a last line saying so, with no -o folder left behind.
+nothing_drawn() {  # nothing_drawn <what> <skip message> <command...>
+  local what=$1 skipped=$2 out code
+  shift 2
+  out=$("$@" 2>&1)
+  code=$?
+  [ "$code" -eq 2 ] || fail "$what: exit $code, expected 2: $out"
+  grep -q "$skipped" <<<"$out" || fail "$what: no reason given: $out"
+  tail -1 <<<"$out" | grep -q "^kvbench_plot: error: no figure written: the file has no rows for" \
+    || fail "$what: no final error line: $out"
+  grep -Eq "Traceback|^wrote" <<<"$out" && fail "$what: $out"
+  [ ! -e "$dir/refused" ] || fail "$what: the -o folder was created"
+}
 # Two thread counts: each must be a series of its own, not one zig-zag line.
 "$kvbench" sweep -n 16,32,64 "${tiny[@]}" -t 1,2 -r 2 -w 1 --format csv -o "$dir/threads.csv" >/dev/null 2>&1 \
   || fail "kvbench sweep failed"
@@ -40,8 +54,19 @@ grep -q "No artists" <<<"$out" && fail "matplotlib complained: $out"
 out=$("${plot[@]}" "$dir/formats.csv" --figures formats 2>&1) || fail "plotting kv formats failed: $out"
 check_png "$dir/formats-formats.png"
 grep -q "formats-formats.png: 3 series: f32 cached; q8_0 cached; q4_0 cached" <<<"$out" || fail "formats not keyed: $out"
-out=$("${plot[@]}" "$dir/cached.csv" --figures formats 2>&1) || fail "plotting formats of one format failed: $out"
-grep -q "formats: skipped, no point was measured in two KV formats" <<<"$out" || fail "no message for one format: $out"
+nothing_drawn "formats of one format" "formats: skipped, no point was measured in two KV formats" \
+  "${plot[@]}" "$dir/cached.csv" --figures formats -o "$dir/refused"
+
+# Figures the file has no rows for: nothing drawn, exit 2.
+nothing_drawn "-f generation of a sweep" "generation: skipped, not a \`kvbench generate\` CSV" \
+  "${plot[@]}" "$dir/threads.csv" -f generation -o "$dir/refused"
+"$kvbench" sweep -n 16,32 "${tiny[@]}" -t 1 -r 2 -w 1 --paths uncached --no-roofline --format csv \
+  -o "$dir/uncached.csv" >/dev/null 2>&1 || fail "kvbench sweep --paths uncached failed"
+nothing_drawn "-f speedup of uncached rows" "speedup: skipped, the file has no cached rows, only uncached ones" \
+  "${plot[@]}" "$dir/uncached.csv" -f speedup -o "$dir/refused"
+out=$("${plot[@]}" "$dir/uncached.csv" -f speedup,latency 2>&1) || fail "an uncached-only CSV failed: $out"
+grep -q "no uncached rows" <<<"$out" && fail "an uncached-only CSV said it has no uncached rows: $out"
+check_png "$dir/uncached-latency.png"
 
 # A generation: the per-step figure.
 "$kvbench" generate -p 8 --new 6 "${tiny[@]}" -t 1 --format csv -o "$dir/generate.csv" >/dev/null 2>&1 \
@@ -50,6 +75,19 @@ out=$("${plot[@]}" "$dir/generate.csv" --figures generation,latency 2>&1) || fai
 check_png "$dir/generate-generation.png"
 check_png "$dir/generate-latency.png"
 [ ! -e "$dir/generate-flops.png" ] || fail "--figures did not restrict the figures"
+# Its prefill rows alone: no decode step, so no empty step figures; the cache's size still drawn.
+# (Only the phase column holds ",prefill,"; a quoted roofline_source may hold commas, so no awk -F,.)
+grep -E '^path,|,prefill,' "$dir/generate.csv" >"$dir/prefill.csv"
+[ "$(wc -l <"$dir/prefill.csv")" -eq 5 ] || fail "not four prefill rows: $(cat "$dir/prefill.csv")"
+out=$("${plot[@]}" "$dir/prefill.csv" 2>&1) || fail "plotting prefill rows failed: $out"
+for figure in latency speedup flops roofline generation; do
+  grep -q "prefill.csv: $figure: skipped, the file holds a generation's prefill rows only" <<<"$out" \
+    || fail "no reason for $figure: $out"
+  [ ! -e "$dir/prefill-$figure.png" ] || fail "an empty $figure figure of prefill rows"
+done
+grep -q "No artists" <<<"$out" && fail "matplotlib complained: $out"
+check_png "$dir/prefill-kv.png"
+nothing_drawn "step figures of prefill rows" "latency: skipped" "${plot[@]}" "$dir/prefill.csv" -f latency,flops -o "$dir/refused"
 
 # A CSV without the contract columns: exit 2, one clear line, nothing written.
 cut -d, -f1-10 "$dir/threads.csv" > "$dir/cut.csv"
