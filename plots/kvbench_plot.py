@@ -391,9 +391,15 @@ ELEMENT_BYTES = {"f32": "4", "f16": "2", "bf16": "2", "int8": "1 + 4/dh", "e4m3"
 
 
 def element_bytes(rows):
-    """'c = 4 (f32)' or 'c = 2 (f16), 1 + 4/dh (int8)': the element size of each KV type in the rows, in their order."""
+    """'c = 4 (f32)' or 'c = 2 (f16), 1 + 4/dh (int8)': the element size of each KV type in the rows, in their order.
+    Keys and values of their own types (kv_dtype K/V) average the two: 2·c is c_K + c_V (docs/counting.md#bytes)."""
+    def size(dtype):
+        if "/" in dtype:
+            k, v = dtype.split("/", 1)
+            return f"({size(k)} + {size(v)})/2"
+        return ELEMENT_BYTES.get(dtype, "?")
     dtypes = list(dict.fromkeys(r.get("kv_dtype") or "f32" for r in rows))
-    return "c = " + ", ".join(f"{ELEMENT_BYTES.get(d, '?')} ({d})" for d in dtypes)
+    return "c = " + ", ".join(f"{size(d)} ({d})" for d in dtypes)
 
 
 def figure_kv(rows, style, _args):

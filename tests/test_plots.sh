@@ -171,6 +171,12 @@ out=$("${plot[@]}" "$dir/kv.csv" --figures latency,kv --format svg -o "$dir/kv" 
 grep -q "kv-latency.svg: 3 series: MHA cached int8; MHA cached f16; MHA uncached no cache" <<<"$out" \
   || fail "kv types not in the order given: $out"
 grep -q "2·L·B·N·G·dh·c bytes, c = 1 + 4/dh (int8), 2 (f16)" "$dir/kv/kv-kv.svg" || fail "the kv figure's bytes per element"
+# Keys and values of their own types (q8_0 keys, q4_0 values): c is the mean of the two sizes.
+"$kvbench" sweep -n 16,32 -d 64 --heads 2 -g 2 --kv-dtype q8_0/q4_0 --paths cached -t 1 -r 2 -w 1 --cache-state warm \
+  --no-roofline --format csv -o "$dir/split.csv" >/dev/null 2>&1 || fail "kvbench sweep --kv-dtype q8_0/q4_0 failed"
+out=$("${plot[@]}" "$dir/split.csv" --figures kv --format svg -o "$dir/kv" 2>&1) || fail "plotting split types failed: $out"
+grep -q "2·L·B·N·G·dh·c bytes, c = (34/32 + 18/32)/2 (q8_0/q4_0)" "$dir/kv/split-kv.svg" \
+  || fail "the kv figure's bytes per element of q8_0 keys and q4_0 values"
 
 # The script runs by itself, and an interpreter without matplotlib gets one line saying what to do.
 [ -x "$2" ] || fail "$2 is not executable"
