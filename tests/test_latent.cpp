@@ -9,6 +9,7 @@
 #include "kvbench/engine/reference.hpp"
 #include "kvbench/engine/rng.hpp"
 
+#include "attention_flops.hpp"
 #include "latent_configs.hpp"
 #include "test_support.hpp"
 
@@ -119,6 +120,23 @@ TEST_CASE("the latent paths count the FLOPs of docs/counting.md, and execute no 
         CHECK(c.uncached_flops.useful == step_flops(config, DecodePath::uncached));
         CHECK(c.cached_flops.executed > c.cached_flops.useful);      // the d_r values carried through p·V
         CHECK(c.uncached_flops.executed > c.uncached_flops.useful);  // zero padding, diagonal blocks
+        if (!config.layer_windows.empty()) continue;
+        // Exactly, for every layer (docs/counting.md, "Latent attention"), from the kernels'
+        // documented padding: the cached step attends H query rows to one KV vector of r + d_r,
+        // read as key and as value; the uncached forward attends heads of max(d_n + d_r, d_v).
+        const std::uint64_t b = config.n_batch, h = config.n_heads, n = config.seq_len, layers = config.n_layers;
+        const std::uint64_t r = config.mla.kv_lora_rank, d_r = config.mla.rope_dim;
+        const std::uint64_t qk = config.mla.nope_dim + d_r, d_v = config.mla.v_head_dim;
+        const ModelConfig decode_view = make_config(b, n, config.model_dim, h, 1, layers, r + d_r);
+        const std::uint64_t cached_extra =
+            test::expected_decode_executed(decode_view, 4 * b * h * (r + d_r) * n, n, test_threads) -
+            2 * b * h * n * (2 * r + d_r);
+        CHECK(c.cached_flops.executed == c.cached_flops.useful + layers * cached_extra);
+        const std::uint64_t head_width = std::max(qk, d_v), pairs = n * (n + 1) / 2;
+        const ModelConfig causal_view = make_config(b, n, config.model_dim, h, h, layers, head_width);
+        const std::uint64_t uncached_extra = 4 * b * h * head_width * pairs - 2 * b * h * (qk + d_v) * pairs +
+                                             test::causal_waste_flops(causal_view, CausalAttentionScratch::default_block_rows);
+        CHECK(c.uncached_flops.executed == c.uncached_flops.useful + layers * uncached_extra);
     }
 }
 

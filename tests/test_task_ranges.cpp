@@ -94,28 +94,35 @@ TEST_CASE("threads drawing at once run every task exactly once") {
 }
 
 TEST_CASE("the owner's front and a thief's back meet without losing or repeating a task") {
-    // Thread 0 takes its own half, then steals from the back of thread 1's range while thread 1,
-    // started only then, takes its front: both move the same range's ends at once throughout.
+    // Thread 0 takes its own half, steals one task from the back of thread 1's range, and waits
+    // until thread 1, started only then, has taken its front's first task; from there both move
+    // the same range's ends at once until they meet. Events, not timing: on one core as on many
+    // both ends move.
     constexpr std::size_t n_tasks = 400000;
     TaskRanges tasks(2);
     tasks.reset(n_tasks);
     std::vector<std::atomic<int>> runs(n_tasks);
     std::atomic<std::size_t> taken_by_thief{0};
+    std::atomic<bool> owner_started{false};
     std::thread thief([&] {
         while (const std::optional<std::size_t> task = tasks.next(0)) {
             runs[*task].fetch_add(1);
-            taken_by_thief.fetch_add(1, std::memory_order_release);
+            if (taken_by_thief.fetch_add(1, std::memory_order_release) + 1 == n_tasks / 2 + 1) {
+                while (!owner_started.load(std::memory_order_acquire)) std::this_thread::yield();
+            }
         }
     });
-    // Spins until the thief has stolen one task; no timing involved, only the thief's progress.
-    while (taken_by_thief.load(std::memory_order_acquire) < n_tasks / 2 + 1) {
-    }
+    while (taken_by_thief.load(std::memory_order_acquire) < n_tasks / 2 + 1) std::this_thread::yield();
     std::size_t owner_taken = 0;
     while (const std::optional<std::size_t> task = tasks.next(1)) {
         runs[*task].fetch_add(1);
         ++owner_taken;
+        owner_started.store(true, std::memory_order_release);
     }
+    owner_started.store(true, std::memory_order_release);  // the thief may have taken every task
     thief.join();
     CHECK(std::all_of(runs.begin(), runs.end(), [](const std::atomic<int>& n) { return n.load() == 1; }));
     CHECK(owner_taken + taken_by_thief.load() == n_tasks);
+    CHECK(owner_taken > 0);                         // the front moved ...
+    CHECK(taken_by_thief.load() > n_tasks / 2);     // ... and so did the back
 }
