@@ -201,6 +201,13 @@ def read_rows(path, header, numbered):
     return rows
 
 
+def grouping_colours(groupings):
+    """{grouping: colour}: MHA and MQA fixed, the GQA-g between them in order of g."""
+    groupings = sorted(groupings, key=lambda g: (g != "MHA", g == "MQA", g))
+    gqa = [g for g in groupings if g not in FIXED_COLOURS]
+    return {g: FIXED_COLOURS.get(g) or GQA_COLOURS[gqa.index(g) % len(GQA_COLOURS)] for g in groupings}
+
+
 class Style:
     """Colour per grouping, line style per path, marker per combination of the other varying axes."""
 
@@ -212,10 +219,7 @@ class Style:
         for r in rows:
             for c, _ in self.varying:
                 self.first_seen.setdefault((c, r[c]), len(self.first_seen))
-        groupings = sorted({r["grouping"] for r in rows}, key=lambda g: (g != "MHA", g == "MQA", g))
-        gqa = [g for g in groupings if g not in FIXED_COLOURS]
-        self.colours = {g: FIXED_COLOURS.get(g) or GQA_COLOURS[gqa.index(g) % len(GQA_COLOURS)]
-                        for g in groupings}
+        self.colours = grouping_colours({r["grouping"] for r in rows})
         combos = sorted({self.others(r) for r in rows}, key=self.rank)
         self.markers = {k: MARKERS[i % len(MARKERS)] for i, k in enumerate(combos)}
 
@@ -667,7 +671,20 @@ def read_history(path, header, numbered):
     for line, row in numbered:
         check_numbers(path, line, row, ["run_id"], integer=True)
         check_numbers(path, line, row, ["median", "min", "max"])
+        check_numbers(path, line, row, [c for c in ("heads", "kv_heads") if c in row], integer=True, optional=True)
     return [row for _, row in numbered]
+
+
+# What a history line's marker tells apart, beside its grouping (colour) and path (line style).
+HISTORY_OTHERS = ["batch", "seq", "dim", "heads", "head_dim", "layers", "threads", "kv_dtype", "block", "ffn_dim",
+                  "weight_dtype", "variant", "seq_lens", "query_tokens", "shared_prefix", "kv_block", "cache_state",
+                  "machine_id"]
+
+
+def commit_label(commit):
+    """The commit as kvbench prints it, 12 digits, with -dirty kept: a build from uncommitted changes."""
+    clean = commit.removesuffix("-dirty")
+    return clean[:12] + commit[len(clean):]
 
 
 def figure_history(path, rows):
@@ -675,21 +692,31 @@ def figure_history(path, rows):
     runs = sorted({(r["started_at"], int(r["run_id"]), r["git_commit"]) for r in rows})
     x_of = {run_id: x for x, (_, run_id, _) in enumerate(runs)}
     lines = collections.defaultdict(list)
+    first = {}
     for r in rows:
         lines[(r["point"], r["machine_id"])].append(
             (x_of[int(r["run_id"])], float(r["median"]), float(r["min"]), float(r["max"])))
+        first.setdefault((r["point"], r["machine_id"]), r)
+    # Colour per grouping and line style per path, as in the other figures.
+    grouping = {k: grouping_of(r) if r.get("heads") and r.get("kv_heads") else "" for k, r in first.items()}
+    colours = grouping_colours(set(grouping.values()) - {""})
+    others = {k: tuple(r.get(c, "") for c in HISTORY_OTHERS) for k, r in first.items()}
+    markers = {o: MARKERS[i % len(MARKERS)] for i, o in enumerate(sorted(set(others.values())))}
     fig, ax = plt.subplots(figsize=(max(6.4, 1.1 * len(runs) + 3), 4.8))
-    for n, ((point, machine), points) in enumerate(sorted(lines.items())):
+    for key, points in sorted(lines.items()):
+        point, machine = key
         points.sort()
         xs = [p[0] for p in points]
         ys = [p[1] for p in points]
         below = [p[1] - min(p[2], p[3]) for p in points]
         above = [max(p[2], p[3]) - p[1] for p in points]
-        ax.errorbar(xs, ys, yerr=[below, above], marker=MARKERS[n % len(MARKERS)], capsize=3,
-                    label=f"{point} (m{machine})")
+        ax.errorbar(xs, ys, yerr=[below, above], color=colours.get(grouping[key], "0.3"),
+                    linestyle=PATH_STYLE.get(first[key].get("path"), "-"), marker=markers[others[key]],
+                    capsize=3, label=f"{point} (m{machine})")
     ax.set_xticks(range(len(runs)))
-    ax.set_xticklabels([f"run {run_id}\n{commit[:12]}" for _, run_id, commit in runs], fontsize=8)
+    ax.set_xticklabels([f"run {run_id}\n{commit_label(commit)}" for _, run_id, commit in runs], fontsize=8)
     metric, unit = rows[0]["metric"], rows[0]["unit"]
+    unit = "µs" if unit == "us" else unit  # as the other figures write it
     ys = [float(r["median"]) for r in rows]
     if min(ys) > 0 and max(ys) / min(ys) > 20:
         ax.set_yscale("log")

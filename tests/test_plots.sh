@@ -110,6 +110,15 @@ check_png "$dir/hist-history.png"
 grep -q "hist-history.png: 4 series: cached B=1 N=16 D=64 H=4 G=1 (m1); cached B=1 N=32 D=64 H=4 G=1 (m1)" <<<"$out" \
   || fail "history series: $out"
 [ ! -e "$dir/hist-latency.png" ] || fail "a sweep figure drawn from a history CSV"
+# Its labels keep a commit's -dirty and write µs; colour and line style are the grouping's and
+# the path's, as in every figure (MQA red, uncached dashed), not one colour per line.
+awk -F, -v OFS=, 'NR > 1 { $3 = "0123456789abcdef-dirty" }; 1' "$dir/hist.csv" >"$dir/dirty-hist.csv"
+out=$("${plot[@]}" "$dir/dirty-hist.csv" --format svg 2>&1) || fail "plotting a history as SVG failed: $out"
+grep -q "0123456789ab-dirty" "$dir/dirty-hist-history.svg" || fail "the history's commit label lost -dirty"
+grep -q "latency (µs)" "$dir/dirty-hist-history.svg" || fail "the history's unit is not µs"
+grep -q "stroke: #d62728" "$dir/dirty-hist-history.svg" || fail "the history's MQA lines are not red"
+grep -Eq "stroke: #(1f77b4|ff7f0e|2ca02c)" "$dir/dirty-hist-history.svg" && fail "the history's lines are coloured one each"
+grep -q "stroke-dasharray" "$dir/dirty-hist-history.svg" || fail "the history's uncached lines are not dashed"
 head -1 "$dir/hist.csv" >"$dir/empty-hist.csv"
 out=$("${plot[@]}" "$dir/empty-hist.csv" 2>&1)
 [ $? -eq 2 ] && grep -q "no matching point" <<<"$out" || fail "an empty history: $out"
