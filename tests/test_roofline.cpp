@@ -1,10 +1,12 @@
 // Roofline: JSON round trip, error messages that name the file, and the bound's arithmetic.
+#include "kvbench/measure/bandwidth_drift.hpp"
 #include "kvbench/measure/roofline.hpp"
 #include "kvbench/measure/run_context.hpp"
 
 #include "kvbench/measure/cache_flush.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -330,4 +332,23 @@ TEST_CASE("only a quick roofline of the run's own is measured again when rows be
     CHECK(kvbench::replace_beaten_quick_rooflines({{1, quick}}, {1}, given, {}).empty());
     // A thread count no row beat keeps its quick roofline.
     CHECK(kvbench::replace_beaten_quick_rooflines({{1, quick}}, {2}, saved, {}).empty());
+}
+
+TEST_CASE("the end-of-run bandwidth reading warns beyond 15 % of the roofline's either way, and names both") {
+    Roofline roofline;
+    roofline.peak_gbps = 100.0;
+    roofline.measured_at = "2026-12-05T10:00:00Z";
+    for (const double now : {85.5, 100.0, 114.5}) {
+        CAPTURE(now);
+        CHECK_FALSE(bandwidth_drift_warning(2, roofline, now));
+    }
+    for (const double now : {84.5, 50.0, 115.5}) {
+        CAPTURE(now);
+        const std::optional<std::string> warning = bandwidth_drift_warning(2, roofline, now);
+        REQUIRE(warning);
+        CHECK(warning->find(fmt::format("reads {:.1f} GB/s now against the roofline's 100.0 GB/s", now)) != std::string::npos);
+        CHECK(warning->find("on 2 threads") != std::string::npos);
+        CHECK(warning->find("(measured 2026-12-05T10:00:00Z)") != std::string::npos);
+    }
+    CHECK(bandwidth_drift_warning(1, roofline, 10.0)->find("on 1 thread reads") != std::string::npos);
 }

@@ -4,6 +4,8 @@
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/measure/run_context.hpp"
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,5 +19,9 @@ inline constexpr double tolerated_bandwidth_drift = 0.15;
 // whose bandwidth strayed by more than tolerated_bandwidth_drift. Leaves the compute threads
 // at the last thread count probed.
 std::vector<std::string> bandwidth_drift_warnings(const Rooflines& rooflines, const Environment& env);
+
+// The warning for one thread count whose bandwidth reads now_gbps against its roofline's peak,
+// or nothing within tolerated_bandwidth_drift of it either way.
+std::optional<std::string> bandwidth_drift_warning(std::size_t n_threads, const Roofline& roofline, double now_gbps);
 
 }  // namespace kvbench
