@@ -153,6 +153,45 @@ TEST_CASE("adaptive repetitions: at least the floor, at most the cap, and stop o
     }
 }
 
+namespace {
+// Two clocks that count their readings: one where each reading is 1 ns after the last, and one
+// where it is a second after, so a warm-up step outlasts any budget of --min-time.
+std::int64_t n_readings = 0;
+std::int64_t nanosecond_clock() { return ++n_readings; }
+std::int64_t second_clock() { return ++n_readings * 1'000'000'000; }
+
+std::int64_t readings_of_a_run(const GridPoint& point, const RunOptions& options) {
+    n_readings = 0;
+    PointRunner runner(nullptr);
+    REQUIRE(runner.run(point, options, never_stop).cached->samples_ns.size() == 1);
+    return n_readings;
+}
+}  // namespace
+
+TEST_CASE("with --min-time a warm-up stops after a step once it has taken half of it; with --reps it runs them all") {
+    // The warm-up reads the clock once before it and once after each of its steps; the rest of
+    // the run reads it as often whatever the clock says (one timed repetition), so the two
+    // clocks' readings differ by the warm-up steps left out.
+    const GridPoint point{make_config(1, 16, 64, 4, 4, 1), 1};
+    RunOptions options;
+    options.run_uncached = false;
+    options.cold_cache = false;
+    options.n_warmup = 3;
+    options.min_time_s = 1e-3;
+    options.min_reps = options.max_reps = 1;
+    options.now_ns = nanosecond_clock;
+    const std::int64_t all_three = readings_of_a_run(point, options);
+    options.now_ns = second_clock;
+    CHECK(readings_of_a_run(point, options) == all_three - 2);  // one step of three
+    // A fixed count (--reps): the warm-up runs its three steps whatever the clock.
+    options.min_time_s = 0;
+    options.n_reps = 1;
+    options.now_ns = nanosecond_clock;
+    const std::int64_t fixed_fast = readings_of_a_run(point, options);
+    options.now_ns = second_clock;
+    CHECK(readings_of_a_run(point, options) == fixed_fast);
+}
+
 TEST_CASE("the repetition policy is named in a few words") {
     RunOptions options;
     CHECK(describe_reps_policy(options) == "reps=20 warmup=3");
