@@ -1,56 +1,118 @@
 #!/usr/bin/env python3
 """Draws the figure of a `kvbench reload -f csv` file: recompute or reload.
 
-One file, named <csv stem>-reload.<format>: time against prefix length P, log-log, one colour
-per model. The measured prefill (recomputing the prefix) is a solid line; the predicted reload
-from the tier is dashed, one marker per KV element type. Where a model's dashed line falls below
-its solid one, reloading is faster; the crossing is the break-even P.
+One figure per CSV, named <csv stem>.<format>: time against prefix length P,
+log-log, one colour per model. The measured prefill (recomputing the prefix)
+is a solid line; the predicted reload from the tier is dashed, one marker per
+KV element type. Where a model's dashed line falls below its solid one,
+reloading is faster; the crossing is the break-even P. It reads the CSV's
+model, kv_dtype, prefix_tokens, reload_ms, prefill_ms and tier_gb_per_s
+(docs/planning.md#recompute-or-reload).
 
-Needs only Python 3 and Debian's python3-matplotlib; run it as plots/reload_plot.py or with
-/usr/bin/python3. Exit status: 0 done, 1 matplotlib missing, 2 bad input (then no figure is
-created).
+Needs only Python 3 and Debian's python3-matplotlib; run it as
+plots/reload_plot.py or with /usr/bin/python3. Exit status: 0 done,
+1 matplotlib missing, 2 bad input (then no folder or figure is created).
 
-Example: kvbench reload --model llama-3-8b --kv-dtype f16,int8 --tier-bw 2GB/s -f csv -o reload.csv
-         plots/reload_plot.py reload.csv -o plots/
+Examples, from the source tree (the second draws the stored reference figure):
+  kvbench reload --model llama-3-8b --kv-dtype f16,int8 --tier-bw 2GB/s \\
+      -o reload.csv && /usr/bin/python3 plots/reload_plot.py reload.csv
+  /usr/bin/python3 plots/reload_plot.py results/reference-reload-*.csv -o plots/
 """
 import argparse
 import csv
+import io
+import json
+import math
 import sys
 from pathlib import Path
 
 COLUMNS = ("model", "kv_dtype", "prefix_tokens", "reload_ms", "prefill_ms", "tier_gb_per_s")
+# Drawn on log axes: each must be a number above 0.
+POSITIVE_COLUMNS = ("reload_ms", "prefill_ms", "tier_gb_per_s")
 MARKERS = "os^vDx*+"
+# Names a file of figures would have: -o takes the folder the figure goes to.
+IMAGE_SUFFIXES = {".png", ".svg", ".pdf", ".jpg", ".jpeg"}
 
 
 class BadInput(Exception):
     pass
 
 
-def read_rows(path):
+class Parser(argparse.ArgumentParser):
+    """Usage errors in one line, as the script's other errors."""
+
+    def error(self, message):
+        self.exit(2, f"reload_plot: error: {message} (see --help)\n")
+
+
+def read_text(path):
     try:
         with open(path, newline="") as file:
-            reader = csv.DictReader(file)
-            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                raise BadInput(f"{path}: not a `kvbench reload -f csv` file (no column {', '.join(missing)})")
-            rows = list(reader)
+            return file.read()
     except OSError as error:
         raise BadInput(f"{path}: {error.strerror}") from error
-    if not rows:
-        raise BadInput(f"{path}: no rows")
-    return rows
+    except UnicodeDecodeError as error:
+        raise BadInput(f"{path} is not a readable CSV: it is not text ({error.reason} at byte "
+                       f"{error.start})") from error
 
 
-def draw(rows, out_path):
+def is_json(text):
+    if text.lstrip()[:1] not in ("{", "["):
+        return False
     try:
-        import matplotlib
-    except ImportError:
-        print(f"reload_plot: error: matplotlib is missing for {sys.executable}: install Debian's "
-              "python3-matplotlib and run the script with /usr/bin/python3", file=sys.stderr)
-        return 1
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
+
+def read_rows(path):
+    """The rows of a reload CSV, every one checked before anything is drawn."""
+    text = read_text(path)
+    if is_json(text):
+        raise BadInput(f"{path} is JSON; reload_plot reads CSV (kvbench reload ... -f csv, -o FILE.csv, "
+                       "or --export csv:FILE)")
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        numbered = [(reader.line_num, row) for row in reader]
+    except csv.Error as error:
+        raise BadInput(f"{path} is not a readable CSV: {error}") from error
+    if not header:
+        raise BadInput(f"{path} is empty")
+    missing = [c for c in COLUMNS if c not in header]
+    if missing and "path" in header and "latency_us_median" in header:
+        raise BadInput(f"{path} is a kvbench sweep or generate CSV: draw it with plots/kvbench_plot.py")
+    if missing:
+        raise BadInput(f"{path}: not a `kvbench reload -f csv` file (no column {', '.join(missing)})")
+    if not numbered:
+        raise BadInput(f"{path}: no rows")
+    for line, row in numbered:
+        if None in row.values() or None in row:
+            raise BadInput(f"{path}, line {line}: not the header's {len(header)} fields: is the row cut short?")
+        for column in ("prefix_tokens",) + POSITIVE_COLUMNS:
+            value = row[column]
+            try:
+                number = int(value) if column == "prefix_tokens" else float(value)
+            except ValueError:
+                raise BadInput(f"{path}, line {line}: {column} is " +
+                               ("empty" if value == "" else f"'{value}', not a number")) from None
+            if not (number > 0 and math.isfinite(number)):
+                raise BadInput(f"{path}, line {line}: {column} is {value}; a log axis needs it above 0")
+    return [row for _, row in numbered]
+
+
+def check_output_dir(folder):
+    if folder is None or folder.is_dir():
+        return
+    if folder.exists():
+        raise BadInput(f"-o {folder} is a file: -o names the folder the figure goes to")
+    if folder.suffix.lower() in IMAGE_SUFFIXES:
+        raise BadInput(f"-o {folder}: -o names a folder, not a figure (the figure is named "
+                       "<csv stem>.<format> in it, e.g. -o plots/)")
+
+
+def draw(plt, rows, out_path):
     models = list(dict.fromkeys(r["model"] for r in rows))
     kv_dtypes = list(dict.fromkeys(r["kv_dtype"] for r in rows))
     fig, ax = plt.subplots(figsize=(9, 4.5))
@@ -73,28 +135,49 @@ def draw(rows, out_path):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
-    fig.savefig(out_path, bbox_inches="tight")
-    plt.close(fig)
-    print(f"{out_path}: {len(models)} models, {len(kv_dtypes)} KV types")
-    return 0
+    try:
+        # Made only now, so that a run that draws nothing leaves no folder behind.
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out_path, bbox_inches="tight")
+    except OSError as error:
+        raise BadInput(f"cannot write {out_path}: {error.strerror or error}") from error
+    finally:
+        plt.close(fig)
+    print(f"wrote {out_path}: {len(models)} models, {len(kv_dtypes)} KV types")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     epilog="\n\n".join(__doc__.split("\n\n")[1:]),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("csv", help="a `kvbench reload -f csv` file")
-    parser.add_argument("-o", "--output-dir", help="folder for the figure (default: beside the CSV)")
-    parser.add_argument("--format", choices=("png", "svg", "pdf"), default="png")
+    parser = Parser(prog="reload_plot.py", description=__doc__.split("\n\n")[0],
+                    epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+                    formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=80))
+    parser.add_argument("csv", nargs="+", type=Path, help="`kvbench reload -f csv` files")
+    parser.add_argument("-o", "--output-dir", type=Path,
+                        help="folder for the figures (default: beside each CSV); created if missing")
+    parser.add_argument("--format", choices=("png", "svg", "pdf"), default="png",
+                        help="image format (default: png)")
     args = parser.parse_args(argv)
     try:
-        rows = read_rows(args.csv)
+        # Everything read and checked before the first figure: bad input leaves nothing behind.
+        check_output_dir(args.output_dir)
+        inputs = [(path, read_rows(path)) for path in args.csv]
     except BadInput as error:
         print(f"reload_plot: error: {error}", file=sys.stderr)
         return 2
-    folder = Path(args.output_dir) if args.output_dir else Path(args.csv).parent
-    folder.mkdir(parents=True, exist_ok=True)
-    return draw(rows, folder / f"{Path(args.csv).stem}-reload.{args.format}")
+    try:
+        import matplotlib
+    except ImportError:
+        print(f"reload_plot: error: matplotlib is missing for {sys.executable}: install Debian's "
+              "python3-matplotlib and run the script with /usr/bin/python3", file=sys.stderr)
+        return 1
+    matplotlib.use("Agg")  # files only, no display needed
+    import matplotlib.pyplot as plt
+    try:
+        for path, rows in inputs:
+            draw(plt, rows, (args.output_dir or path.parent) / f"{path.stem}.{args.format}")
+    except BadInput as error:
+        print(f"reload_plot: error: {error}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":

@@ -203,9 +203,22 @@ reload_plot=(/usr/bin/python3 "$(dirname "$2")/reload_plot.py")
 "$kvbench" reload --model gpt2 -n 16,32 --kv-dtype f16,int8 --tier-bw 1GB/s --reps 1 -t 1 -q -f csv \
   -o "$dir/reload.csv" >/dev/null 2>&1 || fail "kvbench reload failed"
 out=$("${reload_plot[@]}" "$dir/reload.csv" 2>&1) || fail "plotting a reload CSV failed: $out"
-check_png "$dir/reload-reload.png"
-"${reload_plot[@]}" "$dir/threads.csv" >/dev/null 2>&1
-[ $? -eq 2 ] || fail "reload_plot.py accepted a sweep CSV"
+check_png "$dir/reload.png"
+refused "a sweep CSV to reload_plot" "threads.csv is a kvbench sweep or generate CSV: draw it with plots/kvbench_plot.py" \
+  "${reload_plot[@]}" "$dir/threads.csv" -o "$dir/refused"
+refused "an image to reload_plot" "image.csv is not a readable CSV: it is not text" \
+  "${reload_plot[@]}" "$bad/image.csv" -o "$dir/refused"
+# Column 7 is prefill_ms; no column of a reload CSV holds a comma.
+awk -F, -v OFS=, 'NR == 3 { $7 = "" } 1' "$dir/reload.csv" >"$bad/noprefill.csv"
+refused "an empty prefill_ms" "noprefill.csv, line 3: prefill_ms is empty" \
+  "${reload_plot[@]}" "$bad/noprefill.csv" -o "$dir/refused"
+refused "reload_plot -o x.png" "-o .*x.png: -o names a folder, not a figure" "${reload_plot[@]}" "$dir/reload.csv" -o "$dir/x.png"
+refused "reload_plot, a bad option" "unrecognized arguments: --dpi" "${reload_plot[@]}" "$dir/reload.csv" --dpi 3
+out=$(/usr/bin/python3 -S "$(dirname "$2")/reload_plot.py" "$dir/reload.csv" -o "$dir/no-matplotlib" 2>&1)
+code=$?
+[ "$code" -eq 1 ] || fail "reload_plot: exit $code without matplotlib, expected 1: $out"
+grep -q "^reload_plot: error: matplotlib is missing" <<<"$out" || fail "reload_plot: unclear message without matplotlib: $out"
+[ ! -e "$dir/no-matplotlib" ] || fail "reload_plot: an output folder created without matplotlib"
 # ... and kvbench_plot.py sends a reload CSV there, in one line.
 cp "$dir/reload.csv" "$bad/reload.csv"
 refused "a reload CSV" "reload.csv is a \`kvbench reload\` CSV: draw it with plots/reload_plot.py" "${plot[@]}" "$bad/reload.csv"
@@ -225,10 +238,14 @@ rm "$bad/report.json"
 root=$(cd "$(dirname "$2")/.." && pwd)
 documented=$(grep -h "^ *\(/usr/bin/python3 \)\?plots/[a-z_]*\.py results/" "$root/results/README.md" "$2" \
              "$(dirname "$2")/reload_plot.py")
-[ "$(wc -l <<<"$documented")" -ge 2 ] || fail "the documented commands were not found: $documented"
+[ "$(wc -l <<<"$documented")" -ge 4 ] || fail "the documented commands were not found: $documented"
 while read -r command; do
   out=$(cd "$root" && eval "${command/-o */-o $dir/documented/}" 2>&1) || fail "documented, fails: $command: $out"
 done <<<"$documented"
+# ... and they draw every stored reference figure, under its name.
+for stored in "$root"/plots/*.png; do
+  [ -e "$dir/documented/$(basename "$stored")" ] || fail "no documented command draws $(basename "$stored")"
+done
 
 # Bad options are usage errors.
 "${plot[@]}" --help | grep -q "roofline" || fail "--help does not list the figures"
