@@ -6,6 +6,7 @@
 #include "kvbench/engine/reference.hpp"
 
 #include "kernel_check_support.hpp"
+#include "attention_flops.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -122,6 +123,17 @@ TEST_CASE("attend_decode over a ragged cache equals its naive twin, with splits 
     CHECK(relative_error(fast, naive) < 1e-5);
     CHECK(fast_flops.useful == 4u * 2 * 8 * (256 + 2));
     CHECK(naive_flops.useful == fast_flops.useful);
+    // Executed: each row's splits of its own positions, each padded as attend_group documents
+    // (docs/counting.md, "Padding"); an empty split computes nothing.
+    std::uint64_t executed = 0;
+    for (std::size_t b = 0; b < config.n_batch; ++b) {
+        const std::uint64_t n_b = config.seq_len_of(b);
+        for (std::uint64_t split = 0; split < 4; ++split) {
+            const std::uint64_t len = (split + 1) * n_b / 4 - split * n_b / 4;
+            executed += config.n_kv_heads * test::documented_group_flops(config.group_size(), config.head_dim(), len);
+        }
+    }
+    CHECK(fast_flops.executed == executed);
 }
 
 TEST_CASE("a ragged batch's counts are sums over its sequences (docs/counting.md, by hand)") {

@@ -6,7 +6,9 @@
 #include "kvbench/engine/kernel_check.hpp"
 #include "kvbench/engine/reference.hpp"
 
+#include "attention_flops.hpp"
 #include "kernel_check_support.hpp"
+#include "shared_prefix_attention.hpp"
 #include "test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -107,6 +109,36 @@ TEST_CASE("the shared step equals the step that shares nothing over the same pro
     }
 }
 
+namespace {
+
+// What attend_decode over a shared prefix executes, from attend_group's documented padding
+// (docs/counting.md, "Padding"): each KV head's prefix splits scored for the B·group rows of
+// every sequence at once, then each sequence's own positions in splits of their own.
+std::uint64_t documented_shared_prefix_executed(const ModelConfig& config, std::size_t n_ctx, const DecodeAttentionScratch& scratch) {
+    const std::size_t n_prefix = std::min(config.shared_prefix, n_ctx), n_suffix = n_ctx - n_prefix;
+    const std::size_t threads = scratch.n_threads;
+    const std::size_t prefix_splits =
+        decode_split_count(config.n_kv_heads, n_prefix, threads, scratch.shared_prefix->max_prefix_splits);
+    const std::size_t suffix_splits =
+        decode_split_count(config.n_batch * config.n_kv_heads, n_suffix, threads, scratch.max_splits);
+    const auto length = [](std::uint64_t n, std::uint64_t splits, std::uint64_t k) {
+        return (k + 1) * n / splits - k * n / splits;
+    };
+    const std::uint64_t group = config.group_size(), dh = config.head_dim();
+    std::uint64_t executed = 0;
+    for (std::uint64_t k = 0; k < prefix_splits; ++k) {
+        executed += config.n_kv_heads *
+                    test::documented_group_flops(config.n_batch * group, dh, length(n_prefix, prefix_splits, k));
+    }
+    for (std::uint64_t k = 0; k < suffix_splits; ++k) {
+        executed += config.n_batch * config.n_kv_heads *
+                    test::documented_group_flops(group, dh, length(n_suffix, suffix_splits, k));
+    }
+    return executed;
+}
+
+}  // namespace
+
 TEST_CASE("attend_decode over a shared prefix equals its naive twin in every KV type, with the prefix split") {
     // G = 1 on 8 threads: one prefix task per KV head is too few, so the prefix is cut in splits,
     // and B·G = 3 suffix tasks are cut too. B·group_size = 12 rows (B = 3, group 4) and 8 rows
@@ -130,6 +162,7 @@ TEST_CASE("attend_decode over a shared prefix equals its naive twin in every KV 
                 CHECK(relative_error(fast, naive) < 1e-5);
                 CHECK(fast_flops.useful == 4u * config.n_heads * config.head_dim() * config.n_batch * n_ctx);
                 CHECK(naive_flops.useful == fast_flops.useful);
+                CHECK(fast_flops.executed == documented_shared_prefix_executed(config, n_ctx, scratch));
             }
         }
     }
