@@ -1,28 +1,37 @@
 #!/usr/bin/env python3
-"""Draws the figures of kvbench CSV files (from `kvbench sweep` or `kvbench generate`).
+"""Draws the figures of kvbench CSV files (kvbench sweep, generate, history).
 
 Figures, one file each, named <csv stem>-<figure>.<format>:
   latency     latency of one step vs context N, cached vs uncached, log-log
   speedup     uncached / cached latency vs N: what the KV cache saves
-  flops       FLOPs of one step vs N: O(N^2 D) uncached against O(N D) cached
-  kv          KV-cache memory vs N for each grouping (and vs batch when batch varies)
-  roofline    arithmetic intensity vs achieved GFLOP/s, under the machine's two roofs
-  generation  latency of every step through a generation (a `kvbench generate` CSV only)
+  flops       FLOPs of one step vs N: O(N^2 D) uncached, O(N D) cached
+  kv          KV-cache memory vs N for each grouping (and vs batch B when B
+              varies)
+  roofline    arithmetic intensity vs achieved GFLOP/s, under the machine's
+              two roofs
+  generation  latency of every step of a generation (`kvbench generate` CSVs)
+  formats     each KV format's bytes per token vs its error against f32, with
+              its step time, at one point (sweep --kv-dtype f32,q8_0,...)
 
-A CSV that `kvbench history -f csv` wrote gets one figure instead, named <csv stem>-history:
-  history     each chosen point's metric run after run (commits in the order they ran), one
-              line per point and machine, the bars spanning each run's fastest to slowest
-              repetition
+A CSV that `kvbench history -f csv` wrote gets one figure instead, named
+<csv stem>-history:
+  history     each chosen point's metric run after run (commits in the order
+              they ran), one line per point and machine, the bars spanning
+              each run's fastest to slowest repetition
 
-One colour per grouping (MHA, GQA-g, MQA) and one line style per path (cached solid,
-uncached dashed), the same in every figure. Series are also keyed on every other column
-that varies in the file (threads, batch, dim, layers, ...), told apart by their marker.
-A figure the data cannot fill is skipped with a message. Needs only Python 3 and Debian's
-python3-matplotlib (an interpreter without matplotlib gets a one-line error saying so); run it
-as plots/kvbench_plot.py or with /usr/bin/python3. Exit status: 0 done, 1 matplotlib missing,
-2 bad input or no figure to draw (then no folder or figure is created).
+One colour per grouping (MHA, GQA-g, MQA) and one line style per path (cached
+solid, uncached dashed), the same in every figure. Series are also keyed on
+every other column that varies in the file (threads, batch, dim, layers, ...),
+told apart by their marker. A figure the data cannot fill is skipped with a
+message.
 
-Examples, from the source tree (a `kvbench reload` CSV is plots/reload_plot.py's):
+Needs only Python 3 and Debian's python3-matplotlib (an interpreter without
+matplotlib gets a one-line error saying so); run it as plots/kvbench_plot.py
+or with /usr/bin/python3. Exit status: 0 done, 1 matplotlib missing, 2 bad
+input or no figure to draw (then no folder or figure is created).
+
+Examples, from the source tree (a `kvbench reload` CSV is for
+plots/reload_plot.py):
   /usr/bin/python3 plots/kvbench_plot.py results/*-sweep-*.csv -o figures/
   kvbench history --db results.sqlite -n 1024 -f csv -o hist.csv
   /usr/bin/python3 plots/kvbench_plot.py hist.csv
@@ -610,7 +619,8 @@ def positive(kind):
 def parse_args(argv):
     parser = Parser(
         prog="kvbench_plot.py", description=__doc__.split("\n\n")[0],
-        epilog="\n\n".join(__doc__.split("\n\n")[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+        formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=80))
     parser.add_argument("csv", nargs="+", type=pathlib.Path,
                         help="kvbench CSV files (sweep, generate, or history -f csv)")
     parser.add_argument("-o", "--output-dir", type=pathlib.Path,

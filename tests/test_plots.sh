@@ -248,5 +248,17 @@ for stored in "$root"/plots/*.png; do
 done
 
 # Bad options are usage errors.
-"${plot[@]}" --help | grep -q "roofline" || fail "--help does not list the figures"
+# --help: every figure -f takes, and the history's, has its line; every line keeps within 80
+# columns, counted in characters (µ, ·), even on a wider terminal.
+help=$(COLUMNS=200 "${plot[@]}" --help) || fail "--help failed"
+for figure in latency speedup flops kv roofline generation formats history; do
+  grep -Eq "^  $figure +[^ ]" <<<"$help" || fail "--help does not describe the $figure figure"
+done
+for script in "${plot[@]}" "${reload_plot[@]}"; do
+  [ "$script" = /usr/bin/python3 ] && continue
+  wide=$(COLUMNS=200 /usr/bin/python3 "$script" --help | /usr/bin/python3 -c '
+import sys
+print("\n".join(line for line in sys.stdin.read().splitlines() if len(line) > 80))')
+  [ -z "$wide" ] || fail "$(basename "$script") --help is wider than 80 columns: $wide"
+done
 echo "plots ok"
