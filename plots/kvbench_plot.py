@@ -22,8 +22,9 @@ A CSV that `kvbench history -f csv` wrote gets one figure instead, named
 One colour per grouping (MHA, GQA-g, MQA) and one line style per path (cached
 solid, uncached dashed), the same in every figure. Series are also keyed on
 every other column that varies in the file (threads, batch, dim, layers, ...),
-told apart by their marker. A figure the data cannot fill is skipped with a
-message.
+told apart by their marker; the subtitle gives the columns that do not vary
+(every line: B=8 D=4096 H=32 L=1 ...), as kvbench's tables do. A figure the
+data cannot fill is skipped with a message.
 
 Needs only Python 3 and Debian's python3-matplotlib (an interpreter without
 matplotlib gets a one-line error saying so); run it as plots/kvbench_plot.py
@@ -44,6 +45,7 @@ import json
 import math
 import os
 import pathlib
+import re
 import sys
 
 # Imported by load_matplotlib(), once the arguments are read: --help and bad input need none.
@@ -318,13 +320,82 @@ def finish(ax, title, xlabel, ylabel, legend_title=None):
     ax.legend(fontsize=7, title=legend_title, title_fontsize=7)
 
 
+def layer_of(row):
+    """'attn', or the full layer and its MLP ('full F=14336', 'full E=8/2'), as the tables name it."""
+    if row.get("block", "attn") != "full":
+        return "attn"
+    experts = re.search(r"\bE=(\d+/\d+)", row.get("variant", ""))
+    return f"full E={experts.group(1)}" if experts else f"full F={row.get('ffn_dim', '?')}"
+
+
+def contexts_of(row):
+    """A ragged batch's contexts as the tables give them, shortest/median/longest; 'uniform' otherwise."""
+    contexts = sorted(int(n) for n in row.get("seq_lens", "").split())
+    if not contexts:
+        return "uniform"
+    return f"{contexts[0]}/{contexts[(len(contexts) - 1) // 2]}/{contexts[-1]}"
+
+
+# The axes a line of the tool's tables may have, in their order there, each with the rows' value
+# and when it is worth showing at all (src/report/summary_tables.cpp): name, value of a row, shown.
+MODEL_AXES = [
+    ("B", lambda r: r["batch"], lambda rows: True),
+    ("N", lambda r: r["seq"], lambda rows: True),
+    ("D", lambda r: r["dim"], lambda rows: True),
+    ("H", lambda r: r["heads"], lambda rows: True),
+    ("dh", lambda r: r["head_dim"],
+     lambda rows: any(int(r["head_dim"]) * int(r["heads"]) != int(r["dim"]) for r in rows)),
+    ("L", lambda r: r["layers"], lambda rows: True),
+    ("G", lambda r: f"{r['kv_heads']} ({r['grouping']})", lambda rows: True),
+    ("kv", lambda r: "none" if r["path"] == "uncached" else r.get("kv_dtype") or "f32",
+     lambda rows: any((r.get("kv_dtype") or "f32") != "f32" for r in rows)),
+    ("layer", layer_of, lambda rows: any(r.get("block") == "full" for r in rows)),
+    ("w", lambda r: r.get("weight_dtype") or "f32", lambda rows: any((r.get("weight_dtype") or "f32") != "f32"
+                                                                     for r in rows)),
+    ("N_b", contexts_of, lambda rows: any(r.get("seq_lens") for r in rows)),
+    ("Q", lambda r: r.get("query_tokens") or "1", lambda rows: any((r.get("query_tokens") or "1") != "1"
+                                                                   for r in rows)),
+    ("P", lambda r: r.get("shared_prefix") or "0", lambda rows: any((r.get("shared_prefix") or "0") != "0"
+                                                                    for r in rows)),
+    ("kv-block", lambda r: "none" if r["path"] == "uncached" else
+     "contiguous" if (r.get("kv_block") or "0") == "0" else r["kv_block"],
+     lambda rows: any((r.get("kv_block") or "0") != "0" for r in rows)),
+]
+
+
+def configuration(rows):
+    """What every row shares, as the tables' caption says it: 'every line: B=8 N=2048 D=4096 H=32 L=1
+    G=8 (GQA-8), T=2, cold cache, cached path'; the axes that vary are in the legend instead."""
+    def shared(value_of):
+        values = {value_of(r) for r in rows}
+        return values.pop() if len(values) == 1 else None
+
+    model = []
+    for name, value_of, shown in MODEL_AXES:
+        value = shown(rows) and shared(value_of)
+        if value:
+            model.append(f"{name}={value}")
+    run = [f"T={shared(lambda r: r['threads'])}"] if shared(lambda r: r["threads"]) else []
+    if all(r.get("cache_state") for r in rows) and shared(lambda r: r["cache_state"]):
+        run.append(f"{rows[0]['cache_state']} cache")
+    if shared(lambda r: r["path"]):
+        run.append(f"{rows[0]['path']} path")
+    caption = ", ".join(p for p in [" ".join(model)] + run if p)
+    return f"every line: {caption}" if caption else ""
+
+
 def subtitle(fig, rows):
     first = rows[0]
-    threads = sorted({r["threads"] for r in rows}, key=int)
-    caches = sorted({r.get("cache_state", "") for r in rows} - {""})
-    fig.text(0.5, 0.005, f"kvbench {first.get('tool_version', '?')} ({first.get('git_commit', '?')}) on "
-             f"{first.get('cpu_model', '?')}; threads {','.join(threads)}; {'/'.join(caches) or '?'} cache",
+    provenance = (f"kvbench {first.get('tool_version', '?')} ({first.get('git_commit', '?')}) on "
+                  f"{first.get('cpu_model', '?')}")
+    fig.text(0.5, 0.005, "; ".join(p for p in (configuration(rows), provenance) if p),
              ha="center", va="bottom", fontsize=7, color="0.35")
+
+
+def paths_title(rows, both, one):
+    """A title that says 'cached vs uncached' only of a file that has both paths."""
+    paths = {r["path"] for r in rows}
+    return both if len(paths) > 1 else one.format(path=paths.pop())
 
 
 def step_rows(rows):
@@ -353,7 +424,8 @@ def figure_latency(rows, style, _args):
         style.plot(ax, key, xs, ys)
     log_axis(ax, "x", base=2)
     log_axis(ax, "y")
-    finish(ax, "Latency of one decode step: cached vs uncached", "context N (positions attended)",
+    finish(ax, paths_title(rows, "Latency of one decode step: cached vs uncached",
+                           "Latency of one decode step: the {path} path"), "context N (positions attended)",
            f"median latency per step ({unit})")
     return fig, lines
 
@@ -392,7 +464,9 @@ def figure_flops(rows, style, _args):
         style.plot(ax, key, xs, ys)
     log_axis(ax, "x", base=2)
     log_axis(ax, "y")
-    finish(ax, "FLOPs of one step: O(N·D² + N²·D) uncached, O(D² + N·D) cached",
+    formulas = {"uncached": "O(N·D² + N²·D) uncached", "cached": "O(D² + N·D) cached"}
+    drawn = ", ".join(formula for path, formula in formulas.items() if any(r["path"] == path for r in rows))
+    finish(ax, f"FLOPs of one step: {drawn}",
            "context N (positions attended)", "GFLOP per step (model FLOPs, docs/counting.md)")
     return fig, lines
 
@@ -502,7 +576,8 @@ def figure_roofline(rows, style, args):
     ax.set_xlim(lo, hi)
     log_axis(ax, "x")
     log_axis(ax, "y")
-    finish(ax, "Roofline: every measured step (filled cached, hollow uncached)",
+    finish(ax, paths_title(rows, "Roofline: every measured step (filled cached, hollow uncached)",
+                           "Roofline: every measured step of the {path} path"),
            "arithmetic intensity (FLOP per byte of compulsory traffic)", "achieved GFLOP/s")
     return fig, lines, note
 

@@ -46,6 +46,13 @@ out=$("${plot[@]}" "$dir/cached.csv" --format svg -o "$dir/svg" 2>&1) || fail "p
 grep -q "speedup: skipped, the file has no uncached rows" <<<"$out" || fail "no message for the empty speedup: $out"
 [ ! -e "$dir/svg/cached-speedup.svg" ] || fail "an empty speedup figure was written"
 for figure in latency flops kv roofline; do check_svg "$dir/svg/cached-$figure.svg"; done
+# Its figures say which configuration they show, as the tables' caption does, and none calls
+# itself "cached vs uncached".
+grep -q "every line: B=1 D=64 H=4 L=1, T=1, warm cache, cached path; kvbench" "$dir/svg/cached-latency.svg" \
+  || fail "the subtitle does not give the configuration"
+grep -q "Latency of one decode step: the cached path" "$dir/svg/cached-latency.svg" || fail "the latency title"
+grep -q "cached vs uncached" "$dir"/svg/cached-*.svg && fail "a cached-only figure says cached vs uncached"
+grep -q "FLOPs of one step: O(D² + N·D) cached<" "$dir/svg/cached-flops.svg" || fail "the flops title names uncached"
 grep -q "No artists" <<<"$out" && fail "matplotlib complained: $out"
 
 # KV formats at one point: the Pareto figure; a CSV of one format says why it has none.
@@ -180,6 +187,8 @@ out=$("${plot[@]}" "$dir/kv.csv" --figures latency,kv --format svg -o "$dir/kv" 
 grep -q "kv-latency.svg: 3 series: MHA cached int8; MHA cached f16; MHA uncached no cache" <<<"$out" \
   || fail "kv types not in the order given: $out"
 grep -q "2·L·B·N·G·dh·c bytes, c = 1 + 4/dh (int8), 2 (f16)" "$dir/kv/kv-kv.svg" || fail "the kv figure's bytes per element"
+grep -q "every line: B=1 D=64 H=4 L=1 G=4 (MHA), T=1, warm cache; kvbench" "$dir/kv/kv-latency.svg" \
+  || fail "the subtitle does not give the one grouping"
 # Keys and values of their own types (q8_0 keys, q4_0 values): c is the mean of the two sizes.
 "$kvbench" sweep -n 16,32 -d 64 --heads 2 -g 2 --kv-dtype q8_0/q4_0 --paths cached -t 1 -r 2 -w 1 --cache-state warm \
   --no-roofline --format csv -o "$dir/split.csv" >/dev/null 2>&1 || fail "kvbench sweep --kv-dtype q8_0/q4_0 failed"
