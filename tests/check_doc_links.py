@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Every relative link of the documents leads somewhere: a file that exists, and for a
 #anchor a heading of that file (GitHub's anchor rules). Checks README.md, docs/, bench/ and
-results/README.md, the docs/<page>.md#<anchor> citations in code comments, that every
+results/README.md, the docs/<page>.md#<anchor> and docs/<page>.md, "Title" citations in code
+comments (and none of a page without docs/, nor of the specification outside the repository), that every
 bench/journal/<date>-<topic>.md named in code (the kernels' comments link their tuned choices
 so) exists, and that every bench/journal entry is listed in the journal's index.
 
@@ -14,6 +15,12 @@ import unicodedata
 
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 CODE_CITATION = re.compile(r"\bdocs/([a-z_]+\.md)#([A-Za-z0-9_-]+)")
+# A section cited by its title: docs/<page>.md, "Title" (the title a heading's text, exactly).
+SECTION_CITATION = re.compile(r"\bdocs/([a-z_]+\.md),\s+\"([^\"]+)\"")
+# A page#anchor without the docs/ a reader needs to find it from the code.
+BARE_CITATION = re.compile(r"(?<![\w/.-])([a-z_]+\.md)#[A-Za-z0-9_-]+")
+# The project's specification lives outside the repository; the code cites docs/ instead.
+OUTSIDE_CITATION = re.compile(r"\bSPEC(?:\s*§|\s+section|'s)|\.\./shared/")
 # A journal entry named in code: the name runs to the first character a file name here does not
 # use, less a sentence's closing period, so a misspelt or wrapped name is caught, not skipped.
 JOURNAL_CITATION = re.compile(r"\bbench/journal/([A-Za-z0-9_.-]*[A-Za-z0-9_-])")
@@ -105,6 +112,16 @@ def check_code_citations(root):
                         errors.append(f"{where}: docs/{page}: no such file")
                     elif anchor not in anchors(doc):
                         errors.append(f"{where}: docs/{page}#{anchor}: no heading with that anchor")
+                for page, title in SECTION_CITATION.findall(line):
+                    doc = root / "docs" / page
+                    if not doc.exists():
+                        errors.append(f"{where}: docs/{page}: no such file")
+                    elif slug(title) not in anchors(doc):
+                        errors.append(f"{where}: docs/{page}, \"{title}\": no heading with that title")
+                for page in BARE_CITATION.findall(line):
+                    errors.append(f"{where}: {page}#...: cite it from the repository's root (docs/{page}#...)")
+                if OUTSIDE_CITATION.search(line):
+                    errors.append(f"{where}: cites a file outside the repository; cite docs/ instead")
                 for entry in JOURNAL_CITATION.findall(line):
                     if not (entry.endswith(".md") and (journal / entry).is_file()):
                         errors.append(f"{where}: bench/journal/{entry}: no such journal entry")

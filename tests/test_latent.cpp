@@ -121,7 +121,7 @@ TEST_CASE("the latent paths count the FLOPs of docs/counting.md, and execute no 
         CHECK(c.cached_flops.executed > c.cached_flops.useful);      // the d_r values carried through p·V
         CHECK(c.uncached_flops.executed > c.uncached_flops.useful);  // zero padding, diagonal blocks
         if (!config.layer_windows.empty()) continue;
-        // Exactly, for every layer (docs/counting.md, "Latent attention"), from the kernels'
+        // Exactly, for every layer (docs/counting.md, "Latent attention (MLA)"), from the kernels'
         // documented padding: the cached step attends H query rows to one KV vector of r + d_r,
         // read as key and as value; the uncached forward attends heads of max(d_n + d_r, d_v).
         const std::uint64_t b = config.n_batch, h = config.n_heads, n = config.seq_len, layers = config.n_layers;

@@ -57,7 +57,7 @@ double tolerance_for(const ModelConfig& config) {
 namespace {
 
 // What attend_decode_tokens executes, from attend_group's documented padding (docs/counting.md,
-// "Padding"; docs/model.md, "Multi-token queries"): for each group, the positions every token
+// "Executed FLOPs"; docs/model.md, "Multi-token queries"): for each group, the positions every token
 // sees in splits, scored for all Q tokens' rows at once, then token i's own i positions after
 // them (the step's earlier tokens) for its rows alone. A ragged row's runs are its own.
 std::uint64_t documented_multi_token_executed(const ModelConfig& config, std::size_t n_ctx, const DecodeAttentionScratch& scratch) {

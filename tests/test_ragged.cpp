@@ -124,7 +124,7 @@ TEST_CASE("attend_decode over a ragged cache equals its naive twin, with splits 
     CHECK(fast_flops.useful == 4u * 2 * 8 * (256 + 2));
     CHECK(naive_flops.useful == fast_flops.useful);
     // Executed: each row's splits of its own positions, each padded as attend_group documents
-    // (docs/counting.md, "Padding"); an empty split computes nothing.
+    // (docs/counting.md, "Executed FLOPs"); an empty split computes nothing.
     std::uint64_t executed = 0;
     for (std::size_t b = 0; b < config.n_batch; ++b) {
         const std::uint64_t n_b = config.seq_len_of(b);

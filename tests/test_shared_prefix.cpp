@@ -112,7 +112,7 @@ TEST_CASE("the shared step equals the step that shares nothing over the same pro
 namespace {
 
 // What attend_decode over a shared prefix executes, from attend_group's documented padding
-// (docs/counting.md, "Padding"): each KV head's prefix splits scored for the B·group rows of
+// (docs/counting.md, "Executed FLOPs"): each KV head's prefix splits scored for the B·group rows of
 // every sequence at once, then each sequence's own positions in splits of their own.
 std::uint64_t documented_shared_prefix_executed(const ModelConfig& config, std::size_t n_ctx, const DecodeAttentionScratch& scratch) {
     const std::size_t n_prefix = std::min(config.shared_prefix, n_ctx), n_suffix = n_ctx - n_prefix;

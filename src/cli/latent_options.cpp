@@ -75,7 +75,7 @@ std::optional<std::string> apply_latent_options(const LatentCliOptions& options,
     }
     spec.base.mla = mla;
     spec.kv_heads = {1};
-    // docs/counting.md, "Latent attention": the multi-head cache it replaces holds K of d_n + d_r
+    // docs/counting.md, "Latent attention (MLA)": the multi-head cache it replaces holds K of d_n + d_r
     // and V of d_v for every head.
     const std::size_t latent_width = mla.kv_lora_rank + mla.rope_dim;
     std::string savings;

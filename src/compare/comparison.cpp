@@ -34,7 +34,7 @@ std::optional<double> number(const ResultEntry& entry, const std::string& column
     return value;
 }
 
-// Short names of the configuration columns in a row's label (SPEC §1's symbols).
+// Short names of the configuration columns in a row's label (docs/model.md#configuration's symbols).
 std::string short_name(const std::string& column) {
     static const std::map<std::string, std::string> names = {
         {"batch", "B"}, {"seq", "N"}, {"dim", "D"}, {"heads", "H"}, {"kv_heads", "G"},
@@ -129,7 +129,7 @@ std::optional<MetricValues> metric_values(const ResultFile& file, const ResultEn
     return values;
 }
 
-// flops, bytes and kv_bytes are exact (SPEC §2): any difference means different work.
+// flops, bytes and kv_bytes are exact (docs/counting.md): any difference means different work.
 std::string counts_difference(const ResultEntry& base, const ResultEntry& other) {
     std::vector<std::string> differences;
     for (const char* column : {"flops", "bytes", "kv_bytes"}) {

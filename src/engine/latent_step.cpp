@@ -237,7 +237,7 @@ FlopCount latent_attention_step(const ModelConfig& config, std::size_t layer, co
     record_attention(config, attention_trace, layer, buffers.head_outputs.data(), (n_tokens - 1) * n_batch, 1);
     // beta = 1: the residual add rides on the output projection.
     products += kernels.linear(buffers.head_outputs.data(), n_rows, d.out_width(), w.wo.view(), model_dim, 1.0f, x_out);
-    // Scores over r + d_r, values over r (docs/counting.md, "Latent attention"), token i over
+    // Scores over r + d_r, values over r (docs/counting.md, "Latent attention (MLA)"), token i over
     // the positions up to its own; the kernel also carries each position's d_r RoPE values
     // through p·V, which executed counts.
     std::uint64_t n_attended = 0;

@@ -158,8 +158,8 @@ double measure_sgemm_gflops(std::size_t dim, std::size_t n_reps, NowNs now_ns) {
 
 RooflineOptions quick_roofline_options() {
     RooflineOptions options;
-    // 2·1536³ = 7 GFLOP per call: tens of ms on a few cores, where OpenBLAS is already
-    // within a few percent of its 3072³ rate (docs/measuring.md).
+    // 2·1536³ = 7 GFLOP per call: tens of ms on a few cores; a quick roofline is provisional and
+    // measured again in full once a row beats it (docs/cli.md#kvbench-roofline).
     options.sgemm_dim = 1536;
     options.n_reps = 3;
     options.quick = true;

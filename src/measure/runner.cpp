@@ -204,8 +204,8 @@ public:
         const std::vector<float> last_row = gather_newest(config_, full_out_);
         const double at_n = step_equivalence_error(config_, {step_out_, step_trace_, step_mlp_},
                                                        {last_row, reference_trace_, reference_mlp_});
-        // A ragged batch's short sequences are its own short contexts; Q tokens already span Q
-        // contexts (docs/measuring.md).
+        // A ragged batch's short sequences are its own short contexts (docs/measuring.md); Q
+        // tokens already span Q contexts (docs/model.md#multi-token-queries).
         if (n <= verify_short_context || config_.is_ragged() || config_.n_query_tokens != 1) return at_n;
         return std::max(at_n, verify_at_context(config_, *weights_, seed_, verify_short_context, kernels_,
                                                 reference_kernels_, n_threads_));

@@ -36,7 +36,7 @@ const std::vector<std::string>& build_columns();
 // Reads `text` as the format it is written in: CSV unless it starts with '{'; then JSON when it is
 // one JSON value, else JSON Lines when its first line is an object. Throws
 // ConfigError naming `name` and the rule broken: not a result file kvbench can compare
-// (SPEC's contract columns missing), a malformed cell, or two rows with one configuration.
+// (docs/csv.md#contract-columns missing), a malformed cell, or two rows with one configuration.
 ResultFile parse_result_file(const std::string& text, const std::string& name);
 // Requires: nothing; throws ConfigError when the file cannot be read.
 ResultFile read_result_file(const std::filesystem::path& path);

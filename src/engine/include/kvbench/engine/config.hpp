@@ -33,12 +33,12 @@ inline constexpr std::size_t max_layers = std::size_t{1} << 16;
 inline constexpr std::size_t max_experts = std::size_t{1} << 16;
 inline constexpr std::size_t max_ffn_dim = std::size_t{1} << 20;
 
-// What one layer is (docs/model.md): the attention block of SPEC section 1 alone, or the whole
+// What one layer is (docs/model.md): the attention block (docs/model.md#attention-block) alone, or the whole
 // pre-norm decoder layer real models run (RMSNorm, RoPE, attention, RMSNorm, SwiGLU MLP).
 enum class BlockKind { attention, full };
 
-// A mixture of experts in place of the dense MLP of a full layer (docs/model.md, "Mixtures of
-// experts"). n_experts == 0: the layer's MLP is dense, of width ffn_dim.
+// A mixture of experts in place of the dense MLP of a full layer (docs/model.md, "The full
+// layer"; its counts docs/counting.md, "Mixtures of experts"). n_experts == 0: the layer's MLP is dense, of width ffn_dim.
 struct MoeShape {
     std::size_t n_experts = 0;       // E routed experts, --experts
     std::size_t n_active = 0;        // K experts each token is routed to, --experts-active
@@ -51,7 +51,7 @@ struct MoeShape {
 
 // Multi-head latent attention (DeepSeek-V2/V3; docs/model.md, "Latent attention"): each layer
 // caches one latent of kv_lora_rank values and one shared RoPE key of rope_dim values per
-// position. kv_lora_rank == 0: the layer's attention is the multi-head kind of SPEC section 1.
+// position. kv_lora_rank == 0: the layer's attention is the multi-head kind of docs/model.md#attention-block.
 struct MlaShape {
     std::size_t kv_lora_rank = 0;  // r, --kv-lora-rank
     std::size_t rope_dim = 0;      // d_r, --rope-dim (qk_rope_head_dim)

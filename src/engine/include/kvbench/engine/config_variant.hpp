@@ -1,5 +1,5 @@
-// A point's variant: what sets its attention and experts apart from SPEC's plain multi-head
-// layer, beyond the columns of their own (block, ffn_dim, weight_dtype, kv_dtype), written as
+// A point's variant: what sets its attention and experts apart from the plain multi-head
+// layer of docs/model.md#attention-block, beyond the columns of their own (block, ffn_dim, weight_dtype, kv_dtype), written as
 // one text cell of a results file and read back (docs/csv.md, `variant`).
 #pragma once
 

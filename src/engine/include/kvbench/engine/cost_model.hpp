@@ -33,7 +33,7 @@ struct StepCost {
 
 // The attention's weights of one layer, in elements. Multi-head: P = 2·D·H·dh + 2·D·G·dh (Wq,
 // Wk, Wv, Wo). Latent (MLA): the q projection (through q_lora_rank when set), the KV down
-// projection to r + d_r, W_uk, W_uv and Wo (docs/counting.md, "Latent attention").
+// projection to r + d_r, W_uk, W_uv and Wo (docs/counting.md, "Latent attention (MLA)").
 std::uint64_t weights_per_layer(const ModelConfig& config);
 // The full layer's MLP weights of `layer`, in elements: 3·D·F dense, or the router D·E plus
 // every expert's 3·D·Fe (routed and shared). 0 in the attention block.
@@ -75,7 +75,7 @@ std::uint64_t kv_blocks_per_head(const ModelConfig& config);
 std::uint64_t kv_block_table_bytes(const ModelConfig& config);
 // The cache of the multi-head attention that a config's cache stands in for, at its B, N, H, L
 // and kv_dtype: G = H heads of dh for grouped attention; for latent attention, K of d_n + d_r
-// and V of d_v for every head (docs/counting.md, "Latent attention"). kv_cache_bytes for MHA.
+// and V of d_v for every head (docs/counting.md, "Latent attention (MLA)"). kv_cache_bytes for MHA.
 std::uint64_t kv_cache_bytes_as_mha(const ModelConfig& config);
 StepCost step_cost(const ModelConfig& config, DecodePath path,
                    std::optional<std::uint64_t> experts_read = std::nullopt);

@@ -14,8 +14,8 @@
 namespace kvbench {
 
 // A fast kernel and its naive twin disagree when their relative error (relative_error in
-// reference.hpp: max |fast - naive| / max |naive|) reaches this: the equivalence tolerance of
-// docs/model.md, which fp32 kernels meet with two orders of magnitude to spare.
+// reference.hpp: max |fast - naive| / max |naive|) reaches this (docs/measuring.md#kernel-check;
+// the measure is docs/model.md#equivalence's).
 inline constexpr double kernel_check_tolerance = 1e-4;
 
 struct KernelCheck {

@@ -19,7 +19,7 @@ void rmsnorm_naive(const float* x, std::size_t n_rows, std::size_t dim, const fl
 // RoPE on the query and key heads of qkv rows (n_rows, qkv_dim): row r sits at position
 // first_pos + r % seq_len. Hugging Face Llama's rotate-half convention: in each head of dh
 // values, element i < dh/2 pairs with i + dh/2 and turns by pos · rope_theta^(-2i/dh)
-// (docs/model.md says why this convention). Values are left alone.
+// (Hugging Face Llama's rotate-half convention, which docs/model.md#the-full-layer names). Values are left alone.
 // Requires: head_dim even; seq_len >= 1.
 void apply_rope(const ModelConfig& config, float* qkv, std::size_t n_rows, std::size_t seq_len, std::size_t first_pos);
 void apply_rope_naive(const ModelConfig& config, float* qkv, std::size_t n_rows, std::size_t seq_len,

@@ -7,7 +7,7 @@
 
 namespace kvbench {
 
-// Accepts the naming variants of the families kvbench presets (docs/memory.md, "--model-config"):
+// Accepts the naming variants of the families kvbench presets (docs/memory.md#--model-config-file):
 //   nesting     a multimodal config's language model in text_config (Gemma 3, Llama 3.2 Vision)
 //   layers      num_hidden_layers | n_layer | num_layers
 //   width       hidden_size | n_embd | n_embed | d_model

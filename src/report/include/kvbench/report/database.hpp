@@ -69,7 +69,7 @@ struct StoredRun {
 // its references (kernel ISA, cores, last-level cache; "llc-unknown", "?c" when not known).
 std::string machine_class(const Environment& env);
 
-// The environment columns (csv.md#provenance-columns, and a JSON report's environment block) of
+// The environment columns (docs/csv.md#provenance-columns, and a JSON report's environment block) of
 // a run read back, by name: the cells kvbench writes for `env`.
 std::map<std::string, std::string> environment_cells(const Environment& env);
 // The inverse, as far as `cells` tell: a CSV row has no n_cores, llc_bytes or cache_sizes, which

@@ -18,7 +18,7 @@ namespace kvbench {
 // latency_mdape_pct. Files of every version from 1 to this one are read back.
 constexpr int report_schema_version = 2;
 
-// SPEC §4's columns, in their order: every kvbench report's rows start with them
+// The contract columns, in their order: every kvbench report's rows start with them
 // (docs/csv.md#contract-columns). From data/report_schema.json, which the plots read too.
 const std::vector<std::string>& contract_columns();
 
