@@ -13,6 +13,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <stdexcept>
 
 namespace kvbench {
 
@@ -220,6 +221,7 @@ KernelCheck check_query_tokens(const ModelConfig& config, const LayerWeights& la
 
 std::vector<KernelCheck> check_kernels(const ModelConfig& config, const ModelWeights& weights,
                                        const KernelCheckInputs& inputs, const StepKernels& kernels) {
+    if (inputs.step_in == nullptr) throw std::invalid_argument("check_kernels: no step inputs");
     if (config.is_latent()) return check_latent_kernels(config, weights, inputs, kernels);
     std::vector<KernelCheck> checks;
     const LayerWeights& layer = weights.layers.front();

@@ -214,8 +214,11 @@ public:
     // Every kernel of the point against its naive twin, on the point's own data (docs/measuring.md).
     double check(const GridPoint& point) {
         if (cache_) cache_->roll_back(filled_length());
+        // The step's projections are checked on the step's inputs, drawn here when the cached
+        // path does not run: they are the weights the uncached path reads too.
+        const std::vector<float> drawn = step_in_.empty() ? make_step_inputs(config_, seed_) : std::vector<float>{};
         return check_point_kernels(point, *weights_,
-                                   {step_in_.empty() ? nullptr : step_in_.data(),
+                                   {step_in_.empty() ? drawn.data() : step_in_.data(),
                                     full_out_.empty() ? nullptr : inputs_.data(), cache_ ? &*cache_ : nullptr,
                                     point.n_threads, forward_scratch_ ? &*forward_scratch_ : nullptr},
                                    kernels_);

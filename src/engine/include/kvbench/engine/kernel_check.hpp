@@ -28,7 +28,7 @@ struct KernelCheck {
 // causal attention, which runs on the whole prompt, to a sample of query rows (docs/measuring.md).
 struct KernelCheckInputs {
     // (Q·n_batch, model_dim) floats: the step's Q = n_query_tokens tokens of every sequence,
-    // token-major (its first n_batch rows are the first token's)
+    // token-major (its first n_batch rows are the first token's); required, whichever paths run
     const float* step_in = nullptr;
     // (n_batch, seq_len, model_dim) floats: every position's input, for the uncached path's
     // kernels; null when that path does not run.
