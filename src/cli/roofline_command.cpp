@@ -118,7 +118,7 @@ void measure_one(std::size_t n_threads, const std::filesystem::path& path, const
 
 CLI::App* add_roofline_command(CLI::App& app, RooflineCliOptions& options) {
     CLI::App* command = app.add_subcommand(
-        "roofline", "Measure peak memory read bandwidth and fp32 sgemm FLOP/s, and save them for roofline_pct");
+        "roofline", "Measure peak memory read bandwidth and fp32 sgemm FLOP/s, and save them: a sweep's roofline % is the least time they allow for a step's FLOPs and bytes, over its median");
     command->footer(R"(Examples:
   kvbench roofline              measure on the default thread count and save
   kvbench roofline -t 1,2       one measurement (and file) per thread count
