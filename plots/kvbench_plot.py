@@ -39,14 +39,14 @@ plots/reload_plot.py):
 """
 import argparse
 import collections
-import csv
-import io
 import json
 import math
 import os
 import pathlib
 import re
 import sys
+
+from plot_input import BadInput, Parser, check_output_dir, csv_rows, read_text
 
 # Imported by load_matplotlib(), once the arguments are read: --help and bad input need none.
 plt = None
@@ -64,10 +64,6 @@ PATH_STYLE = {"cached": "-", "uncached": "--"}
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*"]
 FIXED_COLOURS = {"MHA": "tab:blue", "MQA": "tab:red"}
 GQA_COLOURS = ["tab:green", "tab:orange", "tab:purple", "tab:brown", "tab:olive", "tab:cyan", "tab:pink"]
-
-
-class BadInput(Exception):
-    """A file that is not a kvbench CSV, or an option that cannot be honoured."""
 
 
 class MissingMatplotlib(Exception):
@@ -130,30 +126,6 @@ INTEGER_COLUMNS = SHAPE_COLUMNS + ["flops", "bytes", "kv_bytes"]
 NUMBER_COLUMNS = ["latency_us_median", "gflops"]
 # Empty where nothing was measured or compared (docs/csv.md), a number otherwise.
 OPTIONAL_NUMBER_COLUMNS = ["roofline_pct", "speedup", "kv_rel_error"]
-
-
-def read_text(path):
-    try:
-        with open(path, newline="") as f:
-            return f.read()
-    except OSError as error:
-        raise BadInput(f"cannot read {path}: {error.strerror}") from error
-    except UnicodeDecodeError as error:
-        raise BadInput(f"{path} is not a readable CSV: it is not text ({error.reason} at byte "
-                       f"{error.start})") from error
-
-
-def csv_rows(path, text):
-    """(header, [(line number, row)...]) of a CSV's text."""
-    try:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        header = reader.fieldnames or []
-        rows = [(reader.line_num, row) for row in reader]
-    except csv.Error as error:
-        raise BadInput(f"{path} is not a readable CSV: {error}") from error
-    if not header:
-        raise BadInput(f"{path} is empty")
-    return header, rows
 
 
 def check_fields(path, header, numbered):
@@ -672,13 +644,6 @@ DRAW = {"latency": figure_latency, "speedup": figure_speedup, "flops": figure_fl
         "roofline": figure_roofline, "generation": figure_generation, "formats": figure_formats}
 
 
-class Parser(argparse.ArgumentParser):
-    """Usage errors in one line, as the script's other errors."""
-
-    def error(self, message):
-        self.exit(2, f"kvbench_plot: error: {message} (see --help)\n")
-
-
 def positive(kind):
     def parse(text):
         try:
@@ -716,20 +681,6 @@ def parse_args(argv):
         parser.error("--peak-gflops and --peak-gbps go together")
     args.figures = wanted
     return args
-
-
-# Names a file of figures would have: -o takes the folder they go to, as kvbench's -o takes a report's file.
-IMAGE_SUFFIXES = {".png", ".svg", ".pdf", ".jpg", ".jpeg"}
-
-
-def check_output_dir(folder):
-    if folder is None or folder.is_dir():
-        return
-    if folder.exists():
-        raise BadInput(f"-o {folder} is a file: -o names the folder the figures go to")
-    if folder.suffix.lower() in IMAGE_SUFFIXES:
-        raise BadInput(f"-o {folder}: -o names a folder, not a figure (figures are named "
-                       f"<csv stem>-<figure>.<format> in it, e.g. -o plots/)")
 
 
 def load_roofline(path):
@@ -907,7 +858,7 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
         # Everything read and checked before the first figure: bad input leaves no file or folder behind.
-        check_output_dir(args.output_dir)
+        check_output_dir(args.output_dir, "<csv stem>-<figure>.<format>")
         args.roofline_peaks = load_roofline(args.roofline) if args.roofline else None
         inputs = [(path, *read_input(path)) for path in args.csv]
         load_matplotlib()

@@ -19,43 +19,17 @@ Examples, from the source tree (the second draws the stored reference figure):
   /usr/bin/python3 plots/reload_plot.py results/reference-reload-*.csv -o plots/
 """
 import argparse
-import csv
-import io
 import json
 import math
 import sys
 from pathlib import Path
 
+from plot_input import BadInput, Parser, check_output_dir, csv_rows, read_text
+
 COLUMNS = ("model", "kv_dtype", "prefix_tokens", "reload_ms", "prefill_ms", "tier_gb_per_s")
 # Drawn on log axes: each must be a number above 0.
 POSITIVE_COLUMNS = ("reload_ms", "prefill_ms", "tier_gb_per_s")
 MARKERS = "os^vDx*+"
-# Names a file of figures would have: -o takes the folder the figure goes to.
-IMAGE_SUFFIXES = {".png", ".svg", ".pdf", ".jpg", ".jpeg"}
-
-
-class BadInput(Exception):
-    pass
-
-
-class Parser(argparse.ArgumentParser):
-    """Usage errors in one line, as the script's other errors."""
-
-    def error(self, message):
-        self.exit(2, f"reload_plot: error: {message} (see --help)\n")
-
-
-def read_text(path):
-    try:
-        with open(path, newline="") as file:
-            return file.read()
-    except OSError as error:
-        raise BadInput(f"{path}: {error.strerror}") from error
-    except UnicodeDecodeError as error:
-        raise BadInput(f"{path} is not a readable CSV: it is not text ({error.reason} at byte "
-                       f"{error.start})") from error
-
-
 def is_json(text):
     if text.lstrip()[:1] not in ("{", "["):
         return False
@@ -72,14 +46,7 @@ def read_rows(path):
     if is_json(text):
         raise BadInput(f"{path} is JSON; reload_plot reads CSV (kvbench reload ... -f csv, -o FILE.csv, "
                        "or --export csv:FILE)")
-    try:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        header = reader.fieldnames or []
-        numbered = [(reader.line_num, row) for row in reader]
-    except csv.Error as error:
-        raise BadInput(f"{path} is not a readable CSV: {error}") from error
-    if not header:
-        raise BadInput(f"{path} is empty")
+    header, numbered = csv_rows(path, text)
     missing = [c for c in COLUMNS if c not in header]
     if missing and "path" in header and "latency_us_median" in header:
         raise BadInput(f"{path} is a kvbench sweep or generate CSV: draw it with plots/kvbench_plot.py")
@@ -100,16 +67,6 @@ def read_rows(path):
             if not (number > 0 and math.isfinite(number)):
                 raise BadInput(f"{path}, line {line}: {column} is {value}; a log axis needs it above 0")
     return [row for _, row in numbered]
-
-
-def check_output_dir(folder):
-    if folder is None or folder.is_dir():
-        return
-    if folder.exists():
-        raise BadInput(f"-o {folder} is a file: -o names the folder the figure goes to")
-    if folder.suffix.lower() in IMAGE_SUFFIXES:
-        raise BadInput(f"-o {folder}: -o names a folder, not a figure (the figure is named "
-                       "<csv stem>.<format> in it, e.g. -o plots/)")
 
 
 def draw(plt, rows, out_path):
@@ -158,7 +115,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         # Everything read and checked before the first figure: bad input leaves nothing behind.
-        check_output_dir(args.output_dir)
+        check_output_dir(args.output_dir, "<csv stem>.<format>")
         inputs = [(path, read_rows(path)) for path in args.csv]
     except BadInput as error:
         print(f"reload_plot: error: {error}", file=sys.stderr)

@@ -1,0 +1,58 @@
+"""What the plot scripts share about their input and output: errors in one line, a CSV read
+whole before anything is drawn, and -o as the folder the figures go to."""
+
+import argparse
+import csv
+import io
+import pathlib
+
+# Names a file of figures would have: -o takes the folder they go to, as kvbench's -o takes a
+# report's file.
+IMAGE_SUFFIXES = {".png", ".svg", ".pdf", ".jpg", ".jpeg"}
+
+
+class BadInput(Exception):
+    """A file that is not the CSV a script draws, or an option it cannot honour."""
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors in one line, as the scripts' other errors."""
+
+    def error(self, message):
+        self.exit(2, f"{pathlib.Path(self.prog).stem}: error: {message} (see --help)\n")
+
+
+def read_text(path):
+    try:
+        with open(path, newline="") as f:
+            return f.read()
+    except OSError as error:
+        raise BadInput(f"cannot read {path}: {error.strerror}") from error
+    except UnicodeDecodeError as error:
+        raise BadInput(f"{path} is not a readable CSV: it is not text ({error.reason} at byte "
+                       f"{error.start})") from error
+
+
+def csv_rows(path, text):
+    """(header, [(line number, row)...]) of a CSV's text."""
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        rows = [(reader.line_num, row) for row in reader]
+    except csv.Error as error:
+        raise BadInput(f"{path} is not a readable CSV: {error}") from error
+    if not header:
+        raise BadInput(f"{path} is empty")
+    return header, rows
+
+
+def check_output_dir(folder, figure_names):
+    """Refuses an -o that is a file, or named like a figure; figure_names: how the figures in
+    the folder are named, for the message."""
+    if folder is None or folder.is_dir():
+        return
+    if folder.exists():
+        raise BadInput(f"-o {folder} is a file: -o names the folder the figures go to")
+    if folder.suffix.lower() in IMAGE_SUFFIXES:
+        raise BadInput(f"-o {folder}: -o names a folder, not a figure (figures are named "
+                       f"{figure_names} in it, e.g. -o plots/)")
