@@ -160,7 +160,7 @@ int run_history_command(const HistoryCliOptions& options) {
                                     fmt::join(written, ", ")));
         for (const OutputTarget& target : plan.files()) {
             if (target.format == OutputFormat::csv) {
-                streams.message(fmt::format("plot it: /usr/bin/python3 plots/kvbench_plot.py {} (from the kvbench source tree)", target.path));
+                streams.message(plot_hint("plots/kvbench_plot.py", target.path));
             }
         }
     }

@@ -104,10 +104,14 @@ void announce_written(const OutputStreams& streams, const ExportResult& exported
     }
     // Nothing to plot in a file of no rows (every point failed).
     if (const std::string csv = exported.csv_to_plot(); !csv.empty() && n_rows > 0) {
-        streams.message(fmt::format("plot it: /usr/bin/python3 plots/kvbench_plot.py {} (from the kvbench source tree)", csv));
+        streams.message(plot_hint("plots/kvbench_plot.py", csv));
     }
 }
 
 std::string count_rows(std::size_t n_rows) { return fmt::format("{} row{}", n_rows, n_rows == 1 ? "" : "s"); }
+
+std::string plot_hint(const std::string& script, const std::string& csv) {
+    return fmt::format("plot it: /usr/bin/python3 {} {} (from the kvbench source tree)", script, csv);
+}
 
 }  // namespace kvbench

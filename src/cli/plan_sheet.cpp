@@ -174,7 +174,7 @@ void emit_sheet(const Sheet& sheet, const OutputPlan& plan) {
     write_sheet(streams.tables(), OutputFormat::table, sheet, streams.table_width());
     if (!written.empty()) streams.message(fmt::format("wrote {} to {}", count_rows(sheet.rows.size()), fmt::join(written, ", ")));
     if (!sheet.plot_script.empty() && !csv.empty() && !sheet.rows.empty()) {
-        streams.message(fmt::format("plot it: /usr/bin/python3 {} {} (from the kvbench source tree)", sheet.plot_script, csv));
+        streams.message(plot_hint(sheet.plot_script, csv));
     }
 }
 

@@ -64,4 +64,7 @@ void announce_written(const OutputStreams& streams, const ExportResult& exported
 // "1 row", "8 rows".
 std::string count_rows(std::size_t n_rows);
 
+// The line that tells how to draw a written csv: the plot script of plots/ that reads it.
+std::string plot_hint(const std::string& script, const std::string& csv);
+
 }  // namespace kvbench
