@@ -46,7 +46,7 @@ import pathlib
 import re
 import sys
 
-from plot_input import BadInput, Parser, check_output_dir, csv_rows, read_text
+from plot_input import BadInput, Parser, check_fields, check_output_dir, csv_rows, json_kind, read_text, save
 
 # Imported by load_matplotlib(), once the arguments are read: --help and bad input need none.
 plt = None
@@ -126,15 +126,6 @@ INTEGER_COLUMNS = SHAPE_COLUMNS + ["flops", "bytes", "kv_bytes"]
 NUMBER_COLUMNS = ["latency_us_median", "gflops"]
 # Empty where nothing was measured or compared (docs/csv.md), a number otherwise.
 OPTIONAL_NUMBER_COLUMNS = ["roofline_pct", "speedup", "kv_rel_error"]
-
-
-def check_fields(path, header, numbered):
-    """Refuses a row cut short (a file written in part) or one longer than the header."""
-    for line, row in numbered:
-        if None in row.values() or None in row:
-            fields = len(header) - list(row.values()).count(None) + len(row.get(None) or [])
-            raise BadInput(f"{path}, line {line}: {fields} fields where the header has {len(header)}: "
-                           f"is the row cut short?")
 
 
 def check_numbers(path, line, row, columns, integer=False, optional=False):
@@ -659,8 +650,7 @@ def positive(kind):
 def parse_args(argv):
     parser = Parser(
         prog="kvbench_plot.py", description=__doc__.split("\n\n")[0],
-        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
-        formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=80))
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     parser.add_argument("csv", nargs="+", type=pathlib.Path,
                         help="kvbench CSV files (sweep, generate, or history -f csv)")
     parser.add_argument("-o", "--output-dir", type=pathlib.Path,
@@ -763,22 +753,11 @@ def figure_history(path, rows):
     return fig, list(lines)
 
 
-def save(fig, target, args):
-    """Writes one figure; the -o folder is made only now, so a run that draws nothing leaves none behind."""
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(target, dpi=args.dpi)
-    except OSError as error:
-        raise BadInput(f"cannot write {target}: {error.strerror or error}") from error
-    finally:
-        plt.close(fig)
-
-
 def plot_history(path, rows, args):
     fig, lines = figure_history(path, rows)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     target = (args.output_dir or path.parent) / f"{path.stem}-history.{args.format}"
-    save(fig, target, args)
+    save(plt, fig, target, dpi=args.dpi)
     print(f"wrote {target}: {len(lines)} series: {'; '.join(f'{p} (m{m})' for p, m in sorted(lines))}")
     return [target]
 
@@ -798,7 +777,7 @@ def plot_file(path, rows, args):
         subtitle(fig, rows)
         fig.tight_layout(rect=(0, 0.03, 1, 1))
         target = out_dir / f"{path.stem}-{name}.{args.format}"
-        save(fig, target, args)
+        save(plt, fig, target, dpi=args.dpi)
         written.append(target)
         print(f"wrote {target}: {len(lines)} series: {'; '.join(style.label(k) for k in lines)}")
     return written
@@ -806,26 +785,6 @@ def plot_file(path, rows, args):
 
 # What sets apart the files the plots do not read, so that the error names the right tool.
 RELOAD_COLUMNS = ["model", "prefix_tokens", "reload_ms", "prefill_ms"]
-
-
-def json_kind(text):
-    """'report' (a kvbench JSON or JSON Lines report), 'reload' (reload's sheet), 'other' JSON, or None."""
-    if text.lstrip()[:1] not in ("{", "["):
-        return None
-    try:
-        data = json.loads(text)
-    except ValueError:
-        try:
-            data = json.loads(text.lstrip().splitlines()[0])  # JSON Lines: one row a line
-        except ValueError:
-            return None
-    rows = data.get("rows", [data]) if isinstance(data, dict) else data
-    first = rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], dict) else {}
-    if "prefix_tokens" in first:
-        return "reload"
-    if "peak_gflops" in first:
-        return "roofline"
-    return "report" if "path" in first and "latency_us_median" in first else "other"
 
 
 def read_input(path):

@@ -4,6 +4,7 @@ whole before anything is drawn, and -o as the folder the figures go to."""
 import argparse
 import csv
 import io
+import json
 import pathlib
 
 # Names a file of figures would have: -o takes the folder they go to, as kvbench's -o takes a
@@ -16,7 +17,12 @@ class BadInput(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """Usage errors in one line, as the scripts' other errors."""
+    """Usage errors in one line, as the scripts' other errors; help within 80 columns, the
+    description and epilog as written."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("formatter_class", lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=80))
+        super().__init__(**kwargs)
 
     def error(self, message):
         self.exit(2, f"{pathlib.Path(self.prog).stem}: error: {message} (see --help)\n")
@@ -56,3 +62,44 @@ def check_output_dir(folder, figure_names):
     if folder.suffix.lower() in IMAGE_SUFFIXES:
         raise BadInput(f"-o {folder}: -o names a folder, not a figure (figures are named "
                        f"{figure_names} in it, e.g. -o plots/)")
+
+
+def check_fields(path, header, numbered):
+    """Refuses a row cut short (a file written in part) or one longer than the header."""
+    for line, row in numbered:
+        if None in row.values() or None in row:
+            fields = len(header) - list(row.values()).count(None) + len(row.get(None) or [])
+            raise BadInput(f"{path}, line {line}: {fields} fields where the header has {len(header)}: "
+                           f"is the row cut short?")
+
+
+def json_kind(text):
+    """'report' (a kvbench JSON or JSON Lines report), 'reload' (reload's sheet), 'other' JSON, or None."""
+    if text.lstrip()[:1] not in ("{", "["):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        try:
+            data = json.loads(text.lstrip().splitlines()[0])  # JSON Lines: one row a line
+        except ValueError:
+            return None
+    rows = data.get("rows", [data]) if isinstance(data, dict) else data
+    first = rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], dict) else {}
+    if "prefix_tokens" in first:
+        return "reload"
+    if "peak_gflops" in first:
+        return "roofline"
+    return "report" if "path" in first and "latency_us_median" in first else "other"
+
+
+def save(plt, fig, target, **savefig_options):
+    """Writes one figure and closes it; its folder is made only now, so a run that draws nothing
+    leaves none behind."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(target, **savefig_options)
+    except OSError as error:
+        raise BadInput(f"cannot write {target}: {error.strerror or error}") from error
+    finally:
+        plt.close(fig)

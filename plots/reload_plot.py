@@ -18,32 +18,20 @@ Examples, from the source tree (the second draws the stored reference figure):
       -o reload.csv && /usr/bin/python3 plots/reload_plot.py reload.csv
   /usr/bin/python3 plots/reload_plot.py results/reference-reload-*.csv -o plots/
 """
-import argparse
-import json
 import math
 import sys
 from pathlib import Path
 
-from plot_input import BadInput, Parser, check_output_dir, csv_rows, read_text
+from plot_input import BadInput, Parser, check_fields, check_output_dir, csv_rows, json_kind, read_text, save
 
 COLUMNS = ("model", "kv_dtype", "prefix_tokens", "reload_ms", "prefill_ms", "tier_gb_per_s")
 # Drawn on log axes: each must be a number above 0.
 POSITIVE_COLUMNS = ("reload_ms", "prefill_ms", "tier_gb_per_s")
 MARKERS = "os^vDx*+"
-def is_json(text):
-    if text.lstrip()[:1] not in ("{", "["):
-        return False
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
-
-
 def read_rows(path):
     """The rows of a reload CSV, every one checked before anything is drawn."""
     text = read_text(path)
-    if is_json(text):
+    if json_kind(text) is not None:
         raise BadInput(f"{path} is JSON; reload_plot reads CSV (kvbench reload ... -f csv, -o FILE.csv, "
                        "or --export csv:FILE)")
     header, numbered = csv_rows(path, text)
@@ -54,9 +42,8 @@ def read_rows(path):
         raise BadInput(f"{path}: not a `kvbench reload -f csv` file (no column {', '.join(missing)})")
     if not numbered:
         raise BadInput(f"{path}: no rows")
+    check_fields(path, header, numbered)
     for line, row in numbered:
-        if None in row.values() or None in row:
-            raise BadInput(f"{path}, line {line}: not the header's {len(header)} fields: is the row cut short?")
         for column in ("prefix_tokens",) + POSITIVE_COLUMNS:
             value = row[column]
             try:
@@ -92,21 +79,13 @@ def draw(plt, rows, out_path):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
-    try:
-        # Made only now, so that a run that draws nothing leaves no folder behind.
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out_path, bbox_inches="tight")
-    except OSError as error:
-        raise BadInput(f"cannot write {out_path}: {error.strerror or error}") from error
-    finally:
-        plt.close(fig)
+    save(plt, fig, out_path, bbox_inches="tight")
     print(f"wrote {out_path}: {len(models)} models, {len(kv_dtypes)} KV types")
 
 
 def main(argv=None):
     parser = Parser(prog="reload_plot.py", description=__doc__.split("\n\n")[0],
-                    epilog="\n\n".join(__doc__.split("\n\n")[1:]),
-                    formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=80))
+                    epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     parser.add_argument("csv", nargs="+", type=Path, help="`kvbench reload -f csv` files")
     parser.add_argument("-o", "--output-dir", type=Path,
                         help="folder for the figures (default: beside each CSV); created if missing")
