@@ -15,6 +15,12 @@ namespace kvbench::test {
 
 inline std::uint64_t round_up(std::uint64_t n, std::uint64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
 
+// Positions in split k of n positions cut into `splits`, as attend_decode cuts a context
+// (src/engine/attention.cpp: split k holds [k·n/splits, (k+1)·n/splits)).
+inline std::uint64_t split_length(std::uint64_t n, std::uint64_t splits, std::uint64_t k) {
+    return (k + 1) * n / splits - k * n / splits;
+}
+
 // attend_group's executed FLOPs as its header documents them, written from the documentation
 // and not from the kernel: the padding of keys and head_dim on top of the useful work.
 inline std::uint64_t documented_group_flops(std::uint64_t n_rows, std::uint64_t head_dim, std::uint64_t n_ctx) {
@@ -58,7 +64,7 @@ inline std::uint64_t expected_decode_executed(const ModelConfig& config, std::ui
     const std::uint64_t gs = config.group_size(), dh = config.head_dim();
     std::uint64_t padding = 0;
     for (std::size_t split = 0; split < n_splits; ++split) {
-        const std::uint64_t len = (split + 1) * n_ctx / n_splits - split * n_ctx / n_splits;
+        const std::uint64_t len = split_length(n_ctx, n_splits, split);
         padding += documented_group_flops(gs, dh, len) - naive_group_flops(gs, dh, len);
     }
     return naive_flops + config.n_batch * config.n_kv_heads * padding;

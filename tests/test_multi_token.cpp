@@ -70,8 +70,8 @@ std::uint64_t documented_multi_token_executed(const ModelConfig& config, std::si
     for (std::size_t b = 0; b < config.n_batch; ++b) {
         const std::uint64_t common = n_ctx - config.seq_lag_of(b) - n_tokens + 1;
         for (std::uint64_t k = 0; k < splits; ++k) {
-            const std::uint64_t length = (k + 1) * common / splits - k * common / splits;
-            executed += config.n_kv_heads * test::documented_group_flops(n_tokens * group, dh, length);
+            executed += config.n_kv_heads *
+                        test::documented_group_flops(n_tokens * group, dh, test::split_length(common, splits, k));
         }
         for (std::uint64_t i = 0; i < n_tokens; ++i) {
             executed += config.n_kv_heads * test::documented_group_flops(group, dh, i);

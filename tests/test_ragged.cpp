@@ -129,8 +129,8 @@ TEST_CASE("attend_decode over a ragged cache equals its naive twin, with splits 
     for (std::size_t b = 0; b < config.n_batch; ++b) {
         const std::uint64_t n_b = config.seq_len_of(b);
         for (std::uint64_t split = 0; split < 4; ++split) {
-            const std::uint64_t len = (split + 1) * n_b / 4 - split * n_b / 4;
-            executed += config.n_kv_heads * test::documented_group_flops(config.group_size(), config.head_dim(), len);
+            executed += config.n_kv_heads * test::documented_group_flops(config.group_size(), config.head_dim(),
+                                                                         test::split_length(n_b, 4, split));
         }
     }
     CHECK(fast_flops.executed == executed);

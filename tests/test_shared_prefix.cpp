@@ -121,18 +121,15 @@ std::uint64_t documented_shared_prefix_executed(const ModelConfig& config, std::
         decode_split_count(config.n_kv_heads, n_prefix, threads, scratch.shared_prefix->max_prefix_splits);
     const std::size_t suffix_splits =
         decode_split_count(config.n_batch * config.n_kv_heads, n_suffix, threads, scratch.max_splits);
-    const auto length = [](std::uint64_t n, std::uint64_t splits, std::uint64_t k) {
-        return (k + 1) * n / splits - k * n / splits;
-    };
     const std::uint64_t group = config.group_size(), dh = config.head_dim();
     std::uint64_t executed = 0;
     for (std::uint64_t k = 0; k < prefix_splits; ++k) {
         executed += config.n_kv_heads *
-                    test::documented_group_flops(config.n_batch * group, dh, length(n_prefix, prefix_splits, k));
+                    test::documented_group_flops(config.n_batch * group, dh, test::split_length(n_prefix, prefix_splits, k));
     }
     for (std::uint64_t k = 0; k < suffix_splits; ++k) {
         executed += config.n_batch * config.n_kv_heads *
-                    test::documented_group_flops(group, dh, length(n_suffix, suffix_splits, k));
+                    test::documented_group_flops(group, dh, test::split_length(n_suffix, suffix_splits, k));
     }
     return executed;
 }
