@@ -1,5 +1,9 @@
-// Whether OpenBLAS is held below the CPU's instruction set, and how the run says so.
+// Whether OpenBLAS is held below the CPU's instruction set, and how the run says so; which
+// matrix units the kernels use beside their instruction set.
+#include "kernels/small_m_amx.hpp"
+
 #include "kvbench/engine/blas.hpp"
+#include "kvbench/engine/kernel_isa.hpp"
 #include "kvbench/measure/blas_isa.hpp"
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/report/report.hpp"
@@ -61,3 +65,22 @@ TEST_CASE("the run's header carries the held-back note as its own line") {
 }
 
 }  // namespace kvbench
+
+TEST_CASE("the environment names AMX's int8 tiles where the kernels use them, in the JSON and the header") {
+    const Environment env = collect_environment();
+    // kernel_isa(), not tuning.hpp: this file is compiled without the kernels' -march, and would
+    // read the portable row.
+    const bool tiles_in_use = std::string(kernel_isa()) == "avx512" && amx_int8_usable();
+    CHECK(env.kernel_tiles == (tiles_in_use ? "amx-int8" : ""));
+    std::ostringstream json;
+    write_json(json, {}, env);
+    const nlohmann::json parsed = nlohmann::json::parse(json.str());
+    CHECK(parsed.at("environment").at("kernel_tiles").is_null() == env.kernel_tiles.empty());
+
+    Environment described;
+    described.kernel_isa = "avx512";
+    described.kernel_tiles = "amx-int8";
+    CHECK(run_description_lines({}, described)[2].find("kernels avx512 + amx-int8)") != std::string::npos);
+    described.kernel_tiles.clear();
+    CHECK(run_description_lines({}, described)[2].find("kernels avx512)") != std::string::npos);
+}

@@ -1,10 +1,12 @@
 // Projections on the kernel measured fastest for the row count: the small-m kernel for 1 row to
-// 3 groups of 8 rows, OpenBLAS sgemm for more. The small-m kernel reads W once per group, where
+// 3 groups of 8 rows (int8 weights from 5 rows on AMX's tiles where the CPU has them), OpenBLAS
+// sgemm for more. The small-m kernel reads W once per group, where
 // sgemm streams W far below the memory bandwidth
 // (bench/journal/2026-11-30-linear-sgemv-small-m-or-sgemm.md), and one row's W as four far-apart
 // streams, faster than OpenBLAS's sgemv (bench/journal/2026-12-02-one-row-of-x-as-four-streams.md).
 #include "kvbench/engine/linear.hpp"
 
+#include "kernels/small_m_amx.hpp"
 #include "kernels/small_m_gemm.hpp"
 #include "kernels/small_m_typed.hpp"
 #include "kernels/tuning.hpp"
@@ -33,6 +35,19 @@ std::size_t converted_block_rows(std::size_t n_rows, std::size_t in_dim, std::si
     return std::clamp<std::size_t>(std::max(l2_rows, n_rows / 2), 1, std::min(out_dim, max_rows));
 }
 
+// int8 weights from amx_int8_from_rows rows of x on AMX's tiles, where the CPU has them and the
+// OS grants them (docs/model.md, "Weight element types"); false where the tiles did not run.
+bool ran_on_amx_tiles(const float* x, std::size_t n_rows, std::size_t in_dim, WeightView w, std::size_t out_dim,
+                      float beta, float* y) {
+    constexpr std::size_t from_rows = tuning.small_m_typed.amx_int8_from_rows;
+    if (w.dtype != WeightDtype::int8 || from_rows == 0 || n_rows < from_rows || n_rows > amx_int8_max_rows ||
+        !amx_int8_usable()) {
+        return false;
+    }
+    return small_m_gemm_int8_amx(x, n_rows, in_dim, static_cast<const std::int8_t*>(w.elements), w.scales, out_dim,
+                                 beta, y);
+}
+
 }  // namespace
 
 std::uint64_t linear(const float* x, std::size_t n_rows, std::size_t in_dim, WeightView w,
@@ -46,7 +61,7 @@ std::uint64_t linear(const float* x, std::size_t n_rows, std::size_t in_dim, Wei
             if (w.dtype == WeightDtype::f32) {
                 small_m_gemm(x + first * in_dim, rows, in_dim, static_cast<const float*>(w.elements), out_dim, beta,
                              y + first * out_dim);
-            } else {
+            } else if (!ran_on_amx_tiles(x + first * in_dim, rows, in_dim, w, out_dim, beta, y + first * out_dim)) {
                 small_m_gemm_typed(x + first * in_dim, rows, in_dim, {w.elements, w.scales, w.dtype}, out_dim, beta,
                                    y + first * out_dim);
             }

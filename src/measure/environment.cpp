@@ -225,6 +225,7 @@ Environment collect_environment() {
     env.build_type = or_unknown(KVBENCH_BUILD_TYPE);
     env.compiler = or_unknown(KVBENCH_COMPILER);
     env.kernel_isa = kernel_isa();
+    env.kernel_tiles = kernel_tiles();
     env.optimized_build = is_optimized_build(compiled_optimized(), env.build_type);
     env.cpu_model = read_cpu_model();
     env.n_cores = available_cores();

@@ -23,6 +23,7 @@ Json environment_json(const Environment& env) {
     j["build_type"] = env.build_type;
     j["compiler"] = env.compiler;
     j["kernel_isa"] = env.kernel_isa;
+    j["kernel_tiles"] = string_or_null(env.kernel_tiles);
     j["optimized_build"] = env.optimized_build;
     j["cpu_model"] = env.cpu_model;
     j["n_cores"] = env.n_cores;

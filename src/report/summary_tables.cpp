@@ -460,9 +460,9 @@ std::vector<std::string> run_description_lines(const std::vector<ResultRow>& row
     std::vector<std::string> lines{
         fmt::format("machine: {}", machine),
         fmt::format("BLAS:    {} ({})", or_unknown(env.blas_library), or_unknown(env.blas_threading)),
-        fmt::format("build:   {} {} ({}, kernels {}); kvbench {}", or_unknown(env.build_type),
+        fmt::format("build:   {} {} ({}, kernels {}{}); kvbench {}", or_unknown(env.build_type),
                     or_unknown(env.git_commit), or_unknown(env.compiler), or_unknown(env.kernel_isa),
-                    or_unknown(env.tool_version)),
+                    env.kernel_tiles.empty() ? "" : " + " + env.kernel_tiles, or_unknown(env.tool_version)),
         fmt::format("run:     threads {}; cache {}",
                     threads.empty() ? std::string(missing) : fmt::format("{}", fmt::join(threads, ", ")),
                     cache_states.empty() ? std::string(missing) : fmt::format("{}", fmt::join(cache_states, ", ")))};

@@ -183,6 +183,13 @@ struct KernelTuning {
         std::size_t line_prefetch_bytes;
         // Below this many weights one thread streams W alone, as small_m's.
         std::size_t min_parallel_weights;
+        // linear(): int8 weights from this many rows of x (0: never) on AMX's int8 tiles where
+        // the CPU has them (small_m_amx.cpp): from 5 rows the vector tiles' f32 arithmetic, not the
+        // read, sets their pace; at 1-4 rows the two read alike
+        // (bench/journal/2026-12-05-amx-int8-weights.md).
+        std::size_t amx_int8_from_rows = 0;
+        // How far ahead of the chunk the tiles load each of W's rows is asked for, into L1.
+        std::size_t amx_prefetch_bytes = 128;
     } small_m_typed;
 
     // linear() (linear.cpp): the projections' kernel by row count.
@@ -227,7 +234,7 @@ inline constexpr KernelTuning avx512_tuning{
     .small_m_typed = {.max_streams = 4, .int8_max_streams = 8, .int8_lines_per_step = 2,
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .x_in_l2_on_intel = true, .line_prefetch_bytes = 2048,
-                      .min_parallel_weights = std::size_t{1} << 16},
+                      .min_parallel_weights = std::size_t{1} << 16, .amx_int8_from_rows = 5},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024,
                    .converted_block_max_bytes = 32 * 1024 * 1024},
     .decode = {.min_split_positions = 64},

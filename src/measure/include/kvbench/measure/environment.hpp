@@ -14,6 +14,7 @@ struct Environment {
     std::string build_type;        // Release, Debug, ...
     std::string compiler;          // "GNU 12.2.0"
     std::string kernel_isa;        // kvbench's kernels: "avx512", "avx2+fma" or "portable"
+    std::string kernel_tiles;      // matrix units they use on this CPU: "amx-int8", or empty (kernel_isa.hpp)
     bool optimized_build = true;   // false for Debug or sanitizer builds: their timings mean nothing
     std::string cpu_model;         // /proc/cpuinfo's name of the CPU (cpu_model.hpp)
     std::size_t n_cores = 0;       // cores this process may use
