@@ -64,9 +64,7 @@ TEST_CASE("the run's header carries the held-back note as its own line") {
     CHECK(run_description_lines({}, env).size() == 4);
 }
 
-}  // namespace kvbench
-
-TEST_CASE("the environment names AMX's int8 tiles where the kernels use them, in the JSON and the header") {
+TEST_CASE("the environment names AMX's int8 tiles where int8 weights would run on them, in the JSON and the header") {
     const Environment env = collect_environment();
     // kernel_isa(), not tuning.hpp: this file is compiled without the kernels' -march, and would
     // read the portable row.
@@ -84,3 +82,5 @@ TEST_CASE("the environment names AMX's int8 tiles where the kernels use them, in
     described.kernel_tiles.clear();
     CHECK(run_description_lines({}, described)[2].find("kernels avx512)") != std::string::npos);
 }
+
+}  // namespace kvbench

@@ -38,7 +38,9 @@ constexpr std::size_t parts = 4;                // 8-bit parts per element of x
 constexpr int part_shift = 7;                   // each part 2^7 finer than the one before
 constexpr double part_step = 1.0 / (1 << part_shift);
 constexpr std::size_t chunk_cols = 64;          // columns of W per tile row (64 bytes)
-constexpr std::size_t block_rows = 32;          // W's rows per block: two A tiles of 16
+// W's rows per block: two A tiles of 16, whose 32 streams read 23-24 GB/s where one tile's 16
+// read 21.5 (bench/journal/2026-12-05-amx-int8-weights.md).
+constexpr std::size_t block_rows = 32;
 constexpr std::size_t tile_bytes = 1024;        // 16 rows × 64 bytes
 // Columns summed in 32 bits before the sums are moved to doubles: no part of x passes 2^6 in
 // magnitude and no weight 2^7, so 2^17 columns stay below 2^30.
@@ -158,6 +160,11 @@ TileSource w_tile(const Block& block, std::size_t a, std::size_t chunk, std::siz
     return {padded, 64};
 }
 
+// GCC 12's _tile_loadd is an asm without a memory clobber: nothing tells the compiler that it
+// reads the padded copy, so without this the next copy into the same buffer could be moved
+// above the load.
+inline void loaded_from_memory() { asm volatile("" ::: "memory"); }
+
 // One block's outputs: y[m][o] for its rows o, every row m of x.
 __attribute__((target("amx-tile,amx-int8"))) void block_product(const Block& block, std::size_t in_dim,
                                                                  const std::int8_t* packed, std::size_t n_tiles,
@@ -186,11 +193,13 @@ __attribute__((target("amx-tile,amx-int8"))) void block_product(const Block& blo
             const std::int8_t* parts_tile = packed + c * n_tiles * tile_bytes;
             const TileSource w0 = w_tile(block, 0, c, in_dim, padded.data());
             _tile_loadd(0, w0.data, w0.stride);
+            loaded_from_memory();
             _tile_loadd(2, parts_tile, 64);
             _tile_dpbssd(4, 0, 2);
             if (a_tiles == 2) {
                 const TileSource w1 = w_tile(block, 1, c, in_dim, padded.data());
                 _tile_loadd(1, w1.data, w1.stride);
+                loaded_from_memory();
                 _tile_dpbssd(6, 1, 2);
             }
             if (n_tiles == 2) {

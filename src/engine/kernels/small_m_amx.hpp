@@ -1,6 +1,6 @@
 // small_m_gemm_int8_amx(): y = x · W^T (+ y) for a few rows of x over int8 weights, on the
 // tile unit of Intel's AMX (Sapphire Rapids and later), where the vector kernels' f32
-// arithmetic caps the read from 5 rows of x on (docs/model.md, "Weight element types").
+// arithmetic caps the read from a few rows of x on (docs/model.md, "Weight element types").
 #pragma once
 
 #include <cstddef>

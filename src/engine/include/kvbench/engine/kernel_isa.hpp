@@ -9,10 +9,12 @@ namespace kvbench {
 // from different builds or CPUs are never mistaken for a change of the kernels themselves.
 const char* kernel_isa();
 
-// Matrix units beside that path that this run's kernels use on this CPU: "amx-int8" where int8
-// weights go through AMX's tiles (small_m_amx.hpp: an AVX-512 build on a CPU with them and an
-// OS that grants them), else "". Unlike kernel_isa it follows the CPU and the OS, so it is
-// recorded beside it: the same build runs int8 weights differently on Zen and on Xeon.
+// Matrix units beside that path that the kernels take on this CPU: "amx-int8" where int8
+// weights at tuning.hpp's amx_int8_from_rows to 8 rows of x go through AMX's tiles
+// (small_m_amx.hpp: an AVX-512 build on a CPU with them and an OS that grants them), else "".
+// A property of the machine and build, as kernel_isa is, not of the points run: a run of f32
+// weights says it too. Unlike kernel_isa it follows the CPU and the OS, so it is recorded
+// beside it: the same build multiplies int8 weights differently on Zen and on Xeon.
 const char* kernel_tiles();
 
 }  // namespace kvbench
