@@ -9,8 +9,8 @@
 namespace kvbench {
 
 // On a shared or virtualised host, memory bandwidth drifts by tens of percent over minutes
-// (seen on the reference machine: 50 to 90 GB/s), so a roofline measured at the start may no
-// longer describe the machine the points ran on.
+// (on the reference machines: docs/performance.md#bandwidth-drift-on-the-reference-machines),
+// so a roofline measured at the start may no longer describe the machine the points ran on.
 std::optional<std::string> bandwidth_drift_warning(std::size_t n_threads, const Roofline& roofline, double now_gbps) {
     const double ratio = now_gbps / roofline.peak_gbps;
     if (ratio >= 1 - tolerated_bandwidth_drift && ratio <= 1 + tolerated_bandwidth_drift) return std::nullopt;

@@ -90,8 +90,8 @@ float sum_floats(const float* x, std::size_t n_floats) {
 // Best read rate in GB/s over n_reps streaming passes of buffer_bytes.
 double measure_read_gbps(std::size_t buffer_bytes, std::size_t n_reps, NowNs now_ns) {
     const std::size_t n_floats = buffer_bytes / sizeof(float);
-    // Page-aligned, as the weights and KV cache are: a stream starting mid-page read at
-    // 69 GB/s where the same stream page-aligned read at 83 GB/s on the reference machine.
+    // Page-aligned, as the weights and KV cache are: a stream starting mid-page read
+    // measurably slower on the reference machine (docs/measuring.md, "Allocation").
     PageAlignedVector<float> buffer(n_floats);  // (n_floats) floats
     float* const data = buffer.data();
     // Written with the same shares the sums read, so every page is backed by real memory

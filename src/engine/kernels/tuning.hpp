@@ -143,7 +143,7 @@ struct KernelTuning {
         std::size_t pass_rows;
         std::size_t passes_from_rows;
         // On an Intel CPU the first pass prefetches the whole next tile: on an AVX-512 Xeon guest
-        // the x86-64-v3 build read 8 rows of D=4096 0.82× as long so, where on Zen 5 each pass
+        // the x86-64-v3 build read 8 rows of D=4096 0.83× as long so, where on Zen 5 each pass
         // prefetching its share had been a fifth faster
         // (bench/journal/2026-12-05-v3-passes-prefetch-by-vendor.md). Only the AVX2 class runs
         // passes; not measured on an AVX2-only Intel CPU.

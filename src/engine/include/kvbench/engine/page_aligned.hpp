@@ -22,10 +22,12 @@ void free_page_aligned(void* storage, std::size_t bytes) noexcept;
 bool huge_pages_advised(const void* storage, std::size_t bytes);
 
 // Streams that start mid-page cost the hardware prefetcher a page crossing inside every
-// row; measured on the 2-core reference machine, the B=8, D=4096 projections ran 5–8 %
-// faster from page-aligned weights. Also keeps results independent of where malloc puts
-// a buffer, since every kernel then sees the same alignment. Huge pages: a streaming step
-// otherwise walks the page table every 4 KiB (measured: attention 6–12 % faster cold).
+// row; a weight or cache that started mid-page made the B=8, D=4096 step measurably slower
+// (the first figures of docs/performance.md#amd-epyc-zen-5-kvm-guest). Also keeps results
+// independent of where malloc puts a buffer, since every kernel then sees the same
+// alignment. Huge pages: a streaming step otherwise walks the page table every 4 KiB, which
+// made cold attention measurably slower (docs/measuring.md#huge-pages,
+// bench/journal/2026-12-02-huge-pages.md).
 template <typename T>
 struct PageAlignedAllocator {
     using value_type = T;
