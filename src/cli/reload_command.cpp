@@ -2,6 +2,7 @@
 // break-even sheet.
 #include "cli/reload_command.hpp"
 
+#include "cli/dry_run.hpp"
 #include "cli/grid_guard.hpp"
 #include "cli/hardware_option.hpp"
 #include "cli/model_options.hpp"
@@ -9,8 +10,10 @@
 #include "cli/plan_sheet.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/engine/cost_model.hpp"
 #include "kvbench/measure/budget.hpp"
 #include "kvbench/measure/file_bandwidth.hpp"
+#include "kvbench/measure/roofline.hpp"
 #include "kvbench/measure/run_context.hpp"
 #include "kvbench/measure/runner.hpp"
 #include "kvbench/measure/stats.hpp"
@@ -36,6 +39,8 @@ constexpr const char* reload_examples = R"(Examples:
   kvbench reload --model llama-3-8b,mistral-7b --tier-path /mnt/nvme \
       -n 1K,4K,16K
       the tier measured by writing and reading a 256 MiB file in /mnt/nvme
+  kvbench reload --model llama-3-70b -n 32K,128K --tier-bw 2GB/s --dry-run
+      what those prefills would cost to measure; nothing measured
 
 Reload time is predicted: the prefix's KV bytes over the tier's bandwidth. The
 prefill is measured here: the uncached forward of the model's full layer (norms,
@@ -152,6 +157,93 @@ void check_prefill_memory(const ModelPreset& model, const ModelConfig& config, s
 }
 
 
+// --dry-run: each prefill a run would measure, with the memory it holds and its time estimated
+// at half the roofline of the assumed peaks (reload reads no roofline), beside the reload that
+// --tier-bw predicts. Nothing is measured and a --tier-path is not probed.
+Sheet dry_run_sheet(const std::vector<ModelPreset>& models, const std::vector<std::uint64_t>& prefixes,
+                    const std::vector<KvDtype>& cache_types, std::uint64_t n_layers, std::size_t n_threads,
+                    std::uint64_t n_reps, const ReloadCliOptions& options) {
+    std::optional<double> tier_bytes_per_s;
+    std::string tier_note;
+    if (options.tier_bw && options.tier_path) {
+        throw ConfigError("--tier-bw, --tier-path: give one: the tier's bandwidth, or a path on it to measure");
+    }
+    if (options.tier_bw) {
+        tier_bytes_per_s = parse_byte_rate(*options.tier_bw, "--tier-bw");
+        tier_note = fmt::format("Tier: {} GB/s, given by --tier-bw.", format_number(*tier_bytes_per_s / 1e9));
+    } else if (options.tier_path) {
+        parse_byte_size(options.probe_size, "--probe-size");
+        tier_note = fmt::format("Tier: to be measured by reading {}, which a dry run does not do: no reload time.",
+                                *options.tier_path);
+    } else {
+        tier_note = "Tier: neither --tier-bw nor --tier-path given (a run needs one): no reload time.";
+    }
+    Sheet sheet;
+    sheet.title = "Recompute or reload, dry run: the prefills a run would measure";
+    const auto column = [&](std::string key, std::string header, Align align) {
+        sheet.columns.push_back({std::move(key), std::move(header), align, true});
+    };
+    column("model", "model", Align::left);
+    column("kv_dtype", "KV dtype", Align::left);
+    column("prefix_tokens", "P", Align::right);
+    column("kv_bytes", "KV bytes", Align::right);
+    column("reload_s", "reload", Align::right);
+    column("prefill_s", "prefill", Align::right);
+    column("memory_bytes", "memory", Align::right);
+    const auto seconds_cell = [](double seconds) { return SheetCell{seconds, format_run_time(seconds)}; };
+    const MemoryLimit limit = memory_limit(std::nullopt);
+    std::uint64_t most_memory = 0;
+    const Roofline assumed = roofline_or_assumed(nullptr);
+    const RunOptions run = prefill_run_options(n_reps);
+    double run_seconds = 0;
+    for (const ModelPreset& model : models) {
+        for (const std::uint64_t prefix : prefixes) {
+            const ModelConfig config = prefill_config(model, prefix, n_layers);
+            const GridPoint point{config, n_threads, true};
+            run_seconds += estimate_point_seconds(point, run, nullptr, 0);
+            const double forward_s = roofline_time_s(step_flops(config, DecodePath::uncached),
+                                                     step_bytes(config, DecodePath::uncached), assumed) /
+                                     estimate_achieved_fraction;
+            const double prefill_s = forward_s * static_cast<double>(model.n_layers) / static_cast<double>(n_layers);
+            const std::uint64_t memory = point_memory_bytes(point, run);
+            most_memory = std::max(most_memory, memory);
+            for (const KvDtype kv_dtype : cache_types) {
+                const std::uint64_t kv_bytes = sequence_bill(model, prefix, CacheLayout{kv_dtype, 1}).kv_bytes;
+                std::vector<SheetCell>& cells = sheet.rows.emplace_back();
+                cells.push_back(text_cell(model.name));
+                cells.push_back(text_cell(std::string(kv_dtype_info(kv_dtype).name)));
+                cells.push_back(count_cell(prefix));
+                cells.push_back({kv_bytes, format_bytes(kv_bytes)});
+                cells.push_back(tier_bytes_per_s ? seconds_cell(reload_seconds(kv_bytes, *tier_bytes_per_s))
+                                                 : SheetCell{nullptr, "-"});
+                cells.push_back(seconds_cell(prefill_s));
+                cells.push_back({memory, format_bytes(memory)});
+            }
+        }
+    }
+    sheet.notes.push_back(tier_note);
+    sheet.notes.push_back(
+        "Reload predicted: the prefix's KV bytes (windows applied) over the tier's bandwidth. Prefill estimated: the "
+        "model's uncached forward over P tokens at half the roofline of the assumed peaks (" +
+        fmt::format("{} GFLOP/s, {} GB/s; reload reads no roofline). Memory: what measuring it holds.",
+                    format_number(assumed.peak_gflops), format_number(assumed.peak_gbps)));
+    sheet.notes.push_back(fmt::format("Measuring {} prefill{} on {} layer{} ({} thread{}, a warm-up and {} "
+                                      "repetition{} each) would take about {}.",
+                                      models.size() * prefixes.size(), models.size() * prefixes.size() == 1 ? "" : "s",
+                                      n_layers, n_layers == 1 ? "" : "s", n_threads, n_threads == 1 ? "" : "s", n_reps,
+                                      n_reps == 1 ? "" : "s", format_run_time(run_seconds)));
+    // What the run would refuse, said here rather than found there.
+    if (limit.bytes && most_memory > *limit.bytes) {
+        sheet.notes.push_back(fmt::format("A run refuses a prefill that needs more than {} ({}): lower --prefix or "
+                                          "--layers.",
+                                          format_bytes(*limit.bytes), limit.name));
+    }
+    if (run_seconds > max_unconfirmed_seconds) {
+        sheet.notes.push_back("A run of more than an hour needs --yes.");
+    }
+    return sheet;
+}
+
 }  // namespace
 
 CLI::App* add_reload_command(CLI::App& app, ReloadCliOptions& options) {
@@ -183,6 +275,9 @@ CLI::App* add_reload_command(CLI::App& app, ReloadCliOptions& options) {
     reload->add_option("-t,--threads", options.threads, "Compute threads (default: $OMP_NUM_THREADS, else all cores)")
         ->type_name("T");
     reload->add_flag("-y,--yes", options.yes, "Measure prefills estimated at more than an hour (refused without it)");
+    reload->add_flag("--dry-run", options.dry_run,
+                     "List the prefills with their memory and estimated time, and the reload --tier-bw predicts; "
+                     "measure nothing. With -o or -f, the list in that format");
     add_output_options(reload, options.out, sheet_formats());
     return reload;
 }
@@ -223,10 +318,14 @@ int run_reload_command(const ReloadCliOptions& options) {
         }
         // Also refuses what cannot be measured, before measuring.
         if (prefill_config(model, prefixes.front(), n_layers).block != BlockKind::full) attention_only.push_back(model.name);
-        check_prefill_memory(model, prefill_config(model, prefixes.back(), n_layers), n_threads, n_reps);
+        // A dry run shows what the checks below would refuse.
+        if (!options.dry_run) check_prefill_memory(model, prefill_config(model, prefixes.back(), n_layers), n_threads, n_reps);
+    }
+    const OutputPlan output = to_output_plan(options.out, sheet_formats());
+    if (options.dry_run) {
+        return emit_dry_run(dry_run_sheet(models, prefixes, cache_types, n_layers, n_threads, n_reps, options), output);
     }
     check_prefill_time(models, prefixes, n_layers, n_threads, n_reps, options.yes);
-    const OutputPlan output = to_output_plan(options.out, sheet_formats());
     const Tier tier = resolve_tier(options);
 
     Sheet sheet;

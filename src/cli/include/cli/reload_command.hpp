@@ -26,13 +26,15 @@ struct ReloadCliOptions {
     std::string n_reps = "3";               // --reps
     std::optional<std::string> threads;     // -t; unset: default_thread_count()
     bool yes = false;                       // -y: prefills of more than an hour
+    bool dry_run = false;                   // --dry-run: the prefills' estimates; nothing measured
     OutputCliOptions out;  // -o, -f, --export, -q, -v (output_options.hpp)
 };
 
 CLI::App* add_reload_command(CLI::App& app, ReloadCliOptions& options);
 
 // Measures the tier (unless --tier-bw gives it) and each model's prefill at every prefix, then
-// writes the sheet. Throws ConfigError naming the flag on bad input, before measuring. Returns 0.
+// writes the sheet; with --dry-run, writes what each prefill would cost instead, measuring and
+// probing nothing. Throws ConfigError naming the flag on bad input, before measuring. Returns 0.
 int run_reload_command(const ReloadCliOptions& options);
 
 }  // namespace kvbench
