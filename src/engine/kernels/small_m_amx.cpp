@@ -225,8 +225,8 @@ __attribute__((target("amx-tile,amx-int8"))) void block_product(const Block& blo
     }
 }
 
+// What run_blocks needs of the call; x itself is read only by pack_parts, before it.
 struct Product {
-    const float* x;
     std::size_t n_rows, in_dim;
     const std::int8_t* w;
     const float* scales;
@@ -286,7 +286,7 @@ bool small_m_gemm_int8_amx(const float* x, std::size_t n_rows, std::size_t in_di
     {
         const auto n_threads = static_cast<std::size_t>(omp_get_num_threads());
         const auto thread = static_cast<std::size_t>(omp_get_thread_num());
-        run_blocks({x, n_rows, in_dim, w, scales, out_dim, beta, y}, parts_data, n_tiles, row_scale,
+        run_blocks({n_rows, in_dim, w, scales, out_dim, beta, y}, parts_data, n_tiles, row_scale,
                    n_blocks * thread / n_threads, n_blocks * (thread + 1) / n_threads);
     }
     return true;
