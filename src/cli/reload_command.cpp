@@ -10,7 +10,6 @@
 #include "cli/plan_sheet.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/config.hpp"
-#include "kvbench/engine/cost_model.hpp"
 #include "kvbench/measure/budget.hpp"
 #include "kvbench/measure/file_bandwidth.hpp"
 #include "kvbench/measure/roofline.hpp"
@@ -58,14 +57,18 @@ struct Tier {
     std::string note;
 };
 
-Tier resolve_tier(const ReloadCliOptions& options) {
+// The tier --tier-bw gives, if it does; refuses both --tier-bw and --tier-path.
+std::optional<Tier> given_tier(const ReloadCliOptions& options) {
     if (options.tier_bw && options.tier_path) {
         throw ConfigError("--tier-bw, --tier-path: give one: the tier's bandwidth, or a path on it to measure");
     }
-    if (options.tier_bw) {
-        const double rate = parse_byte_rate(*options.tier_bw, "--tier-bw");
-        return {rate, fmt::format("Tier: {} GB/s, given by --tier-bw.", format_number(rate / 1e9))};
-    }
+    if (!options.tier_bw) return std::nullopt;
+    const double rate = parse_byte_rate(*options.tier_bw, "--tier-bw");
+    return Tier{rate, fmt::format("Tier: {} GB/s, given by --tier-bw.", format_number(rate / 1e9))};
+}
+
+Tier resolve_tier(const ReloadCliOptions& options) {
+    if (std::optional<Tier> given = given_tier(options)) return *given;
     if (!options.tier_path) {
         throw ConfigError("--tier-bw or --tier-path: say where the cache sits: its bandwidth (--tier-bw 2GB/s) or a "
                           "directory or file on that tier to measure (--tier-path /mnt/nvme)");
@@ -126,9 +129,9 @@ double measure_prefill(PointRunner& runner, const ModelConfig& config, std::size
 // Refuses (ConfigError) prefills estimated at more than an hour in all, unless confirmed: the
 // uncached forward grows with P², and a --prefix of 1M tokens would run for days. The estimate
 // is the sweep's (estimate_point_seconds), at the assumed peaks: reload reads no roofline.
-void check_prefill_time(const std::vector<ModelPreset>& models, const std::vector<std::uint64_t>& prefixes,
-                        std::uint64_t n_layers, std::size_t n_threads, std::size_t n_reps, bool confirmed) {
-    if (confirmed) return;
+// Measuring every model's prefill at every prefix, estimated at the assumed peaks.
+double estimated_prefill_seconds(const std::vector<ModelPreset>& models, const std::vector<std::uint64_t>& prefixes,
+                                 std::uint64_t n_layers, std::size_t n_threads, std::size_t n_reps) {
     double seconds = 0;
     for (const ModelPreset& model : models) {
         for (const std::uint64_t prefix : prefixes) {
@@ -136,6 +139,13 @@ void check_prefill_time(const std::vector<ModelPreset>& models, const std::vecto
             seconds += estimate_point_seconds(point, prefill_run_options(n_reps), nullptr, 0);
         }
     }
+    return seconds;
+}
+
+void check_prefill_time(const std::vector<ModelPreset>& models, const std::vector<std::uint64_t>& prefixes,
+                        std::uint64_t n_layers, std::size_t n_threads, std::size_t n_reps, bool confirmed) {
+    if (confirmed) return;
+    const double seconds = estimated_prefill_seconds(models, prefixes, n_layers, n_threads, n_reps);
     if (seconds <= max_unconfirmed_seconds) return;
     throw ConfigError(fmt::format("--prefix {}: measuring the prefills would take about {} (more than an hour; the "
                                   "forward grows with P^2): lower --prefix or --layers, or give --yes",
@@ -163,14 +173,10 @@ void check_prefill_memory(const ModelPreset& model, const ModelConfig& config, s
 Sheet dry_run_sheet(const std::vector<ModelPreset>& models, const std::vector<std::uint64_t>& prefixes,
                     const std::vector<KvDtype>& cache_types, std::uint64_t n_layers, std::size_t n_threads,
                     std::uint64_t n_reps, const ReloadCliOptions& options) {
-    std::optional<double> tier_bytes_per_s;
+    const std::optional<Tier> tier = given_tier(options);
     std::string tier_note;
-    if (options.tier_bw && options.tier_path) {
-        throw ConfigError("--tier-bw, --tier-path: give one: the tier's bandwidth, or a path on it to measure");
-    }
-    if (options.tier_bw) {
-        tier_bytes_per_s = parse_byte_rate(*options.tier_bw, "--tier-bw");
-        tier_note = fmt::format("Tier: {} GB/s, given by --tier-bw.", format_number(*tier_bytes_per_s / 1e9));
+    if (tier) {
+        tier_note = tier->note;
     } else if (options.tier_path) {
         parse_byte_size(options.probe_size, "--probe-size");
         tier_note = fmt::format("Tier: to be measured by reading {}, which a dry run does not do: no reload time.",
@@ -194,18 +200,13 @@ Sheet dry_run_sheet(const std::vector<ModelPreset>& models, const std::vector<st
     const MemoryLimit limit = memory_limit(std::nullopt);
     std::uint64_t most_memory = 0;
     const Roofline assumed = roofline_or_assumed(nullptr);
-    const RunOptions run = prefill_run_options(n_reps);
-    double run_seconds = 0;
+    const double run_seconds = estimated_prefill_seconds(models, prefixes, n_layers, n_threads, n_reps);
     for (const ModelPreset& model : models) {
         for (const std::uint64_t prefix : prefixes) {
             const ModelConfig config = prefill_config(model, prefix, n_layers);
-            const GridPoint point{config, n_threads, true};
-            run_seconds += estimate_point_seconds(point, run, nullptr, 0);
-            const double forward_s = roofline_time_s(step_flops(config, DecodePath::uncached),
-                                                     step_bytes(config, DecodePath::uncached), assumed) /
-                                     estimate_achieved_fraction;
-            const double prefill_s = forward_s * static_cast<double>(model.n_layers) / static_cast<double>(n_layers);
-            const std::uint64_t memory = point_memory_bytes(point, run);
+            const double prefill_s = estimate_step_seconds(config, DecodePath::uncached, assumed) *
+                                     static_cast<double>(model.n_layers) / static_cast<double>(n_layers);
+            const std::uint64_t memory = point_memory_bytes(GridPoint{config, n_threads, true}, prefill_run_options(n_reps));
             most_memory = std::max(most_memory, memory);
             for (const KvDtype kv_dtype : cache_types) {
                 const std::uint64_t kv_bytes = sequence_bill(model, prefix, CacheLayout{kv_dtype, 1}).kv_bytes;
@@ -214,8 +215,7 @@ Sheet dry_run_sheet(const std::vector<ModelPreset>& models, const std::vector<st
                 cells.push_back(text_cell(std::string(kv_dtype_info(kv_dtype).name)));
                 cells.push_back(count_cell(prefix));
                 cells.push_back({kv_bytes, format_bytes(kv_bytes)});
-                cells.push_back(tier_bytes_per_s ? seconds_cell(reload_seconds(kv_bytes, *tier_bytes_per_s))
-                                                 : SheetCell{nullptr, "-"});
+                cells.push_back(tier ? seconds_cell(reload_seconds(kv_bytes, tier->bytes_per_s)) : SheetCell{nullptr, "-"});
                 cells.push_back(seconds_cell(prefill_s));
                 cells.push_back({memory, format_bytes(memory)});
             }

@@ -360,15 +360,14 @@ bool enough_repetitions(const RunOptions& options, std::size_t n_done, double el
     return n_done >= options.min_reps && elapsed_s >= options.min_time_s;
 }
 
+double estimate_step_seconds(const ModelConfig& config, DecodePath path, const Roofline& roofline) {
+    return roofline_time_s(step_flops(config, path), step_bytes(config, path), roofline) / estimate_achieved_fraction;
+}
+
 double estimate_point_seconds(const GridPoint& point, const RunOptions& options,
                               const Roofline* roofline, std::uint64_t flush_bytes) {
     const Roofline machine = roofline_or_assumed(roofline);
-    constexpr double achieved_fraction = estimate_achieved_fraction;
-    const ModelConfig& config = point.config;
-    auto step_seconds = [&](DecodePath path) {
-        return roofline_time_s(step_flops(config, path), step_bytes(config, path), machine) /
-               achieved_fraction;
-    };
+    auto step_seconds = [&](DecodePath path) { return estimate_step_seconds(point.config, path, machine); };
     const double flush_seconds =
         options.cold_cache ? 2.0 * static_cast<double>(flush_bytes) / (machine.peak_gbps * 1e9) : 0.0;
     // The repetitions the policy gives a step of `rep_seconds`, and the warm-ups before them.

@@ -4,6 +4,7 @@
 
 #include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/measure/clock.hpp"
+#include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/flop_count.hpp"
 #include "kvbench/engine/step_kernels.hpp"
 #include "kvbench/measure/roofline.hpp"
@@ -94,6 +95,9 @@ inline bool needs_cache(const RunOptions& options) { return options.run_cached |
 // assumes roofline_or_assumed's peaks.
 double estimate_point_seconds(const GridPoint& point, const RunOptions& options,
                               const Roofline* roofline, std::uint64_t flush_bytes);
+// One step of `path` (the uncached: the whole forward) as estimate_point_seconds counts it: at
+// half its roofline time on `roofline`.
+double estimate_step_seconds(const ModelConfig& config, DecodePath path, const Roofline& roofline);
 
 // What the runner calls before each timed repetition of a cold-cache run, outside the timer.
 // It gets the buffers the coming step touches (the clflush method evicts exactly those).
