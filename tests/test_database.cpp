@@ -51,6 +51,7 @@ Environment test_environment() {
     env.build_type = "Release";
     env.compiler = "GNU 12.2.0";
     env.kernel_isa = "avx2+fma";
+    env.kernel_tiles = "amx-int8";
     env.cpu_model = "AMD 'Zen', 8-core";  // a quote: SQL must escape it
     env.n_cores = 8;
     env.llc_bytes = 32u << 20;
@@ -157,6 +158,7 @@ TEST_CASE("a run written point by point reads back with every cell, sample and p
     CHECK(env.n_cores == 8);
     CHECK(env.llc_bytes == 32u << 20);
     CHECK(env.shard == "2/4");
+    CHECK(env.kernel_tiles == "amx-int8");
     CHECK(env.command_line == "kvbench sweep -g 4,1 -o 'a b.csv'");
     CHECK(env.timestamp == "2024-01-02T03:04:05Z");
     CHECK(machine_class(env) == "avx2+fma-8c-llc32mib");
@@ -282,11 +284,11 @@ TEST_CASE("a version-1 database is migrated when a run is added: its points read
                   "ALTER TABLE points DROP COLUMN seq_lens; ALTER TABLE points DROP COLUMN query_tokens; "
                   "ALTER TABLE points DROP COLUMN latency_us_per_token; ALTER TABLE points DROP COLUMN k_dtype; "
                   "ALTER TABLE points DROP COLUMN v_dtype; ALTER TABLE points DROP COLUMN shared_prefix; ALTER TABLE points DROP COLUMN kv_block; "
-                  "PRAGMA user_version = 1;");
+                  "ALTER TABLE runs DROP COLUMN kernel_tiles; PRAGMA user_version = 1;");
     std::vector<ResultRow> windowed = two_rows();
     for (ResultRow& row : windowed) row.config.layer_windows = {2};
     ResultsDatabase::open_for_writing(path).add_run(test_run("new"), stored_rows(windowed, {}));
-    CHECK(query(path, "PRAGMA user_version;") == "4");
+    CHECK(query(path, "PRAGMA user_version;") == "5");
     CHECK(query(path, "SELECT count(*) FROM results WHERE variant = '';") == "2");
     CHECK(query(path, "SELECT count(*) FROM results WHERE seq_lens = '';") == "4");  // version 3's, uniform
     // Version 3's key and value types: an older point's both its kv_dtype.
@@ -304,14 +306,14 @@ TEST_CASE("a version-2 database is migrated when a run is added: its points read
     execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN seq_lens; ALTER TABLE points DROP COLUMN "
                   "query_tokens; ALTER TABLE points DROP COLUMN latency_us_per_token; ALTER TABLE points DROP COLUMN "
                   "k_dtype; ALTER TABLE points DROP COLUMN v_dtype; ALTER TABLE points DROP COLUMN shared_prefix; ALTER TABLE points DROP COLUMN kv_block; "
-                  "PRAGMA user_version = 2;");
+                  "ALTER TABLE runs DROP COLUMN kernel_tiles; PRAGMA user_version = 2;");
     std::vector<ResultRow> ragged = two_rows();
     for (ResultRow& row : ragged) {
         row.config.n_batch = 2;
         row.config.seq_lens = {4, 1};
     }
     ResultsDatabase::open_for_writing(path).add_run(test_run("new"), stored_rows(ragged, {}));
-    CHECK(query(path, "PRAGMA user_version;") == "4");
+    CHECK(query(path, "PRAGMA user_version;") == "5");
     CHECK(query(path, "SELECT count(*) FROM results WHERE seq_lens = '';") == "2");
     CHECK(query(path, "SELECT count(*) FROM results WHERE seq_lens = '4 1';") == "2");
     CHECK(query(path, "SELECT count(*) FROM results WHERE query_tokens = 1;") == "4");
@@ -324,14 +326,14 @@ TEST_CASE("a version-3 database is migrated when a run is added: its points shar
     const ScratchDir dir("database");
     const std::filesystem::path path = dir.path / "old.sqlite";
     ResultsDatabase::open_for_writing(path).add_run(test_run("old"), stored_rows(two_rows(), {}));
-    execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN shared_prefix; ALTER TABLE points DROP COLUMN kv_block; PRAGMA user_version = 3;");
+    execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN shared_prefix; ALTER TABLE points DROP COLUMN kv_block; ALTER TABLE runs DROP COLUMN kernel_tiles; PRAGMA user_version = 3;");
     std::vector<ResultRow> shared = two_rows();
     for (ResultRow& row : shared) {
         row.config.n_batch = 2;
         row.config.shared_prefix = 2;
     }
     ResultsDatabase::open_for_writing(path).add_run(test_run("new"), stored_rows(shared, {}));
-    CHECK(query(path, "PRAGMA user_version;") == "4");
+    CHECK(query(path, "PRAGMA user_version;") == "5");
     CHECK(query(path, "SELECT count(*) FROM results WHERE shared_prefix = 0;") == "2");
     CHECK(query(path, "SELECT count(*) FROM results WHERE shared_prefix = 2;") == "2");
 }
@@ -340,13 +342,25 @@ TEST_CASE("a version-3 database is migrated when a run is added: its points read
     const ScratchDir dir("database");
     const std::filesystem::path path = dir.path / "old.sqlite";
     ResultsDatabase::open_for_writing(path).add_run(test_run("old"), stored_rows(two_rows(), {}));
-    execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN shared_prefix; ALTER TABLE points DROP COLUMN kv_block; PRAGMA user_version = 3;");
+    execute(path, "DROP VIEW results; ALTER TABLE points DROP COLUMN shared_prefix; ALTER TABLE points DROP COLUMN kv_block; ALTER TABLE runs DROP COLUMN kernel_tiles; PRAGMA user_version = 3;");
     std::vector<ResultRow> paged = two_rows();
     paged.front().config.kv_block = 16;  // the cached row; the uncached one keeps no cache
     ResultsDatabase::open_for_writing(path).add_run(test_run("new"), stored_rows(paged, {}));
-    CHECK(query(path, "PRAGMA user_version;") == "4");
+    CHECK(query(path, "PRAGMA user_version;") == "5");
     CHECK(query(path, "SELECT count(*) FROM results WHERE kv_block = 0;") == "3");
     CHECK(query(path, "SELECT count(*) FROM results WHERE kv_block = 16;") == "1");
+    CHECK(query(path, "PRAGMA integrity_check;") == "ok");
+}
+
+TEST_CASE("a version-4 database is migrated when a run is added: its runs name no matrix units") {
+    const ScratchDir dir("database");
+    const std::filesystem::path path = dir.path / "old.sqlite";
+    ResultsDatabase::open_for_writing(path).add_run(test_run("old"), stored_rows(two_rows(), {}));
+    execute(path, "DROP VIEW results; ALTER TABLE runs DROP COLUMN kernel_tiles; PRAGMA user_version = 4;");
+    ResultsDatabase::open_for_writing(path).add_run(test_run("new"), stored_rows(two_rows(), {}));
+    CHECK(query(path, "PRAGMA user_version;") == "5");
+    CHECK(query(path, "SELECT count(*) FROM results WHERE kernel_tiles = '';") == "2");
+    CHECK(query(path, "SELECT count(*) FROM results WHERE kernel_tiles = 'amx-int8';") == "2");
     CHECK(query(path, "PRAGMA integrity_check;") == "ok");
 }
 

@@ -134,7 +134,7 @@ TEST_CASE("the csv header carries the provenance columns after the spec ones") {
                              "latency_mdape_pct", "verify_rel_error", "kv_rel_error", "fits_in_llc", "flops_executed", "noisy", "flags", "reps_policy",
                              "seed", "warmup", "roofline_peak_gflops", "roofline_peak_gb_per_s", "roofline_source",
                              "k_dtype", "v_dtype", "kv_block", "tool_version", "git_commit",
-                             "build_type", "compiler", "kernel_isa", "cpu_model", "blas_library", "blas_threading",
+                             "build_type", "compiler", "kernel_isa", "kernel_tiles", "cpu_model", "blas_library", "blas_threading",
                              "openblas_coretype", "openblas_l2_size", "transparent_hugepage", "schema_version", "shard",
                              "command_line", "timestamp"}) {
         CHECK_NOTHROW(column_index(name));
@@ -179,15 +179,15 @@ TEST_CASE("two fabricated rows give the golden csv") {
         "query_tokens,latency_us_per_token,shared_prefix,cache_state,"
         "latency_us_p90,latency_us_mean,latency_cv_pct,latency_mdape_pct,verify_rel_error,kv_rel_error,block,ffn_dim,weight_dtype,experts_read,weight_rel_error,fits_in_llc,flops_executed,"
         "noisy,flags,reps_policy,seed,warmup,roofline_peak_gflops,roofline_peak_gb_per_s,roofline_source,k_dtype,v_dtype,kv_block,tool_version,"
-        "git_commit,build_type,compiler,kernel_isa,cpu_model,blas_library,blas_threading,openblas_coretype,openblas_l2_size,"
+        "git_commit,build_type,compiler,kernel_isa,kernel_tiles,cpu_model,blas_library,blas_threading,openblas_coretype,openblas_l2_size,"
         "transparent_hugepage,schema_version,shard,command_line,timestamp\n"
         "cached,1,4,8,2,1,4,1,2,f32,512,960,128,3,1.100,1.000,1.200,0.465455,0.872727,10.9091,3.81818,MQA,,,1,1.100,0,cold,"
         "1.180,1.100,9.09091,9.09091,3e-07,,attn,0,f32,,,true,512,true,noisy,reps=20 warmup=3,1,3,100,8,measured this run,f32,f32,0,"
-        "0.1.0,abc1234,Release,GNU 12.2.0,avx2+fma,\"AMD \"\"Zen\"\", 8-core\","
+        "0.1.0,abc1234,Release,GNU 12.2.0,avx2+fma,,\"AMD \"\"Zen\"\", 8-core\","
         "OpenBLAS 0.3.21,openmp,,,madvise,2,,\"kvbench sweep -g 4,1 -o 'a b.csv'\",2024-01-02T03:04:05Z\n"
         "uncached,1,4,8,2,1,4,1,2,f32,1856,1152,128,2,4.200,4.000,4.400,0.441905,0.274286,3.42857,1,MQA,,,1,4.200,0,cold,"
         "4.360,4.200,6.73435,4.7619,3e-07,,attn,0,f32,,,true,2048,false,,reps=20 warmup=3,1,3,100,8,measured this run,f32,f32,0,"
-        "0.1.0,abc1234,Release,GNU 12.2.0,avx2+fma,\"AMD \"\"Zen\"\", 8-core\","
+        "0.1.0,abc1234,Release,GNU 12.2.0,avx2+fma,,\"AMD \"\"Zen\"\", 8-core\","
         "OpenBLAS 0.3.21,openmp,,,madvise,2,,\"kvbench sweep -g 4,1 -o 'a b.csv'\",2024-01-02T03:04:05Z\n";
     CHECK(render(write_csv, two_rows()) == expected);
 }

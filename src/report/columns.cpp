@@ -113,6 +113,7 @@ const std::vector<EnvironmentColumn>& environment_columns() {
         {"build_type", [](const Environment& e) { return e.build_type; }},
         {"compiler", [](const Environment& e) { return e.compiler; }},
         {"kernel_isa", [](const Environment& e) { return e.kernel_isa; }},
+        {"kernel_tiles", [](const Environment& e) { return e.kernel_tiles; }},
         {"cpu_model", [](const Environment& e) { return e.cpu_model; }},
         {"blas_library", [](const Environment& e) { return e.blas_library; }},
         {"blas_threading", [](const Environment& e) { return e.blas_threading; }},

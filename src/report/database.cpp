@@ -160,6 +160,7 @@ std::map<std::string, std::string> environment_cells(const Environment& env) {
             {"build_type", env.build_type},
             {"compiler", env.compiler},
             {"kernel_isa", env.kernel_isa},
+            {"kernel_tiles", env.kernel_tiles},
             {"optimized_build", env.optimized_build ? "true" : "false"},
             {"cpu_model", env.cpu_model},
             {"n_cores", env.n_cores > 0 ? fmt::format("{}", env.n_cores) : ""},
@@ -186,6 +187,7 @@ Environment environment_of_cells(const std::map<std::string, std::string>& cells
     env.build_type = text("build_type");
     env.compiler = text("compiler");
     env.kernel_isa = text("kernel_isa");
+    env.kernel_tiles = text("kernel_tiles");
     env.optimized_build = text("optimized_build") != "false";
     env.cpu_model = text("cpu_model");
     env.n_cores = static_cast<std::size_t>(parse_count(text("n_cores")));

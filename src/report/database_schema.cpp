@@ -60,7 +60,8 @@ CREATE TABLE IF NOT EXISTS runs (
   finished_at TEXT,
   command_line TEXT NOT NULL,
   shard TEXT NOT NULL,
-  source TEXT NOT NULL
+  source TEXT NOT NULL,
+  kernel_tiles TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS points (
   point_id INTEGER PRIMARY KEY,
@@ -82,7 +83,7 @@ CREATE INDEX IF NOT EXISTS runs_by_machine ON runs (machine_id);
 
 // The results view: every point with its run's provenance, as one CSV row holds it.
 constexpr const char* view_provenance = R"(  builds.tool_version, builds.git_commit, builds.build_type, builds.compiler,
-  machines.kernel_isa, machines.cpu_model, machines.n_cores, machines.llc_bytes,
+  machines.kernel_isa, runs.kernel_tiles, machines.cpu_model, machines.n_cores, machines.llc_bytes,
   machines.blas_library, machines.blas_threading, machines.openblas_coretype,
   machines.openblas_l2_size, machines.transparent_hugepage,
   runs.shard, runs.command_line, runs.started_at AS timestamp, runs.command, runs.status
@@ -228,6 +229,11 @@ const std::vector<Migration>& migrations() {
         // older points share none and are contiguous caches.
         {3, "ALTER TABLE points ADD COLUMN shared_prefix INTEGER;\nUPDATE points SET shared_prefix = 0;\n"
             "ALTER TABLE points ADD COLUMN kv_block INTEGER;\nUPDATE points SET kv_block = 0;\n"
+            "DROP VIEW IF EXISTS results;\n" +
+                results_view_sql()},
+        // Version 5 names the matrix units a run's kernels used (kernel_tiles): a run's, not
+        // its machine's, as the OS may refuse them on a CPU that has them. Older runs say ''.
+        {4, "ALTER TABLE runs ADD COLUMN kernel_tiles TEXT NOT NULL DEFAULT '';\n"
             "DROP VIEW IF EXISTS results;\n" +
                 results_view_sql()},
     };

@@ -80,11 +80,11 @@ std::string insert_run_sql(const RunRecord& run) {
     sql += insert_ignoring("builds", build_fields(), cells);
     sql += fmt::format(
         "INSERT INTO runs (run_key, command, status, machine_id, build_id, started_at, finished_at, command_line, "
-        "shard, source)\n  VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {});\n",
+        "shard, source, kernel_tiles)\n  VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});\n",
         sql_quote(run.key), sql_quote(run.command), sql_quote(run_status_name(run.status)),
         select_id("machines", "machine_id", machine_fields(), cells), select_id("builds", "build_id", build_fields(), cells),
         sql_quote(run.env.timestamp), run.finished_at.empty() ? "NULL" : sql_quote(run.finished_at),
-        sql_quote(run.env.command_line), sql_quote(run.env.shard), sql_quote(run.source));
+        sql_quote(run.env.command_line), sql_quote(run.env.shard), sql_quote(run.source), sql_quote(run.env.kernel_tiles));
     return sql;
 }
 

@@ -12,7 +12,7 @@ namespace kvbench {
 
 // The layout of the database (docs/database.md#versions), kept in SQLite's PRAGMA user_version.
 // A database of an older version is migrated when a run is added to it; a newer one is refused.
-constexpr int database_schema_version = 4;
+constexpr int database_schema_version = 5;
 
 // PRAGMA application_id of a kvbench database ("kvbr"): a SQLite file without it holds
 // someone else's tables and is never written to.
@@ -49,7 +49,8 @@ struct Migration {
 // seq_lens, a ragged batch's contexts (empty on older points, uniform batches), query_tokens and
 // latency_us_per_token (1 and the median on older points), and the cache's key and value types
 // (k_dtype, v_dtype; an older point's both its kv_dtype); 3 to 4 adds shared_prefix (0 on older
-// points) and kv_block, a paged cache's positions per block (0, contiguous, on older points).
+// points) and kv_block, a paged cache's positions per block (0, contiguous, on older points);
+// 4 to 5 adds the runs' kernel_tiles ('' on older runs, which did not record it).
 const std::vector<Migration>& migrations();
 
 // `text` (a report's cell) as a value of `type`. Throws std::runtime_error naming `column` when
