@@ -6,8 +6,9 @@ log-log, one colour per model. The measured prefill (recomputing the prefix)
 is a solid line; the predicted reload from the tier is dashed, one marker per
 KV element type. Where a model's dashed line falls below its solid one,
 reloading is faster; the crossing is the break-even P. It reads the CSV's
-model, kv_dtype, prefix_tokens, reload_ms, prefill_ms and tier_gb_per_s
-(docs/planning.md#recompute-or-reload).
+model, kv_dtype, prefix_tokens, reload_ms, prefill_ms and tier_gb_per_s, and
+names the threads and measured_layers under the title where every row shares
+them (docs/planning.md#recompute-or-reload).
 
 Needs only Python 3 and Debian's python3-matplotlib; run it as
 plots/reload_plot.py or with /usr/bin/python3. Exit status: 0 done,
@@ -56,6 +57,21 @@ def read_rows(path):
     return [row for _, row in numbered]
 
 
+def measured_setup(rows):
+    """How the prefills were measured, from the columns every row shares; '' when they differ
+    or the CSV has none of them: a prefill time means little without its threads and layers."""
+    parts = []
+    threads = {r.get("threads", "") for r in rows}
+    if len(threads) == 1 and "" not in threads:
+        count = threads.pop()
+        parts.append(f"{count} thread{'' if count == '1' else 's'}")
+    layers = {r.get("measured_layers", "") for r in rows}
+    if len(layers) == 1 and "" not in layers:
+        count = layers.pop()
+        parts.append(f"{count} layer{'' if count == '1' else 's'} timed, times the model's layers")
+    return "prefill measured on " + ", ".join(parts) if parts else ""
+
+
 def draw(plt, rows, out_path):
     models = list(dict.fromkeys(r["model"] for r in rows))
     kv_dtypes = list(dict.fromkeys(r["kv_dtype"] for r in rows))
@@ -75,7 +91,9 @@ def draw(plt, rows, out_path):
     ax.set_xlabel("prefix P (tokens)")
     ax.set_ylabel("time (ms)")
     tiers = sorted({float(r["tier_gb_per_s"]) for r in rows})
-    ax.set_title("Recompute or reload, tier " + ", ".join(f"{t:.3g} GB/s" for t in tiers))
+    title = "Recompute or reload, tier " + ", ".join(f"{t:.3g} GB/s" for t in tiers)
+    setup = measured_setup(rows)
+    ax.set_title(f"{title}\n{setup}" if setup else title, fontsize="medium")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()

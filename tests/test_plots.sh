@@ -223,6 +223,11 @@ reload_plot=(/usr/bin/python3 "$(dirname "$2")/reload_plot.py")
   -o "$dir/reload.csv" >/dev/null 2>&1 || fail "kvbench reload failed"
 out=$("${reload_plot[@]}" "$dir/reload.csv" 2>&1) || fail "plotting a reload CSV failed: $out"
 check_png "$dir/reload.png"
+# The figure's second title line: how the prefills were measured, from the rows' shared columns.
+setup=$(/usr/bin/python3 -c 'import csv, sys; sys.path.insert(0, sys.argv[1]); import reload_plot
+print(reload_plot.measured_setup(list(csv.DictReader(open(sys.argv[2])))))' "$(dirname "$2")" "$dir/reload.csv")
+[ "$setup" = "prefill measured on 1 thread, 1 layer timed, times the model's layers" ] \
+  || fail "reload figure's setup line: '$setup'"
 refused "a sweep CSV to reload_plot" "threads.csv is a kvbench sweep or generate CSV: draw it with plots/kvbench_plot" \
   "${reload_plot[@]}" "$dir/threads.csv" -o "$dir/refused"
 refused "an image to reload_plot" "image.csv is not a readable CSV: it is not text" \
