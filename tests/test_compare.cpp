@@ -262,6 +262,12 @@ TEST_CASE("a CSV without samples falls back to the overlap of min-max ranges, an
     CHECK(table.str().find("1 of 1 rows carry no samples (a CSV keeps none)") != std::string::npos);
     CHECK(table.str().find("compare JSON or JSON Lines reports") != std::string::npos);
     CHECK(table.str().find("1 unclear") != std::string::npos);
+    // The test column says what the ranges did: an unclear row's overlap, a regression's gap.
+    CHECK(table.str().find("ranges overlap") != std::string::npos);
+    CHECK(table.str().find("ranges apart") == std::string::npos);
+    std::ostringstream apart_table;
+    write_comparison(apart_table, apart_rows, CompareFormat::table, 1000);
+    CHECK(apart_table.str().find("ranges apart") != std::string::npos);
 }
 
 TEST_CASE("compare's table and notes keep within the width they are given, and every row stays named") {

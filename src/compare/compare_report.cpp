@@ -18,7 +18,8 @@ namespace {
 std::string evidence(const ComparedRow& row) {
     switch (row.test) {
     case Test::u_test: return fmt::format("p={:.3g}", *row.p_value);
-    case Test::overlap: return row.verdict == Verdict::same ? "ranges overlap" : "ranges apart";
+    // From the ranges themselves: an unclear row's overlap with medians apart, not its verdict.
+    case Test::overlap: return row.other.min > row.base.max || row.other.max < row.base.min ? "ranges apart" : "ranges overlap";
     case Test::none: return row.verdict == Verdict::unknown ? "1 sample" : "-";
     }
     return "-";
