@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -233,8 +234,36 @@ TEST_CASE("plan_memory answers with weights taken off the budget, and adds the t
     const std::uint64_t kv_budget = *request.budget_bytes - rows[0].weight_bytes;
     CHECK(*rows[0].max_batch == kv_budget / (std::uint64_t{1} << 30));
     CHECK(rows[0].fits);
-    CHECK_FALSE(rows[1].fits);  // 64 GiB of MHA cache and 15 GiB of weights pass 64 GiB
-    CHECK(*rows[1].max_batch == kv_budget / (std::uint64_t{4} << 30));
+    CHECK_FALSE(rows[1].fits);  // 64 GiB of MHA cache and 16.5 GiB of weights pass 64 GiB
+    // Each twin is billed its own weights: K and V projections G heads wide, 2·L·D·dh a head.
+    const std::uint64_t per_kv_head = 2 * 32 * 4096 * 128;
+    CHECK(rows[1].n_params == rows[0].n_params + 24 * per_kv_head);
+    CHECK(rows[2].n_params == rows[0].n_params - 7 * per_kv_head);
+    CHECK(rows[1].weight_bytes == weight_bytes(rows[1].n_params, KvDtype::f16));
+    CHECK(rows[1].total_bytes == rows[1].weight_bytes + rows[1].kv_bytes_total);
+    const std::uint64_t mha_kv_budget = *request.budget_bytes - rows[1].weight_bytes;
+    CHECK(*rows[1].max_batch == mha_kv_budget / (std::uint64_t{4} << 30));
+    CHECK(*rows[1].max_batch == 11);  // 12 with the GQA model's weights
+}
+
+TEST_CASE("a twin's N* and its weights count the same projections") {
+    MemoryRequest request;
+    request.models = {preset("llama-3-8b")};
+    request.seq = {8192};
+    request.batch = {1};
+    request.kv_dtypes = {KvDtype::f16};
+    const std::vector<MemoryRow> rows = plan_memory(request);
+    REQUIRE(rows.size() == 3);
+    // N* is where the step's KV bytes meet its decoder weights' bytes (embeddings aside), so
+    // between two twins the N* × KV-bytes difference is their weights' difference.
+    const auto decoder_weight_bytes = [](const MemoryRow& row) { return *row.n_star * row.kv_bytes_per_token; };
+    for (const MemoryRow* twin : {&rows[1], &rows[2]}) {
+        REQUIRE(twin->n_star.has_value());
+        const double from_n_star = static_cast<double>(decoder_weight_bytes(*twin)) - static_cast<double>(decoder_weight_bytes(rows[0]));
+        const double from_weights = static_cast<double>(twin->weight_bytes) - static_cast<double>(rows[0].weight_bytes);
+        // N* is a whole number of tokens: within one token's KV bytes of each.
+        CHECK(std::abs(from_n_star - from_weights) <= static_cast<double>(twin->kv_bytes_per_token + rows[0].kv_bytes_per_token));
+    }
 }
 
 TEST_CASE("a broken preset file names the file, the model and the field") {

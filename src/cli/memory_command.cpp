@@ -273,7 +273,8 @@ Sheet memory_sheet(const MemoryRequest& request, const std::vector<MemoryRow>& r
     }
     sheet.notes.push_back(n_star_note(request));
     if (request.twins) {
-        sheet.notes.push_back("twin: the same model with G = H (MHA) or G = 1 (MQA), to show what its grouping saves.");
+        sheet.notes.push_back("twin: the same model with G = H (MHA) or G = 1 (MQA), its K and V projections (and so its weights) "
+                              "resized, to show what its grouping saves.");
     }
     if (weight_dtype == "f16") sheet.notes.push_back("Weights at f16 (bf16 is the same size); --weight-dtype changes it.");
     if (paged) {

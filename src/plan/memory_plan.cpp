@@ -86,6 +86,16 @@ std::optional<std::uint64_t> max_context(const ModelPreset& model, std::uint64_t
 ModelPreset with_kv_heads(const ModelPreset& model, std::uint64_t n_kv_heads) {
     ModelPreset twin = model;
     twin.n_kv_heads = n_kv_heads;
+    if (model.n_params != 0) {
+        const std::uint64_t per_kv_head = checked_mul(checked_mul(2 * model.n_layers, model.model_dim), model.head_dim);
+        if (n_kv_heads >= model.n_kv_heads) {
+            twin.n_params = checked_add(model.n_params, checked_mul(per_kv_head, n_kv_heads - model.n_kv_heads));
+        } else {
+            // A --params smaller than the projections it must hold is not a model: unknown, not wrapped.
+            const std::uint64_t removed = checked_mul(per_kv_head, model.n_kv_heads - n_kv_heads);
+            twin.n_params = removed < model.n_params ? model.n_params - removed : 0;
+        }
+    }
     return twin;
 }
 

@@ -47,6 +47,8 @@ std::optional<std::uint64_t> max_context(const ModelPreset& model, std::uint64_t
                                          std::uint64_t kv_budget_bytes);
 
 // The same model with G KV heads instead of its own: G = H is its MHA twin, G = 1 its MQA twin.
+// Its K and V projections are G heads wide, so its parameters (when known) change by
+// 2 · L · D · dh per KV head: a twin's weights are those of the model it would be.
 ModelPreset with_kv_heads(const ModelPreset& model, std::uint64_t n_kv_heads);
 
 // The same model with one window on every layer, or (nullopt) none: `kvbench memory --window`.
