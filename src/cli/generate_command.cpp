@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <iostream>
 #include <optional>
 
@@ -190,7 +191,7 @@ void print_generation_tables(const GeneratePlan& plan, const GenerationOutcome& 
 // ---- Step: outcome ----------------------------------------------------------------------
 
 // The closing lines and the exit status: 0, 1 when --verify failed or a file could not be
-// written, 130 when interrupted (by any of the signals).
+// written, 128 + the signal's number when one stopped it (as a sweep: 130 SIGINT, 143 SIGTERM).
 int report_generation_outcome(const GeneratePlan& plan, const GenerationOutcome& outcome, const RunContext& context,
                               const ExportResult& exported, const ExportManager& exporter,
                               const OutputStreams& streams, const RunMessages& messages) {
@@ -205,9 +206,12 @@ int report_generation_outcome(const GeneratePlan& plan, const GenerationOutcome&
     announce_written(streams, exported, outcome.rows.rows.size());
     exporter.check_report_stream();
     if (outcome.interrupted) {
-        fmt::print(stderr, "kvbench: interrupted after {} of {}; {} holds the finished ones\n", outcome.rows.rows.size(),
-                   plural(context.estimate.n_units, "step"), exported.holder());
-        return exit_for_signal(SIGINT);
+        // The flag is set after the signal's number, so a stopped run always has one.
+        const int signal = interrupting_signal() != 0 ? interrupting_signal() : SIGINT;
+        fmt::print(stderr, "kvbench: interrupted (SIG{}) after {} of {}; {} holds the finished ones\n",
+                   sigabbrev_np(signal), outcome.rows.rows.size(), plural(context.estimate.n_units, "step"),
+                   exported.holder());
+        return exit_for_signal(signal);
     }
     return outcome.verify_failures.empty() && exported.failed.empty() ? exit_ok : exit_failure;
 }
