@@ -101,6 +101,11 @@ RunContext prepare_generation(const GeneratePlan& plan, GenerationFlush& flush, 
         return estimate_generation_seconds(point, plan.generation, roofline,
                                            FlushCost{generation_flush_bytes(plan, env), flush.seconds});
     };
+    if (!plan.dry_run) {
+        request.before_rooflines = [&plan](std::size_t n_points, double assumed_seconds) {
+            confirm_point_count(n_points, assumed_seconds, plan.likely_intent, plan.yes, "kvbench generate");
+        };
+    }
     return prepare_run(plan.grid, request, messages);
 }
 

@@ -38,16 +38,31 @@ std::optional<std::string> likely_grid_intent(const std::vector<std::pair<std::s
     return std::nullopt;
 }
 
-void confirm_grid_size(std::size_t n_points, double estimated_s, const std::optional<std::string>& likely_intent,
-                       bool confirmed, std::string_view dry_run_command) {
-    if (confirmed || (n_points <= max_unconfirmed_points && estimated_s <= max_unconfirmed_seconds)) return;
-    throw ConfigError(fmt::format("the grid has {}, about {} to measure (more than {} points or an hour): "
+namespace {
+
+[[noreturn]] void refuse_grid(std::size_t n_points, double estimated_s, std::string_view time_basis,
+                              const std::optional<std::string>& likely_intent, std::string_view dry_run_command) {
+    throw ConfigError(fmt::format("the grid has {}, about {} to measure{} (more than {} points or an hour): "
                                   "{}give --yes to run it as it is{}",
-                                  plural(n_points, "point"), format_run_time(estimated_s),
+                                  plural(n_points, "point"), format_run_time(estimated_s), time_basis,
                                   max_unconfirmed_points,
                                   likely_intent ? fmt::format("did you mean {}? Or ", *likely_intent) : "",
                                   dry_run_command.empty() ? "" : fmt::format(", or list it with {} --dry-run",
                                                                              dry_run_command)));
+}
+
+}  // namespace
+
+void confirm_grid_size(std::size_t n_points, double estimated_s, const std::optional<std::string>& likely_intent,
+                       bool confirmed, std::string_view dry_run_command) {
+    if (confirmed || (n_points <= max_unconfirmed_points && estimated_s <= max_unconfirmed_seconds)) return;
+    refuse_grid(n_points, estimated_s, "", likely_intent, dry_run_command);
+}
+
+void confirm_point_count(std::size_t n_points, double assumed_s, const std::optional<std::string>& likely_intent,
+                         bool confirmed, std::string_view dry_run_command) {
+    if (confirmed || n_points <= max_unconfirmed_points) return;
+    refuse_grid(n_points, assumed_s, " at the assumed peaks", likely_intent, dry_run_command);
 }
 
 std::string memory_skip_warning(const std::string& label, const PointMemory& needed, const MemoryLimit& limit) {

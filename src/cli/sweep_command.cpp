@@ -90,6 +90,11 @@ RunContext prepare_sweep(const SweepPlan& plan, const RunMessages& messages) {
     request.estimate_of = [&plan](const GridPoint& point, const Roofline* roofline, const Environment& env) {
         return std::vector<double>{estimate_point_seconds(point, plan.run, roofline, flush_buffer_bytes(plan, env))};
     };
+    if (!plan.dry_run) {
+        request.before_rooflines = [&plan](std::size_t n_points, double assumed_seconds) {
+            confirm_point_count(n_points, assumed_seconds, plan.likely_intent, plan.yes, "kvbench sweep");
+        };
+    }
     return prepare_run(plan.grid, request, messages);
 }
 

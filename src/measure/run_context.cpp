@@ -240,6 +240,9 @@ RunContext prepare_run(const Grid& grid, const RunRequest& request, const RunMes
     warn_about_threads(grid, context.env, messages);
     context.memory_limit = memory_limit(request.max_memory_bytes);
     context.points = keep_points_that_fit(grid, request, context.memory_limit, context.env, messages);
+    if (request.before_rooflines) {
+        request.before_rooflines(context.points.size(), estimate_run(context.points, request, {}, context.env).total_seconds);
+    }
     context.rooflines = load_rooflines(request.rooflines, context.points, context.env, messages);
     context.estimate = estimate_run(context.points, request, context.rooflines, context.env);
     return context;

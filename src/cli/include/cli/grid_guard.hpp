@@ -39,6 +39,11 @@ std::optional<std::string> likely_grid_intent(const std::vector<std::pair<std::s
 // ("kvbench sweep") is the command whose --dry-run lists the grid; "" when it has none.
 void confirm_grid_size(std::size_t n_points, double estimated_s, const std::optional<std::string>& likely_intent,
                        bool confirmed, std::string_view dry_run_command);
+// The count's half of confirm_grid_size, for before any roofline is measured (RunRequest::
+// before_rooflines): a grid of too many points is refused before the run measures or saves
+// anything. `assumed_s` is its time at the assumed peaks, and the line says so.
+void confirm_point_count(std::size_t n_points, double assumed_s, const std::optional<std::string>& likely_intent,
+                         bool confirmed, std::string_view dry_run_command);
 
 // "skipping <label>: it needs 9.00 GiB, more than --max-memory (8.00 GiB); most of it the KV cache
 // (8.00 GiB): lower --seq or --batch, ...": the pre-flight's warning for a point over the limit

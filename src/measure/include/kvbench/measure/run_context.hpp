@@ -129,6 +129,10 @@ struct RunRequest {
     // The seconds of each unit of progress of a point, from its roofline (nullptr: the assumed one).
     std::function<std::vector<double>(const GridPoint& point, const Roofline* roofline, const Environment& env)>
         estimate_of;
+    // Called with the number of points that fit and their time at the assumed peaks before any
+    // roofline is loaded or measured, so that a grid the command refuses leaves nothing behind
+    // (no roofline measured and saved); may throw. Unset: nothing is checked there.
+    std::function<void(std::size_t n_points, double assumed_seconds)> before_rooflines;
 };
 
 // Up to this many points over the memory limit get a warning each; more get one line for all.
