@@ -50,9 +50,25 @@ TEST_CASE("a grid with no valid point is an error naming the rule") {
     spec.heads = {8};
     spec.kv_heads = {8};
     CHECK_THROWS_WITH_AS(expand(spec),
-                         doctest::Contains("the grid is empty: every combination of --dim, --heads and "
-                                           "--kv-heads breaks a rule (D=100 H=8 G=8: --heads 8 must divide --dim 100"),
+                         doctest::Contains("the grid is empty: every shape of it breaks a rule (D=100 H=8 G=8: "
+                                           "--heads 8 must divide --dim 100"),
                          ConfigError);
+}
+
+TEST_CASE("an empty grid leads with the rule broken, whichever options it names") {
+    SweepSpec spec;
+    spec.blocks = {BlockKind::full};
+    spec.ffn_dim = {64};
+    spec.base.moe.n_experts = 8;
+    spec.base.moe.n_active = 9;
+    CHECK_THROWS_WITH_AS(expand(spec), doctest::Contains("breaks a rule (D="), ConfigError);
+    try {
+        expand(spec);
+    } catch (const ConfigError& error) {
+        const std::string message = error.what();
+        CHECK(message.find("--experts-active 9") != std::string::npos);
+        CHECK(message.find("--dim, --heads") == std::string::npos);
+    }
 }
 
 TEST_CASE("--head-dim is an axis after --heads, and frees D from being a multiple of H") {

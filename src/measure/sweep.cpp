@@ -127,8 +127,10 @@ Grid expand(const SweepSpec& spec) {
         }
     });
     if (grid.points.empty()) {
+        // The rule names its own options (--heads, --experts-active, --kv-lora-rank, ...): the
+        // line leads with it rather than guessing which option the user got wrong.
         throw ConfigError(fmt::format(
-            "the grid is empty: every combination of --dim, --heads and --kv-heads breaks a rule ({})",
+            "the grid is empty: every shape of it breaks a rule ({})",
             grid.skipped.empty() ? std::string("no values") : grid.skipped.front()));
     }
     return grid;
