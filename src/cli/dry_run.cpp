@@ -210,7 +210,8 @@ Sheet sweep_dry_run_sheet(const SweepPlan& plan, const RunContext& context) {
         row.push_back(flops_cell(timed(uncached, DecodePath::uncached, step_flops)));
         row.push_back(bytes_or_null(timed(cached, DecodePath::cached, bytes_of)));
         row.push_back(bytes_or_null(timed(uncached, DecodePath::uncached, bytes_of)));
-        row.push_back(bytes_cell(kv_cache_bytes(point.config)));
+        // Without the cached path no cache is allocated: "none", as the memory total counts it.
+        row.push_back(cached ? bytes_cell(kv_cache_bytes(point.config)) : SheetCell{nullptr, "none"});
         row.push_back(bytes_cell(budget.kv_cache_bytes));
         row.push_back(bytes_cell(budget.weights_bytes));
         row.push_back(bytes_cell(budget.scratch_bytes));

@@ -210,6 +210,28 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
     return sweep;
 }
 
+namespace {
+
+// The cached path's own axes, swept with --paths uncached alone: the uncached forward keeps no
+// cache and takes one new token, so each value would time the same forward again.
+void refuse_cached_path_axes(const SweepSpec& spec, const SweepCliOptions& options) {
+    const auto refuse = [](std::string_view option, std::string_view text, std::string_view what) {
+        throw ConfigError(fmt::format("{} {}: --paths uncached measures no {} (the uncached forward keeps no cache "
+                                      "and takes one new token); add cached to --paths or leave {} out",
+                                      option, text, what, option));
+    };
+    if (spec.kv_dtypes != std::vector<KvDtypePair>{KvDtype::f32}) refuse("--kv-dtype", options.kv_dtype, "cache type");
+    if (spec.kv_blocks != std::vector<std::size_t>{0}) refuse("--kv-block", options.kv_block, "paged cache");
+    if (spec.query_tokens != std::vector<std::size_t>{1}) {
+        refuse("--query-tokens", options.ragged.query_tokens.value_or(""), "multi-token query");
+    }
+    if (spec.shared_prefixes != std::vector<SharedPrefixLength>{SharedPrefixLength{}}) {
+        refuse("--shared-prefix", options.shared_prefix.value_or(""), "shared prefix");
+    }
+}
+
+}  // namespace
+
 SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     SweepSpec spec;
     spec.seq = parse_value_list(options.seq, "--seq");
@@ -238,6 +260,7 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     SweepPlan plan;
     plan.grid = expand(spec);
     const DecodePaths paths = parse_paths(options.paths, "--paths");
+    if (!paths.cached) refuse_cached_path_axes(spec, options);
     plan.run.run_cached = paths.cached;
     plan.run.run_uncached = paths.uncached;
     plan.yes = options.yes;
@@ -253,6 +276,11 @@ SweepPlan to_sweep_plan(const SweepCliOptions& options) {
     plan.run.n_warmup = static_cast<std::size_t>(n_warmup);
     plan.run.cold_cache = parse_choice(options.cache_state, "--cache-state", {"cold", "warm"}) == "cold";
     const std::string flush = options.flush.empty() ? "" : parse_choice(options.flush, "--flush", {"clflush", "stream"});
+    if (!flush.empty() && !plan.run.cold_cache) {
+        throw ConfigError(fmt::format("--flush {}: a warm cache is never flushed; give --flush only with "
+                                      "--cache-state cold (the default)",
+                                      flush));
+    }
     if (flush == "clflush" && !clflush_supported()) {
         throw ConfigError("--flush clflush needs an x86-64 CPU; use --flush stream");
     }
