@@ -90,6 +90,9 @@ RunContext prepare_generation(const GeneratePlan& plan, GenerationFlush& flush, 
     request.skip_warning = [](const GridPoint& point, const PointMemory& needed, const MemoryLimit& limit) {
         return memory_skip_warning(shape_label(point), needed, limit);
     };
+    request.near_limit_warning = [](const GridPoint& point, const PointMemory& needed, const MemoryLimit& limit) {
+        return memory_near_limit_warning(shape_label(point), needed, limit);
+    };
     request.skip_summary = [](const std::vector<SkippedPoint>& skipped, std::size_t n_points, const MemoryLimit& limit) {
         return memory_skip_summary(skipped, n_points, limit, [](const GridPoint& p) { return shape_label(p); },
                                    "configuration");

@@ -75,6 +75,13 @@ std::string memory_skip_warning(const std::string& label, const PointMemory& nee
     return warning;
 }
 
+std::string memory_near_limit_warning(const std::string& label, const PointMemory& needed, const MemoryLimit& limit) {
+    return fmt::format("{} needs {} of the {} available now{}: other programs and the page cache keep the rest, so "
+                       "the machine may swap or a program fail to allocate; --max-memory caps the points",
+                       label, format_bytes(needed.total_bytes), format_bytes(limit.bytes.value_or(0)),
+                       needed.largest ? fmt::format(" (most of it {})", needed.largest->name) : "");
+}
+
 std::string memory_skip_summary(const std::vector<SkippedPoint>& skipped, std::size_t n_points, const MemoryLimit& limit,
                                 const std::function<std::string(const GridPoint&)>& label, std::string_view unit) {
     const SkippedPoint& smallest = *std::min_element(skipped.begin(), skipped.end(), [](const auto& a, const auto& b) {

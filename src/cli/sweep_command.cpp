@@ -82,6 +82,9 @@ RunContext prepare_sweep(const SweepPlan& plan, const RunMessages& messages) {
     request.skip_warning = [](const GridPoint& point, const PointMemory& needed, const MemoryLimit& limit) {
         return memory_skip_warning(point_label(point), needed, limit);
     };
+    request.near_limit_warning = [](const GridPoint& point, const PointMemory& needed, const MemoryLimit& limit) {
+        return memory_near_limit_warning(point_label(point), needed, limit);
+    };
     request.skip_summary = [](const std::vector<SkippedPoint>& skipped, std::size_t n_points, const MemoryLimit& limit) {
         return memory_skip_summary(skipped, n_points, limit, point_label, "point");
     };

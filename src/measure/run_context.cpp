@@ -127,6 +127,16 @@ std::vector<GridPoint> keep_points_that_fit(const Grid& grid, const RunRequest& 
     if (kept.empty()) {
         throw ConfigError(fmt::format("no {} fits in {}: {}", request.nothing_fits, limit.name, request.nothing_fits_hint));
     }
+    if (request.near_limit_warning && limit.bytes && !limit.user_given) {
+        std::optional<SkippedPoint> largest;
+        for (const GridPoint& point : kept) {
+            const PointMemory needed = request.memory_of(point, env);
+            if (!largest || needed.total_bytes > largest->needed.total_bytes) largest = SkippedPoint{point, needed};
+        }
+        if (static_cast<double>(largest->needed.total_bytes) > near_limit_fraction * static_cast<double>(*limit.bytes)) {
+            messages.warning(request.near_limit_warning(largest->point, largest->needed, limit));
+        }
+    }
     return kept;
 }
 
@@ -213,8 +223,8 @@ Rooflines replace_beaten_quick_rooflines(const Rooflines& used, const std::vecto
 }
 
 MemoryLimit memory_limit(std::optional<std::uint64_t> max_memory_bytes) {
-    if (max_memory_bytes) return {max_memory_bytes, "--max-memory"};
-    return {available_memory_bytes(), "the memory available now"};
+    if (max_memory_bytes) return {max_memory_bytes, "--max-memory", true};
+    return {available_memory_bytes(), "the memory available now", false};
 }
 
 double RunEstimate::point_seconds(std::size_t point) const {

@@ -49,6 +49,10 @@ void confirm_point_count(std::size_t n_points, double assumed_s, const std::opti
 // (8.00 GiB): lower --seq or --batch, ...": the pre-flight's warning for a point over the limit
 // (docs/measuring.md#memory-pre-flight); the last part only when `needed` knows its largest term.
 std::string memory_skip_warning(const std::string& label, const PointMemory& needed, const MemoryLimit& limit);
+// "<label> needs 20.0 GiB of the 22.0 GiB available now (most of it the KV cache): other
+// programs and the page cache keep the rest; --max-memory caps the points": a point that fits
+// with little to spare (RunRequest::near_limit_warning).
+std::string memory_near_limit_warning(const std::string& label, const PointMemory& needed, const MemoryLimit& limit);
 
 // "skipping 79 of 80 points: each needs more than ... (62.0 GiB); the smallest, <label>, needs
 // 64.0 GiB, most of it the KV cache (...): lower --seq or --batch": one line for many skipped

@@ -79,6 +79,7 @@ Rooflines replace_beaten_quick_rooflines(const Rooflines& used, const std::vecto
 struct MemoryLimit {
     std::optional<std::uint64_t> bytes;  // unset: unknown (no /proc/meminfo), so nothing is refused
     std::string name;                    // "--max-memory" or "the memory available now", for messages
+    bool user_given = false;             // --max-memory: a cap the user chose, not the machine's
 };
 MemoryLimit memory_limit(std::optional<std::uint64_t> max_memory_bytes);
 
@@ -120,6 +121,10 @@ struct RunRequest {
     // The warning that skips a point over the limit; the command names its points its own way.
     std::function<std::string(const GridPoint& point, const PointMemory& needed, const MemoryLimit& limit)>
         skip_warning;
+    // The warning for the largest kept point when it needs more than near_limit_fraction of the
+    // memory available now (not of a --max-memory the user chose); unset: none.
+    std::function<std::string(const GridPoint& point, const PointMemory& needed, const MemoryLimit& limit)>
+        near_limit_warning;
     // The one warning for all skipped points when there are more than max_skip_warnings.
     std::function<std::string(const std::vector<SkippedPoint>& skipped, std::size_t n_points, const MemoryLimit& limit)>
         skip_summary;
@@ -137,6 +142,9 @@ struct RunRequest {
 
 // Up to this many points over the memory limit get a warning each; more get one line for all.
 inline constexpr std::size_t max_skip_warnings = 3;
+// A point that fits but needs more than this share of the memory available now leaves the rest
+// of the machine (other programs, the page cache) little: it is said before it runs.
+inline constexpr double near_limit_fraction = 0.8;
 
 // Built once per command by prepare_run, then only read.
 struct RunContext {
