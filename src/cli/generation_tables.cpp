@@ -1,6 +1,8 @@
 // The tables of a generation: the summary per configuration and path, the growth law, and -v's lines.
 #include "cli/generation_tables.hpp"
 
+#include "cli/generation_keys.hpp"
+
 #include "kvbench/measure/growth_fit.hpp"
 #include "kvbench/measure/stats.hpp"
 #include "kvbench/report/units.hpp"
@@ -69,7 +71,7 @@ std::string crossover_cell(const ModelConfig& config) {
 
 }  // namespace
 
-TextTable generation_summary_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan) {
+SummaryTable generation_summary_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan) {
     // The times first, so that each column gets one unit chosen from all its values.
     struct Times {
         std::optional<double> first_ns, per_token_ns, p90_ns;
@@ -117,19 +119,16 @@ TextTable generation_summary_table(const std::vector<GenerationPath>& results, c
 
     const std::string prompts = plan.prompt_lens.empty()
                                     ? fmt::format("prompt P={}", plan.generation.prompt_len)
-                                    : fmt::format("prompts {} repeated over the batch (ragged)",
-                                                  fmt::join(plan.prompt_lens, ","));
-    TextTable table{fmt::format("Generation: {}, {} new tokens", prompts, plan.generation.n_new),
-                    {"configuration", "grouping", "path", "first token\n" + first_unit.name,
-                     "per token\n" + decode_unit.name, "p90\n" + decode_unit.name, "total\n" + total_unit.name,
-                     "tokens/s", "FLOPs", "KV at end", "N*", "uncached/\ncached"},
-                    {Align::left, Align::left, Align::left, Align::right, Align::right, Align::right,
-                     Align::right, Align::right, Align::right, Align::right, Align::right, Align::right},
-                    {},
-                    "first token: the prefill (step 0); per token and p90: the decode steps' median and 90th "
-                    "percentile; tokens/s: B·T over the decode steps' time; N*: the context at which a cached "
-                    "step reads as many KV-cache bytes as weight bytes (docs/counting.md), past which the "
-                    "cache dominates the step; uncached/cached: total times."};
+                                    : fmt::format("prompts {} over the batch", fmt::join(plan.prompt_lens, ","));
+    const GenerationKeys keys(results);
+    SummaryTable table = generation_table(
+        keys, fmt::format("Generation: {}, {} new tokens", prompts, plan.generation.n_new),
+        {"first token\n" + first_unit.name, "per token\n" + decode_unit.name, "p90\n" + decode_unit.name,
+         "total\n" + total_unit.name, "tokens/s", "FLOPs", "KV at end", "N*", "uncached/\ncached"},
+        "first token: the prefill (step 0); per token and p90: the decode steps' median and 90th "
+        "percentile; tokens/s: B·T over the decode steps' time; N*: the context at which a cached "
+        "step reads as many KV-cache bytes as weight bytes (docs/counting.md), past which the "
+        "cache dominates the step; uncached/cached: total times.");
     for (std::size_t r = 0; r < results.size(); ++r) {
         const GenerationPath& result = results[r];
         const Times& t = times[r];
@@ -145,44 +144,43 @@ TextTable generation_summary_table(const std::vector<GenerationPath>& results, c
         }
         ModelConfig last = c;
         last.seq_len = plan.generation.context_of(result.steps.empty() ? 0 : result.steps.back().index);
-        table.lines.push_back(
-            {shape_label(result.point, result.path), grouping_name(c), path_name(result.path),
-             time_cell(t.first_ns, first_unit), time_cell(t.per_token_ns, decode_unit), time_cell(t.p90_ns, decode_unit),
-             format_in(t.total_ns, total_unit), t.rate, format_flops(static_cast<double>(t.flops)),
-             result.path == DecodePath::cached ? format_bytes(kv_cache_bytes(last)) : "none", crossover_cell(c),
-             ratio});
+        std::vector<std::string> line = keys.cells(result);
+        const std::vector<std::string> figures{
+            time_cell(t.first_ns, first_unit), time_cell(t.per_token_ns, decode_unit), time_cell(t.p90_ns, decode_unit),
+            format_in(t.total_ns, total_unit), t.rate, format_flops(static_cast<double>(t.flops)),
+            result.path == DecodePath::cached ? format_bytes(kv_cache_bytes(last)) : std::string("none"),
+            crossover_cell(c), ratio};
+        line.insert(line.end(), figures.begin(), figures.end());
+        table.text.lines.push_back(std::move(line));
     }
     return table;
 }
 
-TextTable generation_growth_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan,
-                       const Rooflines& rooflines) {
-    TextTable table{"Growth law: per-step latency = a·N^k, least squares in log-log",
-                    {"configuration", "grouping", "path", "N range", "steps", "k measured", "RMS log resid.",
-                     "k of the model"},
-                    {Align::left, Align::left, Align::left, Align::right, Align::right, Align::right,
-                     Align::right, Align::right},
-                    {},
-                    "The model predicts k <= 1 cached (O(D²) constant + O(N·D) linear) and k rising toward 2 "
-                    "uncached once N outgrows D (O(N·D²) + O(N²·D)); 'k of the model' fits the cost model's "
-                    "roofline time over the same N. Use --fit-from N to fit where the asymptotic term dominates."};
+SummaryTable generation_growth_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan,
+                                    const Rooflines& rooflines) {
+    const GenerationKeys keys(results);
+    SummaryTable table = generation_table(
+        keys, "Growth law: per-step latency = a·N^k, least squares in log-log",
+        {"N range", "steps", "k measured", "RMS log resid.", "k of the model"},
+        "The model predicts k <= 1 cached (O(D²) constant + O(N·D) linear) and k rising toward 2 "
+        "uncached once N outgrows D (O(N·D²) + O(N²·D)); 'k of the model' fits the cost model's "
+        "roofline time over the same N. Use --fit-from N to fit where the asymptotic term dominates.");
     const double from_n = static_cast<double>(plan.fit_from);
     for (const GenerationPath& result : results) {
-        const ModelConfig& c = result.point.config;
         const std::optional<GrowthFit> fit = measured_growth(result, from_n);
         const Roofline* roofline = roofline_of(rooflines, result.point.n_threads);
         const std::optional<GrowthFit> model = model_growth(result, plan, roofline_or_assumed(roofline), from_n);
+        std::vector<std::string> line = keys.cells(result);
         if (!fit) {
-            table.lines.push_back({shape_label(result.point, result.path), grouping_name(c),
-                                   path_name(result.path), "-", "-", "fewer than 3 steps", "-", "-"});
-            continue;
+            for (const char* cell : {"-", "-", "fewer than 3 steps", "-", "-"}) line.emplace_back(cell);
+        } else {
+            line.push_back(fmt::format("{}..{}", fit->min_n, fit->max_n));
+            line.push_back(fmt::format("{}", fit->n_points));
+            line.push_back(fmt::format("{:.2f} ± {:.2f}", fit->exponent, fit->exponent_stderr));
+            line.push_back(fmt::format("{:.3f}", fit->rms_log_residual));
+            line.push_back(model ? fmt::format("{:.2f}", model->exponent) : std::string("-"));
         }
-        table.lines.push_back({shape_label(result.point, result.path), grouping_name(c),
-                               path_name(result.path), fmt::format("{}..{}", fit->min_n, fit->max_n),
-                               fmt::format("{}", fit->n_points),
-                               fmt::format("{:.2f} ± {:.2f}", fit->exponent, fit->exponent_stderr),
-                               fmt::format("{:.3f}", fit->rms_log_residual),
-                               model ? fmt::format("{:.2f}", model->exponent) : std::string("-")});
+        table.text.lines.push_back(std::move(line));
     }
     return table;
 }

@@ -17,14 +17,15 @@ namespace kvbench {
 // path keeps no cache, so its lines name no cache type (it runs with f32 K and V).
 std::string shape_label(const GridPoint& point, DecodePath path = DecodePath::cached);
 
-// One line per configuration and path: first token, per token and p90, total, tokens/s, FLOPs,
-// the KV cache at the end, and the uncached/cached ratio of total times.
-TextTable generation_summary_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan);
+// One line per configuration and path, named by what varies between them (the rest in the
+// caption): first token, per token and p90, total, tokens/s, FLOPs, the KV cache at the end,
+// and the uncached/cached ratio of total times.
+SummaryTable generation_summary_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan);
 
 // The growth law a·N^k of each configuration and path over its decode steps, beside the exponent
 // the cost model predicts on this machine's roofline (the assumed one without).
-TextTable generation_growth_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan,
-                                  const Rooflines& rooflines);
+SummaryTable generation_growth_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan,
+                                     const Rooflines& rooflines);
 
 // -v: one line per configuration and path from `first` on, with what the summary table shows.
 void print_generation_details(const std::vector<GenerationPath>& results, std::size_t first,
