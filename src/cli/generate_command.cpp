@@ -206,9 +206,11 @@ int report_generation_outcome(const GeneratePlan& plan, const GenerationOutcome&
     if (!outcome.verify_failures.empty()) {
         for (const std::string& failure : outcome.verify_failures) messages.failure("--verify failed at " + failure);
     } else if (plan.generation.verify && !outcome.rows.rows.empty()) {
-        streams.notes() << fmt::format("verify: cached output == uncached forward at every step; worst relative "
-                                        "error {:.2e} (tolerance {:.0e})\n",
-                                        outcome.verified.worst_f32_error, f32_verify_tolerance());
+        streams.notes() << wrap_text(fmt::format("verify: cached output == uncached forward at every step; worst "
+                                                  "relative error {:.2e} (tolerance {:.0e})",
+                                                  outcome.verified.worst_f32_error, f32_verify_tolerance()),
+                                      0, 2, streams.table_width())
+                        << '\n';
         streams.notes().flush();
     }
     announce_written(streams, exported, outcome.rows.rows.size());

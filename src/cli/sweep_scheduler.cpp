@@ -6,6 +6,7 @@
 #include "cli/option_conventions.hpp"
 #include "kvbench/engine/kernel_check.hpp"
 #include "kvbench/measure/cache_flush.hpp"
+#include "kvbench/report/summary_tables.hpp"
 #include "kvbench/report/units.hpp"
 
 #include <fmt/format.h>
@@ -217,24 +218,28 @@ std::uint64_t SweepScheduler::resident_budget_bytes() const {
 int report_sweep_outcome(const SweepPlan& plan, const SweepOutcome& outcome, const ExportResult& exported,
                          const ExportManager& exporter, const OutputStreams& streams, const RunMessages& messages) {
     std::ostream& notes = streams.notes();
+    // Wrapped to the tables' width, as their footnotes are.
+    const auto note = [&](const std::string& text) {
+        notes << wrap_text(text, 0, 2, streams.table_width()) << '\n';
+    };
     const VerifyTally& verified = outcome.verified;
     if (plan.run.verify && verified.n_f32 > 0 && outcome.failures.empty()) {
-        notes << fmt::format("verify: cached step == uncached forward at {}{}; worst relative error "
-                             "{:.2e} (tolerance {:.0e})\n",
-                             verified.n_f32 == 1 ? "" : "all ", plural(verified.n_f32, "point"),
-                             verified.worst_f32_error, f32_verify_tolerance());
+        note(fmt::format("verify: cached step == uncached forward at {}{}; worst relative error "
+                         "{:.2e} (tolerance {:.0e})",
+                         verified.n_f32 == 1 ? "" : "all ", plural(verified.n_f32, "point"),
+                         verified.worst_f32_error, f32_verify_tolerance()));
     }
     if (plan.run.verify && verified.n_reduced > 0 && outcome.failures.empty()) {
-        notes << fmt::format("verify: with a reduced-precision cache, cached step ~ uncached forward at {}{} within "
-                             "its types' tolerance (docs/model.md#kv-cache-element-types); worst at {:.0f} % of it\n",
-                             verified.n_reduced == 1 ? "" : "all ", plural(verified.n_reduced, "point"),
-                             100 * verified.worst_reduced_fraction);
+        note(fmt::format("verify: with a reduced-precision cache, cached step ~ uncached forward at {}{} within "
+                         "its types' tolerance (docs/model.md#kv-cache-element-types); worst at {:.0f} % of it",
+                         verified.n_reduced == 1 ? "" : "all ", plural(verified.n_reduced, "point"),
+                         100 * verified.worst_reduced_fraction));
     }
     if (plan.run.check && outcome.n_checked > 0) {
-        notes << fmt::format("check: every kernel matched its naive twin at {}{}; worst relative error "
-                             "{:.2e} (tolerance {:.0e})\n",
-                             outcome.n_checked == 1 ? "" : "all ", plural(outcome.n_checked, "point"),
-                             outcome.worst_check_error, kernel_check_tolerance);
+        note(fmt::format("check: every kernel matched its naive twin at {}{}; worst relative error "
+                         "{:.2e} (tolerance {:.0e})",
+                         outcome.n_checked == 1 ? "" : "all ", plural(outcome.n_checked, "point"),
+                         outcome.worst_check_error, kernel_check_tolerance));
     }
     notes.flush();
     const std::size_t n_rows = outcome.rows.all().size();
