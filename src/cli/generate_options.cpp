@@ -104,7 +104,8 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
                        "List the configurations with the generation's FLOPs, memory and estimated time; run "
                        "nothing. With -o or -f, the list in that format (csv, json, jsonl) for scripts");
     add_roofline_options(*generate, options.roofline, options.measure_roofline, options.no_roofline,
-                         "the saved one for the thread count, if any; a generation measures none itself");
+                         "the saved one for the thread count, if any; a generation measures none itself",
+                         "no roofline %, and the saved one is not read");
     add_output_options(generate, options.out, generate_formats(), false);
     add_database_options(generate, options.out);
     generate->add_option("--fit-from", options.fit_from,

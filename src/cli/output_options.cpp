@@ -211,7 +211,9 @@ void add_output_options(CLI::App* command, OutputCliOptions& options, const Outp
                                     example, list_of(to_file)))
         ->type_name("FORMAT:PATH");
     CLI::Option* quiet = command->add_flag("-q,--quiet", options.quiet,
-                                           "Print only the report and errors: no\ntables, warnings or messages");
+                                           "Print only the report and errors: no\nwarnings or messages; no tables when\n"
+                                           "-o or -f sends the report elsewhere\n"
+                                           "(without them the tables are the report)");
     command->add_flag("-v,--verbose", options.verbose, "One line per finished point on stderr")->excludes(quiet);
 }
 

@@ -4,7 +4,7 @@
 namespace kvbench {
 
 void add_roofline_options(CLI::App& command, std::optional<std::string>& file, bool& measure, bool& none,
-                          const std::string& without_file) {
+                          const std::string& without_file, const std::string& none_turns_off) {
     command.add_option("--roofline", file, "Roofline JSON from `kvbench roofline` (default: " + without_file + ")")
         ->type_name("FILE");
     command
@@ -14,7 +14,7 @@ void add_roofline_options(CLI::App& command, std::optional<std::string>& file, b
         ->excludes("--roofline");
     command
         .add_flag("--no-roofline", none,
-                  "Run without a roofline: no roofline %, no first-run measurement, no bandwidth drift check")
+                  "Run without a roofline: " + none_turns_off)
         ->excludes("--roofline")
         ->excludes("--measure-roofline");
 }

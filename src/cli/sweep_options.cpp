@@ -192,7 +192,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                       "(SI) (default: available memory)")
         ->type_name("SIZE");
     add_roofline_options(*sweep, options.roofline, options.measure_roofline, options.no_roofline,
-                         "the saved one for the thread count, measured quickly on the first run");
+                         "the saved one for the thread count, measured quickly on the first run",
+                         "no roofline %, no first-run measurement, no bandwidth drift check");
     sweep->add_option("--progress", options.progress,
                       "Progress on stderr: bar (one line), jsonl (one JSON object per event: point_started, "
                       "point_finished, point_failed, sweep_finished), none; auto: bar on a terminal, else none")
