@@ -6,6 +6,7 @@
 #include "cli/output_options.hpp"
 #include "cli/output_streams.hpp"
 #include "cli/value_list.hpp"
+#include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/measure/environment.hpp"
@@ -30,6 +31,16 @@ struct RooflinePlan {
     RooflineOptions measure;
 };
 
+// A roofline is always JSON, so -o follows the sweep's rule that the extension names the format:
+// x.csv holding JSON would mislead whoever opens it, and a name without an extension says nothing.
+void check_json_extension(const std::filesystem::path& path) {
+    if (lowercase(path.extension().string()) == ".json") return;
+    std::filesystem::path renamed = path;
+    renamed.replace_extension(".json");
+    throw ConfigError(fmt::format("-o {}: a roofline is written as JSON, so the name must end in .json (e.g. -o {})",
+                                  path.string(), renamed.string()));
+}
+
 RooflinePlan to_roofline_plan(const RooflineCliOptions& options) {
     RooflinePlan plan;
     plan.threads = options.threads ? parse_value_list(*options.threads, "--threads", 1024)
@@ -48,6 +59,7 @@ RooflinePlan to_roofline_plan(const RooflineCliOptions& options) {
         // Checked before measuring (a directory, a missing one, no permission), so a typo costs
         // nothing but this message.
         check_output_file(path.string(), "-o", fmt::format("roofline-t{}.json", plan.threads.front()));
+        check_json_extension(path);
         plan.paths.push_back(path);
     } else {
         for (const std::size_t n_threads : plan.threads) plan.paths.push_back(default_roofline_path(n_threads));
@@ -128,7 +140,7 @@ CLI::App* add_roofline_command(CLI::App& app, RooflineCliOptions& options) {
                 "else all cores)");
     command->add_option_function<std::string>(
         "-o,--output", [&options](const std::string& path) { options.output = path; },
-        "JSON file to write (default: roofline-t<threads>.json in $KVBENCH_ROOFLINE_DIR, "
+        "JSON file to write, named *.json (default: roofline-t<threads>.json in $KVBENCH_ROOFLINE_DIR, "
         "$XDG_CACHE_HOME/kvbench or ~/.cache/kvbench)")
         ->type_name("FILE");
     command->add_option("--reps", options.n_reps, "Timed repetitions of each measurement, 1 to 1000; the best is kept")
