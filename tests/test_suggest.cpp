@@ -23,6 +23,29 @@ TEST_CASE("a mistyped option is matched to the nearest known one and nonsense to
     CHECK(closest_name("swep", {"sweep", "roofline"}) == "sweep");
 }
 
+TEST_CASE("a name cut short is offered every name it begins, in their order, before any typo's") {
+    const std::vector<std::string> profiles{"a100-80gb-sxm", "h100-sxm", "h100-pcie", "h200", "b200"};
+    CHECK(suggest_name("h100", profiles) == "h100-sxm or h100-pcie");
+    CHECK(suggest_name("h10", profiles) == "h100-sxm or h100-pcie");
+    CHECK(suggest_name("b20", profiles) == "b200");
+    CHECK(suggest_name("h300", profiles) == "h200");  // no name begins so: the nearest
+    CHECK_FALSE(suggest_name("frobnicate", profiles).has_value());
+    CHECK_FALSE(suggest_name("", profiles).has_value());
+}
+
+TEST_CASE("a prefix of too many names to list falls back to the nearest name") {
+    const std::vector<std::string> names{"kv-a", "kv-b", "kv-c", "kv-d", "kx"};
+    CHECK(suggest_name("kv-", {"kv-a", "kv-b", "kv-c"}) == "kv-a, kv-b or kv-c");
+    CHECK(suggest_name("kv", names) == "kx");
+    CHECK(suggest_name("kv-", names) == "kv-a");  // one edit from it, not a list of four
+}
+
+TEST_CASE("names are listed as a sentence lists them") {
+    CHECK(or_list({"a"}) == "a");
+    CHECK(or_list({"a", "b"}) == "a or b");
+    CHECK(or_list({"a", "b", "c"}) == "a, b or c");
+}
+
 namespace {
 
 const std::vector<std::string> sweep_options{"-h", "--help", "-n", "--seq", "-b", "--batch", "-l", "--layers",
@@ -67,6 +90,8 @@ TEST_CASE("an alias is offered only where its target exists") {
 TEST_CASE("a mistyped long option gets the nearest long name") {
     CHECK(suggest_option("--kvheads", "sweep", sweep_options) == "--kv-heads");
     CHECK(suggest_option("--thread", "sweep", sweep_options) == "--threads");
+    CHECK(suggest_option("--re", "sweep", sweep_options) == "--reps");
+    CHECK(suggest_option("--ver", "sweep", sweep_options) == "--verify");
     CHECK_FALSE(suggest_option("--frobnicate", "sweep", sweep_options).has_value());
 }
 

@@ -3,6 +3,7 @@
 
 #include "cli/suggest.hpp"
 #include "cli/value_list.hpp"
+#include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 
 #include <fmt/format.h>
@@ -190,7 +191,7 @@ HardwareProfile parse_hardware_option(std::string_view text) {
     if (std::filesystem::is_regular_file(std::string(text), ignored)) return read_hardware_file(std::string(text));
     std::vector<std::string> names;
     for (const HardwareProfile& profile : profiles) names.push_back(profile.name);
-    const std::optional<std::string> hint = closest_name(text, names);
+    const std::optional<std::string> hint = suggest_name(lowercase(text), names);
     throw ConfigError(fmt::format("--hardware {}: unknown profile{} and no such file; `kvbench hardware` lists "
                                   "them, or type one as bw=3.35TB/s,flops=989T,mem=80GB",
                                   text, hint ? fmt::format(" (did you mean {}?)", *hint) : ""));

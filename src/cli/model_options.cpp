@@ -59,7 +59,7 @@ const ModelPreset& find_model(const std::vector<ModelPreset>& presets, std::stri
     }
     std::vector<std::string> names;
     for (const ModelPreset& preset : presets) names.push_back(preset.name);
-    const std::optional<std::string> hint = closest_name(lower, names);
+    const std::optional<std::string> hint = suggest_name(lower, names);
     throw ConfigError(fmt::format("--model {}: unknown model{}; `kvbench models` lists them, --model-config FILE "
                                   "reads any Hugging Face config.json",
                                   name, hint ? fmt::format(" (did you mean {}?)", *hint) : ""));

@@ -109,6 +109,25 @@ std::optional<std::string> closest_name(std::string_view typed, const std::vecto
     return best;
 }
 
+std::string or_list(const std::vector<std::string>& names) {
+    std::string listed;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        listed += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    }
+    return listed;
+}
+
+std::optional<std::string> suggest_name(std::string_view typed, const std::vector<std::string>& candidates) {
+    std::vector<std::string> extensions;
+    if (!typed.empty()) {
+        std::copy_if(candidates.begin(), candidates.end(), std::back_inserter(extensions),
+                     [typed](const std::string& name) { return name.size() > typed.size() && name.starts_with(typed); });
+    }
+    // Too many to list says little (the name was cut too short): the nearest one may still be a typo's.
+    if (!extensions.empty() && extensions.size() <= max_prefix_suggestions) return or_list(extensions);
+    return closest_name(typed, candidates);
+}
+
 std::optional<std::string> suggest_option(std::string_view typed, std::string_view command,
                                           const std::vector<std::string>& known) {
     for (const Alias& alias : aliases) {
@@ -127,14 +146,14 @@ std::optional<std::string> suggest_option(std::string_view typed, std::string_vi
     std::vector<std::string> long_names;
     std::copy_if(known.begin(), known.end(), std::back_inserter(long_names),
                  [](const std::string& name) { return name.starts_with("--"); });
-    return closest_name(lowercase(typed), long_names);
+    return suggest_name(lowercase(typed), long_names);
 }
 
 std::optional<std::string> suggest_command(std::string_view typed, const std::vector<std::string>& known) {
     for (const auto& [alias, command] : command_aliases) {
         if (alias == typed && contains(known, command)) return std::string(command);
     }
-    return closest_name(lowercase(typed), known);
+    return suggest_name(lowercase(typed), known);
 }
 
 }  // namespace kvbench

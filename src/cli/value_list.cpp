@@ -249,12 +249,8 @@ std::size_t parse_count(std::string_view text, std::string_view option, std::siz
 std::string parse_choice(std::string_view text, std::string_view option, const std::vector<std::string>& choices) {
     const std::string lower = lowercase(text);
     if (std::find(choices.begin(), choices.end(), lower) != choices.end()) return lower;
-    std::string listed;
-    for (std::size_t i = 0; i < choices.size(); ++i) {
-        listed += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
-    }
-    const std::optional<std::string> near = closest_name(lower, choices);
-    throw ConfigError(fmt::format("{}: \"{}\" is not one of {}{}", option, text, listed,
+    const std::optional<std::string> near = suggest_name(lower, choices);
+    throw ConfigError(fmt::format("{}: \"{}\" is not one of {}{}", option, text, or_list(choices),
                                   near ? fmt::format(" (did you mean {}?)", *near) : std::string()));
 }
 
