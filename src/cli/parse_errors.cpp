@@ -3,6 +3,7 @@
 #include "cli/parse_errors.hpp"
 
 #include "cli/suggest.hpp"
+#include "cli/value_list.hpp"
 
 #include <fmt/format.h>
 
@@ -113,8 +114,13 @@ std::string describe_parse_error(const CLI::App& app, const CLI::ParseError& err
     }
     if (dynamic_cast<const CLI::ValidationError*>(&error) != nullptr) {
         if (std::regex_match(message, match, std::regex(R"(([^:]+): (.*) not in \{(.*)\})"))) {
-            return fmt::format("{}: \"{}\" is not one of {}", match[1].str(), match[2].str(),
-                               std::regex_replace(match[3].str(), std::regex(","), ", "));
+            std::vector<std::string> choices;
+            const std::string listed = match[3].str();
+            for (std::size_t start = 0, comma = 0; comma != std::string::npos; start = comma + 1) {
+                comma = listed.find(',', start);
+                choices.push_back(listed.substr(start, comma - start));
+            }
+            return not_a_choice_message(match[2].str(), match[1].str(), choices);
         }
         if (std::regex_match(message, match, std::regex(R"(([^:]+): Value (.*) not in range (\S+) to (\S+))"))) {
             return fmt::format("{}: \"{}\" must be from {} to {}", match[1].str(), match[2].str(), match[3].str(),

@@ -246,12 +246,17 @@ std::size_t parse_count(std::string_view text, std::string_view option, std::siz
     return value;
 }
 
+std::string not_a_choice_message(std::string_view text, std::string_view option,
+                                 const std::vector<std::string>& choices) {
+    const std::optional<std::string> near = suggest_name(lowercase(text), choices);
+    return fmt::format("{}: \"{}\" is not one of {}{}", option, text, or_list(choices),
+                       near ? fmt::format(" (did you mean {}?)", *near) : std::string());
+}
+
 std::string parse_choice(std::string_view text, std::string_view option, const std::vector<std::string>& choices) {
     const std::string lower = lowercase(text);
     if (std::find(choices.begin(), choices.end(), lower) != choices.end()) return lower;
-    const std::optional<std::string> near = suggest_name(lower, choices);
-    throw ConfigError(fmt::format("{}: \"{}\" is not one of {}{}", option, text, or_list(choices),
-                                  near ? fmt::format(" (did you mean {}?)", *near) : std::string()));
+    throw ConfigError(not_a_choice_message(text, option, choices));
 }
 
 std::uint64_t parse_whole_number(std::string_view text, std::string_view option, std::uint64_t min_value,

@@ -38,8 +38,14 @@ std::size_t parse_count(std::string_view text, std::string_view option, std::siz
                         std::size_t max_value);
 
 // The word of `choices` that `text` names, in any case ("Warm" is "warm"). Throws ConfigError
-// naming `option`, the text and the choices, with the nearest choice when one is near.
+// with not_a_choice_message.
 std::string parse_choice(std::string_view text, std::string_view option, const std::vector<std::string>& choices);
+
+// The error line for a `text` that is none of `choices`: the option, the text, the choices, and
+// suggest_name's guess when it has one. Shared with the options CLI11 checks, so that every
+// choice is refused in the same words (--metric: "lat" is not one of ... (did you mean latency?)).
+std::string not_a_choice_message(std::string_view text, std::string_view option,
+                                 const std::vector<std::string>& choices);
 
 // One whole number in [min_value, max_value], digits only. Throws ConfigError naming `option`
 // and the text on: nothing, a non-number (1.5, abc, 0x10, +4), a negative number, or a value
