@@ -209,6 +209,32 @@ TEST_CASE("another tool's CSV and malformed files are refused, naming the file")
     CHECK_THROWS_WITH_AS(parse_result_file(twice, "twice.json"), doctest::Contains("two rows share"), ConfigError);
 }
 
+TEST_CASE("a report written for people is refused as one, by its name or its first lines") {
+    const auto golden = [](const std::string& file) {
+        std::ifstream in(std::filesystem::path(KVBENCH_GOLDEN_DIR) / file, std::ios::binary);
+        std::ostringstream text;
+        text << in.rdbuf();
+        return text.str();
+    };
+    const std::string reads = "compare reads kvbench CSV, JSON or JSON Lines files, or runs of --db (write one with -f csv)";
+    CHECK_THROWS_WITH_AS(parse_result_file(golden("default_sweep.md"), "run.md"),
+                         doctest::Contains(("run.md is a Markdown report; " + reads).c_str()), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_result_file(golden("default_sweep.md"), "run"),
+                         doctest::Contains("run is a Markdown report"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_result_file(golden("default_sweep.txt"), "run.txt"),
+                         doctest::Contains(("run.txt is a table report; " + reads).c_str()), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_result_file(golden("default_sweep.txt"), "run.csv"),
+                         doctest::Contains("run.csv is a table report"), ConfigError);
+    CHECK_THROWS_WITH_AS(parse_result_file("# Results\n\nfaster than before\n", "notes.csv"),
+                         doctest::Contains("notes.csv is a Markdown report"), ConfigError);
+    // Another tool's CSV keeps the error that names its missing columns, whatever its name.
+    CHECK_THROWS_WITH_AS(parse_result_file("name,time\nfoo,1\n", "other.txt"),
+                         doctest::Contains("other.txt cannot be compared: no column path"), ConfigError);
+    // A kvbench JSON report under a report's name is still read: the content decides first.
+    const std::string json = fake_json({{.samples_ns = tight(1000)}});
+    CHECK(parse_result_file(json, "run.md").rows.size() == 1);
+}
+
 TEST_CASE("a report with the old column name gbps reads like one with gb_per_s") {
     std::string text = fake_json({{.samples_ns = tight(1000)}});
     CHECK(text.find("\"gbps\"") != std::string::npos);

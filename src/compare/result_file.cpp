@@ -1,6 +1,7 @@
 // Reads kvbench CSV/JSON/JSON Lines reports (through the report schema) and Google Benchmark JSON into rows keyed by configuration, for compare.
 #include "kvbench/compare/result_file.hpp"
 
+#include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/report/schema.hpp"
 
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -25,6 +27,32 @@ const std::vector<std::string> known_key_columns = {
 
 [[noreturn]] void bad_file(const std::string& name, const std::string& why) {
     throw ConfigError(fmt::format("{} cannot be compared: {}", name, why));
+}
+
+// A report written for people (-f md, or the tables -o x.txt holds) rounds its numbers and lays
+// them out for reading, so no row can be read back from it: "a Markdown report" or "a table
+// report" when its name or its first lines say it is one. Asked only after the CSV reader
+// failed, so that a kvbench CSV saved under another name is still read.
+std::optional<std::string> report_for_people(const std::string& text, const std::string& name) {
+    const std::string extension = lowercase(std::filesystem::path(name).extension().string());
+    std::istringstream lines(text);
+    std::string line;
+    std::string first_line;
+    bool has_table_row = false;
+    while (std::getline(lines, line)) {
+        const std::size_t start = line.find_first_not_of(" \t\r");
+        if (start == std::string::npos) continue;
+        if (first_line.empty()) first_line = line.substr(start);
+        if (line[start] == '|') has_table_row = true;
+    }
+    if (extension == ".md" || extension == ".markdown" || first_line.starts_with('#') || has_table_row) {
+        return "a Markdown report";
+    }
+    // "machine: ..." opens every report kvbench writes for people, the tables included; a .txt
+    // whose first line has commas is more likely another tool's CSV, whose error says more.
+    const bool first_line_is_csv = first_line.find(',') != std::string::npos;
+    if ((extension == ".txt" && !first_line_is_csv) || first_line.starts_with("machine:")) return "a table report";
+    return std::nullopt;
 }
 
 std::string join(const std::vector<std::string>& words) {
@@ -207,7 +235,17 @@ ResultFile result_file_of_cells(const ReportCells& report, const std::string& ki
 
 ResultFile parse_result_file(const std::string& text, const std::string& name) {
     const std::size_t first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string::npos || text[first] != '{') return parse_kvbench_report(text, OutputFormat::csv, name);
+    if (first == std::string::npos || text[first] != '{') {
+        try {
+            return parse_kvbench_report(text, OutputFormat::csv, name);
+        } catch (const ConfigError&) {
+            const std::optional<std::string> report = report_for_people(text, name);
+            if (!report) throw;
+            throw ConfigError(fmt::format("{} is {}; compare reads kvbench CSV, JSON or JSON Lines files, or runs of "
+                                          "--db (write one with -f csv)",
+                                          name, *report));
+        }
+    }
     nlohmann::json report;
     try {
         report = nlohmann::json::parse(text);
