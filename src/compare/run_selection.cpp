@@ -147,8 +147,10 @@ ResultFile read_selected_runs(const ResultsDatabase& database, const RunSelector
             if (seen.insert(entry.key).second) combined.rows.push_back(std::move(entry));
         }
         ids.push_back(fmt::format("{}", (*run)->id));
+        combined.run_ids.push_back((*run)->id);
     }
     std::reverse(ids.begin(), ids.end());
+    std::sort(combined.run_ids.begin(), combined.run_ids.end());
     combined.kind = fmt::format("kvbench database, run{} {}", ids.size() == 1 ? "" : "s", fmt::join(ids, ", "));
     return combined;
 }

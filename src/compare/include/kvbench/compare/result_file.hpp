@@ -3,6 +3,7 @@
 
 #include "kvbench/report/schema.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <istream>
 #include <map>
@@ -26,6 +27,7 @@ struct ResultFile {
     std::vector<std::string> key_columns;  // the columns that identify a row (configuration and path)
     std::vector<ResultEntry> rows;
     std::map<std::string, std::string> provenance;  // machine, BLAS and build, by column name (the first row's)
+    std::vector<std::int64_t> run_ids;     // the database runs the rows come from, ascending; empty for a file
 };
 
 // The provenance columns compare looks at, grouped as docs/compare.md#provenance explains.
