@@ -107,6 +107,7 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
                          "the saved one for the thread count, if any; a generation measures none itself",
                          "no roofline %, and the saved one is not read");
     add_output_options(generate, options.out, generate_formats(), false);
+    add_verbose_option(generate, options.out);
     add_database_options(generate, options.out);
     generate->add_option("--fit-from", options.fit_from,
                          "Fit the growth law a*N^k only over steps with N >= this (default: every decode step)")

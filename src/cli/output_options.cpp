@@ -210,11 +210,15 @@ void add_output_options(CLI::App* command, OutputCliOptions& options, const Outp
                                     "FORMAT: {}",
                                     example, list_of(to_file)))
         ->type_name("FORMAT:PATH");
-    CLI::Option* quiet = command->add_flag("-q,--quiet", options.quiet,
+    command->add_flag("-q,--quiet", options.quiet,
                                            "Print only the report and errors: no\nwarnings or messages; no tables when\n"
                                            "-o or -f sends the report elsewhere\n"
                                            "(without them the tables are the report)");
-    command->add_flag("-v,--verbose", options.verbose, "One line per finished point on stderr")->excludes(quiet);
+}
+
+void add_verbose_option(CLI::App* command, OutputCliOptions& options) {
+    command->add_flag("-v,--verbose", options.verbose, "One line per finished point on stderr")
+        ->excludes(command->get_option("--quiet"));
 }
 
 void add_database_options(CLI::App* command, OutputCliOptions& options) {

@@ -186,6 +186,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
     sweep->add_flag("-y,--yes", options.yes,
                     "Run a grid of more than 200 points or an estimated hour (refused without it)");
     add_output_options(sweep, options.out, all_output_formats());
+    add_verbose_option(sweep, options.out);
     add_database_options(sweep, options.out);
     sweep->add_option("--max-memory", options.max_memory,
                       "Refuse points needing more than this: 8GiB or 8G = 8·2^30 bytes (IEC), 8GB = 8·10^9 "

@@ -1,5 +1,5 @@
-// Where a command's results go: -o, -f, --export, -q and -v on any subcommand, and the checks
-// that turn them into an OutputPlan before anything is measured.
+// Where a command's results go: -o, -f, --export and -q on any subcommand, -v on those that
+// measure points, and the checks that turn them into an OutputPlan before anything is measured.
 #pragma once
 
 #include "kvbench/report/export_manager.hpp"
@@ -64,11 +64,15 @@ std::optional<OutputFormat> parse_format_name(const std::string& name);
 // .sqlite, .sqlite3 or .db for a results database; std::nullopt for any other extension or none.
 std::optional<OutputFormat> format_of_extension(const std::string& path);
 
-// Registers -o/--output, -f/--format, --export, -q/--quiet and -v/--verbose on `command`.
+// Registers -o/--output, -f/--format, --export and -q/--quiet on `command`.
 // `formats`: what the command can write (the help lists them). `table_to_file`: whether the
 // table format may go to a file (-o x.txt) rather than only to the terminal.
 void add_output_options(CLI::App* command, OutputCliOptions& options, const OutputFormats& formats,
                         bool table_to_file = true);
+// Registers -v/--verbose, which excludes -q, on a command that measures points (sweep,
+// generate): the others have no point to report, and an option that changes nothing misleads.
+// Requires: add_output_options(command, ...) before.
+void add_verbose_option(CLI::App* command, OutputCliOptions& options);
 // Registers --db and --no-db on a measuring command: the results database its run is added to,
 // $KVBENCH_DB when --db is not given (docs/database.md#the-default-database).
 void add_database_options(CLI::App* command, OutputCliOptions& options);
