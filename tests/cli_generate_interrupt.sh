@@ -10,30 +10,16 @@ signal=$3
 name="generate-interrupted-$signal"
 out="$dir/$name.csv"
 err="$dir/$name.err"
-fifo="$dir/$name.fifo"
-rm -f "$out" "$err" "$fifo"
+rm -f "$out" "$err" "$dir/$name.fifo"
 fail() { echo "FAIL ($signal): $*"; cat "$err" 2>/dev/null; exit 1; }
 case $signal in INT) expected=130 ;; TERM) expected=143 ;; HUP) expected=129 ;; *) fail "unknown signal" ;; esac
+source "$(dirname "$0")/interrupt_on_event.sh"
 
-mkfifo "$fifo"
 # 24 configurations of the cached path, the first the smallest: the rest run for seconds after its
 # line, so the signal comes long before the end.
-"$kvbench" generate -p 64 --new 8192 -d 64 --heads 4 -g 4,2,1 -b 1-8 --paths cached -t 1 --cache-state warm \
-  --yes -v --format csv -o "$out" >/dev/null 2>"$fifo" &
-pid=$!
-exec 3<"$fifo"
-sent=0
-while IFS= read -r -t 120 line <&3; do
-  printf '%s\n' "$line" >>"$err"
-  case $line in *' steps in '*) kill -"$signal" "$pid"; sent=1; break ;; esac
-done
-[ "$sent" -eq 1 ] || { kill -KILL "$pid" 2>/dev/null; fail "no configuration finished within 120 s"; }
-# The rest of stderr, until the generation exits; one that ignores the signal hangs here.
-timeout 120 cat <&3 >>"$err"
-exec 3<&-
-wait "$pid"
-code=$?
-rm -f "$fifo"
+signal_on_line "$signal" "* steps in *" "$dir/$name.fifo" "$err" /dev/null -- \
+  "$kvbench" generate -p 64 --new 8192 -d 64 --heads 4 -g 4,2,1 -b 1-8 --paths cached -t 1 --cache-state warm \
+  --yes -v --format csv -o "$out"
 
 [ "$code" -eq "$expected" ] || fail "exit code $code, expected $expected"
 grep -q "^kvbench: interrupted (SIG$signal) after [0-9]* of [0-9]* steps; .*$name.csv holds the finished ones$" "$err" \
