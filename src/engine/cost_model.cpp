@@ -231,6 +231,14 @@ std::uint64_t kv_cache_bytes_as_mha(const ModelConfig& c) {
     return cached_positions(c) * u64(c.n_heads) * per_head;
 }
 
+ModelConfig uncached_counting_config(const ModelConfig& config) {
+    ModelConfig forward = config;
+    forward.set_kv_dtypes(KvDtype::f32, KvDtype::f32);
+    forward.kv_block = 0;
+    forward.shared_prefix = 0;
+    return forward;
+}
+
 StepCost step_cost(const ModelConfig& config, DecodePath path, std::optional<std::uint64_t> experts_read) {
     return {step_flops(config, path), step_bytes(config, path, experts_read), kv_cache_bytes(config)};
 }

@@ -8,11 +8,13 @@ namespace kvbench {
 
 namespace {
 
-// Each row's speedup: the uncached latency of the same configuration and step over its own.
+// Each row's speedup: the uncached latency of the same configuration and step over its own,
+// whatever the row's cache type (the forward of every type is the one f32 forward).
 void assign_step_speedups(std::vector<ResultRow>& rows) {
     for (ResultRow& row : rows) {
+        const ModelConfig forward = uncached_row_config(row.config);
         const auto uncached = std::find_if(rows.begin(), rows.end(), [&](const ResultRow& other) {
-            return other.path == DecodePath::uncached && other.config == row.config &&
+            return other.path == DecodePath::uncached && other.config == forward &&
                    other.n_threads == row.n_threads && other.cache_state == row.cache_state;
         });
         if (uncached != rows.end() && row.stats.median_ns > 0) {
@@ -36,8 +38,12 @@ ReportRows generation_rows(const std::vector<GenerationPath>& paths, const Gener
             GridPoint point = generation.point;
             point.config = with_longest_context(generation.point.config, s.seq_len);
             const PathMeasurement measured{{s.latency_ns}, s.flops, s.experts_read};
-            const StepCost cost =
-                generation_step_cost(generation.point.config, options, generation.path, s.index, s.experts_read);
+            // The uncached path keeps no cache: its steps are counted on the forward's config
+            // (f32, contiguous, unshared), whatever --kv-dtype the generation also ran.
+            const ModelConfig counted = generation.path == DecodePath::uncached
+                                            ? uncached_counting_config(generation.point.config)
+                                            : generation.point.config;
+            const StepCost cost = generation_step_cost(counted, options, generation.path, s.index, s.experts_read);
             const std::optional<double> verify =
                 s.index < verify_errors.size() ? std::optional<double>(verify_errors[s.index]) : std::nullopt;
             ResultRow row = make_result_row(generation.path, point, measured, cost, run, roofline, env, verify);

@@ -10,16 +10,19 @@
 
 namespace kvbench {
 
+ModelConfig uncached_row_config(const ModelConfig& config) {
+    ModelConfig row = config;
+    row.set_kv_dtypes(KvDtype::f32, KvDtype::f32);
+    row.kv_block = 0;
+    return row;
+}
+
 ResultRow make_result_row(DecodePath path, const GridPoint& point, const PathMeasurement& measured,
                           const StepCost& cost, const RunOptions& options, const Roofline* roofline,
                           const Environment& env, std::optional<double> verify_rel_error) {
     ResultRow row;
     row.path = path;
-    row.config = point.config;
-    if (path == DecodePath::uncached) {
-        row.config.set_kv_dtypes(KvDtype::f32, KvDtype::f32);  // no cache: f32 activations
-        row.config.kv_block = 0;                                // and no blocks
-    }
+    row.config = path == DecodePath::uncached ? uncached_row_config(point.config) : point.config;
     row.kv_dtype = kv_dtype_name(row.config.key_dtype(), row.config.value_dtype());
     row.n_threads = point.n_threads;
     row.cache_state = options.cold_cache ? "cold" : "warm";
@@ -64,10 +67,9 @@ std::vector<ResultRow> make_result_rows(const GridPoint& point, const PointMeasu
         rows.back().weight_rel_error = measured.weight_rel_error;
     }
     if (measured.uncached) {
-        ModelConfig f32_config = point.config;
-        f32_config.set_kv_dtypes(KvDtype::f32, KvDtype::f32);
         rows.push_back(make_result_row(DecodePath::uncached, point, *measured.uncached,
-                                       step_cost(f32_config, DecodePath::uncached, measured.uncached->experts_read),
+                                       step_cost(uncached_counting_config(point.config), DecodePath::uncached,
+                                                 measured.uncached->experts_read),
                                        options, roofline, env,
                                        measured.verify_rel_error));
     }

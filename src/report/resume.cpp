@@ -43,11 +43,7 @@ std::vector<std::string> how_measured_otherwise(const ResultRow& row, const Grid
 }  // namespace
 
 bool row_matches(const ResultRow& row, const GridPoint& point, DecodePath path, const RunOptions& options) {
-    ModelConfig config = point.config;
-    if (path == DecodePath::uncached) {
-        config.set_kv_dtypes(KvDtype::f32, KvDtype::f32);  // an uncached row is f32 (report.hpp)
-        config.kv_block = 0;                               // and contiguous
-    }
+    const ModelConfig config = path == DecodePath::uncached ? uncached_row_config(point.config) : point.config;
     return row.path == path && row.config == config && row.n_threads == point.n_threads &&
            row.cache_state == (options.cold_cache ? "cold" : "warm") &&
            row.reps_policy == describe_reps_policy(options) && (!options.verify || row.verify_rel_error);
@@ -95,8 +91,7 @@ GridRows match_saved_rows(const std::vector<SavedRow>& saved, const std::vector<
         if (used[s]) continue;
         const ResultRow& row = saved[s].row;
         const auto point = std::find_if(points.begin(), points.end(), [&](const GridPoint& p) {
-            ModelConfig config = p.config;
-            if (row.path == DecodePath::uncached) config.set_kv_dtypes(KvDtype::f32, KvDtype::f32);
+            const ModelConfig config = row.path == DecodePath::uncached ? uncached_row_config(p.config) : p.config;
             return row.config == config && row.n_threads == p.n_threads;
         });
         if (point == points.end()) {

@@ -79,6 +79,10 @@ std::uint64_t kv_block_table_bytes(const ModelConfig& config);
 std::uint64_t kv_cache_bytes_as_mha(const ModelConfig& config);
 StepCost step_cost(const ModelConfig& config, DecodePath path,
                    std::optional<std::uint64_t> experts_read = std::nullopt);
+// What the uncached forward of a configuration is counted on: it keeps no cache, so its K and V
+// are f32 activations, in no blocks, each sequence's own whole context (a shared prefix is the
+// cache's saving); its kv_bytes is that f32 value (docs/counting.md, "KV bytes").
+ModelConfig uncached_counting_config(const ModelConfig& config);
 
 // The weight bytes the cached step reads: every layer's matrices (int8 scales included), the
 // full layer's norms, and the experts of most_experts_read(). Embeddings are no part of a step.

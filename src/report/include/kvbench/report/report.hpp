@@ -70,6 +70,10 @@ std::vector<ResultRow> make_result_rows(const GridPoint& point, const PointMeasu
                                         const RunOptions& options, const Roofline* roofline,
                                         const Environment& env);
 
+// The configuration an uncached row names: the point's, with f32 K and V and no blocks (the
+// forward keeps no cache); its shared prefix stays, as the point's.
+ModelConfig uncached_row_config(const ModelConfig& config);
+
 // One row of one measured path whose cost is given (make_result_rows passes step_cost; a
 // generation's prefill step costs a full forward whatever the path). Leaves speedup empty.
 // Requires: measured has at least one sample.
