@@ -353,3 +353,27 @@ TEST_CASE("N* is the context of a step of one token per sequence: query tokens d
     config.n_query_tokens = 4;  // a step of 4 tokens would reach all 8 experts, one token 2
     CHECK(kv_weight_crossover(config) == one_token);
 }
+
+TEST_CASE("a point whose counts could wrap 64 bits is refused, and the bound holds every real count") {
+    // Llama-3-70B's shape as the sweep runs it: 80 layers of D = 8192, 64 heads, 8 KV heads.
+    ModelConfig config;
+    config.block = BlockKind::full;
+    config.model_dim = 8192;
+    config.n_heads = 64;
+    config.n_kv_heads = 8;
+    config.ffn_dim = 28672;
+    config.n_layers = 80;
+    config.seq_len = 131072;
+    config.n_batch = 1;
+    validate(config);
+    CHECK_NOTHROW(require_countable(config));
+    // The bound is above the true count: the uncached FLOPs of an accepted point, recomputed in
+    // long double, are below 2^64, so its u64 count did not wrap.
+    const long double per_token = 8192.0L * (8192 + 8192 + 1024 + 1024) + 3.0L * 8192 * 28672;  // Wq Wo Wk Wv, the MLP
+    const long double n = 131072;
+    const long double flops = 80 * (2 * n * per_token + 4.0L * 64 * 128 * n * (n + 1) / 2);
+    CHECK(static_cast<long double>(step_flops(config, DecodePath::uncached)) == doctest::Approx(static_cast<double>(flops)).epsilon(1e-9));
+    config.seq_len = std::size_t{1} << 20;
+    config.n_batch = 64;  // its uncached FLOPs are 1.01e20, 5·2^64 more than a u64 holds
+    CHECK_THROWS_WITH_AS(require_countable(config), doctest::Contains("could pass what 64 bits hold"), ConfigError);
+}

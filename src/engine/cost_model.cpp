@@ -3,6 +3,10 @@
 // over sequences of their own N_b. Requires a validated config.
 #include "kvbench/engine/cost_model.hpp"
 
+#include "kvbench/engine/config.hpp"
+
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace kvbench {
@@ -229,6 +233,29 @@ std::uint64_t kv_cache_bytes_as_mha(const ModelConfig& c) {
     const std::uint64_t per_head =
         kv_vector_bytes(c.kv_dtype, mla_qk_dim(c.mla)) + kv_vector_bytes(c.kv_dtype, u64(c.mla.v_head_dim));
     return cached_positions(c) * u64(c.n_heads) * per_head;
+}
+
+void require_countable(const ModelConfig& c) {
+    using Real = long double;
+    const MlaShape& m = c.mla;
+    const Real d = static_cast<Real>(c.model_dim);
+    const Real widths = d + static_cast<Real>(c.n_heads) * static_cast<Real>(c.head_dim() + m.nope_dim + m.rope_dim + m.v_head_dim) +
+                        2 * static_cast<Real>(c.n_kv_heads) * static_cast<Real>(c.head_dim()) +
+                        static_cast<Real>(m.kv_lora_rank + m.q_lora_rank + m.rope_dim);
+    const Real experts = static_cast<Real>(c.moe.n_experts + c.moe.n_shared + 1);
+    const Real mlp = 3 * d * (static_cast<Real>(c.ffn_dim) + experts * static_cast<Real>(c.moe.expert_dim)) +
+                     d * static_cast<Real>(c.moe.n_experts);
+    const Real per_token = widths * widths + mlp;  // a layer's weight elements
+    const Real tokens = static_cast<Real>(c.n_batch) * static_cast<Real>(c.seq_len);  // N bounds every N_b
+    const Real layers = static_cast<Real>(c.n_layers);
+    const Real flops = layers * (2 * tokens * per_token + 4 * widths * tokens * static_cast<Real>(c.seq_len));
+    // f32 weights with a scale per row at most, activations, K and V of every position.
+    const Real bytes = layers * (8 * per_token + 16 * tokens * widths);
+    const Real bound = std::max(flops, bytes);
+    if (bound < 18446744073709551616.0L) return;
+    throw ConfigError(fmt::format("B={} N={} D={} L={}: its counts could pass what 64 bits hold (up to {:.1e} FLOPs "
+                                  "or bytes a step): lower --seq or --batch",
+                                  c.n_batch, c.seq_len, c.model_dim, c.n_layers, static_cast<double>(bound)));
 }
 
 ModelConfig uncached_counting_config(const ModelConfig& config) {

@@ -1,6 +1,7 @@
 // The cartesian product of a SweepSpec, skipping combinations that break the rules of docs/model.md#configuration.
 #include "kvbench/measure/sweep.hpp"
 
+#include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
 
 #include <fmt/format.h>
@@ -115,6 +116,7 @@ Grid expand(const SweepSpec& spec) {
                                     config.set_kv_dtypes(spec.kv_dtypes[i].key, spec.kv_dtypes[i].value);
                                     config.kv_block = spec.kv_blocks[j];
                                     validate(config);
+                                    require_countable(config);
                                     if (config.is_ragged() || query_tokens != 1) require_measurable(config);
                                     // The uncached path has no cache, so no blocks either: timed once per point.
                                     grid.points.push_back({config, threads, i == 0 && j == 0});

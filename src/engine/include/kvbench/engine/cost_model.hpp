@@ -79,6 +79,11 @@ std::uint64_t kv_block_table_bytes(const ModelConfig& config);
 std::uint64_t kv_cache_bytes_as_mha(const ModelConfig& config);
 StepCost step_cost(const ModelConfig& config, DecodePath path,
                    std::optional<std::uint64_t> experts_read = std::nullopt);
+// Throws ConfigError, naming the point, when its counts could pass 64 bits: a bound of every
+// count of docs/counting.md (each product of two widths at most the square of their sum, every
+// layer attending to all N positions, every expert) above 2^64. validate() bounds the widths;
+// N and B only this (a dry run of N = 1M, B = 64 for a 70B model would otherwise wrap).
+void require_countable(const ModelConfig& config);
 // What the uncached forward of a configuration is counted on: it keeps no cache, so its K and V
 // are f32 activations, in no blocks, each sequence's own whole context (a shared prefix is the
 // cache's saving); its kv_bytes is that f32 value (docs/counting.md, "KV bytes").
