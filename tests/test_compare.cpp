@@ -44,7 +44,11 @@ double median_of(std::vector<double> v) {
 std::string fake_json(const std::vector<FakeRow>& rows, const std::string& cpu = "Test CPU") {
     nlohmann::json report;
     report["schema_version"] = 1;
-    report["environment"] = {{"cpu_model", cpu}, {"kernel_isa", "avx2"}, {"n_cores", 2}, {"git_commit", "abc"}};
+    report["environment"] = {{"cpu_model", cpu},
+                             {"kernel_isa", "avx2"},
+                             {"n_cores", 2},
+                             {"cache_sizes", "L1d 32 KiB, L2 1 MiB, L3 32 MiB"},
+                             {"git_commit", "abc"}};
     report["rows"] = nlohmann::json::array();
     for (const FakeRow& row : rows) {
         const double median_ns = median_of(row.samples_ns);
@@ -150,6 +154,16 @@ TEST_CASE("identical files compare as the same on every row") {
     REQUIRE(comparison.geomean_ratio);
     CHECK(*comparison.geomean_ratio == doctest::Approx(1.0));
     CHECK(comparison.provenance_note.starts_with("same machine"));
+}
+
+TEST_CASE("two files that do not both record cores and caches are not called the same machine") {
+    const std::string text = fake_json({{.kv_heads = 4, .samples_ns = tight(1000)}});
+    nlohmann::json without_caches = nlohmann::json::parse(text);
+    without_caches["environment"].erase("cache_sizes");
+    without_caches["environment"].erase("n_cores");
+    const Comparison comparison = compare_texts(text, without_caches.dump());
+    CHECK(comparison.provenance_note.starts_with("machines not known to be the same (n_cores, cache_sizes not in both"));
+    CHECK(comparison.provenance_note.find("every metric compares") == std::string::npos);
 }
 
 TEST_CASE("a row 30 % slower with tight samples is a regression, and only that row") {

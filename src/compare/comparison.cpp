@@ -202,12 +202,30 @@ std::string describe_differences(const ResultFile& base, const ResultFile& other
     return fmt::format("{}", fmt::join(differences, ", "));
 }
 
+// What tells two machines of one CPU model name apart (KVM guests of one family differ in cores
+// and caches): a column of these that either file lacks leaves "same machine" unknown. A CSV
+// keeps neither cores nor caches.
+std::vector<std::string> unrecorded_machine_columns(const ResultFile& base, const ResultFile& other) {
+    std::vector<std::string> unrecorded;
+    for (const char* column : {"cpu_model", "n_cores", "cache_sizes"}) {
+        if (!base.provenance.contains(column) || !other.provenance.contains(column)) unrecorded.emplace_back(column);
+    }
+    return unrecorded;
+}
+
 std::string provenance_note(const ResultFile& base, const ResultFile& other) {
     std::vector<std::string> parts;
     const std::string machine = describe_differences(base, other, machine_columns());
+    const std::vector<std::string> unrecorded = unrecorded_machine_columns(base, other);
     const std::string blas = describe_differences(base, other, blas_columns());
     const std::string build = describe_differences(base, other, build_columns());
-    if (!machine.empty()) parts.push_back("different machines (" + machine + ")");
+    if (!machine.empty()) {
+        parts.push_back("different machines (" + machine + ")");
+    } else if (!unrecorded.empty()) {
+        parts.push_back(fmt::format("machines not known to be the same ({} not in both files: a CSV keeps no cores "
+                                    "or caches)",
+                                    fmt::join(unrecorded, ", ")));
+    }
     if (!blas.empty()) parts.push_back("different BLAS (" + blas + ")");
     if (!build.empty()) parts.push_back("different build settings (" + build + ")");
     const auto commit_a = base.provenance.find("git_commit");
