@@ -13,6 +13,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -78,17 +81,19 @@ ResultFile read_side(const CompareCliOptions& options, const std::string& text, 
     return read_result_file(text);
 }
 
-// Two selectors that resolve to the same runs of the database compare every row with itself:
-// all "same", p = 1, which reads as a verdict although nothing was compared. Only the resolved
-// sets count: commit:abc1234 against run:1 of that commit is a real comparison when the commit
-// has more runs.
-void refuse_same_runs(const CompareCliOptions& options, const ResultFile& base, const ResultFile& other) {
-    if (base.run_ids.empty() || base.run_ids != other.run_ids) return;
-    const std::size_t n = base.run_ids.size();
-    throw ConfigError(fmt::format("--base {} and --new {} select the same {} ({}): comparing {} with {} says "
-                                  "nothing; give one side another commit, machine or run:ID",
-                                  options.base_path, options.new_path, n == 1 ? "run" : "runs",
-                                  fmt::join(base.run_ids, ", "), n == 1 ? "it" : "them", n == 1 ? "itself" : "themselves"));
+// Two selectors that share a run of the database compare that run's rows with themselves: each
+// side takes a configuration's row from its latest run, so machine:m1 against run:3, its latest,
+// is run 3 against run 3, all "same", p = 1, a verdict where nothing was compared. Whatever their
+// words, selections that share a run are refused.
+void refuse_shared_runs(const CompareCliOptions& options, const ResultFile& base, const ResultFile& other) {
+    std::vector<std::int64_t> shared;
+    std::set_intersection(base.run_ids.begin(), base.run_ids.end(), other.run_ids.begin(), other.run_ids.end(),
+                          std::back_inserter(shared));
+    if (shared.empty()) return;
+    throw ConfigError(fmt::format("--base {} and --new {} share {} {}: {} rows would be compared with themselves; "
+                                  "give the sides runs apart (another commit, machine or run:ID)",
+                                  options.base_path, options.new_path, shared.size() == 1 ? "run" : "runs",
+                                  fmt::join(shared, ", "), shared.size() == 1 ? "its" : "their"));
 }
 
 // --alpha from 0.0001 to 0.5. Not CLI::Range: NaN fails none of its comparisons, and an alpha of
@@ -186,7 +191,7 @@ int run_compare_command(const CompareCliOptions& options) {
 
     const ResultFile base = read_side(options, options.base_path, "BASE");
     const ResultFile other = read_side(options, options.new_path, "NEW");
-    refuse_same_runs(options, base, other);
+    refuse_shared_runs(options, base, other);
     const Comparison comparison = compare_results(base, other, compare_options);
     write_comparison(std::cout, comparison, formats.at(options.format), table_width_for(STDOUT_FILENO));
     std::cout.flush();  // the table first, then any failure line on stderr, in a log that merges both
