@@ -341,6 +341,27 @@ TEST_CASE("the default sweep ends with a headline of at most five lines, compute
     CHECK(headline[3] == "  GQA-4's KV cache is 4x smaller than MHA's, MQA's 16x");
 }
 
+TEST_CASE("the headline calls a cached step slower than the forward a slowdown, not faster") {
+    std::vector<ResultRow> rows = default_like_rows();
+    double highest = 0;
+    for (ResultRow& row : rows) {
+        if (row.path != DecodePath::cached) continue;
+        if (row.config.seq_len == 128 && row.config.n_kv_heads == 16) row.speedup = 0.807;
+        highest = std::max(highest, *row.speedup);
+    }
+    // The sentence as one line, however the table's width wrapped it.
+    std::string text;
+    for (const char c : render_table(rows)) {
+        if (c != '\n') {
+            if (c != ' ' || text.empty() || text.back() != ' ') text += c;
+        } else if (text.empty() || text.back() != ' ') {
+            text += ' ';
+        }
+    }
+    CHECK(text.find("the KV cache made the step 0.807x as fast, slower (N=128 MHA) to " + format_ratio(highest) +
+                    " faster (N=4096 MQA)") != std::string::npos);
+}
+
 TEST_CASE("the headline gives a share under 10 % two significant digits, so that it never reads 0 %") {
     std::vector<ResultRow> rows = default_like_rows();
     for (ResultRow& row : rows) {

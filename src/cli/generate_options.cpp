@@ -40,7 +40,8 @@ Step 0 is the prefill (context P): its time is the time to first token. Steps
 1..T decode at N = P+1 .. P+T. Lists and suffixes as in `kvbench sweep --help`
 (-g 16 -g 1 is -g 16,1; 2K = 2048).
 
-Exit status: 0 ok; 1 a step or a write failed; 2 bad usage; 130 Ctrl-C.)";
+Exit status: 0 ok; 1 a step or a write failed; 2 bad usage; 128 + the signal
+that stopped it: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP.)";
 
 // One row per step in csv, json, jsonl and the results database (sql, sqlite); the table is the
 // terminal's summary only.

@@ -41,7 +41,8 @@ Examples:
   kvbench sweep -o run.csv              tables on the terminal, CSV in a file
   kvbench sweep -q -o - -f jsonl        one JSON line per row, as it finishes
 
-Exit status: 0 ok; 1 a point or a write failed; 2 bad usage; 130 Ctrl-C.)";
+Exit status: 0 ok; 1 a point or a write failed; 2 bad usage; 128 + the signal
+that stopped it: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP.)";
 
 // "0.2s", "200ms" or "0.2" (seconds), from 1 ms to an hour.
 double parse_min_time(const std::string& text) {

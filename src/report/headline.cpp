@@ -73,7 +73,8 @@ struct Labelled {
     }
 };
 
-// "the KV cache made the step 24.1x (N=128 MHA) to 1386x (N=4096 MQA) faster"
+// "the KV cache made the step 24.1x (N=128 MHA) to 1386x (N=4096 MQA) faster"; a ratio below 1
+// is a slowdown and is called one ("0.807x as fast, slower (N=16 MHA)").
 std::optional<std::string> speedup_sentence(const std::vector<const ResultRow*>& cached) {
     std::vector<ResultRow> with_speedup;
     for (const ResultRow* row : cached) {
@@ -82,14 +83,21 @@ std::optional<std::string> speedup_sentence(const std::vector<const ResultRow*>&
     if (with_speedup.empty()) return std::nullopt;
     const auto [slowest, fastest] = std::minmax_element(
         with_speedup.begin(), with_speedup.end(), [](const ResultRow& a, const ResultRow& b) { return *a.speedup < *b.speedup; });
-    if (with_speedup.size() == 1) return fmt::format("the KV cache made the step {} faster", format_ratio(*slowest->speedup));
+    const auto how_fast = [](double speedup) {
+        return speedup < 1 ? format_ratio(speedup) + " as fast, slower" : format_ratio(speedup) + " faster";
+    };
+    if (with_speedup.size() == 1) return fmt::format("the KV cache made the step {}", how_fast(*slowest->speedup));
     const LineKeys keys(with_speedup, true);
     const auto where = [&](const ResultRow& row) {
         const std::string label = keys.label(row);
         return label.empty() ? std::string() : " (" + label + ")";
     };
-    return fmt::format("the KV cache made the step {}{} to {}{} faster", format_ratio(*slowest->speedup),
-                       where(*slowest), format_ratio(*fastest->speedup), where(*fastest));
+    if (*slowest->speedup >= 1) {
+        return fmt::format("the KV cache made the step {}{} to {}{} faster", format_ratio(*slowest->speedup),
+                           where(*slowest), format_ratio(*fastest->speedup), where(*fastest));
+    }
+    return fmt::format("the KV cache made the step {}{} to {}{}", how_fast(*slowest->speedup), where(*slowest),
+                       how_fast(*fastest->speedup), where(*fastest));
 }
 
 // "GQA-4's cached step took 52-61 % of MHA's time, MQA's 31-53 %": against MHA at the same point.
