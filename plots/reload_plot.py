@@ -28,7 +28,9 @@ from plot_input import BadInput, Parser, check_fields, check_output_dir, csv_row
 COLUMNS = ("model", "kv_dtype", "prefix_tokens", "reload_ms", "prefill_ms", "tier_gb_per_s")
 # Drawn on log axes: each must be a number above 0.
 POSITIVE_COLUMNS = ("reload_ms", "prefill_ms", "tier_gb_per_s")
-MARKERS = "os^vDx*+"
+# The measured prefill is drawn with its own marker, none of the reloads' (one per KV type).
+PREFILL_MARKER = "o"
+MARKERS = "s^vDx*+P"
 def read_rows(path):
     """The rows of a reload CSV, every one checked before anything is drawn."""
     text = read_text(path)
@@ -57,6 +59,10 @@ def read_rows(path):
     return [row for _, row in numbered]
 
 
+def plural(n, word):
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def measured_setup(rows):
     """How the prefills were measured, from the columns every row shares; '' when they differ
     or the CSV has none of them: a prefill time means little without its threads and layers."""
@@ -80,7 +86,7 @@ def draw(plt, rows, out_path):
         colour = f"C{i % 10}"
         mine = [r for r in rows if r["model"] == model]
         prefill = sorted({(int(r["prefix_tokens"]), float(r["prefill_ms"])) for r in mine})
-        ax.plot(*zip(*prefill), color=colour, linestyle="-", marker="o", label=f"{model} prefill (measured)")
+        ax.plot(*zip(*prefill), color=colour, linestyle="-", marker=PREFILL_MARKER, label=f"{model} prefill (measured)")
         for j, kv_dtype in enumerate(kv_dtypes):
             reload = sorted((int(r["prefix_tokens"]), float(r["reload_ms"])) for r in mine if r["kv_dtype"] == kv_dtype)
             if reload:
@@ -98,7 +104,7 @@ def draw(plt, rows, out_path):
     ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
     save(plt, fig, out_path, bbox_inches="tight")
-    print(f"wrote {out_path}: {len(models)} models, {len(kv_dtypes)} KV types")
+    print(f"wrote {out_path}: {plural(len(models), 'model')}, {plural(len(kv_dtypes), 'KV type')}")
 
 
 def main(argv=None):

@@ -120,4 +120,9 @@ grep -q "8 rows:" "$dir/compare" || fail "not 8 rows compared: $(cat "$dir/compa
 "$kvbench" history --db "$dir/o.sqlite" -g 1 --paths cached -f csv >"$dir/history.csv" 2>>"$err" || fail "history -f csv: exit $?"
 [ "$(tail -n +2 "$dir/history.csv" | wc -l)" -eq 4 ] || fail "history: $(cat "$dir/history.csv")"
 tail -n +2 "$dir/history.csv" | cut -d, -f1 | sort -u | tr '\n' ' ' | grep -q "^1 2 $" || fail "history runs: $(cat "$dir/history.csv")"
+# A --machine that names no run is refused, as compare's selector is, with the machines there are.
+"$kvbench" history --db "$dir/o.sqlite" --machine epyc >"$dir/history.none" 2>"$dir/history.err"
+[ $? -eq 2 ] && [ ! -s "$dir/history.none" ] &&
+  grep -q "^kvbench: error: --machine epyc: no sweep run matches; the database's sweeps have machines m1 (" "$dir/history.err" ||
+  fail "history --machine epyc: $(cat "$dir/history.err")"
 echo "SIGKILL after $announced announced points: integrity ok, $n_points whole points stored; -o, --db, sql, KVBENCH_DB, compare and history agree"

@@ -6,10 +6,12 @@
 #include "three_figures.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace kvbench {
@@ -127,8 +129,12 @@ History read_history(const ResultsDatabase& database, const HistoryQuery& query)
     History history;
     history.metric = query.metric;
     std::vector<HistoryLine> lines;
+    // What --commit and --machine could have named, for a filter that names nothing.
+    std::set<std::string> commits_seen, machines_seen;
     for (const StoredRun& run : database.runs()) {
         if (run.record.command != "sweep" || run.n_rows == 0) continue;
+        commits_seen.insert(run.record.env.git_commit);
+        machines_seen.insert(fmt::format("m{} ({})", run.machine_id, machine_class(run.record.env)));
         if (!any_matches(query.commits, [&](const std::string& c) { return commit_matches(run.record.env.git_commit, c); }) ||
             !any_matches(query.machines, [&](const std::string& m) { return machine_matches(run, m); })) {
             continue;
@@ -143,6 +149,21 @@ History read_history(const ResultsDatabase& database, const HistoryQuery& query)
             if (!values[i] || !row_kept(file.rows[i], query)) continue;
             lines.push_back(HistoryLine{run, "", file.rows[i].key, *values[i]});
         }
+    }
+    // A --commit or --machine that picks no run is a typo's likelier than an empty history: said,
+    // as compare says a selector that matches nothing.
+    if (history.n_runs_read == 0 && !commits_seen.empty() && !(query.commits.empty() && query.machines.empty())) {
+        std::vector<std::string> filters, known;
+        if (!query.commits.empty()) {
+            filters.push_back(fmt::format("--commit {}", fmt::join(query.commits, ",")));
+            known.push_back(fmt::format("commits {}", fmt::join(commits_seen, ", ")));
+        }
+        if (!query.machines.empty()) {
+            filters.push_back(fmt::format("--machine {}", fmt::join(query.machines, ",")));
+            known.push_back(fmt::format("machines {}", fmt::join(machines_seen, ", ")));
+        }
+        throw ConfigError(fmt::format("{}: no sweep run matches; the database's sweeps have {}",
+                                      fmt::join(filters, " "), fmt::join(known, "; ")));
     }
     std::vector<std::vector<std::string>> keys;
     for (const HistoryLine& line : lines) keys.push_back(line.key);
