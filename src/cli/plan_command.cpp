@@ -203,17 +203,20 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
                  const std::vector<std::uint64_t>& batches, double tpot_s, const std::string& efficiency_note) {
     Sheet sheet;
     sheet.title = "Predicted decode step per device";
-    const auto column = [&](std::string key, std::string header, Align align, bool in_table) {
-        sheet.columns.push_back({std::move(key), std::move(header), align, in_table});
+    // The model names a line and N and B place it: repeated in each part of a table split to fit
+    // the terminal, or said once above it when they have one value.
+    const auto column = [&](std::string key, std::string header, Align align, bool in_table,
+                            SheetRole role = SheetRole::figure) {
+        sheet.columns.push_back({std::move(key), std::move(header), align, in_table, role});
     };
-    column("model", "model", Align::left, true);
-    column("hardware", "hardware", Align::left, false);
-    column("tp", "TP", Align::right, false);
-    column("pp", "PP", Align::right, false);
-    column("kv_dtype", "KV dtype", Align::left, false);
-    column("weight_dtype", "weight dtype", Align::left, false);
-    column("seq", "N", Align::right, true);
-    column("batch", "B", Align::right, true);
+    column("model", "model", Align::left, true, SheetRole::key);
+    column("hardware", "hardware", Align::left, false, SheetRole::axis);
+    column("tp", "TP", Align::right, false, SheetRole::axis);
+    column("pp", "PP", Align::right, false, SheetRole::axis);
+    column("kv_dtype", "KV dtype", Align::left, false, SheetRole::axis);
+    column("weight_dtype", "weight dtype", Align::left, false, SheetRole::axis);
+    column("seq", "N", Align::right, true, SheetRole::axis);
+    column("batch", "B", Align::right, true, SheetRole::axis);
     column("weight_bytes_per_device", "weights/device", Align::right, true);
     // A mixture of experts reads less than it holds; a dense model reads what it holds.
     const bool has_experts = deployment.model.moe.n_experts > 0;

@@ -186,12 +186,13 @@ Sheet dry_run_sheet(const std::vector<ModelPreset>& models, const std::vector<st
     }
     Sheet sheet;
     sheet.title = "Recompute or reload, dry run: the prefills a run would measure";
-    const auto column = [&](std::string key, std::string header, Align align) {
-        sheet.columns.push_back({std::move(key), std::move(header), align, true});
+    // The model names a line and the type and P place it, repeated in each part of a split table.
+    const auto column = [&](std::string key, std::string header, Align align, SheetRole role = SheetRole::figure) {
+        sheet.columns.push_back({std::move(key), std::move(header), align, true, role});
     };
-    column("model", "model", Align::left);
-    column("kv_dtype", "KV dtype", Align::left);
-    column("prefix_tokens", "P", Align::right);
+    column("model", "model", Align::left, SheetRole::key);
+    column("kv_dtype", "KV dtype", Align::left, SheetRole::axis);
+    column("prefix_tokens", "P", Align::right, SheetRole::axis);
     column("kv_bytes", "KV bytes", Align::right);
     column("reload_s", "reload", Align::right);
     column("prefill_s", "prefill", Align::right);
@@ -331,12 +332,13 @@ int run_reload_command(const ReloadCliOptions& options) {
     Sheet sheet;
     sheet.title = "Recompute or reload a prefix's KV cache (B = 1)";
     sheet.plot_script = "plots/reload_plot.py";
-    const auto column = [&](std::string key, std::string header, Align align, bool in_table) {
-        sheet.columns.push_back({std::move(key), std::move(header), align, in_table});
+    const auto column = [&](std::string key, std::string header, Align align, bool in_table,
+                            SheetRole role = SheetRole::figure) {
+        sheet.columns.push_back({std::move(key), std::move(header), align, in_table, role});
     };
-    column("model", "model", Align::left, true);
-    column("kv_dtype", "KV dtype", Align::left, true);
-    column("prefix_tokens", "P", Align::right, true);
+    column("model", "model", Align::left, true, SheetRole::key);
+    column("kv_dtype", "KV dtype", Align::left, true, SheetRole::axis);
+    column("prefix_tokens", "P", Align::right, true, SheetRole::axis);
     column("kv_bytes", "KV bytes", Align::right, true);
     column("tier_gb_per_s", "tier GB/s", Align::right, false);
     column("reload_ms", "reload ms (predicted)", Align::right, true);
