@@ -528,3 +528,22 @@ TEST_CASE("kvbench compare exits 3, saying what is missing, when NEW does not co
 }
 
 }  // namespace kvbench
+
+TEST_CASE("an interval that three samples a side cannot take to 95 % says the confidence it has") {
+    const Comparison comparison = compare_texts(fake_json({{.kv_heads = 4, .samples_ns = {1000, 1001, 1002}}}),
+                                                fake_json({{.kv_heads = 4, .samples_ns = {1100, 1101, 1102}}}));
+    REQUIRE(comparison.rows.size() == 1);
+    REQUIRE(comparison.rows[0].shift.has_value());
+    CHECK(comparison.rows[0].shift->achieved == doctest::Approx(0.9));
+    std::ostringstream table;
+    write_comparison(table, comparison, CompareFormat::table, 1000);
+    CHECK(table.str().find("% at 90 %") != std::string::npos);
+    // Eight a side reach 95 %: nothing is added.
+    const std::vector<double> eight = {1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007};
+    std::vector<double> slower = eight;
+    for (double& sample : slower) sample += 100;
+    std::ostringstream wide;
+    write_comparison(wide, compare_texts(fake_json({{.kv_heads = 4, .samples_ns = eight}}), fake_json({{.kv_heads = 4, .samples_ns = slower}})),
+                     CompareFormat::table, 1000);
+    CHECK(wide.str().find("% at ") == std::string::npos);
+}

@@ -28,9 +28,14 @@ std::string evidence(const ComparedRow& row) {
 std::string confidence_label(const Comparison& comparison) { return fmt::format("{:g} %", 100 * (1 - comparison.alpha)); }
 
 // "[+8.0, +15.3] %": the Hodges–Lehmann interval in percent of BASE's median; "-" without samples.
+// Too few samples cannot reach the header's confidence: the cell then says the one it reached,
+// "[-169.3, +169.3] % at 81 %", rather than let the header claim 95 %.
 std::string interval_cell(const ComparedRow& row) {
     if (!row.shift) return "-";
-    return fmt::format("[{:+.1f}, {:+.1f}] %", row.percent_of_base(row.shift->low), row.percent_of_base(row.shift->high));
+    const std::string interval =
+        fmt::format("[{:+.1f}, {:+.1f}] %", row.percent_of_base(row.shift->low), row.percent_of_base(row.shift->high));
+    if (row.shift->achieved + 1e-9 >= row.shift->confidence) return interval;
+    return fmt::format("{} at {:.0f} %", interval, 100 * row.shift->achieved);
 }
 
 // `unit_break` goes before each unit: '\n' puts it on the terminal table's second header line.
