@@ -123,7 +123,12 @@ void write_text_table(std::ostream& out, const SummaryTable& summary, std::size_
     const std::vector<std::vector<std::size_t>> parts = split_columns(summary.n_key_columns, widths, width);
     for (std::size_t p = 0; p < parts.size(); ++p) {
         if (p > 0) out << '\n';
-        out << table.title << (p > 0 ? " (continued)" : "") << '\n';
+        // An untitled table (compare's) says "(continued)" alone, not after a space.
+        if (p == 0) {
+            out << table.title << '\n';
+        } else {
+            out << (table.title.empty() ? "(continued)" : table.title + " (continued)") << '\n';
+        }
         if (p == 0 && !summary.caption.empty()) {
             out << wrap_text(summary.caption, note_indent, note_hanging_indent, width) << '\n';
         }
