@@ -151,21 +151,40 @@ void check_shards(const std::vector<MergeRun>& runs, std::vector<std::string>& w
     }
 }
 
+// Two environments that may be one machine: no field both record differs. A CSV records no cores
+// or caches (0 here), so its shard is not a machine of its own for lacking them.
+bool may_be_one_machine(const Environment& a, const Environment& b) {
+    const auto same_or_unknown = [](std::size_t x, std::size_t y) { return x == 0 || y == 0 || x == y; };
+    return a.cpu_model == b.cpu_model && a.kernel_isa == b.kernel_isa && same_or_unknown(a.n_cores, b.n_cores) &&
+           same_or_unknown(a.llc_bytes, b.llc_bytes);
+}
+
 void check_machines(const std::vector<MergeRun>& runs, std::vector<std::string>& warnings) {
-    std::map<std::string, std::vector<std::string>> sources_by_class;
+    struct Machine {
+        const Environment* env;
+        std::vector<std::string> sources;
+    };
+    std::vector<Machine> machines;
     for (const MergeRun& run : runs) {
         if (run.rows.empty()) continue;
-        sources_by_class[fmt::format("{} ({})", machine_class(run.record.env), run.record.env.cpu_model)].push_back(
-            run.source);
+        const auto same = std::find_if(machines.begin(), machines.end(), [&](const Machine& machine) {
+            return may_be_one_machine(*machine.env, run.record.env);
+        });
+        if (same == machines.end()) {
+            machines.push_back({&run.record.env, {run.source}});
+        } else {
+            same->sources.push_back(run.source);
+        }
     }
-    if (sources_by_class.size() <= 1) return;
+    if (machines.size() <= 1) return;
     std::vector<std::string> parts;
-    for (const auto& [machine, sources] : sources_by_class) {
-        parts.push_back(fmt::format("{} on {}", fmt::join(sources, ", "), machine));
+    for (const Machine& machine : machines) {
+        parts.push_back(fmt::format("{} on {} ({})", fmt::join(machine.sources, ", "), machine_class(*machine.env),
+                                    machine.env->cpu_model));
     }
     warnings.push_back(fmt::format("the shards ran on {} machine classes: {}; their times compare the machines as "
                                    "much as the points (docs/sharding.md#machines)",
-                                   sources_by_class.size(), fmt::join(parts, "; ")));
+                                   machines.size(), fmt::join(parts, "; ")));
 }
 
 void check_overlap(const std::vector<MergeRun>& runs) {
