@@ -1,5 +1,6 @@
 #include "kvbench/measure/runner.hpp"
 #include "kvbench/measure/resident_points.hpp"
+#include "kvbench/measure/roofline.hpp"
 
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
@@ -82,6 +83,23 @@ TEST_CASE("the time estimate grows with context and with repetitions") {
     more.n_reps = 100;
     CHECK(estimate_point_seconds(short_point, more, nullptr, 0) >
           estimate_point_seconds(short_point, options, nullptr, 0));
+}
+
+TEST_CASE("the time estimate counts the forwards that run: the cache's prefill only where a cache is") {
+    const GridPoint point{make_config(1, 256, 64, 4, 4, 1), 1};
+    RunOptions options;
+    options.n_reps = 3;
+    options.n_warmup = 1;
+    options.cold_cache = false;
+    const Roofline assumed = roofline_or_assumed(nullptr);
+    const double forward_s = estimate_step_seconds(point.config, DecodePath::uncached, assumed);
+    const double step_s = estimate_step_seconds(point.config, DecodePath::cached, assumed);
+    RunOptions uncached_only = options;
+    uncached_only.run_cached = false;
+    // No cache to fill: the warm-up and the repetitions are every forward.
+    CHECK(estimate_point_seconds(point, uncached_only, nullptr, 0) == doctest::Approx(4 * forward_s));
+    // Both paths: one more forward fills the cache the cached steps read.
+    CHECK(estimate_point_seconds(point, options, nullptr, 0) == doctest::Approx(5 * forward_s + 4 * step_s));
 }
 
 TEST_CASE("an eviction is never inside the timer: a slow one shows in no sample") {

@@ -383,7 +383,9 @@ double estimate_point_seconds(const GridPoint& point, const RunOptions& options,
         return reps * rep_s + warmup * step_s;
     };
     double seconds = 0;
-    if (needs_prefill(point, options)) seconds += step_seconds(DecodePath::uncached);
+    // The prefill is a forward into the cache: without a cache (the uncached path alone) no
+    // separate forward runs, only the timed ones.
+    if (needs_prefill(point, options) && needs_cache(options)) seconds += step_seconds(DecodePath::uncached);
     if (times_uncached(point, options)) seconds += path_seconds(step_seconds(DecodePath::uncached));
     if (options.run_cached) seconds += path_seconds(step_seconds(DecodePath::cached));
     return seconds;

@@ -91,7 +91,7 @@ inline bool needs_cache(const RunOptions& options) { return options.run_cached |
 
 // Rough wall time of measuring the point in seconds, for --dry-run and the progress line:
 // each repetition at half its roofline time (decode kernels rarely do better), plus the
-// prefill and the evictions, under the repetition policy. Without a measured roofline,
+// prefill that fills a cache (none without one) and the evictions, under the repetition policy. Without a measured roofline,
 // assumes roofline_or_assumed's peaks.
 double estimate_point_seconds(const GridPoint& point, const RunOptions& options,
                               const Roofline* roofline, std::uint64_t flush_bytes);
