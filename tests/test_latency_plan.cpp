@@ -313,6 +313,24 @@ TEST_CASE("per batch, the fit recovers the two streams' efficiencies from points
     CHECK(calibration.efficiency.at(64).weights == doctest::Approx(0.6));
 }
 
+TEST_CASE("a fit above the peak is billed at 1 and named with its batch and fitted value") {
+    // At B = 1 the cache's rows ran at twice the peak (e_kv = 2), the weights at half of it.
+    const auto point = [](double weights_s, double kv_s) {
+        return CalibrationPoint{DecodePath::cached, 0.5, 1, weights_s, kv_s, weights_s / 0.5 + kv_s / 2};
+    };
+    const Calibration calibration =
+        calibrate({point(1e-3, 1e-4), point(1e-3, 1e-3), {DecodePath::uncached, 1.25}, {DecodePath::uncached, 1.35}});
+    REQUIRE(calibration.efficiency.by_batch.size() == 1);
+    CHECK(calibration.efficiency.by_batch[0].weights == doctest::Approx(0.5));
+    CHECK(calibration.efficiency.by_batch[0].kv == 1);
+    CHECK(calibration.efficiency.compute == 1);
+    REQUIRE(calibration.capped.size() == 2);
+    CHECK(calibration.capped[0].efficiency == "compute, the uncached rows' median,");
+    CHECK(calibration.capped[0].fitted == doctest::Approx(1.3));
+    CHECK(calibration.capped[1].efficiency == "the KV stream's fit at B=1");
+    CHECK(calibration.capped[1].fitted == doctest::Approx(2));
+}
+
 TEST_CASE("a batch measured at one context takes its median fraction for both streams") {
     const Calibration calibration = calibrate({{DecodePath::cached, 0.3, 2, 1e-3, 1e-4, 5e-3},
                                                {DecodePath::cached, 0.5, 2, 1e-3, 1e-4, 4e-3}});

@@ -149,6 +149,15 @@ Calibrated resolve_efficiency(const PlanCliOptions& options) {
     }
     if (options.calibrate) {
         const Calibration calibration = read_calibration(*options.calibrate, options.kv_dtype);
+        for (const CappedEfficiency& capped : calibration.capped) {
+            if (options.out.quiet) break;
+            fmt::print(stderr,
+                       "kvbench: warning: --calibrate {}: {} is {:.2f} of the peak, faster than the device can "
+                       "run; billed at 1 instead. Its rows ran faster than their roofline allows (streams too short "
+                       "to time, or a roofline measured low): calibrate on a cold sweep at longer contexts further "
+                       "apart (-n), or measure the roofline again (kvbench roofline)\n",
+                       *options.calibrate, capped.efficiency, capped.fitted);
+        }
         std::string note = fmt::format("Efficiency from this machine's runs in {}: compute {:.2f}, the median "
                                        "roofline fraction of {} uncached rows; bandwidth {:.2f}, of {} cached rows",
                                        *options.calibrate, calibration.efficiency.compute, calibration.n_uncached,

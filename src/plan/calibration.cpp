@@ -1,6 +1,8 @@
 // Medians of measured roofline fractions per path, and per batch the two streams' fit.
 #include "kvbench/plan/calibration.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -43,6 +45,14 @@ std::optional<StreamEfficiency> fit_streams(const std::vector<CalibrationPoint>&
     return StreamEfficiency{points.front().batch, 1 / weights_inverse, 1 / kv_inverse};
 }
 
+// A stream or path cannot beat the device's peak: above 1, the efficiency is billed at 1 and
+// the fitted value kept for the warning.
+double capped_at_peak(double efficiency, std::string what, std::vector<CappedEfficiency>& capped) {
+    if (efficiency <= 1) return efficiency;
+    capped.push_back({std::move(what), efficiency});
+    return 1;
+}
+
 }  // namespace
 
 Calibration calibrate(const std::vector<CalibrationPoint>& points) {
@@ -58,17 +68,32 @@ Calibration calibrate(const std::vector<CalibrationPoint>& points) {
     Calibration calibration;
     calibration.n_cached = cached.size();
     calibration.n_uncached = uncached.size();
-    calibration.efficiency.bandwidth = bandwidth.value_or(compute.value_or(1));
-    calibration.efficiency.compute = compute.value_or(bandwidth.value_or(1));
+    std::vector<CappedEfficiency>& capped = calibration.capped;
+    // Without cached rows, compute's median is the bandwidth's too: capped once, warned once.
+    calibration.efficiency.compute = capped_at_peak(compute.value_or(bandwidth.value_or(1)),
+                                                    compute ? "compute, the uncached rows' median,"
+                                                            : "compute, the cached rows' median (no uncached rows),",
+                                                    capped);
+    // With cached rows the steps are billed per batch (below), and this median is only reported.
+    calibration.efficiency.bandwidth = bandwidth.value_or(calibration.efficiency.compute);
     for (const auto& [batch, batch_points] : cached_by_batch) {
+        StreamEfficiency streams;
         if (const std::optional<StreamEfficiency> fitted = fit_streams(batch_points)) {
-            calibration.efficiency.by_batch.push_back(*fitted);
-            continue;
+            streams = *fitted;
+        } else {
+            std::vector<double> fractions;
+            for (const CalibrationPoint& point : batch_points) fractions.push_back(point.roofline_fraction);
+            const double median = *median_of(fractions);
+            streams = {batch, median, median};
         }
-        std::vector<double> fractions;
-        for (const CalibrationPoint& point : batch_points) fractions.push_back(point.roofline_fraction);
-        const double median = *median_of(fractions);
-        calibration.efficiency.by_batch.push_back({batch, median, median});
+        // One cap for a median shared by both streams: it is one value, and one warning.
+        if (streams.weights == streams.kv) {
+            streams.weights = streams.kv = capped_at_peak(streams.kv, fmt::format("both streams' median at B={}", batch), capped);
+        } else {
+            streams.weights = capped_at_peak(streams.weights, fmt::format("the weight stream's fit at B={}", batch), capped);
+            streams.kv = capped_at_peak(streams.kv, fmt::format("the KV stream's fit at B={}", batch), capped);
+        }
+        calibration.efficiency.by_batch.push_back(streams);
     }
     return calibration;
 }

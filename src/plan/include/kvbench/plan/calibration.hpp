@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace kvbench {
@@ -23,10 +24,17 @@ struct CalibrationPoint {
     double measured_s = 0;         // the row's median; 0: unknown
 };
 
+// An efficiency the rows put above 1, faster than the peak, and billed at 1 instead.
+struct CappedEfficiency {
+    std::string efficiency;  // which: "the KV stream's fit at B=1", "compute, the uncached rows' median,"
+    double fitted = 0;       // what the rows gave, > 1
+};
+
 struct Calibration {
     Efficiency efficiency;
     std::size_t n_cached = 0;    // points behind efficiency.bandwidth
     std::size_t n_uncached = 0;  // points behind efficiency.compute
+    std::vector<CappedEfficiency> capped;  // compute first, then by batch
 };
 
 // The cached path streams its weights and cache, so its median fraction is the bandwidth
@@ -36,8 +44,12 @@ struct Calibration {
 // Per batch size with cached points at two or more contexts, the step time is fitted as
 // weights_at_peak / e_w + kv_at_peak / e_kv (least squares on the relative error, so that each
 // point weighs the same); a batch with one context, or whose fit gives a stream no positive
-// time, has e_w = e_kv = the median fraction of its rows. Requires: points not empty, every
-// fraction > 0.
+// time, has e_w = e_kv = the median fraction of its rows.
+//
+// No efficiency a step is billed with exceeds 1, as --efficiency's may not: a stream cannot run
+// faster than the device's peak, so a fit or median above 1 (rows that beat their roofline) is
+// billed at 1 and listed in `capped`. The cached rows' median, reported beside the per-batch
+// fits that bill the streams, stays as measured. Requires: points not empty, every fraction > 0.
 Calibration calibrate(const std::vector<CalibrationPoint>& points);
 
 }  // namespace kvbench
