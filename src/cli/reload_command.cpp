@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <system_error>
@@ -67,6 +68,21 @@ std::optional<Tier> given_tier(const ReloadCliOptions& options) {
     return Tier{rate, fmt::format("Tier: {} GB/s, given by --tier-bw.", format_number(rate / 1e9))};
 }
 
+// Refuses (ConfigError) a --tier-path file shorter than the probe: read in a few requests, it
+// times the tier's latency, not its bandwidth (357 B read in 1.6 ms is not a 0.0002 GB/s tier).
+// A directory gets a probe file of probe_bytes; anything else the probe itself refuses.
+void check_tier_file(const std::string& path, std::uint64_t probe_bytes, const std::string& probe_size) {
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error)) return;
+    const std::uintmax_t file_bytes = std::filesystem::file_size(path, error);
+    if (error || file_bytes >= probe_bytes) return;
+    throw ConfigError(fmt::format("--tier-path {}: the file holds {}, less than --probe-size {}: a read that short "
+                                  "times the tier's latency, not its bandwidth; name a file of at least {} or a "
+                                  "directory on the tier (a probe file of --probe-size is written there), or lower "
+                                  "--probe-size",
+                                  path, format_bytes(file_bytes), probe_size, format_bytes(probe_bytes)));
+}
+
 Tier resolve_tier(const ReloadCliOptions& options) {
     if (std::optional<Tier> given = given_tier(options)) return *given;
     if (!options.tier_path) {
@@ -74,6 +90,7 @@ Tier resolve_tier(const ReloadCliOptions& options) {
                           "directory or file on that tier to measure (--tier-path /mnt/nvme)");
     }
     const std::uint64_t probe_bytes = parse_byte_size(options.probe_size, "--probe-size");
+    check_tier_file(*options.tier_path, probe_bytes, options.probe_size);
     FileReadProbe probe;
     try {
         probe = probe_read_bandwidth(*options.tier_path, probe_bytes);
@@ -178,7 +195,7 @@ Sheet dry_run_sheet(const std::vector<ModelPreset>& models, const std::vector<st
     if (tier) {
         tier_note = tier->note;
     } else if (options.tier_path) {
-        parse_byte_size(options.probe_size, "--probe-size");
+        check_tier_file(*options.tier_path, parse_byte_size(options.probe_size, "--probe-size"), options.probe_size);
         tier_note = fmt::format("Tier: to be measured by reading {}, which a dry run does not do: no reload time.",
                                 *options.tier_path);
     } else {
@@ -264,7 +281,7 @@ CLI::App* add_reload_command(CLI::App& app, ReloadCliOptions& options) {
         ->type_name("RATE");
     reload->add_option("--tier-path", options.tier_path,
                        "Measure the tier instead: a directory (a file of --probe-size is written, read and "
-                       "removed) or a file to read")
+                       "removed) or a file of at least --probe-size to read")
         ->type_name("PATH");
     reload->add_option("--probe-size", options.probe_size, "Bytes the tier probe reads (default 256MiB)")
         ->type_name("SIZE");
