@@ -26,6 +26,7 @@
 #include <atomic>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <system_error>
 
@@ -50,8 +51,12 @@ RoPE, attention, MLP or experts; GPT-2's attention block) over the prefix, on
 Exit status: 0 ok; 1 a write or a measurement failed; 2 bad usage.)";
 
 constexpr std::uint64_t max_prefix_tokens = std::uint64_t{1} << 20;
+// The prefill is timed on a sample of the layers and scaled to the model's, whose layers repeat
+// one shape: more layers add run time and f32 weights (3.4 GB a layer for Llama-3-70B), little
+// else. Eight still reach past DeepSeek's three dense first layers into its experts.
 constexpr std::uint64_t max_measured_layers = 8;
 constexpr std::uint64_t max_reps = 100;
+constexpr const char* default_probe_size = "256MiB";
 
 struct Tier {
     double bytes_per_s = 0;
@@ -64,6 +69,10 @@ std::optional<Tier> given_tier(const ReloadCliOptions& options) {
         throw ConfigError("--tier-bw, --tier-path: give one: the tier's bandwidth, or a path on it to measure");
     }
     if (!options.tier_bw) return std::nullopt;
+    if (options.probe_size) {
+        throw ConfigError(fmt::format("--probe-size {}: only with --tier-path; --tier-bw gives the bandwidth",
+                                      *options.probe_size));
+    }
     const double rate = parse_byte_rate(*options.tier_bw, "--tier-bw");
     return Tier{rate, fmt::format("Tier: {} GB/s, given by --tier-bw.", format_number(rate / 1e9))};
 }
@@ -89,14 +98,15 @@ Tier resolve_tier(const ReloadCliOptions& options) {
         throw ConfigError("--tier-bw or --tier-path: say where the cache sits: its bandwidth (--tier-bw 2GB/s) or a "
                           "directory or file on that tier to measure (--tier-path /mnt/nvme)");
     }
-    const std::uint64_t probe_bytes = parse_byte_size(options.probe_size, "--probe-size");
-    check_tier_file(*options.tier_path, probe_bytes, options.probe_size);
+    const std::string probe_size = options.probe_size.value_or(default_probe_size);
+    const std::uint64_t probe_bytes = parse_byte_size(probe_size, "--probe-size");
+    check_tier_file(*options.tier_path, probe_bytes, probe_size);
     FileReadProbe probe;
     try {
         probe = probe_read_bandwidth(*options.tier_path, probe_bytes);
     } catch (const std::length_error& error) {
         throw ConfigError(fmt::format("--probe-size {}: {} (lower --probe-size, or name a file on the tier to read)",
-                                      options.probe_size, error.what()));
+                                      probe_size, error.what()));
     } catch (const std::system_error& error) {
         throw ConfigError(fmt::format("--tier-path {}: {} (name a directory you can write to, or a file you can read)",
                                       *options.tier_path, error.what()));
@@ -195,7 +205,8 @@ Sheet dry_run_sheet(const std::vector<ModelPreset>& models, const std::vector<st
     if (tier) {
         tier_note = tier->note;
     } else if (options.tier_path) {
-        check_tier_file(*options.tier_path, parse_byte_size(options.probe_size, "--probe-size"), options.probe_size);
+        const std::string probe_size = options.probe_size.value_or(default_probe_size);
+        check_tier_file(*options.tier_path, parse_byte_size(probe_size, "--probe-size"), probe_size);
         tier_note = fmt::format("Tier: to be measured by reading {}, which a dry run does not do: no reload time.",
                                 *options.tier_path);
     } else {
@@ -283,10 +294,12 @@ CLI::App* add_reload_command(CLI::App& app, ReloadCliOptions& options) {
                        "Measure the tier instead: a directory (a file of --probe-size is written, read and "
                        "removed) or a file of at least --probe-size to read")
         ->type_name("PATH");
-    reload->add_option("--probe-size", options.probe_size, "Bytes the tier probe reads (default 256MiB)")
+    reload->add_option("--probe-size", options.probe_size,
+                       "Bytes the tier probe reads, with --tier-path (default 256MiB)")
         ->type_name("SIZE");
     reload->add_option("--layers", options.layers,
-                       "Layers whose prefill is measured, scaled to the model's layer count (default 1)")
+                       "Layers whose prefill is measured, scaled to the model's layer count (default 1, at most 8: "
+                       "its layers repeat one shape)")
         ->type_name("N");
     reload->add_option("--reps", options.n_reps, "Timed prefills per point; the median is kept (default 3)")
         ->type_name("N");
@@ -325,7 +338,13 @@ int run_reload_command(const ReloadCliOptions& options) {
     for (const std::size_t p : parse_value_list(options.prefix, "--prefix", max_prefix_tokens)) prefixes.push_back(p);
     std::sort(prefixes.begin(), prefixes.end());
     prefixes.erase(std::unique(prefixes.begin(), prefixes.end()), prefixes.end());
-    const std::uint64_t n_layers = parse_whole_number(options.layers, "--layers", 1, max_measured_layers);
+    const std::uint64_t n_layers = parse_whole_number(options.layers, "--layers", 1, std::numeric_limits<std::uint64_t>::max());
+    if (n_layers > max_measured_layers) {
+        throw ConfigError(fmt::format("--layers: \"{}\" must be at most {}: the prefill is timed on a sample of "
+                                      "layers and scaled to the model's, whose layers repeat one shape; more add run "
+                                      "time and f32 weights, little else",
+                                      options.layers, max_measured_layers));
+    }
     const std::uint64_t n_reps = parse_whole_number(options.n_reps, "--reps", 1, max_reps);
     const std::size_t n_threads =
         options.threads ? parse_whole_number(*options.threads, "--threads", 1, 1024) : default_thread_count();

@@ -21,7 +21,7 @@ struct ReloadCliOptions {
     std::string prefix = "512,2K,8K";       // -n/--prefix, a list of prefix lengths P
     std::optional<std::string> tier_bw;     // --tier-bw RATE
     std::optional<std::string> tier_path;   // --tier-path DIR|FILE: measure the tier by reading it
-    std::string probe_size = "256MiB";      // --probe-size: bytes the tier probe reads
+    std::optional<std::string> probe_size;  // --probe-size: bytes the tier probe reads; unset: 256MiB
     std::string layers = "1";               // --layers: layers the prefill measures, scaled to L
     std::string n_reps = "3";               // --reps
     std::optional<std::string> threads;     // -t; unset: default_thread_count()
