@@ -246,6 +246,28 @@ TEST_CASE("plan_memory answers with weights taken off the budget, and adds the t
     CHECK(*rows[1].max_batch == 11);  // 12 with the GQA model's weights
 }
 
+TEST_CASE("with the parameter count unknown, weights+KV and the capacity answers are unknown too") {
+    MemoryRequest request;
+    ModelPreset model = preset("llama-3-8b");
+    model.n_params = 0;  // a config.json without --params
+    request.models = {model};
+    request.seq = {8192};
+    request.batch = {1};
+    request.kv_dtypes = {KvDtype::f16};
+    request.budget_bytes = std::uint64_t{64} << 30;
+    const std::vector<MemoryRow> rows = plan_memory(request);
+    REQUIRE(rows.size() == 3);  // the model and its MHA and MQA twins
+    for (const MemoryRow& row : rows) {
+        CHECK(row.kv_bytes_total > 0);
+        CHECK_FALSE(row.total_bytes.has_value());  // not the cache alone
+        CHECK_FALSE(row.budget_bytes.has_value());
+        CHECK_FALSE(row.fits);
+        CHECK_FALSE(row.max_batch.has_value());
+        CHECK_FALSE(row.max_seq.has_value());
+        CHECK_FALSE(row.max_seq_unlimited);
+    }
+}
+
 TEST_CASE("a twin's N* and its weights count the same projections") {
     MemoryRequest request;
     request.models = {preset("llama-3-8b")};

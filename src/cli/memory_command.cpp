@@ -229,14 +229,14 @@ Sheet memory_sheet(const MemoryRequest& request, const std::vector<MemoryRow>& r
         cells.push_back(text_cell(std::string(kv_dtype_info(row.weight_dtype).name)));
         cells.push_back(row.n_params > 0 ? SheetCell{row.n_params, format_count(row.n_params)} : null_cell());
         cells.push_back(row.n_params > 0 ? bytes_cell(row.weight_bytes) : null_cell());
-        cells.push_back(bytes_cell(row.total_bytes));
+        cells.push_back(row.total_bytes ? bytes_cell(*row.total_bytes) : null_cell());
         if (row.n_star) {
             cells.push_back(count_cell(*row.n_star));
         } else {
             cells.push_back(row.n_star_never ? text_cell("never") : null_cell());
         }
         cells.push_back(row.budget_bytes ? bytes_cell(*row.budget_bytes) : null_cell());
-        cells.push_back(budget ? SheetCell{row.fits, row.fits ? "yes" : "no"} : null_cell());
+        cells.push_back(row.budget_bytes ? SheetCell{row.fits, row.fits ? "yes" : "no"} : null_cell());
         cells.push_back(row.max_batch ? count_cell(*row.max_batch) : null_cell());
         if (row.max_seq_unlimited) {
             cells.push_back(text_cell("unlimited"));

@@ -60,15 +60,15 @@ MemoryRow plan_row(const ModelPreset& model, bool twin, const CacheLayout& layou
     row.weight_dtype = request.weight_dtype;
     row.n_params = model.n_params;
     row.weight_bytes = weight_bytes(model.n_params, request.weight_dtype);
-    row.total_bytes = checked_add(row.weight_bytes, row.kv_bytes_total);
+    if (model.n_params != 0) row.total_bytes = checked_add(row.weight_bytes, row.kv_bytes_total);
     if (const std::optional<ModelConfig> step = step_config(model, layout.kv_dtype, request.weight_dtype, batch)) {
         row.n_star = kv_weight_crossover(*step);
         row.n_star_never = !row.n_star.has_value();
     }
-    if (request.budget_bytes) {
+    if (request.budget_bytes && row.total_bytes) {
         const std::uint64_t budget = *request.budget_bytes;
         row.budget_bytes = budget;
-        row.fits = row.total_bytes <= budget;
+        row.fits = *row.total_bytes <= budget;
         const std::uint64_t kv_budget = budget > row.weight_bytes ? budget - row.weight_bytes : 0;
         row.max_batch = max_batch(model, seq_len, layout, kv_budget);
         row.max_seq = max_context(model, batch, layout, kv_budget);

@@ -46,14 +46,14 @@ struct MemoryRow {
     KvDtype weight_dtype = KvDtype::f16;
     std::uint64_t n_params = 0;        // 0: unknown (weights not counted)
     std::uint64_t weight_bytes = 0;
-    std::uint64_t total_bytes = 0;     // weights + KV
+    std::optional<std::uint64_t> total_bytes;  // weights + KV; unset when the weights are unknown
     // N*: the context at which the cached step of this batch reads as many KV bytes as weight
     // bytes (kv_weight_crossover, docs/counting.md): its decoder layers at the weight dtype, the
     // embeddings aside. Unset when it cannot be counted (n_star_never false: the MLP is unknown
     // or the weight dtype is one the step has no kernel for) or is never reached (n_star_never).
     std::optional<std::uint64_t> n_star;
     bool n_star_never = false;
-    // With a budget:
+    // With a budget and known weights (an answer that left the weights out would flatter):
     std::optional<std::uint64_t> budget_bytes;
     bool fits = false;                        // total_bytes <= budget
     std::optional<std::uint64_t> max_batch;   // at seq_len
@@ -68,7 +68,9 @@ std::optional<ModelConfig> step_config(const ModelPreset& model, KvDtype kv_dtyp
                                        std::uint64_t batch);
 
 // Order: model, KV dtype, grouping (published, then MHA and MQA twins), context, batch.
-// Requires: non-empty lists, block_size >= 1. Throws SizeOverflow past 2^64 bytes.
+// A model whose parameter count is unknown (n_params 0) gets no weights+KV total and no
+// capacity answers. Requires: non-empty lists, block_size >= 1. Throws SizeOverflow past 2^64
+// bytes.
 std::vector<MemoryRow> plan_memory(const MemoryRequest& request);
 
 // One line per model whose longest requested context passes the positions it was trained for
