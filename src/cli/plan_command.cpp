@@ -351,8 +351,13 @@ CLI::App* add_plan_command(CLI::App& app, PlanCliOptions& options) {
         ->type_name("NAME|SPEC|FILE");
     plan->add_option("--mem", options.mem, "Memory per device, instead of the profile's: 80GB = 80·10^9 bytes, 80GiB")
         ->type_name("SIZE");
-    plan->add_option("--kv-dtype", options.kv_dtype, "Cache element type: f32, f16, bf16, fp8, int8 or int4 (default f16)")
-        ->transform(CLI::IsMember({"f32", "f16", "bf16", "fp8", "int8", "int4"}, CLI::ignore_case))
+    // Every type `memory` bills: the step is billed its cache's bytes, scales included, and
+    // needs no kernel for the type.
+    plan->add_option("--kv-dtype", options.kv_dtype,
+                     "Cache element type: f32, f16, bf16, fp8 (e4m3 or e5m2, the same bytes), int8, int4, q8_0 or "
+                     "q4_0 (default f16)")
+        ->transform(CLI::IsMember({"f32", "f16", "bf16", "fp8", "e4m3", "e5m2", "int8", "int4", "q8_0", "q4_0"},
+                                  CLI::ignore_case))
         ->type_name("TYPE");
     plan->add_option("--weight-dtype", options.weight_dtype,
                      "Weights' element type: f32, f16, bf16, fp8, int8 or int4 (default f16); it picks the peak "
