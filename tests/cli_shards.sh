@@ -51,6 +51,13 @@ PY
 # Merging a database into itself again adds nothing.
 "$kvbench" merge "$dir/shard-1.sqlite" -o "$dir/merged.sqlite" 2>"$dir/again" || fail "merge again: exit $?"
 grep -q "already holds the run" "$dir/again" || fail "no word on a run already there: $(cat "$dir/again")"
+grep -q "nothing added to .*merged.sqlite: it holds every run already" "$dir/again" && ! grep -q "^merged " "$dir/again" ||
+  fail "a merge that added nothing said it merged: $(cat "$dir/again")"
+# A CSV shard records no cores or caches: beside a JSON shard of the same machine it is not
+# another machine class.
+"$kvbench" "${grid[@]}" --shard 2/4 -o "$dir/shard-2.csv" 2>"$err" || fail "shard 2/4 as csv: exit $?"
+"$kvbench" merge "$dir/shard-1.json" "$dir/shard-2.csv" -o "$dir/mixed.json" 2>"$dir/mixed" || fail "merge json and csv: exit $?"
+! grep -q "machine classes" "$dir/mixed" || fail "one machine called two: $(cat "$dir/mixed")"
 
 # Refused: another build, other settings, overlap, one shard twice; flagged: a shard missing,
 # another machine class.

@@ -88,6 +88,7 @@ int run_merge_command(const MergeCliOptions& options) {
 
     bool failed = false;
     std::vector<std::string> written;
+    std::vector<std::string> unchanged;  // databases that held every run already: nothing was merged into them
     for (const OutputTarget& target : plan.files()) {
         try {
             if (target.format == OutputFormat::sqlite) {
@@ -95,6 +96,10 @@ int run_merge_command(const MergeCliOptions& options) {
                 add_merged_runs(target.path, merged, skipped);
                 for (const std::string& source : skipped) {
                     messages.notice(fmt::format("{} already holds the run of {}: not added again", target.path, source));
+                }
+                if (skipped.size() == merged.runs.size()) {
+                    unchanged.push_back(target.path);
+                    continue;
                 }
             } else {
                 write_file_atomically(target.path, [&](std::ostream& file) { write_merged(file, target.format, merged); });
@@ -106,9 +111,16 @@ int run_merge_command(const MergeCliOptions& options) {
         }
     }
     if (plan.stdout_is_report()) write_merged(streams.report(), plan.format, merged);
-    streams.message(fmt::format("merged {} row{} of {} run{}{}", merged.order.size(), merged.order.size() == 1 ? "" : "s",
-                                merged.runs.size(), merged.runs.size() == 1 ? "" : "s",
-                                written.empty() ? "" : fmt::format(" into {}", fmt::join(written, ", "))));
+    if (!written.empty() || unchanged.empty() || plan.stdout_is_report()) {
+        streams.message(fmt::format("merged {} row{} of {} run{}{}", merged.order.size(),
+                                    merged.order.size() == 1 ? "" : "s", merged.runs.size(),
+                                    merged.runs.size() == 1 ? "" : "s",
+                                    written.empty() ? "" : fmt::format(" into {}", fmt::join(written, ", "))));
+    }
+    if (!unchanged.empty()) {
+        streams.message(fmt::format("nothing added to {}: {} every run already", fmt::join(unchanged, ", "),
+                                    unchanged.size() == 1 ? "it holds" : "they hold"));
+    }
     check_report_stream(std::cout);
     return failed ? exit_failure : exit_ok;
 }
