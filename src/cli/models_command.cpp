@@ -76,7 +76,7 @@ int run_models_command(const ModelsCliOptions& options) {
                           "params counted with embeddings.");
     sheet.notes.push_back("window 4096:LG: a window of 4096 on the layers marked L of the repeating unit (layer 0 "
                           "first); experts K/E+S x Fe: K of E routed experts and S shared ones, each Fe wide; F: "
-                          "the dense MLP's width (- for an MLP of two matrices); MLA r=R+Dr: latent attention, "
+                          "the dense MLP's width (- for an MLP of two matrices, or for experts in its place); MLA r=R+Dr: latent attention, "
                           "which caches a latent of R values and a RoPE key of Dr per position and layer for "
                           "all heads.");
     sheet.notes.push_back("kvbench memory --model NAME plans one; --model NAME in sweep and generate runs its shape.");

@@ -275,9 +275,10 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
             const bool meets = meets_target(prediction, tpot_s);
             cells.push_back({meets, meets ? "yes" : "no"});
             cells.push_back(answer_cell(max_batch, "unbounded"));
-            cells.push_back(text_cell(max_batch.value ? limit_name(max_batch.limit) : "-"));
+            // No limit binds an unbounded answer: null in csv and json, "-" in the table.
+            cells.push_back(max_batch.value ? text_cell(limit_name(max_batch.limit)) : null_cell());
             cells.push_back(answer_cell(max_seq, "unlimited"));
-            cells.push_back(text_cell(max_seq.value ? limit_name(max_seq.limit) : "-"));
+            cells.push_back(max_seq.value ? text_cell(limit_name(max_seq.limit)) : null_cell());
         }
     }
 
@@ -285,13 +286,17 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
     const HardwareProfile& hardware = deployment.hardware;
     const Parallelism& parallelism = deployment.parallelism;
     const std::uint64_t kv_heads = kv_heads_per_rank(model.n_kv_heads, parallelism.tp);
+    // A latent cache (MLA) has no KV heads to split: every rank holds the one latent per position.
+    const bool latent = model.mla.kv_lora_rank != 0;
     std::string split = fmt::format("{}: L={} H={} G={} dh={}, {} parameters at {}; per device: {} layers, {} query "
-                                    "heads, {} KV head{}",
+                                    "heads, {}",
                                     model.name, model.n_layers, model.n_heads, model.n_kv_heads, model.head_dim,
                                     format_number(static_cast<double>(model.n_params) / 1e9) + " B", weight_dtype,
                                     layers_per_stage(model.n_layers, parallelism.pp), model.n_heads / parallelism.tp,
-                                    kv_heads, kv_heads == 1 ? "" : "s");
-    if (parallelism.tp > model.n_kv_heads) {
+                                    latent ? std::string("the whole latent cache (MLA: one latent per position, "
+                                                         "shared by every head)")
+                                           : fmt::format("{} KV head{}", kv_heads, kv_heads == 1 ? "" : "s"));
+    if (!latent && parallelism.tp > model.n_kv_heads) {
         split += fmt::format(" (each KV head stored on {} ranks: TP={} outnumbers G={})",
                              parallelism.tp / model.n_kv_heads, parallelism.tp, model.n_kv_heads);
     }
