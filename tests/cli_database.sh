@@ -120,6 +120,10 @@ grep -q "8 rows:" "$dir/compare" || fail "not 8 rows compared: $(cat "$dir/compa
 "$kvbench" history --db "$dir/o.sqlite" -g 1 --paths cached -f csv >"$dir/history.csv" 2>>"$err" || fail "history -f csv: exit $?"
 [ "$(tail -n +2 "$dir/history.csv" | wc -l)" -eq 4 ] || fail "history: $(cat "$dir/history.csv")"
 tail -n +2 "$dir/history.csv" | cut -d, -f1 | sort -u | tr '\n' ' ' | grep -q "^1 2 $" || fail "history runs: $(cat "$dir/history.csv")"
+# history's JSON writes a configuration's numbers as numbers, as a sweep's JSON does.
+"$kvbench" history --db "$dir/o.sqlite" -g 1 --paths cached -f json >"$dir/history.json" 2>>"$err" || fail "history -f json: exit $?"
+/usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))[0]; assert r["batch"] == 1 and r["seq"] > 0 and r["kv_dtype"] == "f32", r' \
+  "$dir/history.json" || fail "history -f json: $(head -c 400 "$dir/history.json")"
 # A --machine that names no run is refused, as compare's selector is, with the machines there are.
 "$kvbench" history --db "$dir/o.sqlite" --machine epyc >"$dir/history.none" 2>"$dir/history.err"
 [ $? -eq 2 ] && [ ! -s "$dir/history.none" ] &&

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -65,6 +66,15 @@ void write_csv_history(std::ostream& out, const History& history) {
     }
 }
 
+// A configuration's cell as a sweep's JSON writes it: a whole number as a number ("batch": 1),
+// anything else ("f32", a ragged batch's "4 1") as text.
+nlohmann::ordered_json key_value(const std::string& cell) {
+    std::uint64_t number = 0;
+    const auto [end, error] = std::from_chars(cell.data(), cell.data() + cell.size(), number);
+    if (!cell.empty() && error == std::errc() && end == cell.data() + cell.size()) return number;
+    return cell;
+}
+
 void write_json_history(std::ostream& out, const History& history) {
     nlohmann::ordered_json lines = nlohmann::ordered_json::array();
     for (const HistoryLine& line : history.lines) {
@@ -73,7 +83,7 @@ void write_json_history(std::ostream& out, const History& history) {
         for (std::size_t i = 0; i < values.size(); ++i) record[record_columns()[i]] = values[i];
         record["run_id"] = line.run.id;
         record["machine_id"] = line.run.machine_id;
-        for (std::size_t i = 0; i < line.key.size(); ++i) record[history.key_columns[i]] = line.key[i];
+        for (std::size_t i = 0; i < line.key.size(); ++i) record[history.key_columns[i]] = key_value(line.key[i]);
         record["metric"] = metric_name(history.metric);
         record["unit"] = metric_unit(history.metric);
         record["median"] = line.values.median;
