@@ -591,6 +591,12 @@ def figure_formats(rows, _style, _args):
     best = max(groups.values(), key=len, default=[])
     if len(best) < 2:
         return "no point was measured in two KV formats or more (sweep --kv-dtype f32,q8_0,...)"
+    # One point per figure: the others the file holds in several formats are said, not dropped silently.
+    others = sum(1 for g in groups.values() if len(g) >= 2 and g is not best)
+    if others:
+        print(f"formats: drawn at the point with the most formats; {others} other point{'s' if others > 1 else ''} "
+              f"measured in two or more {'are' if others > 1 else 'is'} not (sweep one point at a time to draw each)",
+              file=sys.stderr)
     entries = []
     for r in best:
         # A ragged batch caches its contexts' sum; older files have no seq_lens.

@@ -63,6 +63,13 @@ grep -q "No artists" <<<"$out" && fail "matplotlib complained: $out"
 out=$("${plot[@]}" "$dir/formats.csv" --figures formats 2>&1) || fail "plotting kv formats failed: $out"
 check_png "$dir/formats-formats.png"
 grep -q "formats-formats.png: 3 series: f32 cached; q8_0 cached; q4_0 cached" <<<"$out" || fail "formats not keyed: $out"
+grep -q "other point" <<<"$out" && fail "one point's formats said to leave others out: $out"
+# Two points in several formats: one is drawn, and the other is said to be left out.
+"$kvbench" sweep -n 32,64 -d 64 --heads 4 -g 2 --cache-state warm -t 1 -r 2 -w 0 --paths cached --kv-dtype f32,q8_0 \
+  --format csv -o "$dir/formats2.csv" >/dev/null 2>&1 || fail "kvbench sweep of two points failed"
+out=$("${plot[@]}" "$dir/formats2.csv" --figures formats 2>&1) || fail "plotting two points' formats failed: $out"
+grep -q "formats: drawn at the point with the most formats; 1 other point measured in two or more is not" <<<"$out" ||
+  fail "a point left out silently: $out"
 nothing_drawn "formats of one format" "formats: skipped, no point was measured in two KV formats" \
   "${plot[@]}" "$dir/cached.csv" --figures formats -o "$dir/refused"
 
