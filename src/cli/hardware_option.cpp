@@ -125,6 +125,22 @@ double parse_flops(std::string_view value) {
     return number->first * *scale;
 }
 
+// One KEY=VALUE of a typed profile or a profile file's line; `where` names it in errors ("--hardware
+// bw=...,foo=1" typed, "--hardware my.gpu: line 3" in a file).
+void apply_profile_entry(HardwareProfile& profile, const std::string& key, std::string_view value,
+                         const std::string& where) {
+    if (key == "bw") {
+        profile.bandwidth_bytes_per_s = parse_byte_rate(value, "--hardware bw=");
+    } else if (key == "flops") {
+        const double flops = parse_flops(value);
+        for (const ComputeType type : compute_types) profile.peak_flops[static_cast<int>(type)] = flops;
+    } else if (key == "mem") {
+        profile.memory_bytes = parse_byte_size(value, "--hardware mem");
+    } else {
+        throw ConfigError(fmt::format("{}: unknown key \"{}\" (bw, flops or mem) {}", where, key, spec_hint));
+    }
+}
+
 HardwareProfile parse_typed_profile(std::string_view text) {
     HardwareProfile profile;
     profile.name = "custom";
@@ -147,17 +163,7 @@ HardwareProfile parse_typed_profile(std::string_view text) {
             throw ConfigError(fmt::format("--hardware {}: {} is given twice", text, key));
         }
         seen.push_back(key);
-        if (key == "bw") {
-            profile.bandwidth_bytes_per_s = parse_byte_rate(value, "--hardware bw=");
-        } else if (key == "flops") {
-            const double flops = parse_flops(value);
-            for (const ComputeType type : compute_types) profile.peak_flops[static_cast<int>(type)] = flops;
-        } else if (key == "mem") {
-            profile.memory_bytes = parse_byte_size(value, "--hardware mem");
-        } else {
-            throw ConfigError(fmt::format("--hardware {}: unknown key \"{}\" (bw, flops or mem) {}", text, key,
-                                          spec_hint));
-        }
+        apply_profile_entry(profile, key, value, fmt::format("--hardware {}", text));
     }
     if (profile.bandwidth_bytes_per_s == 0) {
         throw ConfigError(fmt::format("--hardware {}: bw= is required: a decode step is bound by bandwidth {}", text,
@@ -203,6 +209,17 @@ HardwareProfile read_hardware_file(const std::string& path) {
         if (line.starts_with("name=")) {
             name = line.substr(5);
             continue;
+        }
+        // Each line checked where it stands, so that its error names the file and the line.
+        const std::size_t equals = line.find('=');
+        const std::string where = fmt::format("--hardware {}: line {}", path, line_number);
+        try {
+            HardwareProfile checked;
+            apply_profile_entry(checked, line.substr(0, equals), std::string_view(line).substr(equals + 1), where);
+        } catch (const ConfigError& error) {
+            const std::string message = error.what();
+            if (message.starts_with(where)) throw;
+            throw ConfigError(fmt::format("{}: {}", where, message));
         }
         spec += (spec.empty() ? "" : ",") + line;
     }
