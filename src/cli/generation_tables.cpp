@@ -1,10 +1,9 @@
 // The tables of a generation: the summary per configuration and path, the growth law, and -v's lines.
 #include "cli/generation_tables.hpp"
 
-#include "cli/generation_keys.hpp"
-
 #include "kvbench/measure/growth_fit.hpp"
 #include "kvbench/measure/stats.hpp"
+#include "kvbench/report/report.hpp"
 #include "kvbench/report/units.hpp"
 
 #include <fmt/format.h>
@@ -69,6 +68,33 @@ std::string crossover_cell(const ModelConfig& config) {
     return n_star ? fmt::format("{}", *n_star) : "never";
 }
 
+// One row per configuration and path, as the sweep's tables key theirs: what names generate's
+// lines is what names a sweep's (LineKeys), the axes that vary as columns, the rest in the caption.
+std::vector<ResultRow> line_rows(const std::vector<GenerationPath>& results, const GeneratePlan& plan) {
+    std::vector<ResultRow> rows;
+    for (const GenerationPath& result : results) {
+        ResultRow& row = rows.emplace_back();
+        row.path = result.path;
+        row.config = result.path == DecodePath::uncached ? uncached_row_config(result.point.config) : result.point.config;
+        row.kv_dtype = kv_dtype_name(row.config.key_dtype(), row.config.value_dtype());
+        row.n_threads = result.point.n_threads;
+        row.cache_state = plan.generation.cold_cache ? "cold" : "warm";
+    }
+    return rows;
+}
+
+// The keys' table with `figures` after them.
+SummaryTable keyed_table(const LineKeys& keys, std::string title, std::initializer_list<std::string> figures,
+                         std::string footnote) {
+    SummaryTable table = keys.table(std::move(title));
+    for (const std::string& figure : figures) {
+        table.text.header.push_back(figure);
+        table.text.align.push_back(Align::right);
+    }
+    table.text.footnote = std::move(footnote);
+    return table;
+}
+
 }  // namespace
 
 SummaryTable generation_summary_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan) {
@@ -120,8 +146,9 @@ SummaryTable generation_summary_table(const std::vector<GenerationPath>& results
     const std::string prompts = plan.prompt_lens.empty()
                                     ? fmt::format("prompt P={}", plan.generation.prompt_len)
                                     : fmt::format("prompts {} over the batch", fmt::join(plan.prompt_lens, ","));
-    const GenerationKeys keys(results);
-    SummaryTable table = generation_table(
+    const std::vector<ResultRow> rows = line_rows(results, plan);
+    const LineKeys keys(rows, true, false);
+    SummaryTable table = keyed_table(
         keys, fmt::format("Generation: {}, {} new tokens", prompts, plan.generation.n_new),
         {"first token\n" + first_unit.name, "per token\n" + decode_unit.name, "p90\n" + decode_unit.name,
          "total\n" + total_unit.name, "tokens/s", "FLOPs", "KV at end", "N*", "uncached/\ncached"},
@@ -144,7 +171,7 @@ SummaryTable generation_summary_table(const std::vector<GenerationPath>& results
         }
         ModelConfig last = c;
         last.seq_len = plan.generation.context_of(result.steps.empty() ? 0 : result.steps.back().index);
-        std::vector<std::string> line = keys.cells(result);
+        std::vector<std::string> line = keys.cells(rows[r]);
         const std::vector<std::string> figures{
             time_cell(t.first_ns, first_unit), time_cell(t.per_token_ns, decode_unit), time_cell(t.p90_ns, decode_unit),
             format_in(t.total_ns, total_unit), t.rate, format_flops(static_cast<double>(t.flops)),
@@ -158,19 +185,21 @@ SummaryTable generation_summary_table(const std::vector<GenerationPath>& results
 
 SummaryTable generation_growth_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan,
                                     const Rooflines& rooflines) {
-    const GenerationKeys keys(results);
-    SummaryTable table = generation_table(
+    const std::vector<ResultRow> rows = line_rows(results, plan);
+    const LineKeys keys(rows, true, false);
+    SummaryTable table = keyed_table(
         keys, "Growth law: per-step latency = a·N^k, least squares in log-log",
         {"N range", "steps", "k measured", "RMS log resid.", "k of the model"},
         "The model predicts k <= 1 cached (O(D²) constant + O(N·D) linear) and k rising toward 2 "
         "uncached once N outgrows D (O(N·D²) + O(N²·D)); 'k of the model' fits the cost model's "
         "roofline time over the same N. Use --fit-from N to fit where the asymptotic term dominates.");
     const double from_n = static_cast<double>(plan.fit_from);
-    for (const GenerationPath& result : results) {
+    for (std::size_t r = 0; r < results.size(); ++r) {
+        const GenerationPath& result = results[r];
         const std::optional<GrowthFit> fit = measured_growth(result, from_n);
         const Roofline* roofline = roofline_of(rooflines, result.point.n_threads);
         const std::optional<GrowthFit> model = model_growth(result, plan, roofline_or_assumed(roofline), from_n);
-        std::vector<std::string> line = keys.cells(result);
+        std::vector<std::string> line = keys.cells(rows[r]);
         if (!fit) {
             for (const char* cell : {"-", "-", "fewer than 3 steps", "-", "-"}) line.emplace_back(cell);
         } else {
