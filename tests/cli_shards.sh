@@ -37,6 +37,20 @@ assert all(s for s in sets), "an empty shard"
 assert sum(len(s) for s in sets) == len(one) and set().union(*sets) == {key(r) for r in one}, "not a partition"
 assert [s["environment"]["shard"] for s in shards] == ["1/4", "2/4", "3/4", "4/4"]
 assert all(len(r["samples_ns"]) == 3 for r in merged)
+# Each row as its shard wrote it (an empty text cell stays "", not null), and the CSV's cells
+# printed as a sweep's CSV prints them (docs/csv.md#format), not at the JSON's full precision.
+by_key = {key(r): r for r in merged}
+for shard in shards:
+    for row in shard["rows"]:
+        got = by_key[key(row)]
+        assert all(got[c] == v for c, v in row.items()), [(c, v, got[c]) for c, v in row.items() if got[c] != v]
+def csv_text(column, value):
+    if value is None: return ""
+    return f"{value:.3f}" if column.startswith("latency_us") else f"{value:.6g}"
+with open(f"{d}/merged.csv") as f:
+    for row in csv.DictReader(f):
+        for c in ("latency_us_median", "latency_us_min", "gflops", "gb_per_s", "speedup", "latency_cv_pct"):
+            assert row[c] == csv_text(c, by_key[key(row)][c]), (c, row[c], by_key[key(row)][c])
 PY
 # Databases merge run by run: four runs, each with its shard and its rows.
 "$kvbench" merge "$dir"/shard-{1,2,3,4}.sqlite -o "$dir/merged.sqlite" 2>"$err" || fail "merge databases: exit $?"

@@ -45,6 +45,8 @@ void write_record(std::ostream& out, const std::vector<std::string>& fields) {
 
 }  // namespace
 
+std::string csv_cell_text(const CellValue& cell) { return std::visit(CellText{}, cell); }
+
 void write_csv(std::ostream& out, const std::vector<ResultRow>& rows, const Environment& env) {
     write_csv_with_extra(out, rows, {}, env);
 }
@@ -67,9 +69,9 @@ void write_csv_with_extra(std::ostream& out, const std::vector<ResultRow>& rows,
         std::vector<std::string> fields;
         fields.reserve(header.size());
         for (const RowColumn& column : row_columns()) {
-            fields.push_back(std::visit(CellText{}, column.value(rows[i])));
+            fields.push_back(csv_cell_text(column.value(rows[i])));
         }
-        for (const ExtraColumn& column : extra) fields.push_back(std::visit(CellText{}, column.values[i]));
+        for (const ExtraColumn& column : extra) fields.push_back(csv_cell_text(column.values[i]));
         fields.insert(fields.end(), environment_fields.begin(), environment_fields.end());
         write_record(out, fields);
     }

@@ -207,10 +207,12 @@ void check_overlap(const std::vector<MergeRun>& runs) {
     }
 }
 
-// A cell's typed value: a points column by its type, any other (provenance) as text.
-CellValue typed(const std::string& column, const std::string& text) {
+// A cell's typed value: a points column by its type, any other (provenance) as text. A row
+// leaves out empty cells, so an absent text column is the empty text a sweep writes, not null.
+CellValue typed(const std::string& column, const std::optional<std::string>& text) {
     const std::optional<ColumnType> type = point_column_type(column);
-    return type ? cell_of_type(*type, column, text) : CellValue{text};
+    if (!text) return type == ColumnType::text ? CellValue{std::string{}} : CellValue{};
+    return type ? cell_of_type(*type, column, *text) : CellValue{*text};
 }
 
 std::vector<std::string> present_generation_columns(const MergedReport& merged) {
@@ -255,7 +257,8 @@ void write_merged_csv(std::ostream& out, const MergedReport& merged) {
         const ReportCellRow& row = run.rows[i];
         std::vector<std::string> fields;
         for (std::size_t c = 0; c < columns.size(); ++c) {
-            fields.push_back(c < n_measured ? row.cell(columns[c]).value_or("") : provenance_cell(run, row, columns[c]));
+            fields.push_back(c < n_measured ? csv_cell_text(typed(columns[c], row.cell(columns[c])))
+                                            : provenance_cell(run, row, columns[c]));
         }
         write_record(fields);
     }
@@ -263,14 +266,8 @@ void write_merged_csv(std::ostream& out, const MergedReport& merged) {
 
 Json measured_json(const ReportCellRow& row, const std::vector<std::string>& generation) {
     Json j;
-    for (const RowColumn& column : row_columns()) {
-        const std::optional<std::string> text = row.cell(column.name);
-        j[column.name] = text ? cell_json(typed(column.name, *text)) : Json(nullptr);
-    }
-    for (const std::string& column : generation) {
-        const std::optional<std::string> text = row.cell(column);
-        j[column] = text ? cell_json(typed(column, *text)) : Json(nullptr);
-    }
+    for (const RowColumn& column : row_columns()) j[column.name] = cell_json(typed(column.name, row.cell(column.name)));
+    for (const std::string& column : generation) j[column] = cell_json(typed(column, row.cell(column)));
     return j;
 }
 

@@ -21,6 +21,10 @@ struct Microseconds {
 // std::monostate is an absent optional: an empty CSV field, a JSON null.
 using CellValue = std::variant<std::monostate, bool, std::uint64_t, double, Microseconds, std::string>;
 
+// A cell as the CSV writer prints it (docs/csv.md#format); kvbench merge writes the cells it
+// read through it, so that a merged CSV reads like a sweep's whatever format its shards were.
+std::string csv_cell_text(const CellValue& cell);
+
 // A column computed from the ResultRow alone.
 struct RowColumn {
     const char* name;
