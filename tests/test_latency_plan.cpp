@@ -223,11 +223,11 @@ TEST_CASE("the compute term takes the weights' element type's peak, times the ef
     // and sequence.
     const ModelConfig device = device_config(model_config_of(deployment.model, 64, 1024, KvDtype::f16), {8, 1});
     CHECK(at_peak.cost.flops == step_flops(device, DecodePath::cached) + 2 * 64 * 7'309'263'872);
-    CHECK(*at_peak.compute_time_s == doctest::Approx(static_cast<double>(at_peak.cost.flops) / 989e12));
+    CHECK(*at_peak.compute_time_s == doctest::Approx(static_cast<double>(*at_peak.cost.flops) / 989e12));
 
     deployment.weight_dtype = KvDtype::fp8;
     CHECK(*predict_step(deployment, 64, 1024).compute_time_s ==
-          doctest::Approx(static_cast<double>(at_peak.cost.flops) / 1979e12 / 0.25));
+          doctest::Approx(static_cast<double>(*at_peak.cost.flops) / 1979e12 / 0.25));
     deployment.hardware = profile("m4-max");  // no published peak: bandwidth alone
     deployment.memory_bytes = std::uint64_t{1} << 50;
     CHECK_FALSE(predict_step(deployment, 1, 1024).compute_time_s.has_value());
@@ -247,8 +247,15 @@ TEST_CASE("a point past the device's memory is not timed, and one past 2^64 byte
     const Prediction alone = predict_step(llama_70b_on_h100(1), 1, 1);
     CHECK_FALSE(alone.cost.fits);  // 141 GB of f16 weights on one 80 GB device
     CHECK(alone.limit == Limit::memory);
+    // It is not timed, but its FLOPs are counted as a fitting point's: the same step on 8 devices
+    // does 8 times fewer per device, give or take the unsplit embeddings.
+    REQUIRE(alone.cost.flops.has_value());
+    const Prediction split = predict_step(llama_70b_on_h100(8), 1, 1);
+    REQUIRE(split.cost.fits);
+    CHECK(static_cast<double>(*alone.cost.flops) == doctest::Approx(8.0 * static_cast<double>(*split.cost.flops)).epsilon(0.02));
     const Prediction huge = predict_step(llama_70b_on_h100(8), max_planned_batch, max_planned_context);
     CHECK_FALSE(huge.cost.fits);
+    CHECK_FALSE(huge.cost.flops.has_value());  // its count could pass 2^64: left out, not wrapped
 }
 
 TEST_CASE("the planner's answers are the boundary: the answer meets the target, one more does not") {

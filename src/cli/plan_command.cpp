@@ -231,7 +231,7 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
     const bool has_experts = deployment.model.moe.n_experts > 0;
     column("weight_read_bytes_per_device", "weights read", Align::right, has_experts);
     column("kv_bytes_per_device", "KV/device", Align::right, true);
-    column("memory_bytes_per_device", "memory", Align::right, false);
+    column("memory_capacity_per_device", "memory", Align::right, false);
     column("fits", "fits", Align::left, true);
     column("flops_per_device", "FLOPs/device", Align::right, false);
     column("predicted_tpot_ms", "predicted ms/token", Align::right, true);
@@ -268,7 +268,7 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
                                                                    : bytes_cell(prediction.cost.kv_bytes));
             cells.push_back(bytes_cell(deployment.memory_bytes));
             cells.push_back({fits, fits ? "yes" : "no"});
-            cells.push_back(fits ? count_cell(prediction.cost.flops) : null_cell());
+            cells.push_back(prediction.cost.flops ? count_cell(*prediction.cost.flops) : null_cell());
             cells.push_back(fits ? ms_cell(prediction.tpot_s) : null_cell());
             cells.push_back(text_cell(limit_name(prediction.limit)));
             cells.push_back(ms_cell(tpot_s));

@@ -235,7 +235,9 @@ std::uint64_t kv_cache_bytes_as_mha(const ModelConfig& c) {
     return cached_positions(c) * u64(c.n_heads) * per_head;
 }
 
-void require_countable(const ModelConfig& c) {
+namespace {
+
+long double count_bound(const ModelConfig& c) {
     using Real = long double;
     const MlaShape& m = c.mla;
     const Real d = static_cast<Real>(c.model_dim);
@@ -251,8 +253,18 @@ void require_countable(const ModelConfig& c) {
     const Real flops = layers * (2 * tokens * per_token + 4 * widths * tokens * static_cast<Real>(c.seq_len));
     // f32 weights with a scale per row at most, activations, K and V of every position.
     const Real bytes = layers * (8 * per_token + 16 * tokens * widths);
-    const Real bound = std::max(flops, bytes);
-    if (bound < 18446744073709551616.0L) return;
+    return std::max(flops, bytes);
+}
+
+constexpr long double two_to_64 = 18446744073709551616.0L;
+
+}  // namespace
+
+bool countable(const ModelConfig& c) { return count_bound(c) < two_to_64; }
+
+void require_countable(const ModelConfig& c) {
+    const long double bound = count_bound(c);
+    if (bound < two_to_64) return;
     throw ConfigError(fmt::format("B={} N={} D={} L={}: its counts could pass what 64 bits hold (up to {:.1e} FLOPs "
                                   "or bytes a step): lower --seq or --batch",
                                   c.n_batch, c.seq_len, c.model_dim, c.n_layers, static_cast<double>(bound)));

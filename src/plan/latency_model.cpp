@@ -128,13 +128,16 @@ Prediction predict_step(const Deployment& deployment, std::uint64_t batch, std::
         positions ? checked_product(*positions, kv_cache_bytes(one_position)) : std::nullopt;
     cost.fits = kv_bytes && cost.weight_bytes <= deployment.memory_bytes &&
                 *kv_bytes <= deployment.memory_bytes - cost.weight_bytes;
+    // A point that does not fit still has its FLOPs, where they can be counted.
+    if (cost.fits || (kv_bytes && countable(device))) {
+        cost.flops = step_flops(device, DecodePath::cached) +
+                     2 * batch * (other_params_per_device - std::min(other_params_per_device, idle_params_per_device));
+    }
     if (!cost.fits) {
         cost.kv_bytes = kv_bytes.value_or(UINT64_MAX);
         return prediction;
     }
     cost.kv_bytes = *kv_bytes;
-    cost.flops = step_flops(device, DecodePath::cached) +
-                 2 * batch * (other_params_per_device - std::min(other_params_per_device, idle_params_per_device));
 
     const HardwareProfile& hardware = deployment.hardware;
     const Efficiency& efficiency = deployment.efficiency;
@@ -145,7 +148,7 @@ Prediction predict_step(const Deployment& deployment, std::uint64_t batch, std::
         static_cast<double>(cost.weight_read_bytes) / (hardware.bandwidth_bytes_per_s * streams.weights) +
         static_cast<double>(cost.kv_bytes) / (hardware.bandwidth_bytes_per_s * streams.kv);
     if (const std::optional<double> peak = hardware.peak_flops_of(compute_type_of(deployment.weight_dtype))) {
-        prediction.compute_time_s = static_cast<double>(cost.flops) / (*peak * efficiency.compute);
+        prediction.compute_time_s = static_cast<double>(*cost.flops) / (*peak * efficiency.compute);
     }
     const bool compute_bound = prediction.compute_time_s && *prediction.compute_time_s > prediction.bandwidth_time_s;
     prediction.stage_time_s = compute_bound ? *prediction.compute_time_s : prediction.bandwidth_time_s;

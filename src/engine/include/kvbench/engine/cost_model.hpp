@@ -84,6 +84,8 @@ StepCost step_cost(const ModelConfig& config, DecodePath path,
 // layer attending to all N positions, every expert) above 2^64. validate() bounds the widths;
 // N and B only this (a dry run of N = 1M, B = 64 for a 70B model would otherwise wrap).
 void require_countable(const ModelConfig& config);
+// The same bound as a question: whether every count of the config stays below 2^64.
+bool countable(const ModelConfig& config);
 // What the uncached forward of a configuration is counted on: it keeps no cache, so its K and V
 // are f32 activations, in no blocks, each sequence's own whole context (a shared prefix is the
 // cache's saving); its kv_bytes is that f32 value (docs/counting.md, "KV bytes").

@@ -60,7 +60,8 @@ struct DeviceCost {
     // routed to (docs/planning.md, "Experts"); weight_bytes for a dense model.
     std::uint64_t weight_read_bytes = 0;
     std::uint64_t kv_bytes = 0;      // the device's cache, read once per step
-    std::uint64_t flops = 0;         // 0 when the point does not fit (not computed)
+    // The step's FLOPs; unset only where a point that does not fit could count past 2^64.
+    std::optional<std::uint64_t> flops;
     bool fits = false;               // weight_bytes + kv_bytes within Deployment::memory_bytes
 };
 
