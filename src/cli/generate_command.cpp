@@ -45,7 +45,10 @@ struct GenerationOutcome {
 
 GeneratePlan plan_generation(const GenerateCliOptions& options, const RunMessages& messages) {
     GeneratePlan plan = to_generate_plan(options);
-    for (const std::string& skipped : plan.grid.skipped) messages.warning("skipping " + skipped);
+    // Before the streams exist, so -q is honoured here (docs/cli.md: no warnings or messages).
+    if (!plan.out.quiet) {
+        for (const std::string& skipped : plan.grid.skipped) messages.warning("skipping " + skipped);
+    }
     return plan;
 }
 

@@ -34,9 +34,12 @@ namespace {
 
 SweepPlan plan_sweep(const SweepCliOptions& options, const RunMessages& messages) {
     SweepPlan plan = to_sweep_plan(options);
-    for (const std::string& skipped : plan.grid.skipped) messages.warning("skipping " + skipped);
+    // Before the streams exist, so -q is honoured here (docs/cli.md: no warnings or messages).
+    if (!plan.out.quiet) {
+        for (const std::string& skipped : plan.grid.skipped) messages.warning("skipping " + skipped);
+    }
     for (const std::string& message : plan.notes) {
-        if (!plan.out.quiet) messages.notice(message);  // -q silences messages once the streams exist
+        if (!plan.out.quiet) messages.notice(message);
     }
     return plan;
 }
