@@ -353,6 +353,12 @@ TEST_CASE("a fit above the peak is billed at 1 and named with its batch and fitt
     CHECK(calibration.capped[1].fitted == doctest::Approx(2));
 }
 
+TEST_CASE("the cached rows' median above the peak is reported capped, its value kept") {
+    const Calibration calibration = calibrate({{DecodePath::cached, 1.2, 1}, {DecodePath::cached, 1.4, 1}});
+    CHECK(calibration.efficiency.bandwidth == 1);
+    CHECK(calibration.bandwidth_median == doctest::Approx(1.3));
+}
+
 TEST_CASE("a batch measured at one context takes its median fraction for both streams") {
     const Calibration calibration = calibrate({{DecodePath::cached, 0.3, 2, 1e-3, 1e-4, 5e-3},
                                                {DecodePath::cached, 0.5, 2, 1e-3, 1e-4, 4e-3}});

@@ -162,6 +162,9 @@ Calibrated resolve_efficiency(const PlanCliOptions& options) {
                                        "roofline fraction of {} uncached rows; bandwidth {:.2f}, of {} cached rows",
                                        *options.calibrate, calibration.efficiency.compute, calibration.n_uncached,
                                        calibration.efficiency.bandwidth, calibration.n_cached);
+        if (calibration.bandwidth_median > 1) {
+            note += fmt::format(" (their median, {:.2f}, is above the peak)", calibration.bandwidth_median);
+        }
         if (calibration.n_cached == 0 || calibration.n_uncached == 0) note += " (a path without rows takes the other's)";
         if (!calibration.efficiency.by_batch.empty()) {
             note += fmt::format(", fitted per stream and batch as {} (between batches interpolated in log2 B)",

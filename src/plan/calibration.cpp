@@ -74,8 +74,10 @@ Calibration calibrate(const std::vector<CalibrationPoint>& points) {
                                                     compute ? "compute, the uncached rows' median,"
                                                             : "compute, the cached rows' median (no uncached rows),",
                                                     capped);
-    // With cached rows the steps are billed per batch (below), and this median is only reported.
-    calibration.efficiency.bandwidth = bandwidth.value_or(calibration.efficiency.compute);
+    // With cached rows the steps are billed per batch (below), and this median is only reported;
+    // above 1 it is no efficiency a device has, so it is reported capped, beside its value.
+    calibration.bandwidth_median = bandwidth.value_or(calibration.efficiency.compute);
+    calibration.efficiency.bandwidth = std::min(1.0, calibration.bandwidth_median);
     for (const auto& [batch, batch_points] : cached_by_batch) {
         StreamEfficiency streams;
         if (const std::optional<StreamEfficiency> fitted = fit_streams(batch_points)) {

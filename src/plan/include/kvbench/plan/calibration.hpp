@@ -33,6 +33,9 @@ struct CappedEfficiency {
 struct Calibration {
     Efficiency efficiency;
     std::size_t n_cached = 0;    // points behind efficiency.bandwidth
+    // The cached rows' median fraction, which efficiency.bandwidth caps at 1 (it is reported,
+    // and the steps are billed per batch).
+    double bandwidth_median = 0;
     std::size_t n_uncached = 0;  // points behind efficiency.compute
     std::vector<CappedEfficiency> capped;  // compute first, then by batch
 };
