@@ -190,3 +190,27 @@ TEST_CASE("a generation's files carry its step columns from the first save, head
     CHECK(records[2][column("path")] == "cached");
     CHECK(records[2][column("speedup")] == "3");  // the uncached step's 3000 ns over the cached step's 1000 ns
 }
+
+TEST_CASE("a generation of another cache type takes its speedups from the uncached steps an earlier one timed") {
+    const Environment env = minimal_environment();
+    GenerationOptions options;
+    options.prompt_len = 4;
+    options.n_new = 1;
+    GridPoint f32_point;
+    f32_point.config.model_dim = 8;
+    f32_point.config.n_heads = 2;
+    f32_point.config.n_kv_heads = 1;
+    GridPoint f16_point = f32_point;
+    f16_point.config.set_kv_dtypes(KvDtype::f16, KvDtype::f16);
+    const std::vector<GenerationStep> uncached_steps{{0, 4, 2000, {}, {}}, {1, 5, 3000, {}, {}}};
+    ReportRows all = generation_rows({{f32_point, DecodePath::uncached, uncached_steps}}, options, {}, nullptr, env);
+    // The f16 configuration runs the cached path only: the forward is the f32 one already timed.
+    const std::vector<GenerationStep> f16_steps{{0, 4, 2500, {}, {}}, {1, 5, 600, {}, {}}};
+    const ReportRows f16_rows = generation_rows({{f16_point, DecodePath::cached, f16_steps}}, options, {}, nullptr, env);
+    CHECK_FALSE(f16_rows.rows[1].speedup.has_value());
+    append_rows(all, f16_rows);
+    REQUIRE(all.rows.size() == 4);
+    REQUIRE(all.rows[3].speedup.has_value());
+    CHECK(*all.rows[3].speedup == doctest::Approx(5.0));  // 3000 ns over 600 ns, the decode step's
+    CHECK(*all.rows[2].speedup == doctest::Approx(0.8));  // the prefill's 2000 over 2500
+}

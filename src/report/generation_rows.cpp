@@ -9,17 +9,21 @@ namespace kvbench {
 namespace {
 
 // Each row's speedup: the uncached latency of the same configuration and step over its own,
-// whatever the row's cache type (the forward of every type is the one f32 forward).
+// whatever the row's cache type (the forward of every type is the one f32 forward, timed with
+// the first type's configuration: an earlier configuration's rows for the others). Rows that
+// have theirs keep it.
 void assign_step_speedups(std::vector<ResultRow>& rows) {
+    std::vector<const ResultRow*> uncached_rows;
+    for (const ResultRow& row : rows) {
+        if (row.path == DecodePath::uncached) uncached_rows.push_back(&row);
+    }
     for (ResultRow& row : rows) {
+        if (row.speedup || row.stats.median_ns <= 0) continue;
         const ModelConfig forward = uncached_row_config(row.config);
-        const auto uncached = std::find_if(rows.begin(), rows.end(), [&](const ResultRow& other) {
-            return other.path == DecodePath::uncached && other.config == forward &&
-                   other.n_threads == row.n_threads && other.cache_state == row.cache_state;
+        const auto uncached = std::find_if(uncached_rows.begin(), uncached_rows.end(), [&](const ResultRow* other) {
+            return other->config == forward && other->n_threads == row.n_threads && other->cache_state == row.cache_state;
         });
-        if (uncached != rows.end() && row.stats.median_ns > 0) {
-            row.speedup = uncached->stats.median_ns / row.stats.median_ns;
-        }
+        if (uncached != uncached_rows.end()) row.speedup = (*uncached)->stats.median_ns / row.stats.median_ns;
     }
 }
 
@@ -70,6 +74,7 @@ void append_rows(ReportRows& rows, const ReportRows& more) {
         if (rows.extra[c].name != more.extra[c].name) throw std::invalid_argument("append_rows: the extra columns differ");
         rows.extra[c].values.insert(rows.extra[c].values.end(), more.extra[c].values.begin(), more.extra[c].values.end());
     }
+    assign_step_speedups(rows.rows);
 }
 
 }  // namespace kvbench

@@ -23,7 +23,8 @@ struct GenerationPath {
 ReportRows generation_rows(const std::vector<GenerationPath>& paths, const GenerationOptions& options,
                            const std::vector<double>& verify_errors, const Roofline* roofline, const Environment& env);
 
-// Appends `more` to `rows`, row by row and column by column.
+// Appends `more` to `rows`, row by row and column by column, and gives its rows the speedup
+// of the uncached steps `rows` holds (another cache type's configuration ran the forward).
 // Requires: both have the same extra columns, or `rows` has none and no rows yet.
 void append_rows(ReportRows& rows, const ReportRows& more);
 
