@@ -6,6 +6,7 @@
 #include "kernels/tuning.hpp"
 
 #include "kvbench/engine/blas.hpp"
+#include "kvbench/engine/decoder.hpp"
 #include "kvbench/engine/linear.hpp"
 #include "kvbench/engine/reference.hpp"
 #include "kvbench/engine/weight_matrix.hpp"
@@ -178,4 +179,21 @@ TEST_CASE("linear() multiplies int8 weights on AMX's tiles from the tuning's row
         // The two kernels sum differently: equal bits would mean linear() ran one of them twice.
         if (on_amx) CHECK(std::memcmp(through_linear.data(), vector_tiles.data(), vector_tiles.size() * sizeof(float)) != 0);
     }
+}
+
+TEST_CASE("the parts of x the AMX kernel keeps are in the scratch budget of int8 weights, where the tiles run") {
+    // Eight rows of four parts are two B tiles of 1 KiB for every 64 columns.
+    const bool on_amx = amx_int8_usable() && tuning.small_m_typed.amx_int8_from_rows != 0;
+    CHECK(linear_int8_tile_bytes(4096) == (on_amx ? std::size_t{64} * 2048 : 0));
+    CHECK(linear_int8_tile_bytes(4097) == (on_amx ? std::size_t{65} * 2048 : 0));
+    ModelConfig config;
+    config.model_dim = 256;
+    config.n_heads = 4;
+    config.n_kv_heads = 2;
+    config.block = BlockKind::full;
+    config.ffn_dim = 1000;  // the longest row of x: the down projection's
+    config.weight_dtype = WeightDtype::bf16;
+    const std::size_t bf16 = DecodeScratch::bytes_for(config, 64, 1);
+    config.weight_dtype = WeightDtype::int8;
+    CHECK(DecodeScratch::bytes_for(config, 64, 1) == bf16 + linear_int8_tile_bytes(1000));
 }

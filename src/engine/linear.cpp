@@ -100,4 +100,9 @@ std::size_t linear_conversion_bytes(std::size_t n_rows, std::size_t max_in_dim) 
                                                     std::max(converted_block_max_bytes, longest_row_bytes)));
 }
 
+std::size_t linear_int8_tile_bytes(std::size_t max_in_dim) {
+    constexpr std::size_t from_rows = tuning.small_m_typed.amx_int8_from_rows;
+    return from_rows != 0 && amx_int8_usable() ? amx_int8_parts_bytes(max_in_dim) : 0;
+}
+
 }  // namespace kvbench

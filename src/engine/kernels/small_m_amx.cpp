@@ -271,6 +271,10 @@ bool amx_int8_usable() {
     return usable;
 }
 
+std::size_t amx_int8_parts_bytes(std::size_t in_dim) {
+    return (in_dim + chunk_cols - 1) / chunk_cols * (amx_int8_max_rows * parts / 16) * tile_bytes;
+}
+
 bool small_m_gemm_int8_amx(const float* x, std::size_t n_rows, std::size_t in_dim, const std::int8_t* w,
                            const float* scales, std::size_t out_dim, float beta, float* y) {
     assert(amx_int8_usable() && n_rows >= 1 && n_rows <= amx_int8_max_rows && in_dim >= 1);
@@ -295,6 +299,8 @@ bool small_m_gemm_int8_amx(const float* x, std::size_t n_rows, std::size_t in_di
 #else
 
 bool amx_int8_usable() { return false; }
+
+std::size_t amx_int8_parts_bytes(std::size_t) { return 0; }
 
 bool small_m_gemm_int8_amx(const float*, std::size_t, std::size_t, const std::int8_t*, const float*, std::size_t,
                            float, float*) {

@@ -15,6 +15,10 @@ inline constexpr std::size_t amx_int8_max_rows = 8;
 // int8 tiles and the kernel lets the process use their state (asked once, on first call).
 bool amx_int8_usable();
 
+// The bytes of x's packed parts the kernel keeps for reuse, per calling thread, for rows of x
+// up to in_dim long: at most amx_int8_max_rows rows' four parts, 1 KiB a tile of 64 columns.
+std::size_t amx_int8_parts_bytes(std::size_t in_dim);
+
 // y (n_rows, out_dim) = x (n_rows, in_dim) · (scales ⊙ W)^T + beta · y, W (out_dim, in_dim)
 // int8 with one scale per output row. Each row of x becomes four 8-bit parts at one power of
 // two per row (x = 2^e · (p0 + p1/2^7 + p2/2^14 + p3/2^21) up to 2^-27 of the row's largest
