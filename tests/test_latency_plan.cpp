@@ -116,6 +116,16 @@ TEST_CASE("a rate in bits (lower-case b) is refused with its bytes, in the unit 
     CHECK(parse_byte_rate("2.5gB/s", "--tier-bw") == doctest::Approx(2.5e9));
 }
 
+TEST_CASE("a rate is at most 1000PB/s, however it is written") {
+    CHECK(parse_byte_rate("1000PB/s", "--tier-bw") == doctest::Approx(1e18));
+    CHECK(parse_byte_rate("1000000000000000000B/s", "--tier-bw") == doctest::Approx(1e18));
+    for (const std::string rate : {"1001PB/s", "889PiB/s", "1000000000000000001B/s", "1000.001PB/s", "1e4PB/s"}) {
+        CAPTURE(rate);
+        CHECK(error_of([&] { parse_byte_rate(rate, "--tier-bw"); }).find("must be at most 1000PB/s") !=
+              std::string::npos);
+    }
+}
+
 TEST_CASE("tensor parallelism splits KV heads, and replicates them once the ranks outnumber them") {
     CHECK(kv_heads_per_rank(8, 1) == 8);
     CHECK(kv_heads_per_rank(8, 4) == 2);

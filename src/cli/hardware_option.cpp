@@ -85,12 +85,17 @@ double parse_byte_rate(std::string_view value, std::string_view option) {
         }
         throw fail("b is bits; write the rate in bytes, with B");
     }
+    // Past an exabyte a second no device is near, and the planner's times would round to 0.
+    constexpr std::uint64_t max_bytes_per_s = 1'000'000'000'000'000'000;
     if (size.find('.') == std::string_view::npos && size.find_first_of("eE") == std::string_view::npos) {
+        std::uint64_t bytes = 0;
         try {
-            return static_cast<double>(parse_byte_size(size, option));
+            bytes = parse_byte_size(size, option);
         } catch (const ConfigError& error) {
             throw ConfigError(fmt::format("{} per second (3.35TB/s, 3350GB/s or 800GiB/s)", error.what()));
         }
+        if (bytes > max_bytes_per_s) throw fail("must be at most 1000PB/s");
+        return static_cast<double>(bytes);
     }
     // A decimal rate: SI units only, as vendors print them (3.35 TB/s).
     const auto number = leading_number(size);
@@ -98,8 +103,7 @@ double parse_byte_rate(std::string_view value, std::string_view option) {
     const std::string_view unit = number->second;
     const std::optional<double> scale = unit.size() == 2 && unit[1] == 'B' ? si_prefix(unit[0]) : std::nullopt;
     if (!scale) throw fail("a decimal rate takes an SI unit: KB, MB, GB, TB or PB per second");
-    // Past an exabyte a second no device is near, and the planner's times would round to 0.
-    if (!(number->first * *scale <= 1e18)) throw fail("must be at most 1000PB/s");
+    if (!(number->first * *scale <= static_cast<double>(max_bytes_per_s))) throw fail("must be at most 1000PB/s");
     return number->first * *scale;
 }
 

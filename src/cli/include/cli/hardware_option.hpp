@@ -19,7 +19,8 @@ HardwareProfile parse_hardware_option(std::string_view text);
 
 // A byte rate ending in /s: whole numbers in any unit --budget takes (3350GB/s, 800GiB/s), a
 // decimal with an SI unit (3.35TB/s); the B upper case, since a lower-case b is bits (2Gb/s is
-// refused, its bytes suggested: 0.25GB/s). Throws ConfigError naming `option` ("--tier-bw").
+// refused, its bytes suggested: 0.25GB/s); at most 1000PB/s in every spelling. Throws
+// ConfigError naming `option` ("--tier-bw").
 double parse_byte_rate(std::string_view value, std::string_view option);
 
 }  // namespace kvbench
