@@ -4,6 +4,7 @@
 // exception, a broken promise) is a finding.
 #include "cli/value_list.hpp"
 
+#include "cli/byte_units.hpp"
 #include "kvbench/engine/config.hpp"
 
 #include <cstddef>

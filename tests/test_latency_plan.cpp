@@ -101,31 +101,6 @@ TEST_CASE("--hardware reads a name or bw, flops and mem in the project's units")
     CHECK(error_of([] { parse_hardware_option("bw=1TB/s,speed=2"); }).find("unknown key \"speed\"") != std::string::npos);
 }
 
-TEST_CASE("a rate in bits (lower-case b) is refused with its bytes, in the unit it was written in") {
-    CHECK(error_of([] { parse_byte_rate("2Gb/s", "--tier-bw"); }) == "--tier-bw 2Gb/s: b is bits; write 0.25GB/s (bytes)");
-    CHECK(error_of([] { parse_hardware_option("bw=3.35tb/s"); }) ==
-          "--hardware bw=3.35tb/s: b is bits; write 0.41875TB/s (bytes)");
-    // A decimal takes SI units only: a binary rate in bits comes back whole in a smaller unit.
-    CHECK(error_of([] { parse_byte_rate("1Gib/s", "--tier-bw"); }) == "--tier-bw 1Gib/s: b is bits; write 128MiB/s (bytes)");
-    // Every suggestion is read back as the bytes it names.
-    CHECK(parse_byte_rate("0.41875TB/s", "--tier-bw") == doctest::Approx(3.35e12 / 8));
-    CHECK(parse_byte_rate("128MiB/s", "--tier-bw") == doctest::Approx(1073741824.0 / 8));
-    // B is bytes in any prefix's case.
-    CHECK(parse_byte_rate("2GB/s", "--tier-bw") == doctest::Approx(2e9));
-    CHECK(parse_byte_rate("2gB/s", "--tier-bw") == doctest::Approx(2e9));
-    CHECK(parse_byte_rate("2.5gB/s", "--tier-bw") == doctest::Approx(2.5e9));
-}
-
-TEST_CASE("a rate is at most 1000PB/s, however it is written") {
-    CHECK(parse_byte_rate("1000PB/s", "--tier-bw") == doctest::Approx(1e18));
-    CHECK(parse_byte_rate("1000000000000000000B/s", "--tier-bw") == doctest::Approx(1e18));
-    for (const std::string rate : {"1001PB/s", "889PiB/s", "1000000000000000001B/s", "1000.001PB/s", "1e4PB/s"}) {
-        CAPTURE(rate);
-        CHECK(error_of([&] { parse_byte_rate(rate, "--tier-bw"); }).find("must be at most 1000PB/s") !=
-              std::string::npos);
-    }
-}
-
 TEST_CASE("tensor parallelism splits KV heads, and replicates them once the ranks outnumber them") {
     CHECK(kv_heads_per_rank(8, 1) == 8);
     CHECK(kv_heads_per_rank(8, 4) == 2);

@@ -1,6 +1,7 @@
 // Sweep axis syntax: lists, geometric and arithmetic ranges, and every error message.
 #include "cli/value_list.hpp"
 
+#include "cli/byte_units.hpp"
 #include "kvbench/engine/config.hpp"
 
 #include <doctest/doctest.h>
@@ -243,102 +244,6 @@ TEST_CASE("a parameter count that is not a whole number of parameters, or not a 
     CHECK(params_error_of("") == "--params: the value is empty " + hint);
     CHECK(params_error_of("0") == "--params: \"0\" must be between 1 and 1125899906842624");
     CHECK(params_error_of("2000T") == "--params: \"2000T\" must be between 1 and 1125899906842624");
-}
-
-// ---- a byte size (--max-memory) ----
-
-namespace {
-
-std::string size_error_of(std::string_view text) {
-    try {
-        parse_byte_size(text, "--max-memory");
-    } catch (const ConfigError& error) {
-        return error.what();
-    }
-    return "";
-}
-
-constexpr std::uint64_t gib = std::uint64_t{1} << 30;
-
-}  // namespace
-
-TEST_CASE("a byte size reads IEC units as powers of 1024, in any case, with or without a space") {
-    CHECK(parse_byte_size("1073741824", "--max-memory") == gib);
-    CHECK(parse_byte_size("8GiB", "--max-memory") == 8 * gib);
-    CHECK(parse_byte_size("8gib", "--max-memory") == 8 * gib);
-    CHECK(parse_byte_size("8Gi", "--max-memory") == 8 * gib);
-    CHECK(parse_byte_size("8 GiB", "--max-memory") == 8 * gib);
-    CHECK(parse_byte_size("512MiB", "--max-memory") == gib / 2);
-    CHECK(parse_byte_size("64KiB", "--max-memory") == 64 * 1024);
-    CHECK(parse_byte_size("2TiB", "--max-memory") == 2 * 1024 * gib);
-    CHECK(parse_byte_size("100B", "--max-memory") == 100);
-    CHECK(parse_byte_size("15EiB", "--max-memory") == 15 * (std::uint64_t{1} << 60));
-}
-
-TEST_CASE("a byte size reads SI units as powers of 1000: 80GB is 80e9 bytes, 7.4 % less than 80GiB") {
-    CHECK(parse_byte_size("80GB", "--budget") == 80'000'000'000);
-    CHECK(parse_byte_size("80gb", "--budget") == 80'000'000'000);
-    CHECK(parse_byte_size("80 GB", "--budget") == 80'000'000'000);
-    CHECK(parse_byte_size("512MB", "--budget") == 512'000'000);
-    CHECK(parse_byte_size("64kB", "--budget") == 64'000);
-    CHECK(parse_byte_size("2TB", "--budget") == 2'000'000'000'000);
-    CHECK(parse_byte_size("1PB", "--budget") == 1'000'000'000'000'000);
-    CHECK(parse_byte_size("18EB", "--budget") == 18'000'000'000'000'000'000u);
-}
-
-TEST_CASE("a byte size's bare K, M, G and T are binary, as the axes' suffixes and dd's are") {
-    CHECK(parse_byte_size("8G", "--max-memory") == 8 * gib);
-    CHECK(parse_byte_size("8g", "--max-memory") == 8 * gib);
-    CHECK(parse_byte_size("64k", "--max-memory") == 64 * 1024);
-    CHECK(parse_byte_size("3M", "--max-memory") == 3 * 1024 * 1024);
-    CHECK(parse_byte_size("1T", "--max-memory") == 1024 * gib);
-}
-
-TEST_CASE("a byte size without a unit below 1 MiB is refused, naming the units") {
-    CHECK(size_error_of("80") ==
-          "--max-memory: \"80\" would be 80 bytes: give the unit (80GB = 80·10^9 bytes, 80GiB = 80·2^30), or "
-          "write 80B for bytes");
-    CHECK(size_error_of("1048575") ==
-          "--max-memory: \"1048575\" would be 1048575 bytes: give the unit (1048575GB = 1048575·10^9 bytes, "
-          "1048575GiB = 1048575·2^30), or write 1048575B for bytes");
-    CHECK(parse_byte_size("1048576", "--max-memory") == 1024 * 1024);
-    CHECK(parse_byte_size("80B", "--max-memory") == 80);
-}
-
-TEST_CASE("a byte size that is zero, negative or fractional is refused with the rule") {
-    CHECK(size_error_of("0") == "--max-memory: \"0\" must be at least 1 byte (use e.g. 8GiB, 512MiB or a number of bytes)");
-    CHECK(size_error_of("0GiB") == "--max-memory: \"0GiB\" must be at least 1 byte (use e.g. 8GiB, 512MiB or a number of bytes)");
-    CHECK(size_error_of("-1GiB") == "--max-memory: \"-1GiB\" must be at least 1 byte");
-    CHECK(size_error_of("1.5GiB") ==
-          "--max-memory: \"1.5GiB\" is not a whole number of bytes or units (write 1536MiB, not 1.5GiB)");
-}
-
-TEST_CASE("a byte size that is not one names the syntax") {
-    for (const char* text : {"lots", "GiB", "8GB/s", "8  GiB", "0x10", "+8G", " 8G", "8G "}) {
-        CAPTURE(text);
-        CHECK(size_error_of(text) ==
-              fmt::format("--max-memory: \"{}\" is not a size (use e.g. 8GiB, 512MiB or a number of bytes)", text));
-    }
-    CHECK(size_error_of("") == "--max-memory: the value is empty (use e.g. 8GiB, 512MiB or a number of bytes)");
-}
-
-TEST_CASE("a byte size with an unknown unit names the unit and both families") {
-    for (const char* unit : {"XiB", "bytes", "GIBS", "iB"}) {
-        const std::string text = fmt::format("8{}", unit);
-        CAPTURE(text);
-        CHECK(size_error_of(text) == fmt::format("--max-memory: \"{}\" has an unknown unit \"{}\" (use B, KB, MB, GB, "
-                                                 "TB = 10^3, 10^6, 10^9, 10^12 bytes, or KiB, MiB, GiB, TiB = 2^10, "
-                                                 "2^20, 2^30, 2^40)",
-                                                 text, unit));
-    }
-}
-
-TEST_CASE("a byte size beyond 64 bits is refused, in digits or through its unit") {
-    for (const char* text : {"16EiB", "18446744073709551616", "99999999999GiB", "18446744073709551615k"}) {
-        CAPTURE(text);
-        CHECK(size_error_of(text) == fmt::format("--max-memory: \"{}\" is more than 64 bits can count (16 EiB)", text));
-    }
-    CHECK(parse_byte_size("18446744073709551615", "--max-memory") == ~std::uint64_t{0});
 }
 
 TEST_CASE("a count's binary suffix multiplies it by 1024, 1024^2 or 1024^3") {

@@ -1,8 +1,8 @@
 // Reading --hardware: a built-in profile's name, or bw=...,flops=...,mem=... .
 #include "cli/hardware_option.hpp"
 
+#include "cli/byte_units.hpp"
 #include "cli/suggest.hpp"
-#include "cli/value_list.hpp"
 #include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 
@@ -40,74 +40,6 @@ std::optional<double> si_prefix(char prefix) {
     if (power == std::string_view::npos) return std::nullopt;
     return std::pow(1000.0, static_cast<double>(power + 1));
 }
-
-// What a rate in bits ("2Gb", "3.35tb", "1Gib": the part before /s) is in bytes, written as
-// parse_byte_rate reads it ("0.25GB", "0.41875TB", "128MiB"); nothing when `size` is not a
-// number and a prefix.
-std::optional<std::string> bytes_of_bits(std::string_view size) {
-    const auto number = leading_number(size);
-    if (!number || number->second.empty()) return std::nullopt;
-    std::string_view prefix = number->second.substr(0, number->second.size() - 1);  // less the b
-    const bool binary = prefix.size() == 2 && (prefix[1] == 'i' || prefix[1] == 'I');
-    if (binary) prefix.remove_suffix(1);
-    constexpr std::string_view prefixes = "kmgtpe";
-    std::size_t power = 0;  // of 1000 (or 1024): 0 bytes, 1 K, 2 M, ...
-    if (prefix.size() > 1) return std::nullopt;
-    if (prefix.size() == 1) {
-        const std::size_t at = prefixes.find(ascii_lower(prefix[0]));
-        if (at == std::string_view::npos) return std::nullopt;
-        power = at + 1;
-    }
-    double bytes = number->first / 8;  // exact: a power of two
-    // A decimal rate takes SI units only, so a binary one steps down a prefix until it is whole.
-    while (binary && power > 0 && bytes != std::floor(bytes)) {
-        bytes *= 1024;
-        --power;
-    }
-    constexpr std::string_view written = "KMGTPE";
-    const std::string unit = power == 0 ? "B" : fmt::format("{}{}B", written[power - 1], binary ? "i" : "");
-    return fmt::format("{}{}", bytes, unit);
-}
-
-}  // namespace
-
-double parse_byte_rate(std::string_view value, std::string_view option) {
-    const std::string_view space = option.ends_with('=') ? "" : " ";  // "--hardware bw=1TB", "--tier-bw 1TB"
-    const auto fail = [&](std::string_view rule) {
-        return ConfigError(fmt::format("{}{}{}: {} (3.35TB/s, 3350GB/s or 800GiB/s)", option, space, value, rule));
-    };
-    if (value.size() < 3 || value.substr(value.size() - 2) != "/s") throw fail("must be a byte rate ending in /s");
-    const std::string_view size = value.substr(0, value.size() - 2);
-    // A network's or a bus's 10Gb/s is gigabits: read as bytes, a tier would come out 8x too fast.
-    if (size.ends_with('b')) {
-        if (const std::optional<std::string> bytes = bytes_of_bits(size)) {
-            throw ConfigError(fmt::format("{}{}{}: b is bits; write {}/s (bytes)", option, space, value, *bytes));
-        }
-        throw fail("b is bits; write the rate in bytes, with B");
-    }
-    // Past an exabyte a second no device is near, and the planner's times would round to 0.
-    constexpr std::uint64_t max_bytes_per_s = 1'000'000'000'000'000'000;
-    if (size.find('.') == std::string_view::npos && size.find_first_of("eE") == std::string_view::npos) {
-        std::uint64_t bytes = 0;
-        try {
-            bytes = parse_byte_size(size, option);
-        } catch (const ConfigError& error) {
-            throw ConfigError(fmt::format("{} per second (3.35TB/s, 3350GB/s or 800GiB/s)", error.what()));
-        }
-        if (bytes > max_bytes_per_s) throw fail("must be at most 1000PB/s");
-        return static_cast<double>(bytes);
-    }
-    // A decimal rate: SI units only, as vendors print them (3.35 TB/s).
-    const auto number = leading_number(size);
-    if (!number) throw fail("must start with a positive number");
-    const std::string_view unit = number->second;
-    const std::optional<double> scale = unit.size() == 2 && unit[1] == 'B' ? si_prefix(unit[0]) : std::nullopt;
-    if (!scale) throw fail("a decimal rate takes an SI unit: KB, MB, GB, TB or PB per second");
-    if (!(number->first * *scale <= static_cast<double>(max_bytes_per_s))) throw fail("must be at most 1000PB/s");
-    return number->first * *scale;
-}
-
-namespace {
 
 double parse_flops(std::string_view value) {
     const auto number = leading_number(value);

@@ -1,6 +1,7 @@
 // The `kvbench memory` subcommand: options, the plan, and its sheet.
 #include "cli/memory_command.hpp"
 
+#include "cli/byte_units.hpp"
 #include "cli/option_conventions.hpp"
 
 #include "cli/model_options.hpp"

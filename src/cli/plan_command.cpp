@@ -1,6 +1,7 @@
 // The `kvbench plan` subcommand: options, the deployment, the predictions and their sheet.
 #include "cli/plan_command.hpp"
 
+#include "cli/byte_units.hpp"
 #include "cli/calibration_file.hpp"
 #include "cli/hardware_option.hpp"
 #include "cli/model_options.hpp"

@@ -2,9 +2,9 @@
 // break-even sheet.
 #include "cli/reload_command.hpp"
 
+#include "cli/byte_units.hpp"
 #include "cli/dry_run.hpp"
 #include "cli/grid_guard.hpp"
-#include "cli/hardware_option.hpp"
 #include "cli/model_options.hpp"
 #include "cli/option_conventions.hpp"
 #include "cli/plan_sheet.hpp"

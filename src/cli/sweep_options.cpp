@@ -2,6 +2,7 @@
 #include "cli/sweep_options.hpp"
 
 #include "kvbench/engine/blas.hpp"
+#include "cli/byte_units.hpp"
 #include "cli/attention_options.hpp"
 #include "cli/layer_options.hpp"
 #include "cli/model_options.hpp"

@@ -1,5 +1,5 @@
 // Parses option values: sweep axes in llama-bench's syntax ("1,4,16", "128-4096*2", "64-256+64",
-// "1-8" and mixes), whole numbers and byte sizes.
+// "1-8" and mixes), whole numbers, parameter counts and words of a set.
 #include "cli/value_list.hpp"
 
 #include "cli/suggest.hpp"
@@ -34,30 +34,6 @@ std::optional<std::uint64_t> to_uint64(std::string_view text) {
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
     return value;
-}
-
-// What a byte size's unit multiplies by, in any case: B = 1; KB, MB, GB, TB, PB, EB powers of
-// 1000 (SI); KiB, MiB, ... (or Ki, Mi, ...) powers of 1024 (IEC); a bare K, M, G, T, P or E
-// powers of 1024, as dd, sort -S and docker read them, and as the axes' suffixes are.
-// Nothing for an unknown unit. Requires: unit is not empty.
-std::optional<std::uint64_t> byte_unit(std::string_view unit) {
-    const std::string lower = lowercase(unit);
-    if (lower == "b") return 1;
-    constexpr std::string_view prefixes = "kmgtpe";
-    const std::size_t power = prefixes.find(lower.front());
-    if (power == std::string_view::npos) return std::nullopt;
-    const std::string_view rest = std::string_view(lower).substr(1);
-    std::uint64_t base = 0;
-    if (rest.empty() || rest == "i" || rest == "ib") {
-        base = 1024;
-    } else if (rest == "b") {
-        base = 1000;
-    } else {
-        return std::nullopt;
-    }
-    std::uint64_t multiplier = 1;
-    for (std::size_t i = 0; i <= power; ++i) multiplier *= base;
-    return multiplier;
 }
 
 // What a count's suffix multiplies by: none, K/k/Ki = 1024, M/m/Mi = 1024^2, G/g/Gi = 1024^3
@@ -323,48 +299,6 @@ std::uint64_t parse_parameter_count(std::string_view text, std::string_view opti
     const std::uint64_t value = whole_part + fraction_part;
     if (value < min_value) throw out_of_range();
     return value;
-}
-
-std::uint64_t parse_byte_size(std::string_view text, std::string_view option) {
-    constexpr std::string_view size_hint = "(use e.g. 8GiB, 512MiB or a number of bytes)";
-    if (text.empty()) throw ConfigError(fmt::format("{}: the value is empty {}", option, size_hint));
-    const auto digits_end = std::find_if_not(text.begin(), text.end(), is_digit);
-    const std::string_view digits = text.substr(0, static_cast<std::size_t>(digits_end - text.begin()));
-    std::string_view unit = text.substr(digits.size());
-    if (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
-    if (digits.empty() && text[0] == '-') {
-        throw ConfigError(fmt::format("{}: \"{}\" must be at least 1 byte", option, text));
-    }
-    if (!digits.empty() && !unit.empty() && unit.front() == '.') {
-        throw ConfigError(fmt::format("{}: \"{}\" is not a whole number of bytes or units (write 1536MiB, "
-                                      "not 1.5GiB)", option, text));
-    }
-    if (digits.empty() || !std::all_of(unit.begin(), unit.end(), is_letter)) {
-        throw ConfigError(fmt::format("{}: \"{}\" is not a size {}", option, text, size_hint));
-    }
-    const auto too_big = [&] {
-        return ConfigError(fmt::format("{}: \"{}\" is more than 64 bits can count (16 EiB)", option, text));
-    };
-    const std::optional<std::uint64_t> number = to_uint64(digits);
-    if (!number) throw too_big();
-    if (*number == 0) throw ConfigError(fmt::format("{}: \"{}\" must be at least 1 byte {}", option, text, size_hint));
-    if (unit.empty()) {
-        // "--budget 80" is 80 bytes: a unit left out, not a budget.
-        if (*number < (std::uint64_t{1} << 20)) {
-            throw ConfigError(fmt::format("{}: \"{}\" would be {} bytes: give the unit ({}GB = {}·10^9 bytes, "
-                                          "{}GiB = {}·2^30), or write {}B for bytes",
-                                          option, text, *number, text, text, text, text, text));
-        }
-        return *number;
-    }
-    const std::optional<std::uint64_t> multiplier = byte_unit(unit);
-    if (!multiplier) {
-        throw ConfigError(fmt::format("{}: \"{}\" has an unknown unit \"{}\" (use B, KB, MB, GB, TB = 10^3, "
-                                      "10^6, 10^9, 10^12 bytes, or KiB, MiB, GiB, TiB = 2^10, 2^20, 2^30, 2^40)",
-                                      option, text, unit));
-    }
-    if (*number > std::numeric_limits<std::uint64_t>::max() / *multiplier) throw too_big();
-    return *number * *multiplier;
 }
 
 }  // namespace kvbench

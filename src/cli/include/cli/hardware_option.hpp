@@ -17,10 +17,4 @@ namespace kvbench {
 // naming --hardware, the part and the rule, with the nearest profile name for an unknown one.
 HardwareProfile parse_hardware_option(std::string_view text);
 
-// A byte rate ending in /s: whole numbers in any unit --budget takes (3350GB/s, 800GiB/s), a
-// decimal with an SI unit (3.35TB/s); the B upper case, since a lower-case b is bits (2Gb/s is
-// refused, its bytes suggested: 0.25GB/s); at most 1000PB/s in every spelling. Throws
-// ConfigError naming `option` ("--tier-bw").
-double parse_byte_rate(std::string_view value, std::string_view option);
-
 }  // namespace kvbench

@@ -1,5 +1,5 @@
 // Parses option values: a sweep axis ("1,4,16", "128-4096*2", "64-256+64", "1K-32K*2" or a mix),
-// one whole number (--reps 20), a byte size (--max-memory 8GiB) or one word of a set
+// one whole number (--reps 20), a parameter count (--params 8B) or one word of a set
 // (--cache-state warm), with one message per broken rule.
 #pragma once
 
@@ -60,14 +60,5 @@ std::uint64_t parse_whole_number(std::string_view text, std::string_view option,
 // that leaves a fraction of a parameter, zero, or a value outside the range.
 std::uint64_t parse_parameter_count(std::string_view text, std::string_view option, std::uint64_t min_value,
                                     std::uint64_t max_value);
-
-// A byte count: digits, then optionally a space and a unit, in any case: B; SI KB, MB, GB, TB,
-// PB, EB = 10^3 ... 10^18 ("80GB" is 80·10^9 bytes, as a GPU's 80 GB is); IEC KiB, MiB, GiB,
-// TiB, PiB, EiB (or Ki, Mi, ...) = 2^10 ... 2^60; a bare K, M, G, T, P, E is IEC ("8G" is
-// 8 GiB, as dd and docker read it, and as -n 4K is 4096). A number without a unit is bytes,
-// and must be at least 1 MiB: "--budget 80" is a unit left out, not 80 bytes (80B says so).
-// Throws ConfigError naming `option` and the text on: nothing, a fraction (1.5GiB), a sign,
-// an unknown unit, 0, a unitless number below 1 MiB, or a size that does not fit in 64 bits.
-std::uint64_t parse_byte_size(std::string_view text, std::string_view option);
 
 }  // namespace kvbench
