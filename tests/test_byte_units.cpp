@@ -38,10 +38,10 @@ constexpr std::uint64_t bytes_per_gib = std::uint64_t{1} << 30;
 
 // ---- a byte size (--max-memory) ----
 
-TEST_CASE("a byte size reads IEC units as powers of 1024, in any case, with or without a space") {
+TEST_CASE("a byte size reads IEC units as powers of 1024, the prefix in any case, with or without a space") {
     CHECK(parse_byte_size("1073741824", "--max-memory") == bytes_per_gib);
     CHECK(parse_byte_size("8GiB", "--max-memory") == 8 * bytes_per_gib);
-    CHECK(parse_byte_size("8gib", "--max-memory") == 8 * bytes_per_gib);
+    CHECK(parse_byte_size("8giB", "--max-memory") == 8 * bytes_per_gib);
     CHECK(parse_byte_size("8Gi", "--max-memory") == 8 * bytes_per_gib);
     CHECK(parse_byte_size("8 GiB", "--max-memory") == 8 * bytes_per_gib);
     CHECK(parse_byte_size("512MiB", "--max-memory") == bytes_per_gib / 2);
@@ -53,13 +53,37 @@ TEST_CASE("a byte size reads IEC units as powers of 1024, in any case, with or w
 
 TEST_CASE("a byte size reads SI units as powers of 1000: 80GB is 80e9 bytes, 7.4 % less than 80GiB") {
     CHECK(parse_byte_size("80GB", "--budget") == 80'000'000'000);
-    CHECK(parse_byte_size("80gb", "--budget") == 80'000'000'000);
+    CHECK(parse_byte_size("80gB", "--budget") == 80'000'000'000);
     CHECK(parse_byte_size("80 GB", "--budget") == 80'000'000'000);
     CHECK(parse_byte_size("512MB", "--budget") == 512'000'000);
     CHECK(parse_byte_size("64kB", "--budget") == 64'000);
     CHECK(parse_byte_size("2TB", "--budget") == 2'000'000'000'000);
     CHECK(parse_byte_size("1PB", "--budget") == 1'000'000'000'000'000);
     CHECK(parse_byte_size("18EB", "--budget") == 18'000'000'000'000'000'000u);
+}
+
+TEST_CASE("a byte size with a lower-case b is refused as bits, naming the bytes to write") {
+    const auto bits_error = [](std::string_view text, std::string_view meant) {
+        return fmt::format("--max-memory: \"{}\" reads as bits (a lower-case b); write {} for bytes", text, meant);
+    };
+    CHECK(size_error_of("80Gb") == bits_error("80Gb", "80GB or 80GiB"));
+    CHECK(size_error_of("80gb") == bits_error("80gb", "80GB or 80GiB"));
+    CHECK(size_error_of("512mb") == bits_error("512mb", "512MB or 512MiB"));
+    CHECK(size_error_of("64kb") == bits_error("64kb", "64KB or 64KiB"));
+    CHECK(size_error_of("2 Tb") == bits_error("2 Tb", "2TB or 2TiB"));
+    CHECK(size_error_of("1Pb") == bits_error("1Pb", "1PB or 1PiB"));
+    CHECK(size_error_of("8gib") == bits_error("8gib", "8GiB"));
+    CHECK(size_error_of("8GIb") == bits_error("8GIb", "8GiB"));
+    CHECK(size_error_of("2000000b") == bits_error("2000000b", "2000000B"));
+    // Bits before the size's other rules: the unit is what to fix first.
+    CHECK(size_error_of("0Gb") == bits_error("0Gb", "0GB or 0GiB"));
+    // A b that is not a unit's stays an unknown unit.
+    CHECK(size_error_of("8xb").find("has an unknown unit \"xb\"") != std::string::npos);
+    // Every suggestion is read back as bytes, and the prefix's case stays free.
+    for (const char* bytes : {"80GB", "80GiB", "8GiB", "64KB", "80gB", "8giB", "8gIB", "8gi", "2000000B"}) {
+        CAPTURE(bytes);
+        CHECK(size_error_of(bytes).empty());
+    }
 }
 
 TEST_CASE("a byte size's bare K, M, G and T are binary, as the axes' suffixes and dd's are") {

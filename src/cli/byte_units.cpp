@@ -29,10 +29,11 @@ std::optional<std::uint64_t> whole_number_of(std::string_view digits) {
     return value;
 }
 
-// What a byte size's unit multiplies by, in any case: B = 1; KB, MB, GB, TB, PB, EB powers of
-// 1000 (SI); KiB, MiB, ... (or Ki, Mi, ...) powers of 1024 (IEC); a bare K, M, G, T, P or E
-// powers of 1024, as dd, sort -S and docker read them, and as the axes' suffixes are.
-// Nothing for an unknown unit. Requires: unit is not empty.
+// What a byte size's unit multiplies by, its letters in any case (callers refuse a lower-case
+// b, bits, first): B = 1; KB, MB, GB, TB, PB, EB powers of 1000 (SI); KiB, MiB, ... (or Ki,
+// Mi, ...) powers of 1024 (IEC); a bare K, M, G, T, P or E powers of 1024, as dd, sort -S and
+// docker read them, and as the axes' suffixes are. Nothing for an unknown unit.
+// Requires: unit is not empty.
 std::optional<std::uint64_t> byte_unit(std::string_view unit) {
     const std::string lower = lowercase(unit);
     if (lower == "b") return 1;
@@ -51,6 +52,24 @@ std::optional<std::uint64_t> byte_unit(std::string_view unit) {
     std::uint64_t multiplier = 1;
     for (std::size_t i = 0; i <= power; ++i) multiplier *= base;
     return multiplier;
+}
+
+// A lower-case b is bits, as in a link's 10Gb/s: read as bytes, a rate would come out 8x too
+// fast and a size 8x too large, so sizes and rates both refuse it. `unit` is what follows the
+// number ("Gb", "gib", "b"; for a rate, without the /s).
+bool names_bits(std::string_view unit) { return unit.ends_with('b'); }
+
+// What to write for the bytes a size in bits was surely meant as: memory is not counted in bits,
+// so "80Gb" is a B in the wrong case, not 10GB ("80GB or 80GiB", "8GiB", "100B"). Nothing when
+// the unit would be unknown in bytes too. Requires: names_bits(unit).
+std::optional<std::string> size_meant_by_bits(std::string_view digits, std::string_view unit) {
+    std::string as_bytes(unit);
+    as_bytes.back() = 'B';
+    if (!byte_unit(as_bytes)) return std::nullopt;
+    if (unit.size() == 1) return fmt::format("{}B", digits);
+    const char prefix = static_cast<char>(unit[0] >= 'a' && unit[0] <= 'z' ? unit[0] - 'a' + 'A' : unit[0]);
+    if (unit.size() == 3) return fmt::format("{}{}iB", digits, prefix);
+    return fmt::format("{}{}B or {}{}iB", digits, prefix, digits, prefix);
 }
 
 // Past an exabyte a second no device is near, and the planner's times would round to 0.
@@ -108,6 +127,12 @@ std::uint64_t parse_byte_size(std::string_view text, std::string_view option) {
     if (digits.empty() || !std::all_of(unit.begin(), unit.end(), is_ascii_letter)) {
         throw ConfigError(fmt::format("{}: \"{}\" is not a size {}", option, text, size_hint));
     }
+    if (names_bits(unit)) {
+        if (const std::optional<std::string> meant = size_meant_by_bits(digits, unit)) {
+            throw ConfigError(fmt::format("{}: \"{}\" reads as bits (a lower-case b); write {} for bytes", option,
+                                          text, *meant));
+        }
+    }
     const auto too_big = [&] {
         return ConfigError(fmt::format("{}: \"{}\" is more than 64 bits can count (16 EiB)", option, text));
     };
@@ -140,8 +165,7 @@ double parse_byte_rate(std::string_view value, std::string_view option) {
     };
     if (value.size() < 3 || !value.ends_with("/s")) throw fail("must be a byte rate ending in /s");
     const std::string_view size = value.substr(0, value.size() - 2);
-    // A network's or a bus's 10Gb/s is gigabits: read as bytes, a tier would come out 8x too fast.
-    if (size.ends_with('b')) {
+    if (names_bits(size)) {
         if (const std::optional<std::string> bytes = bytes_of_bits(size)) {
             throw ConfigError(fmt::format("{}{}{}: b is bits; write {}/s (bytes)", option, space, value, *bytes));
         }
