@@ -30,6 +30,8 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -119,7 +121,9 @@ int main(int argc, char** argv) {
         // Help and version are "errors" that exit 0 and print to stdout.
         if (error.get_exit_code() == 0) return finish_stdout(app.exit(error));
         const CLI::App* command = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
-        fmt::print(stderr, "kvbench: error: {}; see kvbench{} --help\n", kvbench::without_library_tags(kvbench::describe_parse_error(app, error)),
+        const std::vector<std::string> args(argv + 1, argv + argc);
+        fmt::print(stderr, "kvbench: error: {}; see kvbench{} --help\n",
+                   kvbench::without_library_tags(kvbench::describe_parse_error(app, error, args)),
                    command ? " " + command->get_name() : "");
         return exit_usage;
     }

@@ -35,7 +35,61 @@ std::string command_path(const CLI::App& command) {
     return command.get_parent() == nullptr ? "kvbench" : "kvbench " + command.get_name();
 }
 
-std::string describe_extra(const CLI::App& app, const CLI::App& command, const std::string& extra) {
+// The words `command` takes after its name (kvbench help COMMAND, kvbench compare BASE NEW), as
+// its help names them; none for most commands.
+std::vector<std::string> positional_words(const CLI::App& command) {
+    std::vector<std::string> words;
+    for (const CLI::Option* option : command.get_options()) {
+        if (!option->get_positional()) continue;
+        std::string word = option->get_name(true);
+        for (char& c : word) c = c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+        words.push_back(word);
+    }
+    return words;
+}
+
+// Whether the first word `command` had no place for follows an option's value (-n 128 256),
+// reading `args` (argv less the program) as CLI11 does: an option takes one word (none when
+// written --seq=128 or -n128), a flag none, and the command's positional words fill first.
+bool follows_option_value(const CLI::App& command, const std::vector<std::string>& args) {
+    const auto command_at = std::find(args.begin(), args.end(), command.get_name());
+    if (command_at == args.end()) return false;
+    std::size_t free_slots = 0;
+    for (const CLI::Option* option : command.get_options()) {
+        if (option->get_positional()) free_slots += static_cast<std::size_t>(option->get_items_expected_max());
+    }
+    bool after_value = false;
+    bool value_next = false;
+    for (auto word = std::next(command_at); word != args.end(); ++word) {
+        if (value_next) {
+            value_next = false;
+            after_value = true;
+            continue;
+        }
+        if (word->size() > 1 && word->front() == '-') {
+            const bool long_name = (*word)[1] == '-';
+            const std::string name = long_name ? word->substr(0, word->find('=')) : word->substr(0, 2);
+            const CLI::Option* option = command.get_option_no_throw(name);
+            const bool takes_value = option != nullptr && option->get_items_expected_max() != 0;
+            const bool value_attached = long_name ? name.size() < word->size() : word->size() > 2;
+            value_next = takes_value && !value_attached;
+            after_value = takes_value && value_attached;
+            // compare's --base fills BASE: a positional word given by its option's name
+            if (option != nullptr && option->get_positional() && free_slots > 0) --free_slots;
+            continue;
+        }
+        if (free_slots > 0) {
+            --free_slots;
+            after_value = false;
+            continue;
+        }
+        return after_value;
+    }
+    return false;
+}
+
+std::string describe_extra(const CLI::App& app, const CLI::App& command, const std::string& extra,
+                           const std::vector<std::string>& args) {
     if (extra.size() > 1 && extra.front() == '-') {
         const std::string typed = extra.substr(0, extra.find('='));
         // After the command: kvbench sweep --version. Top-level options come before it,
@@ -77,20 +131,31 @@ std::string describe_extra(const CLI::App& app, const CLI::App& command, const s
                                command.get_name());
         }
     }
-    return fmt::format("unexpected argument '{}': an option takes one value (write a list as -n 128,256 "
-                       "or -n 128 -n 256)",
-                       extra);
+    if (follows_option_value(command, args)) {
+        return fmt::format("unexpected argument '{}': an option takes one value (write a list as -n 128,256 "
+                           "or -n 128 -n 256)",
+                           extra);
+    }
+    const std::vector<std::string> words = positional_words(command);
+    if (words.empty()) return fmt::format("{} takes no word after the command: \"{}\"", command_path(command), extra);
+    std::string listed;
+    for (const std::string& word : words) listed += (listed.empty() ? "" : " ") + word;
+    const std::string count = words.size() == 1 ? "one word" : words.size() == 2 ? "two words"
+                                                                                 : fmt::format("{} words", words.size());
+    return fmt::format("{} takes {} after the command ({}): \"{}\" is one too many", command_path(command), count,
+                       listed, extra);
 }
 
 }  // namespace
 
-std::string describe_parse_error(const CLI::App& app, const CLI::ParseError& error) {
+std::string describe_parse_error(const CLI::App& app, const CLI::ParseError& error,
+                                 const std::vector<std::string>& args) {
     const CLI::App& command = parsing_command(app);
     const std::string message = error.what();
     std::smatch match;
     if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
         const std::vector<std::string> extras = command.remaining();
-        if (!extras.empty()) return describe_extra(app, command, extras.front());
+        if (!extras.empty()) return describe_extra(app, command, extras.front(), args);
     }
     if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr) {
         if (std::regex_match(message, match, std::regex(R"(([^:]+): \d+ required .* missing)"))) {
