@@ -2,6 +2,7 @@
 #include "cli/calibration_file.hpp"
 
 #include "kvbench/engine/config.hpp"
+#include "kvbench/files/input_file.hpp"
 #include "kvbench/report/schema.hpp"
 
 #include <fmt/format.h>
@@ -18,16 +19,11 @@ namespace kvbench {
 namespace {
 
 std::string read_report_text(const std::string& path) {
-    std::error_code ignored;
-    if (std::filesystem::is_directory(path, ignored)) {
-        throw ConfigError(fmt::format("--calibrate {}: is a directory (name a report of kvbench sweep or generate)", path));
+    try {
+        return read_input_file(path);
+    } catch (const InputFileError& error) {
+        throw ConfigError(fmt::format("--calibrate {}: {} (name a report of kvbench sweep or generate)", path, error.what()));
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError(fmt::format("--calibrate {}: cannot open the file", path));
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw ConfigError(fmt::format("--calibrate {}: cannot read the file", path));
-    return text.str();
 }
 
 // A cell read as a number, or nothing when it is absent, empty or not one.
@@ -58,19 +54,13 @@ void add_stream_times(const ReportCellRow& row, CalibrationPoint& point) {
     point.measured_s = *median_us * 1e-6;
 }
 
-OutputFormat format_of(const std::string& text) {
-    const std::size_t first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string::npos || text[first] != '{') return OutputFormat::csv;
-    return starts_as_json_lines(text.substr(first)) ? OutputFormat::jsonl : OutputFormat::json;
-}
-
 }  // namespace
 
 Calibration read_calibration(const std::string& path, std::string_view kv_dtype) {
     const std::string text = read_report_text(path);
     ReportCells report;
     try {
-        report = read_report_cells(text, format_of(text));
+        report = read_report_cells(text, report_text_format(text));
     } catch (const std::runtime_error& error) {
         throw ConfigError(fmt::format("--calibrate {}: not a report of kvbench sweep or generate: {}", path,
                                       error.what()));

@@ -5,6 +5,7 @@
 #include "cli/suggest.hpp"
 #include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/files/input_file.hpp"
 
 #include <fmt/format.h>
 
@@ -112,11 +113,12 @@ HardwareProfile parse_typed_profile(std::string_view text) {
 // A profile file: JSON in data/hardware.json's schema holding one profile, or lines of
 // KEY=VALUE (bw, flops, mem as the typed spec takes them, and name), with # comments.
 HardwareProfile read_hardware_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (!in || in.bad()) throw ConfigError(fmt::format("--hardware {}: cannot read the file", path));
-    const std::string text = buffer.str();
+    std::string text;
+    try {
+        text = read_input_file(path);
+    } catch (const InputFileError& error) {
+        throw ConfigError(fmt::format("--hardware {}: {}", path, error.what()));
+    }
     const std::size_t first = text.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && text[first] == '{') {
         const std::vector<HardwareProfile> profiles = parse_hardware_profiles(text, "--hardware " + path);

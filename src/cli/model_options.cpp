@@ -4,6 +4,7 @@
 #include "cli/suggest.hpp"
 #include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/files/input_file.hpp"
 #include "kvbench/plan/hf_config.hpp"
 
 #include <fmt/format.h>
@@ -20,16 +21,11 @@ namespace {
 
 // The whole file, or a ConfigError naming `option`.
 std::string read_text_file(const std::string& path, std::string_view option) {
-    std::error_code ignored;
-    if (std::filesystem::is_directory(path, ignored)) {
-        throw ConfigError(fmt::format("{} {}: is a directory (name a JSON file)", option, path));
+    try {
+        return read_input_file(path);
+    } catch (const InputFileError& error) {
+        throw ConfigError(fmt::format("{} {}: {} (name a JSON file)", option, path, error.what()));
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError(fmt::format("{} {}: cannot open the file", option, path));
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw ConfigError(fmt::format("{} {}: cannot read the file", option, path));
-    return text.str();
 }
 
 struct ModelChoice {

@@ -3,12 +3,15 @@
 
 #include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/files/input_file.hpp"
 #include "kvbench/report/schema.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -153,7 +156,14 @@ ResultFile parse_gbench_json(const nlohmann::json& report, const std::string& na
     for (const nlohmann::json& run : report.at("benchmarks")) {
         if (run.value("run_type", "iteration") != "iteration") continue;
         const std::string run_name = run.value("run_name", run.at("name").get<std::string>());
+        // A repetition Google Benchmark marked failed has no time to compare.
+        if (run.value("error_occurred", false)) {
+            bad_file(name, fmt::format("{} failed ({}): rerun it", run_name, run.value("error_message", "no message")));
+        }
         const double time_ns = run.at("real_time").get<double>() * unit_ns(run.value("time_unit", "ns"), name);
+        if (!std::isfinite(time_ns) || time_ns <= 0) {
+            bad_file(name, fmt::format("{}: real_time {} is not a positive time", run_name, run.at("real_time").dump()));
+        }
         auto [found, inserted] = index.try_emplace(run_name, file.rows.size());
         if (inserted) {
             ResultEntry entry;
@@ -209,6 +219,21 @@ const std::vector<std::string>& build_columns() {
 
 // A JSON report's or a database run's provenance is its environment block; a CSV's or JSON Lines',
 // the first row's columns.
+// The figures a metric is computed from: a NaN or an infinity would compare as "+nan % same", a
+// negative one as a speed-up.
+void check_measured_cells(const ReportCellRow& row, const std::string& name) {
+    for (const char* column : {"latency_us_median", "latency_us_min", "latency_us_max", "gflops", "gb_per_s",
+                               "roofline_pct", "speedup"}) {
+        const std::optional<std::string> text = row.cell(column);
+        if (!text) continue;
+        double value = 0;
+        const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
+        if (error != std::errc{} || end != text->data() + text->size() || !std::isfinite(value) || value < 0) {
+            bad_file(name, fmt::format("row {}: {} '{}' is not a finite number of at least 0", row.number, column, *text));
+        }
+    }
+}
+
 ResultFile result_file_of_cells(const ReportCells& report, const std::string& kind, const std::string& name) {
     std::set<std::string> present(report.columns.begin(), report.columns.end());
     if (report.rows.empty() && report.format != OutputFormat::csv) {
@@ -219,6 +244,7 @@ ResultFile result_file_of_cells(const ReportCells& report, const std::string& ki
     file.kind = kind;
     set_key(file, present);
     for (const ReportCellRow& row : report.rows) {
+        check_measured_cells(row, name);
         ResultEntry entry;
         entry.cells = row.cells;
         entry.samples_ns = row.samples_ns;
@@ -246,6 +272,11 @@ ResultFile parse_result_file(const std::string& text, const std::string& name) {
                                           name, *report));
         }
     }
+    try {
+        check_json_depth(text);
+    } catch (const std::runtime_error& error) {
+        bad_file(name, error.what());
+    }
     nlohmann::json report;
     try {
         report = nlohmann::json::parse(text);
@@ -268,11 +299,13 @@ ResultFile parse_result_file(const std::string& text, const std::string& name) {
 }
 
 ResultFile read_result_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError(fmt::format("cannot read {}", path.string()));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_result_file(text.str(), path.string());
+    std::string text;
+    try {
+        text = read_input_file(path);
+    } catch (const InputFileError& error) {
+        throw ConfigError(fmt::format("cannot read {}: it {}", path.string(), error.what()));
+    }
+    return parse_result_file(text, path.string());
 }
 
 }  // namespace kvbench

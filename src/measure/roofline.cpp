@@ -3,6 +3,7 @@
 
 #include "kvbench/files/atomic_file.hpp"
 #include "kvbench/engine/blas.hpp"
+#include "kvbench/files/input_file.hpp"
 #include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/engine/page_aligned.hpp"
@@ -224,10 +225,12 @@ void save_roofline(const std::filesystem::path& path, const Roofline& roofline) 
 }
 
 Roofline load_roofline(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    if (!in) {
-        throw std::runtime_error(fmt::format(
-            "cannot open roofline file '{}' (measure one with `kvbench roofline`)", path.string()));
+    std::string text;
+    try {
+        text = read_input_file(path);
+    } catch (const InputFileError& error) {
+        throw std::runtime_error(fmt::format("cannot open roofline file '{}': it {} (measure one with `kvbench roofline`)",
+                                             path.string(), error.what()));
     }
     Roofline roofline;
     // A count must be a whole, positive JSON number: nlohmann's get<std::size_t>() would wrap
@@ -242,7 +245,7 @@ Roofline load_roofline(const std::filesystem::path& path) {
         return static_cast<std::size_t>(value.get<std::uint64_t>());
     };
     try {
-        const nlohmann::json json = nlohmann::json::parse(in);
+        const nlohmann::json json = nlohmann::json::parse(text);
         if (!json.is_object() || !json.contains("schema_version") || !json.contains("peak_gbps")) {
             // Not `kvbench roofline -o` that file: it may be a report, and the advice would replace it.
             throw std::runtime_error(fmt::format(

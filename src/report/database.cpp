@@ -1,6 +1,7 @@
 // The results database: opening (create, check, migrate), adding runs and rows in transactions, reading runs back as report cells.
 #include "kvbench/report/database.hpp"
 
+#include "kvbench/files/input_file.hpp"
 #include "sql_script.hpp"
 #include "sqlite_connection.hpp"
 
@@ -217,6 +218,10 @@ ResultsDatabase ResultsDatabase::open_for_writing(const std::filesystem::path& p
 
 ResultsDatabase ResultsDatabase::open_for_reading(const std::filesystem::path& path) {
     if (!std::filesystem::exists(path)) throw std::runtime_error(fmt::format("{}: no such database", path.string()));
+    if (!is_regular_input(path)) {
+        throw std::runtime_error(fmt::format("{}: not a regular file (a directory, FIFO or device), so not a database",
+                                             path.string()));
+    }
     auto connection = std::make_unique<Connection>(path, SqliteConnection::Mode::read);
     check_identity(*connection, false);
     if (connection->query_integer("PRAGMA user_version;") < database_schema_version) prepare_schema(*connection);
@@ -312,7 +317,12 @@ ReportCells ResultsDatabase::run_cells(std::int64_t run_id) const {
 
 void check_database_file(const std::filesystem::path& path) {
     std::error_code error;
-    if (!std::filesystem::exists(path, error) || std::filesystem::file_size(path, error) == 0) return;
+    if (!std::filesystem::exists(path, error)) return;
+    if (!is_regular_input(path)) {
+        throw std::runtime_error(fmt::format("{}: not a regular file (a directory, FIFO or device), so not a database",
+                                             path.string()));
+    }
+    if (std::filesystem::file_size(path, error) == 0) return;
     if (!is_sqlite_file(path)) {
         throw std::runtime_error(fmt::format("{} is not a SQLite database (a report of another format? name a new "
                                              "file)",
@@ -324,6 +334,7 @@ void check_database_file(const std::filesystem::path& path) {
 
 bool is_sqlite_file(const std::filesystem::path& path) {
     static constexpr char magic[] = "SQLite format 3";  // the header's first 16 bytes, its NUL included
+    if (!is_regular_input(path)) return false;  // opening a FIFO would wait for a writer
     std::ifstream in(path, std::ios::binary);
     char header[sizeof magic] = {};
     in.read(header, sizeof header);

@@ -3,6 +3,7 @@
 
 #include "cell_json.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/files/input_file.hpp"
 #include "kvbench/report/columns.hpp"
 #include "kvbench/report/database_schema.hpp"
 
@@ -48,18 +49,11 @@ const std::vector<std::string>& generation_columns() {
 }
 
 std::string read_text(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError(fmt::format("{}: cannot read it", path.string()));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-// As compare tells them: a CSV unless it opens with '{'; JSON when it is one JSON value, else JSON Lines.
-OutputFormat format_of_text(const std::string& text) {
-    const std::size_t first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string::npos || text[first] != '{') return OutputFormat::csv;
-    return nlohmann::json::accept(text) && !starts_as_json_lines(text) ? OutputFormat::json : OutputFormat::jsonl;
+    try {
+        return read_input_file(path);
+    } catch (const InputFileError& error) {
+        throw ConfigError(fmt::format("{}: {}", path.string(), error.what()));
+    }
 }
 
 // A row's provenance cell: its own (CSV, JSON Lines), else its run's.
@@ -328,7 +322,13 @@ std::vector<std::pair<RunRecord, std::vector<StoredRow>>> stored_runs(const Merg
 }  // namespace
 
 std::vector<MergeRun> read_merge_input(const std::filesystem::path& path) {
-    if (!std::filesystem::is_regular_file(path)) throw ConfigError(fmt::format("{}: no such file", path.string()));
+    if (!is_regular_input(path)) {
+        std::error_code error;
+        throw ConfigError(fmt::format("{}: {}", path.string(),
+                                      std::filesystem::exists(path, error)
+                                          ? "not a regular file (a directory, FIFO or device), so not a report"
+                                          : "no such file"));
+    }
     std::vector<MergeRun> runs;
     if (is_sqlite_file(path)) {
         try {
@@ -344,19 +344,30 @@ std::vector<MergeRun> read_merge_input(const std::filesystem::path& path) {
         return runs;
     }
     const std::string text = read_text(path);
-    const OutputFormat format = format_of_text(text);
     ReportCells report;
+    OutputFormat format = OutputFormat::csv;
     try {
+        format = report_text_format(text);
         report = read_report_cells(text, format);
     } catch (const std::runtime_error& error) {
         throw ConfigError(fmt::format("{} is not a kvbench report: {}", path.string(), error.what()));
     }
-    for (const char* column : {"path", "git_commit"}) {
+    // Every contract column, as compare asks: a merged row without its N or its latency would be
+    // a row no reader can place or compare.
+    std::vector<std::string> required = contract_columns();
+    required.emplace_back("git_commit");
+    for (const std::string& column : required) {
         const bool present = std::find(report.columns.begin(), report.columns.end(), column) != report.columns.end() ||
                              report.environment.contains(column);
         if (!present && !(report.rows.empty() && format != OutputFormat::csv)) {
             throw ConfigError(fmt::format("{} is not a kvbench sweep or generate report (no column {})", path.string(),
                                           column));
+        }
+    }
+    for (const ReportCellRow& row : report.rows) {
+        if (!row.cell("latency_us_median")) {
+            throw ConfigError(fmt::format("{}: row {} has no latency_us_median, a row no merged report can hold",
+                                          path.string(), row.number));
         }
     }
     MergeRun run;

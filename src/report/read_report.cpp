@@ -2,6 +2,7 @@
 #include "kvbench/report/read_report.hpp"
 
 #include "kvbench/engine/config_variant.hpp"
+#include "kvbench/files/input_file.hpp"
 #include "kvbench/report/schema.hpp"
 
 #include <fmt/format.h>
@@ -131,6 +132,9 @@ SavedRow read_row(const CellReader& cell) {
         }
     }
     validate(row.config);
+    // validate() bounds the widths, not N or B: a row of N = 2^64 - 1 would take as long to
+    // count as to run (require_countable refuses it, as the grid does).
+    require_countable(row.config);
     row.n_threads = count_of(cell, "threads");
     row.cache_state = required(cell, "cache_state");
     row.cost = step_cost(row.config, row.path, row.experts_read);
@@ -238,10 +242,14 @@ std::vector<SavedRow> read_report_file(const std::filesystem::path& path, Output
     if (format != OutputFormat::csv && format != OutputFormat::json && format != OutputFormat::jsonl) {
         throw std::invalid_argument("read_report_file: only csv, json and jsonl reports can be read back");
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error(fmt::format("cannot read {}", path.string()));
+    std::string text;
     try {
-        return read_rows(read_report_cells(read_all(in), format));
+        text = read_input_file(path);
+    } catch (const InputFileError& error) {
+        throw std::runtime_error(fmt::format("cannot read {}: it {}", path.string(), error.what()));
+    }
+    try {
+        return read_rows(read_report_cells(text, format));
     } catch (const std::exception& error) {
         throw std::runtime_error(fmt::format("{} is not a kvbench report: {}", path.string(), error.what()));
     }

@@ -7,12 +7,17 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
 namespace kvbench {
 
 namespace {
+
+// A report has some seventy columns; a header or row of thousands is another file, refused
+// before it is read further.
+constexpr std::size_t max_report_columns = 1024;
 
 [[noreturn]] void bad_row(std::size_t number, const std::string& why) {
     throw std::runtime_error(fmt::format("row {}: {}", number, why));
@@ -35,7 +40,16 @@ ReportCells read_csv_cells(const std::string& text) {
     const std::vector<std::string>& header = records.front();
     ReportCells report;
     report.format = OutputFormat::csv;
-    for (const std::string& name : header) add_column(report, current_column_name(name));
+    if (header.size() > max_report_columns) {
+        throw std::runtime_error(fmt::format("a header of {} columns, more than any kvbench report has", header.size()));
+    }
+    std::set<std::string> seen;
+    for (const std::string& name : header) {
+        const std::string current = current_column_name(name);
+        // Two cells of one column: which one a reader took would decide the figures.
+        if (!seen.insert(current).second) throw std::runtime_error(fmt::format("the header names column {} twice", current));
+        report.columns.push_back(current);
+    }
     for (std::size_t r = 1; r < records.size(); ++r) {
         const std::vector<std::string>& record = records[r];
         if (record.size() == 1 && record.front().empty() && header.size() > 1) continue;  // a blank line
@@ -45,6 +59,12 @@ ReportCells read_csv_cells(const std::string& text) {
         ReportCellRow row;
         row.number = r;
         for (std::size_t c = 0; c < header.size(); ++c) set_cell(row, header[c], record[c]);
+        // As a JSON row's: a CSV of a schema this build does not know is not read as this one.
+        if (const std::optional<std::string> version = row.cell("schema_version");
+            version && (version->size() != 1 || (*version)[0] < '1' || (*version)[0] > '0' + report_schema_version)) {
+            bad_row(r, fmt::format("schema_version {} is not one this kvbench reads (1 to {})", *version,
+                                   report_schema_version));
+        }
         report.rows.push_back(std::move(row));
     }
     return report;
@@ -62,15 +82,17 @@ std::string json_text(const nlohmann::json& value) {
 void check_schema_version(const nlohmann::json& object) {
     const auto found = object.find("schema_version");
     if (found == object.end()) throw std::runtime_error("no schema_version");
-    const int version = found->get<int>();
-    if (version < 1 || version > report_schema_version) {
-        throw std::runtime_error(fmt::format("schema_version {} is not one this kvbench reads (1 to {})", version,
+    // Unsigned only: get<int>() would wrap 2^64 - 1 to a version in range.
+    if (!found->is_number_unsigned() || found->get<std::uint64_t>() < 1 ||
+        found->get<std::uint64_t>() > static_cast<std::uint64_t>(report_schema_version)) {
+        throw std::runtime_error(fmt::format("schema_version {} is not one this kvbench reads (1 to {})", found->dump(),
                                              report_schema_version));
     }
 }
 
 ReportCellRow read_json_row(const nlohmann::json& object, std::size_t number, ReportCells& report) {
     if (!object.is_object()) bad_row(number, "not a JSON object");
+    if (object.size() > max_report_columns) bad_row(number, fmt::format("{} keys, more than any kvbench report's row has", object.size()));
     ReportCellRow row;
     row.number = number;
     for (const auto& [name, value] : object.items()) {
@@ -90,6 +112,7 @@ ReportCellRow read_json_row(const nlohmann::json& object, std::size_t number, Re
 }
 
 ReportCells read_json_cells(const std::string& text) {
+    check_json_depth(text);
     nlohmann::json document;
     try {
         document = nlohmann::json::parse(text);
@@ -113,6 +136,7 @@ ReportCells read_json_cells(const std::string& text) {
 }
 
 ReportCells read_jsonl_cells(const std::string& text) {
+    check_json_depth(text);
     ReportCells report;
     report.format = OutputFormat::jsonl;
     std::istringstream in(text);
@@ -257,6 +281,41 @@ bool starts_as_json_lines(const std::string& text) {
     const std::size_t end = text.find('\n', start);
     const std::string first_line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
     return nlohmann::json::accept(first_line);
+}
+
+OutputFormat report_text_format(const std::string& text) {
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos || text[first] != '{') return OutputFormat::csv;
+    check_json_depth(text);
+    // A report written on one line is one JSON value with "rows", though its first line is an
+    // object as a JSON Lines file's is.
+    const nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+    if (!value.is_discarded() && value.is_object() && value.contains("rows")) return OutputFormat::json;
+    return starts_as_json_lines(text) ? OutputFormat::jsonl : OutputFormat::json;
+}
+
+void check_json_depth(const std::string& text) {
+    std::size_t depth = 0;
+    bool in_string = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (c == '\\') {
+                ++i;  // the escaped character, a quote included
+            } else if (c == '"') {
+                in_string = false;
+            }
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > max_report_json_depth) {
+                throw std::runtime_error(fmt::format("nested deeper than {} levels, which no kvbench report is",
+                                                     max_report_json_depth));
+            }
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
 }
 
 }  // namespace kvbench

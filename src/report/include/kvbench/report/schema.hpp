@@ -87,6 +87,18 @@ std::vector<std::vector<std::string>> parse_csv_records(const std::string& text)
 // (docs/csv.md#jsonl). Throws std::runtime_error saying what is wrong ("row 3: ...").
 ReportCells read_report_cells(const std::string& text, OutputFormat format);
 
+// The format of a report's text, as its first characters and shape tell it: CSV unless it opens
+// with '{'; JSON when it is one JSON value holding "rows" (on one line or many), or does not
+// start as JSON Lines; else JSON Lines. Throws std::runtime_error as check_json_depth.
+OutputFormat report_text_format(const std::string& text);
+
+// A report nests three levels (the report, its rows, a row's samples); a value nested far deeper
+// is no report, and writing it back as a cell's text would recurse once a level. Throws
+// std::runtime_error where an array or object of `text` (JSON, or JSON Lines) opens deeper than
+// max_report_json_depth, before any parser reads it.
+inline constexpr std::size_t max_report_json_depth = 32;
+void check_json_depth(const std::string& text);
+
 // Whether `text` starts with a line that is a JSON object: a JSON Lines report rather than a
 // pretty-printed JSON one, which opens with a lone '{'.
 bool starts_as_json_lines(const std::string& text);

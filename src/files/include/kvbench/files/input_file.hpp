@@ -1,0 +1,31 @@
+// Reading a file the user named as input (a report, a database, a config, a profile), whole.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+namespace kvbench {
+
+// Why an input file cannot be read, without its path: each caller names the file and option
+// its own way ("--calibrate FILE: is a directory").
+class InputFileError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// More than any report, database or config kvbench writes or reads (a sweep's report is a few
+// KiB a point): past it a file is refused before it is read, not read into memory.
+inline constexpr std::uintmax_t max_input_file_bytes = std::uintmax_t{1} << 30;
+
+// Whether `path` is a regular file (after symlinks); false for a directory, a FIFO, a device
+// or a path that does not resolve. Never blocks: it only asks the file system.
+bool is_regular_input(const std::filesystem::path& path);
+
+// The whole of `path`. Throws InputFileError where it is missing, not a regular file (a FIFO
+// would block the read, /dev/zero never end it), larger than max_input_file_bytes, or cannot
+// be read.
+std::string read_input_file(const std::filesystem::path& path);
+
+}  // namespace kvbench

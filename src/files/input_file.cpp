@@ -1,0 +1,41 @@
+// Input files are checked on the file system before they are opened: opening a FIFO waits for
+// a writer, and a device such as /dev/zero has no end.
+#include "kvbench/files/input_file.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+namespace kvbench {
+
+bool is_regular_input(const std::filesystem::path& path) {
+    std::error_code error;
+    return std::filesystem::is_regular_file(path, error);
+}
+
+std::string read_input_file(const std::filesystem::path& path) {
+    std::error_code error;
+    const std::filesystem::file_status status = std::filesystem::status(path, error);
+    if (status.type() == std::filesystem::file_type::not_found) throw InputFileError("no such file");
+    if (error) throw InputFileError(fmt::format("cannot open the file ({})", error.message()));
+    if (status.type() == std::filesystem::file_type::directory) throw InputFileError("is a directory, not a file");
+    if (status.type() != std::filesystem::file_type::regular) {
+        throw InputFileError("is not a regular file (a FIFO, device or socket), which kvbench does not read");
+    }
+    const std::uintmax_t size = std::filesystem::file_size(path, error);
+    if (error) throw InputFileError(fmt::format("cannot open the file ({})", error.message()));
+    if (size > max_input_file_bytes) {
+        throw InputFileError(fmt::format("is {} bytes, more than the {} GiB kvbench reads as one input", size,
+                                         max_input_file_bytes >> 30));
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputFileError("cannot open the file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) throw InputFileError("cannot read the file");
+    return text.str();
+}
+
+}  // namespace kvbench
