@@ -67,6 +67,16 @@ cp "$dir/huge-seq.csv" "$dir/resume.csv"
 refused "could pass what 64 bits hold" sweep "${run[@]}" -o "$dir/resume.csv" --resume
 cmp -s "$dir/huge-seq.csv" "$dir/resume.csv" || fail "a refused --resume changed its file"
 
+# A database whose latency is text, which SQLite reads as 0: no -100 % comparison.
+"$kvbench" sweep "${run[@]}" --db "$dir/runs.sqlite" -o "$dir/run1.csv" 2>"$err" || fail "first database run: exit $?"
+"$kvbench" sweep "${run[@]}" --db "$dir/runs.sqlite" -o "$dir/run2.csv" 2>"$err" || fail "second database run: exit $?"
+/usr/bin/python3 -c "
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute(\"UPDATE points SET latency_us_median = 'abc' WHERE rowid = (SELECT max(rowid) FROM points)\")
+db.commit()" "$dir/runs.sqlite" || fail "editing the database"
+refused "latency_us_median '0' is not a positive time" compare --db "$dir/runs.sqlite" run:1 run:2
+
 # A JSON report written on one line is a JSON report, every row of it merged.
 "$kvbench" merge "$dir/compact.json" -o "$dir/compact-merged.csv" 2>"$err" || fail "merge of a one-line report: exit $?"
 [ "$(($(wc -l <"$dir/compact-merged.csv") - 1))" -eq 4 ] || fail "a one-line report merged $(($(wc -l <"$dir/compact-merged.csv") - 1)) rows of 4"

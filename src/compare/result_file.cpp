@@ -14,6 +14,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -220,16 +221,27 @@ const std::vector<std::string>& build_columns() {
 // A JSON report's or a database run's provenance is its environment block; a CSV's or JSON Lines',
 // the first row's columns.
 // The figures a metric is computed from: a NaN or an infinity would compare as "+nan % same", a
-// negative one as a speed-up.
+// negative one as a speed-up, a latency of 0 (what a database's text reads as) as -100 %.
 void check_measured_cells(const ReportCellRow& row, const std::string& name) {
-    for (const char* column : {"latency_us_median", "latency_us_min", "latency_us_max", "gflops", "gb_per_s",
-                               "roofline_pct", "speedup"}) {
+    const auto finite = [&](const char* column, double floor, const char* rule) {
         const std::optional<std::string> text = row.cell(column);
-        if (!text) continue;
+        if (!text) return;
         double value = 0;
         const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
-        if (error != std::errc{} || end != text->data() + text->size() || !std::isfinite(value) || value < 0) {
-            bad_file(name, fmt::format("row {}: {} '{}' is not a finite number of at least 0", row.number, column, *text));
+        if (error != std::errc{} || end != text->data() + text->size() || !std::isfinite(value) || value < floor ||
+            (floor > 0 && value == 0)) {
+            bad_file(name, fmt::format("row {}: {} '{}' is not {}", row.number, column, *text, rule));
+        }
+    };
+    for (const char* column : {"latency_us_median", "latency_us_min", "latency_us_max"}) {
+        finite(column, std::numeric_limits<double>::min(), "a positive time");
+    }
+    for (const char* column : {"gflops", "gb_per_s", "roofline_pct", "speedup"}) {
+        finite(column, 0, "a finite number of at least 0");
+    }
+    for (const double sample : row.samples_ns) {
+        if (!std::isfinite(sample) || sample <= 0) {
+            bad_file(name, fmt::format("row {}: a sample of {} ns is not a positive time", row.number, sample));
         }
     }
 }
