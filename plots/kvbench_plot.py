@@ -161,6 +161,9 @@ def read_rows(path, header, numbered):
         if row["path"] not in PATH_STYLE:
             raise BadInput(f"{path}, line {line}: path is '{row['path']}', not cached or uncached")
         check_numbers(path, line, row, INTEGER_COLUMNS, integer=True)
+        negative = next((c for c in INTEGER_COLUMNS if int(row[c]) < 0), None)
+        if negative:
+            raise BadInput(f"{path}, line {line}: {negative} is {row[negative]}, where a count is never negative")
         check_numbers(path, line, row, NUMBER_COLUMNS)
         check_numbers(path, line, row, OPTIONAL_NUMBER_COLUMNS, optional=True)
         zero = next((c for c in SHAPE_COLUMNS if int(row[c]) <= 0), None)
@@ -703,6 +706,9 @@ def read_history(path, header, numbered):
     for line, row in numbered:
         check_numbers(path, line, row, ["run_id"], integer=True)
         check_numbers(path, line, row, ["median", "min", "max"])
+        below = next((c for c in ("median", "min", "max") if float(row[c]) <= 0), None)
+        if below:
+            raise BadInput(f"{path}, line {line}: {below} is {row[below]}, where every metric history tracks is above 0")
         check_numbers(path, line, row, [c for c in ("heads", "kv_heads") if c in row], integer=True, optional=True)
     return [row for _, row in numbered]
 

@@ -29,6 +29,9 @@ class Parser(argparse.ArgumentParser):
 
 
 def read_text(path):
+    # A FIFO would wait for a writer and a device such as /dev/zero never end, as kvbench refuses them.
+    if pathlib.Path(path).exists() and not pathlib.Path(path).is_file() and not pathlib.Path(path).is_dir():
+        raise BadInput(f"cannot read {path}: not a regular file (a FIFO, device or socket)")
     try:
         with open(path, newline="") as f:
             return f.read()
@@ -77,12 +80,13 @@ def json_kind(text):
     """'report' (a kvbench JSON or JSON Lines report), 'reload' (reload's sheet), 'other' JSON, or None."""
     if text.lstrip()[:1] not in ("{", "["):
         return None
+    # RecursionError: a value nested deeper than Python's parser goes, which no report is.
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         try:
             data = json.loads(text.lstrip().splitlines()[0])  # JSON Lines: one row a line
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     rows = data.get("rows", [data]) if isinstance(data, dict) else data
     first = rows[0] if isinstance(rows, list) and rows and isinstance(rows[0], dict) else {}

@@ -192,6 +192,18 @@ refused "a CSV as --roofline" "--roofline .*threads.csv: not a kvbench roofline 
 refused "a missing --roofline" "--roofline .*none.json: not a kvbench roofline JSON" \
   "${plot[@]}" "$dir/threads.csv" --roofline "$dir/none.json" -o "$dir/refused"
 refused "an unknown figure" "--figures: unknown figure nonsense" "${plot[@]}" "$dir/threads.csv" --figures nonsense
+awk -F, -v OFS=, 'NR > 1 { $11 = "-1" } 1' "$dir/threads.csv" >"$bad/negflops.csv"
+refused "flops=-1" "negflops.csv, line 2: flops is -1, where a count is never negative" \
+  "${plot[@]}" "$bad/negflops.csv" -o "$dir/refused"
+median_column=$(head -1 "$dir/hist.csv" | tr , '\n' | grep -n '^median$' | cut -d: -f1)
+awk -F, -v OFS=, -v c="$median_column" 'NR == 2 { $c = "0" } 1' "$dir/hist.csv" >"$bad/zero-median.csv"
+refused "a history median of 0" "zero-median.csv, line 2: median is 0, where every metric history tracks is above 0" \
+  "${plot[@]}" "$bad/zero-median.csv" -o "$dir/refused"
+/usr/bin/python3 -c "import sys; open(sys.argv[1], 'w').write('[' * 100000 + ']' * 100000)" "$bad/deep.json"
+refused "JSON nested 100,000 deep" "deep.json" "${plot[@]}" "$bad/deep.json" -o "$dir/refused"
+mkfifo "$dir/fifo.csv"
+refused "a FIFO" "fifo.csv: not a regular file" timeout 60 "${plot[@]}" "$dir/fifo.csv" -o "$dir/refused"
+rm -f "$dir/fifo.csv"
 # A good file before a bad one: the bad one still stops the run before any figure.
 refused "a good file, then a bad one" "badnum.csv" "${plot[@]}" "$dir/threads.csv" "$bad/badnum.csv" -o "$dir/refused"
 
