@@ -53,6 +53,13 @@ write("nan-speedup.csv", [header] + [[("nan" if header[i] == "speedup" and r[0] 
 write("twice.csv", [header + ["seq"]] + [r + [r[header.index("seq")]] for r in rows[1:]])
 write("wide.csv", [header + [f"x{i}" for i in range(2000)]] + [r + [""] * 2000 for r in rows[1:]])
 write("schema-99.csv", [header] + [[("99" if header[i] == "schema_version" else c) for i, c in enumerate(r)] for r in rows[1:]])
+write("no-latency.csv", [header] + [[("" if header[i] == "latency_us_median" else c) for i, c in enumerate(r)] for r in rows[1:]])
+write("past-max.csv", [header] + [[(str(float(r[header.index("latency_us_max")]) * 1000) if header[i] == "latency_us_median" else c) for i, c in enumerate(r)] for r in rows[1:]])
+faster = json.load(open(f"{d}/base.json"))
+for row in faster["rows"]:
+    for column in ("latency_us_median", "latency_us_min", "latency_us_max"):
+        row[column] /= 1000  # a 1000x speed-up its own samples deny
+open(f"{d}/not-its-samples.json", "w").write(json.dumps(faster, indent=2))
 write("huge-seq.csv", [header] + [[("18446744073709551615" if header[i] == "seq" else c) for i, c in enumerate(r)] for r in rows[1:]])
 PY
 refused "nested deeper" compare "$dir/base.json" "$dir/deep.json"
@@ -63,6 +70,9 @@ refused "speedup 'nan' is not a finite number" compare --metric speedup "$dir/ba
 refused "names column seq twice" compare "$dir/base.csv" "$dir/twice.csv"
 refused "2068 columns" compare "$dir/base.csv" "$dir/wide.csv"
 refused "schema_version 99" compare "$dir/base.csv" "$dir/schema-99.csv"
+refused "latency_us_median is empty" compare "$dir/base.csv" "$dir/no-latency.csv"
+refused "lies outside its own min and max" compare "$dir/base.csv" "$dir/past-max.csv"
+refused "is not the median of its samples_ns" compare "$dir/base.json" "$dir/not-its-samples.json"
 cp "$dir/huge-seq.csv" "$dir/resume.csv"
 refused "could pass what 64 bits hold" sweep "${run[@]}" -o "$dir/resume.csv" --resume
 cmp -s "$dir/huge-seq.csv" "$dir/resume.csv" || fail "a refused --resume changed its file"

@@ -244,6 +244,27 @@ void check_measured_cells(const ReportCellRow& row, const std::string& name) {
             bad_file(name, fmt::format("row {}: a sample of {} ns is not a positive time", row.number, sample));
         }
     }
+    // A row compares by its median and its samples: one that has no median, or whose median its
+    // own range or samples contradict, would pass a change of any size as "same".
+    const std::optional<std::string> median_text = row.cell("latency_us_median");
+    if (!median_text) bad_file(name, fmt::format("row {}: latency_us_median is empty", row.number));
+    const double median = std::stod(*median_text);
+    const double slack = 1e-3 + 1e-6 * median;  // the CSV's three decimals
+    const std::optional<std::string> low = row.cell("latency_us_min"), high = row.cell("latency_us_max");
+    if ((low && median < std::stod(*low) - slack) || (high && median > std::stod(*high) + slack)) {
+        bad_file(name, fmt::format("row {}: latency_us_median {} lies outside its own min and max", row.number,
+                                   *median_text));
+    }
+    if (!row.samples_ns.empty()) {
+        std::vector<double> sorted = row.samples_ns;
+        std::sort(sorted.begin(), sorted.end());
+        const std::size_t n = sorted.size();
+        const double samples_median_us = (n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2) / 1e3;
+        if (std::fabs(samples_median_us - median) > slack) {
+            bad_file(name, fmt::format("row {}: latency_us_median {} is not the median of its samples_ns ({:.3f} us)",
+                                       row.number, *median_text, samples_median_us));
+        }
+    }
 }
 
 ResultFile result_file_of_cells(const ReportCells& report, const std::string& kind, const std::string& name) {
