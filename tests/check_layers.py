@@ -39,7 +39,7 @@ LAYERS = [
     ("engine kernels", [KERNELS + name + "." for name in KERNEL_ENTRY_POINTS], ["engine kernel parts"]),
     ("engine model", [ENGINE], ["engine kernels"]),
     ("measure", ["src/measure/"], ["engine model", "files"]),
-    ("plan", ["src/plan/"], ["engine model"]),
+    ("plan", ["src/plan/"], ["engine model", "files"]),
     ("report", ["src/report/"], ["measure", "files"]),
     ("compare", ["src/compare/"], ["report"]),
     ("cli", ["src/cli/"], ["compare", "plan", "report"]),

@@ -4,6 +4,7 @@
 #include "kvbench/files/atomic_file.hpp"
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/files/input_file.hpp"
+#include "kvbench/files/json_unique_keys.hpp"
 #include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/measure/environment.hpp"
 #include "kvbench/engine/page_aligned.hpp"
@@ -245,7 +246,7 @@ Roofline load_roofline(const std::filesystem::path& path) {
         return static_cast<std::size_t>(value.get<std::uint64_t>());
     };
     try {
-        const nlohmann::json json = nlohmann::json::parse(text);
+        const nlohmann::json json = parse_json_unique_keys(text);
         if (!json.is_object() || !json.contains("schema_version") || !json.contains("peak_gbps")) {
             // Not `kvbench roofline -o` that file: it may be a report, and the advice would replace it.
             throw std::runtime_error(fmt::format(
@@ -276,6 +277,9 @@ Roofline load_roofline(const std::filesystem::path& path) {
         roofline.quick = json.value("quick", false);
         // Added later in schema 1: files written before it read 4 KiB pages.
         roofline.transparent_hugepage = json.value("transparent_hugepage", std::string("unrecorded"));
+    } catch (const DuplicateJsonKey& e) {
+        throw std::runtime_error(fmt::format("roofline file '{}' is corrupt: {} (re-measure with `kvbench roofline`)",
+                                             path.string(), e.what()));
     } catch (const nlohmann::json::exception& e) {
         // nlohmann's messages start with "[json.exception.parse_error.101] ": keep the part a user reads.
         std::string reason = e.what();

@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/files/json_unique_keys.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -114,9 +115,11 @@ ComputeType compute_type_of(KvDtype weight_dtype) {
 std::vector<HardwareProfile> parse_hardware_profiles(std::string_view json_text, std::string_view file_name) {
     json document;
     try {
-        document = json::parse(json_text);
+        document = parse_json_unique_keys<json>(json_text);
     } catch (const json::parse_error& error) {
         throw ConfigError(fmt::format("{}: not JSON: {}", file_name, error.what()));
+    } catch (const DuplicateJsonKey& error) {
+        throw ConfigError(fmt::format("{}: {}", file_name, error.what()));
     }
     if (!document.is_object() || !document.contains("profiles") || !document["profiles"].is_array()) {
         throw ConfigError(fmt::format("{}: must be an object with a \"profiles\" array", file_name));

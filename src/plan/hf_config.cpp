@@ -3,6 +3,7 @@
 #include "kvbench/plan/hf_config.hpp"
 
 #include "kvbench/engine/config.hpp"
+#include "kvbench/files/json_unique_keys.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -291,9 +292,11 @@ void read_mlp(const ConfigReader& reader, const std::string& model_type, ModelPr
 ModelPreset parse_hf_config(std::string_view json_text, std::string_view file_name, std::string name) {
     json document;
     try {
-        document = json::parse(json_text);
+        document = parse_json_unique_keys<json>(json_text);
     } catch (const json::parse_error& error) {
         throw ConfigError(fmt::format("{}: not JSON: {}", file_name, error.what()));
+    } catch (const DuplicateJsonKey& error) {
+        throw ConfigError(fmt::format("{}: {}", file_name, error.what()));
     }
     if (!document.is_object()) throw ConfigError(fmt::format("{}: not a config.json (expected an object)", file_name));
     // A multimodal model (Gemma 3, Llama 3.2 Vision) nests its language model in text_config.

@@ -2,6 +2,7 @@
 #include "kvbench/plan/model_preset.hpp"
 
 #include "kvbench/engine/config.hpp"
+#include "kvbench/files/json_unique_keys.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -152,9 +153,11 @@ ModelPreset parse_preset(const json& record, const RecordContext& numbered) {
 std::vector<ModelPreset> parse_presets(std::string_view json_text, std::string_view file_name) {
     json document;
     try {
-        document = json::parse(json_text);
+        document = parse_json_unique_keys<json>(json_text);
     } catch (const json::parse_error& error) {
         throw ConfigError(fmt::format("{}: not JSON: {}", file_name, error.what()));
+    } catch (const DuplicateJsonKey& error) {
+        throw ConfigError(fmt::format("{}: {}", file_name, error.what()));
     }
     if (!document.is_object() || !document.contains("models") || !document["models"].is_array()) {
         throw ConfigError(fmt::format("{}: must be an object with a \"models\" array", file_name));

@@ -1,6 +1,7 @@
 // Reads kvbench's CSV (RFC 4180), JSON and JSON Lines reports (nlohmann-json) into cells of the current schema.
 #include "kvbench/report/schema.hpp"
 
+#include "kvbench/files/json_unique_keys.hpp"
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -115,7 +116,7 @@ ReportCells read_json_cells(const std::string& text) {
     check_json_depth(text);
     nlohmann::json document;
     try {
-        document = nlohmann::json::parse(text);
+        document = parse_json_unique_keys(text);
     } catch (const nlohmann::json::exception& error) {
         throw std::runtime_error(fmt::format("not valid JSON ({})", error.what()));
     }
@@ -150,7 +151,7 @@ ReportCells read_jsonl_cells(const std::string& text) {
         if (line.empty()) continue;
         nlohmann::json object;
         try {
-            object = nlohmann::json::parse(line);
+            object = parse_json_unique_keys(line);
             check_schema_version(object);
         } catch (const nlohmann::json::exception& error) {
             bad_row(number, fmt::format("not valid JSON ({})", error.what()));
