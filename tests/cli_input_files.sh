@@ -64,6 +64,7 @@ dup = json.dumps(report, indent=2).replace('"latency_us_median": ', '"latency_us
 open(f"{d}/dup-key.json", "w").write(dup)
 open(f"{d}/dup-config.json", "w").write('{"hidden_size": 64, "hidden_size": 128, "num_hidden_layers": 2, '
                                          '"num_attention_heads": 4, "vocab_size": 100}')
+write("text-flops.csv", [header] + [[("x" if header[i] == "flops" else c) for i, c in enumerate(r)] for r in rows[1:]])
 write("huge-seq.csv", [header] + [[("18446744073709551615" if header[i] == "seq" else c) for i, c in enumerate(r)] for r in rows[1:]])
 PY
 refused "nested deeper" compare "$dir/base.json" "$dir/deep.json"
@@ -76,6 +77,7 @@ refused "2068 columns" compare "$dir/base.csv" "$dir/wide.csv"
 refused "schema_version 99" compare "$dir/base.csv" "$dir/schema-99.csv"
 refused 'the key "latency_us_median" appears twice' compare "$dir/base.json" "$dir/dup-key.json"
 refused 'the key "hidden_size" appears twice' memory --model-config "$dir/dup-config.json" --params 1B
+refused "flops 'x' is not a whole number" compare "$dir/base.csv" "$dir/text-flops.csv"
 refused "latency_us_median is empty" compare "$dir/base.csv" "$dir/no-latency.csv"
 refused "lies outside its own min and max" compare "$dir/base.csv" "$dir/past-max.csv"
 refused "is not the median of its samples_ns" compare "$dir/base.json" "$dir/not-its-samples.json"

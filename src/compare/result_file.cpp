@@ -239,6 +239,17 @@ void check_measured_cells(const ReportCellRow& row, const std::string& name) {
     for (const char* column : {"gflops", "gb_per_s", "roofline_pct", "speedup"}) {
         finite(column, 0, "a finite number of at least 0");
     }
+    // Counts compare exactly, as text: "x" against 36864 would read as counts that differ.
+    for (const char* column : {"batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads", "flops",
+                               "bytes", "kv_bytes", "reps"}) {
+        const std::optional<std::string> text = row.cell(column);
+        if (!text) continue;
+        std::uint64_t value = 0;
+        const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
+        if (error != std::errc{} || end != text->data() + text->size()) {
+            bad_file(name, fmt::format("row {}: {} '{}' is not a whole number below 2^64", row.number, column, *text));
+        }
+    }
     for (const double sample : row.samples_ns) {
         if (!std::isfinite(sample) || sample <= 0) {
             bad_file(name, fmt::format("row {}: a sample of {} ns is not a positive time", row.number, sample));
