@@ -218,8 +218,6 @@ const std::vector<std::string>& build_columns() {
     return columns;
 }
 
-// A JSON report's or a database run's provenance is its environment block; a CSV's or JSON Lines',
-// the first row's columns.
 // The figures a metric is computed from: a NaN or an infinity would compare as "+nan % same", a
 // negative one as a speed-up, a latency of 0 (what a database's text reads as) as -100 %.
 void check_measured_cells(const ReportCellRow& row, const std::string& name) {
@@ -278,6 +276,8 @@ void check_measured_cells(const ReportCellRow& row, const std::string& name) {
     }
 }
 
+// A JSON report's or a database run's provenance is its environment block; a CSV's or JSON Lines',
+// the first row's columns.
 ResultFile result_file_of_cells(const ReportCells& report, const std::string& kind, const std::string& name) {
     std::set<std::string> present(report.columns.begin(), report.columns.end());
     if (report.rows.empty() && report.format != OutputFormat::csv) {
