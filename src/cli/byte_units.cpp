@@ -1,6 +1,7 @@
 // Reading sizes and rates in bytes: one table of units, one message per broken rule.
 #include "cli/byte_units.hpp"
 
+#include "cli/digits.hpp"
 #include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 
@@ -16,18 +17,6 @@
 namespace kvbench {
 
 namespace {
-
-bool is_decimal_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_ascii_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-// The digits of `digits` as a number, or nothing when they do not fit in 64 bits.
-// Requires: `digits` holds digits only.
-std::optional<std::uint64_t> whole_number_of(std::string_view digits) {
-    std::uint64_t value = 0;
-    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-    if (error != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
-    return value;
-}
 
 // What a byte size's unit multiplies by, its letters in any case (callers refuse a lower-case
 // b, bits, first): B = 1; KB, MB, GB, TB, PB, EB powers of 1000 (SI); KiB, MiB, ... (or Ki,
@@ -113,7 +102,7 @@ std::optional<std::string> bytes_of_bits(std::string_view size) {
 std::uint64_t parse_byte_size(std::string_view text, std::string_view option) {
     constexpr std::string_view size_hint = "(use e.g. 8GiB, 512MiB or a number of bytes)";
     if (text.empty()) throw ConfigError(fmt::format("{}: the value is empty {}", option, size_hint));
-    const auto digits_end = std::find_if_not(text.begin(), text.end(), is_decimal_digit);
+    const auto digits_end = std::find_if_not(text.begin(), text.end(), is_digit);
     const std::string_view digits = text.substr(0, static_cast<std::size_t>(digits_end - text.begin()));
     std::string_view unit = text.substr(digits.size());
     if (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
@@ -124,7 +113,7 @@ std::uint64_t parse_byte_size(std::string_view text, std::string_view option) {
         throw ConfigError(fmt::format("{}: \"{}\" is not a whole number of bytes or units (write 1536MiB, "
                                       "not 1.5GiB)", option, text));
     }
-    if (digits.empty() || !std::all_of(unit.begin(), unit.end(), is_ascii_letter)) {
+    if (digits.empty() || !std::all_of(unit.begin(), unit.end(), is_letter)) {
         throw ConfigError(fmt::format("{}: \"{}\" is not a size {}", option, text, size_hint));
     }
     if (names_bits(unit)) {
@@ -136,7 +125,7 @@ std::uint64_t parse_byte_size(std::string_view text, std::string_view option) {
     const auto too_big = [&] {
         return ConfigError(fmt::format("{}: \"{}\" is more than 64 bits can count (16 EiB)", option, text));
     };
-    const std::optional<std::uint64_t> number = whole_number_of(digits);
+    const std::optional<std::uint64_t> number = to_uint64(digits);
     if (!number) throw too_big();
     if (*number == 0) throw ConfigError(fmt::format("{}: \"{}\" must be at least 1 byte {}", option, text, size_hint));
     if (unit.empty()) {
@@ -177,7 +166,7 @@ double parse_byte_rate(std::string_view value, std::string_view option) {
     std::string_view unit = size.substr(number_text.size());
     if (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);  // "2 GB/s", as a size takes "8 GiB"
     if (error == std::errc::invalid_argument || (error == std::errc{} && !std::isfinite(number)) ||
-        !std::all_of(unit.begin(), unit.end(), is_ascii_letter)) {
+        !std::all_of(unit.begin(), unit.end(), is_letter)) {
         throw fail("must be a number and a unit per second");
     }
     if (error == std::errc::result_out_of_range) {
@@ -203,7 +192,7 @@ double parse_byte_rate(std::string_view value, std::string_view option) {
                                unit));
     }
     if (!(number > 0)) throw fail("must be more than 0 bytes per second");
-    const std::optional<std::uint64_t> whole = whole_number_of(number_text);
+    const std::optional<std::uint64_t> whole = to_uint64(number_text);
     if (!whole || *whole > max_bytes_per_s / *scale) throw fail("must be at most 1000PB/s");
     const std::uint64_t bytes = *whole * *scale;
     // "--tier-bw 80/s" is a unit left out, as a size's "80" is.

@@ -2,6 +2,7 @@
 // "1-8" and mixes), whole numbers, parameter counts and words of a set.
 #include "cli/value_list.hpp"
 
+#include "cli/digits.hpp"
 #include "cli/suggest.hpp"
 #include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
@@ -22,19 +23,6 @@ namespace {
 constexpr std::string_view syntax_hint = "(use 1,4,16 or 128-4096*2 or 64-256+64)";
 
 constexpr std::string_view suffix_hint = "(K = 1024, M = 1024^2, G = 1024^3: 4K, 32Ki, 1M)";
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool all_digits(std::string_view text) { return !text.empty() && std::all_of(text.begin(), text.end(), is_digit); }
-
-// The digits of `text` as a number, or nothing when they do not fit in 64 bits.
-// Requires: all_digits(text).
-std::optional<std::uint64_t> to_uint64(std::string_view text) {
-    std::uint64_t value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-    return value;
-}
 
 // What a count's suffix multiplies by: none, K/k/Ki = 1024, M/m/Mi = 1024^2, G/g/Gi = 1024^3
 // (binary, as --max-memory's units and as "a 32K context" means 32768 positions).
