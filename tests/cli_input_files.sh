@@ -65,24 +65,64 @@ open(f"{d}/dup-key.json", "w").write(dup)
 open(f"{d}/dup-config.json", "w").write('{"hidden_size": 64, "hidden_size": 128, "num_hidden_layers": 2, '
                                          '"num_attention_heads": 4, "vocab_size": 100}')
 write("text-flops.csv", [header] + [[("x" if header[i] == "flops" else c) for i, c in enumerate(r)] for r in rows[1:]])
+def cell(name, column, value, row=None):  # `column` set to `value` on every row, or on row `row` (1-based)
+    write(name, [header] + [[(value if header[i] == column and (row is None or n == row) else c) for i, c in enumerate(r)]
+                            for n, r in enumerate(rows[1:], 1)])
+cell("seq-0.csv", "seq", "0")
+cell("kv-f99.csv", "kv_dtype", "f99")
+cell("lukewarm.csv", "cache_state", "lukewarm")
+cell("seq-abc.csv", "seq", "abc", 2)
+cell("nan-speedup-1.csv", "speedup", "nan", 1)
+cell("reps-0.csv", "reps", "0")
+cell("min-above.csv", "latency_us_min", "1000", 1)
+cell("threads-max.csv", "threads", "18446744073709551615", 1)
+cell("prefix-max.csv", "shared_prefix", "18446744073709551615", 1)
+cell("kv-above-bytes.csv", "kv_bytes", "999999999", 1)
+cell("nul-median.csv", "latency_us_median", "22." + chr(0) + "797", 1)
+write("dup-row.csv", rows + [rows[1]])
+write("header-only.csv", rows[:1])
+lines = open(f"{d}/base.csv").read().split("\n")
+open(f"{d}/open-quote.csv", "w").write("\n".join(lines[:2] + ['"' + lines[2]] + lines[3:]))  # a quote never closed
+empty = dict(report); empty["rows"] = []
+open(f"{d}/no-rows.json", "w").write(json.dumps(empty, indent=2))
 write("huge-seq.csv", [header] + [[("18446744073709551615" if header[i] == "seq" else c) for i, c in enumerate(r)] for r in rows[1:]])
 PY
 refused "nested deeper" compare "$dir/base.json" "$dir/deep.json"
 refused "nested deeper" merge "$dir/deep.json" -o "$dir/merged.json"
 refused "nested deeper" plan --model llama-3-8b --hardware h100-sxm --tpot 50ms --calibrate "$dir/deep.json"
 refused "no column seq" merge "$dir/no-seq.csv" -o "$dir/merged.csv"
-refused "speedup 'nan' is not a finite number" compare --metric speedup "$dir/base.csv" "$dir/nan-speedup.csv"
+refused "column speedup: 'nan' is not a finite number" compare --metric speedup "$dir/base.csv" "$dir/nan-speedup.csv"
 refused "names column seq twice" compare "$dir/base.csv" "$dir/twice.csv"
 refused "2068 columns" compare "$dir/base.csv" "$dir/wide.csv"
 refused "schema_version 99" compare "$dir/base.csv" "$dir/schema-99.csv"
 refused 'the key "latency_us_median" appears twice' compare "$dir/base.json" "$dir/dup-key.json"
 refused 'the key "hidden_size" appears twice' memory --model-config "$dir/dup-config.json" --params 1B
-refused "flops 'x' is not a whole number" compare "$dir/base.csv" "$dir/text-flops.csv"
-refused "latency_us_median is empty" compare "$dir/base.csv" "$dir/no-latency.csv"
+refused "column flops: 'x' is not a whole number" compare "$dir/base.csv" "$dir/text-flops.csv"
+refused "column latency_us_median is missing or empty" compare "$dir/base.csv" "$dir/no-latency.csv"
 refused "lies outside its own min and max" compare "$dir/base.csv" "$dir/past-max.csv"
 refused "is not the median of its samples_ns" compare "$dir/base.json" "$dir/not-its-samples.json"
+# One check of a row for compare, merge, --resume and --calibrate: the file and row named, exit 2, nothing written.
+refused "seq-0.csv cannot be compared: row 1: column seq: '0' is not a whole number of at least 1" compare "$dir/base.csv" "$dir/seq-0.csv"
+refused "row 1: column kv_dtype: 'f99' is not a KV type" compare "$dir/base.csv" "$dir/kv-f99.csv"
+refused "row 1: column cache_state: 'lukewarm' is not warm or cold" compare "$dir/base.csv" "$dir/lukewarm.csv"
+refused 'row 1: column latency_us_median: .22.\\x00797. is not a time' compare "$dir/base.csv" "$dir/nul-median.csv"
+refused "open-quote.csv cannot be compared: row 2: a quoted field is not closed" compare "$dir/base.csv" "$dir/open-quote.csv"
+refused "seq-abc.csv is not a kvbench report: row 2: column seq: 'abc' is not a whole number" merge "$dir/base.csv" "$dir/seq-abc.csv" -o "$dir/merged.json"
+refused "row 5 repeats row 1" merge "$dir/dup-row.csv" -o "$dir/merged.json"
+refused "header-only.csv holds no rows" merge "$dir/base.csv" "$dir/header-only.csv" -o "$dir/merged.json"
+refused "no-rows.json holds no rows" merge "$dir/no-rows.json" -o "$dir/merged.json"
+refused "row 1: column kv_bytes: 999999999 is more than the step's bytes" plan --model llama-3-8b --hardware h100-sxm --tpot 50ms --calibrate "$dir/kv-above-bytes.csv"
+refused "row 5 repeats row 1" plan --model llama-3-8b --hardware h100-sxm --tpot 50ms --calibrate "$dir/dup-row.csv"
+[ ! -e "$dir/merged.json" ] || fail "a refused merge wrote its output"
+timeout 60 "$kvbench" compare "$dir/base.json" "$dir/no-rows.json" >/dev/null 2>"$err"
+[ $? -eq 3 ] && grep -q "no-rows.json holds no rows" "$err" || fail "compare of an empty report: $(cat "$err")"
+for bad in nan-speedup-1 reps-0 min-above threads-max prefix-max dup-row; do
+  cp "$dir/$bad.csv" "$dir/resume.csv"
+  refused "resume.csv is not a kvbench report: row" sweep "${run[@]}" -o "$dir/resume.csv" --resume
+  cmp -s "$dir/$bad.csv" "$dir/resume.csv" || fail "a refused --resume changed its file ($bad)"
+done
 cp "$dir/huge-seq.csv" "$dir/resume.csv"
-refused "could pass what 64 bits hold" sweep "${run[@]}" -o "$dir/resume.csv" --resume
+refused "column seq: '18446744073709551615' is not a whole number of at most 2^30" sweep "${run[@]}" -o "$dir/resume.csv" --resume
 cmp -s "$dir/huge-seq.csv" "$dir/resume.csv" || fail "a refused --resume changed its file"
 
 # A database whose latency is text, which SQLite reads as 0: no -100 % comparison.
@@ -93,7 +133,15 @@ import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 db.execute(\"UPDATE points SET latency_us_median = 'abc' WHERE rowid = (SELECT max(rowid) FROM points)\")
 db.commit()" "$dir/runs.sqlite" || fail "editing the database"
-refused "latency_us_median '0' is not a positive time" compare --db "$dir/runs.sqlite" run:1 run:2
+refused "column latency_us_median: 'abc' is not a time" compare --db "$dir/runs.sqlite" run:1 run:2
+# A TEXT seq, which SQLite reads as 0: merge refuses it, naming the database's run and row.
+/usr/bin/python3 -c "
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute(\"UPDATE points SET seq = 'abc' WHERE rowid = (SELECT min(rowid) FROM points)\")
+db.commit()" "$dir/runs.sqlite" || fail "editing the database"
+refused "runs.sqlite run 1: row 1: column seq: 'abc' is not a whole number" merge "$dir/runs.sqlite" -o "$dir/merged.json"
+[ ! -e "$dir/merged.json" ] || fail "a refused merge wrote its output"
 
 # A JSON report written on one line is a JSON report, every row of it merged.
 "$kvbench" merge "$dir/compact.json" -o "$dir/compact-merged.csv" 2>"$err" || fail "merge of a one-line report: exit $?"

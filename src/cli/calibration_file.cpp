@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -65,6 +66,17 @@ Calibration read_calibration(const std::string& path, std::string_view kv_dtype)
         throw ConfigError(fmt::format("--calibrate {}: not a report of kvbench sweep or generate: {}", path,
                                       error.what()));
     }
+    // As compare and merge ask: a row without its N or its bytes is no point to fit.
+    for (const std::string& column : contract_columns()) {
+        if (!report.rows.empty() &&
+            std::find(report.columns.begin(), report.columns.end(), column) == report.columns.end()) {
+            throw ConfigError(fmt::format("--calibrate {}: not a report of kvbench sweep or generate: no column {} "
+                                          "(docs/csv.md#contract-columns)",
+                                          path, column));
+        }
+    }
+    const bool has_peaks = std::find(report.columns.begin(), report.columns.end(), "roofline_peak_gb_per_s") !=
+                           report.columns.end();
     std::vector<CalibrationPoint> points;
     std::vector<CalibrationPoint> other_kv_dtype;  // cached rows of another cache type: used only without any of kv_dtype
     std::size_t n_in_cache = 0;
@@ -78,7 +90,11 @@ Calibration read_calibration(const std::string& path, std::string_view kv_dtype)
             throw ConfigError(fmt::format("--calibrate {}: row {}: roofline_pct \"{}\" is not a positive number", path,
                                           row.number, *roofline));
         }
-        if (*path_cell != "cached" && *path_cell != "uncached") continue;
+        // roofline_pct is the median over the peak: a row of a report that records peaks, without its own, was edited.
+        if (has_peaks && !row.cell("roofline_peak_gb_per_s")) {
+            throw ConfigError(fmt::format("--calibrate {}: row {}: roofline_pct {} without its roofline_peak_gb_per_s",
+                                          path, row.number, *roofline));
+        }
         // A warm step whose data fits in the last-level cache ran at the cache's bandwidth, not
         // memory's: it says nothing about a step that streams (docs/planning.md, "Efficiency").
         if (row.cell("cache_state") == "warm" && row.cell("fits_in_llc") == "true") {

@@ -196,6 +196,11 @@ int run_compare_command(const CompareCliOptions& options) {
     write_comparison(std::cout, comparison, formats.at(options.format), table_width_for(STDOUT_FILENO));
     std::cout.flush();  // the table first, then any failure line on stderr, in a log that merges both
 
+    if (base.rows.empty() || other.rows.empty()) {
+        fmt::print(stderr, "kvbench: compare: {} holds no rows (a header only, or an empty \"rows\"): nothing was compared; exit {}\n",
+                   base.rows.empty() ? options.base_path : options.new_path, exit_incomplete);
+        return exit_incomplete;
+    }
     if (comparison.rows.empty() && comparison.n_without_metric == 0) {
         fmt::print(stderr,
                    "kvbench: compare: {} and {} have no row in common: nothing was compared (they measured "

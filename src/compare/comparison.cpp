@@ -283,7 +283,8 @@ const char* verdict_name(Verdict verdict) {
 }
 
 Comparison compare_results(const ResultFile& base, const ResultFile& other, const CompareOptions& options) {
-    if (base.key_columns != other.key_columns) {
+    // A file without rows has no kind of row to tell: it has no row in common (exit 3), not another kind.
+    if (base.key_columns != other.key_columns && !base.rows.empty() && !other.rows.empty()) {
         throw ConfigError(fmt::format("the files describe different kinds of rows: BASE ({}) is keyed by {}, NEW ({}) by {}",
                                       base.kind, fmt::join(base.key_columns, ","), other.kind,
                                       fmt::join(other.key_columns, ",")));

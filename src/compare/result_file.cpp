@@ -10,11 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -22,12 +20,6 @@
 namespace kvbench {
 
 namespace {
-
-// Columns that name a configuration rather than measure it, in the order rows show them.
-// step/phase/prompt/new_tokens come from generate (docs/generate.md).
-const std::vector<std::string> known_key_columns = {
-    "path", "batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads",
-    "kv_dtype", "block", "ffn_dim", "weight_dtype", "variant", "seq_lens", "query_tokens", "shared_prefix", "kv_block", "cache_state", "step", "phase", "prompt", "new_tokens"};
 
 [[noreturn]] void bad_file(const std::string& name, const std::string& why) {
     throw ConfigError(fmt::format("{} cannot be compared: {}", name, why));
@@ -81,25 +73,17 @@ void require_contract_columns(const std::set<std::string>& present, const std::s
                                join(missing)));
 }
 
-// Key columns of the layer (and a ragged batch's contexts) that reports gained later: a file written before one holds its
-// default on every row, so that an old reference still matches a new run's rows.
-const std::map<std::string, std::string>& layer_key_defaults() {
-    static const std::map<std::string, std::string> defaults = {
-        {"block", "attn"}, {"ffn_dim", "0"}, {"weight_dtype", "f32"}, {"variant", ""}, {"seq_lens", ""}, {"query_tokens", "1"},
-        {"shared_prefix", "0"}, {"kv_block", "0"}};
-    return defaults;
-}
-
 void set_key(ResultFile& file, const std::set<std::string>& present) {
-    for (const std::string& column : known_key_columns) {
-        if (present.contains(column) || layer_key_defaults().contains(column)) file.key_columns.push_back(column);
+    // A column that reports gained later holds its default in an older file's rows, so that an old
+    // reference still matches a new run's rows.
+    for (const std::string& column : report_key_columns()) {
+        if (present.contains(column) || report_key_default(column)) file.key_columns.push_back(column);
     }
 }
 
 void fill_key(ResultEntry& entry, const std::vector<std::string>& key_columns) {
     for (const std::string& column : key_columns) {
-        const auto found = layer_key_defaults().find(column);
-        entry.key.push_back(entry.cell(column).value_or(found == layer_key_defaults().end() ? "" : found->second));
+        entry.key.push_back(entry.cell(column).value_or(report_key_default(column).value_or("")));
     }
 }
 
@@ -218,64 +202,6 @@ const std::vector<std::string>& build_columns() {
     return columns;
 }
 
-// The figures a metric is computed from: a NaN or an infinity would compare as "+nan % same", a
-// negative one as a speed-up, a latency of 0 (what a database's text reads as) as -100 %.
-void check_measured_cells(const ReportCellRow& row, const std::string& name) {
-    const auto finite = [&](const char* column, double floor, const char* rule) {
-        const std::optional<std::string> text = row.cell(column);
-        if (!text) return;
-        double value = 0;
-        const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
-        if (error != std::errc{} || end != text->data() + text->size() || !std::isfinite(value) || value < floor ||
-            (floor > 0 && value == 0)) {
-            bad_file(name, fmt::format("row {}: {} '{}' is not {}", row.number, column, *text, rule));
-        }
-    };
-    for (const char* column : {"latency_us_median", "latency_us_min", "latency_us_max"}) {
-        finite(column, std::numeric_limits<double>::min(), "a positive time");
-    }
-    for (const char* column : {"gflops", "gb_per_s", "roofline_pct", "speedup"}) {
-        finite(column, 0, "a finite number of at least 0");
-    }
-    // Counts compare exactly, as text: "x" against 36864 would read as counts that differ.
-    for (const char* column : {"batch", "seq", "dim", "heads", "kv_heads", "head_dim", "layers", "threads", "flops",
-                               "bytes", "kv_bytes", "reps"}) {
-        const std::optional<std::string> text = row.cell(column);
-        if (!text) continue;
-        std::uint64_t value = 0;
-        const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
-        if (error != std::errc{} || end != text->data() + text->size()) {
-            bad_file(name, fmt::format("row {}: {} '{}' is not a whole number below 2^64", row.number, column, *text));
-        }
-    }
-    for (const double sample : row.samples_ns) {
-        if (!std::isfinite(sample) || sample <= 0) {
-            bad_file(name, fmt::format("row {}: a sample of {} ns is not a positive time", row.number, sample));
-        }
-    }
-    // A row compares by its median and its samples: one that has no median, or whose median its
-    // own range or samples contradict, would pass a change of any size as "same".
-    const std::optional<std::string> median_text = row.cell("latency_us_median");
-    if (!median_text) bad_file(name, fmt::format("row {}: latency_us_median is empty", row.number));
-    const double median = std::stod(*median_text);
-    const double slack = 1e-3 + 1e-6 * median;  // the CSV's three decimals
-    const std::optional<std::string> low = row.cell("latency_us_min"), high = row.cell("latency_us_max");
-    if ((low && median < std::stod(*low) - slack) || (high && median > std::stod(*high) + slack)) {
-        bad_file(name, fmt::format("row {}: latency_us_median {} lies outside its own min and max", row.number,
-                                   *median_text));
-    }
-    if (!row.samples_ns.empty()) {
-        std::vector<double> sorted = row.samples_ns;
-        std::sort(sorted.begin(), sorted.end());
-        const std::size_t n = sorted.size();
-        const double samples_median_us = (n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2) / 1e3;
-        if (std::fabs(samples_median_us - median) > slack) {
-            bad_file(name, fmt::format("row {}: latency_us_median {} is not the median of its samples_ns ({:.3f} us)",
-                                       row.number, *median_text, samples_median_us));
-        }
-    }
-}
-
 // A JSON report's or a database run's provenance is its environment block; a CSV's or JSON Lines',
 // the first row's columns.
 ResultFile result_file_of_cells(const ReportCells& report, const std::string& kind, const std::string& name) {
@@ -284,11 +210,16 @@ ResultFile result_file_of_cells(const ReportCells& report, const std::string& ki
         for (const std::string& column : contract_columns()) present.insert(column);  // nothing to refuse
     }
     require_contract_columns(present, name);
+    // A database run's cells come here unchecked; a file's were checked as they were read.
+    try {
+        if (report.format == OutputFormat::sqlite) check_report_rows(report);
+    } catch (const std::runtime_error& error) {
+        bad_file(name, error.what());
+    }
     ResultFile file;
     file.kind = kind;
     set_key(file, present);
     for (const ReportCellRow& row : report.rows) {
-        check_measured_cells(row, name);
         ResultEntry entry;
         entry.cells = row.cells;
         entry.samples_ns = row.samples_ns;

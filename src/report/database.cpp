@@ -74,10 +74,14 @@ void prepare_schema(SqliteConnection& db) {
     }
 }
 
+// A cell as a report's text. SQLite keeps what it is given in any column: a TEXT 'abc' in seq is
+// returned as its text, which the reader refuses, where integer() would read it as 0.
 std::string cell_text(ColumnType type, const SqliteRow& row, int column) {
+    if (type != ColumnType::text && !row.is_number(column)) return row.text(column);
     switch (type) {
     case ColumnType::text: return row.text(column);
-    case ColumnType::integer: return fmt::format("{}", row.integer(column));
+    case ColumnType::integer:
+        return row.is_integer(column) ? fmt::format("{}", row.integer(column)) : fmt::format("{}", row.real(column));
     case ColumnType::boolean: return row.integer(column) != 0 ? "true" : "false";
     case ColumnType::real:
     case ColumnType::latency_us:

@@ -334,8 +334,15 @@ std::vector<MergeRun> read_merge_input(const std::filesystem::path& path) {
         try {
             const ResultsDatabase database = ResultsDatabase::open_for_reading(path);
             for (const StoredRun& run : database.runs()) {
-                MergeRun& merged = runs.emplace_back(
-                    MergeRun{fmt::format("{} run {}", path.string(), run.id), run.record, database.run_cells(run.id).rows});
+                const std::string source = fmt::format("{} run {}", path.string(), run.id);
+                ReportCells cells = database.run_cells(run.id);
+                // As a file's rows: a TEXT seq or a negative latency is no row to copy.
+                try {
+                    check_report_rows(cells);
+                } catch (const std::runtime_error& error) {
+                    throw ConfigError(fmt::format("{}: {}", source, error.what()));
+                }
+                MergeRun& merged = runs.emplace_back(MergeRun{source, run.record, std::move(cells.rows)});
                 if (merged.record.source.empty()) merged.record.source = path.string();
             }
         } catch (const std::runtime_error& error) {
@@ -359,24 +366,24 @@ std::vector<MergeRun> read_merge_input(const std::filesystem::path& path) {
     for (const std::string& column : required) {
         const bool present = std::find(report.columns.begin(), report.columns.end(), column) != report.columns.end() ||
                              report.environment.contains(column);
-        if (!present && !(report.rows.empty() && format != OutputFormat::csv)) {
+        if (!present && !(report.rows.empty() && format != OutputFormat::csv)) {  // an empty JSON names no column
             throw ConfigError(fmt::format("{} is not a kvbench sweep or generate report (no column {})", path.string(),
                                           column));
         }
     }
-    for (const ReportCellRow& row : report.rows) {
-        if (!row.cell("latency_us_median")) {
-            throw ConfigError(fmt::format("{}: row {} has no latency_us_median, a row no merged report can hold",
-                                          path.string(), row.number));
-        }
+    // A shard stopped before its first point, or a report emptied by hand: merging it would
+    // add nothing and say nothing of the points it was to hold.
+    if (report.rows.empty()) {
+        throw ConfigError(fmt::format("{} holds no rows (a header only, or an empty \"rows\"): a shard that measured "
+                                      "nothing; finish it (sweep ... --resume) or leave it out of the merge",
+                                      path.string()));
     }
     MergeRun run;
     run.source = path.string();
     run.record.key = new_run_key();
     run.record.status = RunStatus::finished;
     run.record.source = path.string();
-    run.record.env = environment_of_cells(!report.environment.empty() || report.rows.empty() ? report.environment
-                                                                                            : report.rows.front().cells);
+    run.record.env = environment_of_cells(!report.environment.empty() ? report.environment : report.rows.front().cells);
     const bool generation = std::find(report.columns.begin(), report.columns.end(), "step") != report.columns.end();
     run.record.command = generation ? "generate" : "sweep";
     run.rows = std::move(report.rows);

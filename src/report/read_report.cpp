@@ -24,7 +24,7 @@ namespace {
 using CellReader = std::function<std::optional<std::string>(const std::string& name)>;
 
 [[noreturn]] void bad_cell(const std::string& column, const std::string& value, const char* expected) {
-    throw std::runtime_error(fmt::format("column {}: '{}' is not {}", column, value, expected));
+    throw std::runtime_error(fmt::format("column {}: '{}' is not {}", column, printable(value), expected));
 }
 
 std::string required(const CellReader& cell, const std::string& name) {

@@ -216,7 +216,10 @@ std::vector<std::vector<std::string>> parse_csv_records(const std::string& text)
             record_open = true;
         }
     }
-    if (quoted) throw std::runtime_error("a quoted field is not closed");
+    if (quoted) {
+        throw std::runtime_error(records.empty() ? std::string("the header: a quoted field is not closed")
+                                                 : fmt::format("row {}: a quoted field is not closed", records.size()));
+    }
     if (record_open) {  // a last record without its line break
         record.push_back(std::move(field));
         records.push_back(std::move(record));
@@ -225,31 +228,6 @@ std::vector<std::vector<std::string>> parse_csv_records(const std::string& text)
 }
 
 namespace {
-
-// A row's times are what compare, merge and --resume go on with: each present one a positive,
-// finite number, or the row is no measurement (a latency of -5, 0 or nan had compared as
-// "-117 %" or "same", and merged and resumed as a finished point). Rows count from 1.
-void check_times(const ReportCells& report) {
-    for (std::size_t i = 0; i < report.rows.size(); ++i) {
-        const ReportCellRow& row = report.rows[i];
-        for (const char* column : {"latency_us_median", "latency_us_min", "latency_us_max", "latency_us_p90",
-                                   "latency_us_mean", "latency_us_per_token"}) {
-            const auto found = row.cells.find(column);
-            if (found == row.cells.end() || found->second.empty()) continue;
-            const std::string& text = found->second;
-            double us = 0;
-            const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), us);
-            if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(us) || !(us > 0)) {
-                throw std::runtime_error(fmt::format("row {}: {} is '{}', not a time (a positive number of "
-                                                     "microseconds)",
-                                                     i + 1, column, text));
-            }
-        }
-        for (const double ns : row.samples_ns) {
-            if (!std::isfinite(ns) || !(ns > 0)) throw std::runtime_error(fmt::format("row {}: a sample of {} ns", i + 1, ns));
-        }
-    }
-}
 
 ReportCells read_cells(const std::string& text, OutputFormat format) {
     try {
@@ -272,7 +250,7 @@ ReportCells read_cells(const std::string& text, OutputFormat format) {
 
 ReportCells read_report_cells(const std::string& text, OutputFormat format) {
     ReportCells report = read_cells(text, format);
-    check_times(report);
+    check_report_rows(report);
     return report;
 }
 

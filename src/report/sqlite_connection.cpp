@@ -23,6 +23,10 @@ int SqliteRow::n_columns() const { return sqlite3_column_count(statement_); }
 std::string SqliteRow::name(int column) const { return sqlite3_column_name(statement_, column); }
 bool SqliteRow::is_null(int column) const { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
 bool SqliteRow::is_integer(int column) const { return sqlite3_column_type(statement_, column) == SQLITE_INTEGER; }
+bool SqliteRow::is_number(int column) const {
+    const int type = sqlite3_column_type(statement_, column);
+    return type == SQLITE_INTEGER || type == SQLITE_FLOAT;
+}
 std::int64_t SqliteRow::integer(int column) const { return sqlite3_column_int64(statement_, column); }
 double SqliteRow::real(int column) const { return sqlite3_column_double(statement_, column); }
 std::string SqliteRow::text(int column) const {

@@ -19,6 +19,7 @@ public:
     std::string name(int column) const;
     bool is_null(int column) const;
     bool is_integer(int column) const;
+    bool is_number(int column) const;  // INTEGER or REAL, not TEXT (which SQLite keeps in any column)
     std::int64_t integer(int column) const;
     double real(int column) const;
     std::string text(int column) const;

@@ -77,14 +77,37 @@ struct ReportCells {
     std::optional<std::string> provenance(const ReportCellRow& row, const std::string& column) const;
 };
 
+// The columns that name a row's configuration (and a generation's step), in the order rows show
+// them: a report holds one row of each, and compare matches rows on them. A column an older
+// report lacks reads as report_key_default.
+const std::vector<std::string>& report_key_columns();
+// The value a report written before `column` existed holds on every row ("attn" for block), or
+// std::nullopt for a column every report has.
+std::optional<std::string> report_key_default(const std::string& column);
+
+// Checks every row of `report` (a file read back, or a database run) as kvbench would have
+// written it, so that compare, merge, --resume and --calibrate refuse the same rows in the same
+// words: each known column's cell of its type (a whole number below 2^64, a finite number of at
+// least 0, a positive time, true or false, a known path, cache state, KV or weight type, phase),
+// counts that a measurement has (batch, seq, dims, threads at most 1,024, reps at least 1, bytes
+// at least kv_bytes, a shared prefix shorter than seq), a median within its own min and max and
+// equal to its samples' median, text that is UTF-8, and no configuration twice. Throws
+// std::runtime_error "row 3: column seq: '0' is not a whole number of at least 1".
+void check_report_rows(const ReportCells& report);
+
+// `text` as an error message may quote it: a control character (a NUL, which would cut the
+// line on a terminal) as \x00.
+std::string printable(std::string_view text);
+
 // RFC 4180 records, as write_csv produces them: quoted fields, doubled quotes, LF or CRLF.
-// Throws std::runtime_error on an unterminated quote.
+// Throws std::runtime_error on an unterminated quote, naming its record (the header is record 0).
 std::vector<std::vector<std::string>> parse_csv_records(const std::string& text);
 
 // Reads `text` as a kvbench report in `format` (csv, json or jsonl): a JSON or JSON Lines row of a
 // schema version this build does not know is refused, a blank CSV record or line is skipped, and
 // a last JSON Lines line without its line break, cut short by a crash or a full disk, is dropped
-// (docs/csv.md#jsonl). Throws std::runtime_error saying what is wrong ("row 3: ...").
+// (docs/csv.md#jsonl); the rows are checked by check_report_rows. Throws std::runtime_error
+// saying what is wrong ("row 3: ...").
 ReportCells read_report_cells(const std::string& text, OutputFormat format);
 
 // The format of a report's text, as its first characters and shape tell it: CSV unless it opens
