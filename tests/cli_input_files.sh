@@ -143,6 +143,27 @@ db.commit()" "$dir/runs.sqlite" || fail "editing the database"
 refused "runs.sqlite run 1: row 1: column seq: 'abc' is not a whole number" merge "$dir/runs.sqlite" -o "$dir/merged.json"
 [ ! -e "$dir/merged.json" ] || fail "a refused merge wrote its output"
 
+# A damaged database target is refused before the first point is measured, and left as it is.
+/usr/bin/python3 - "$dir" <<'PY' || fail "damaging databases"
+import shutil, sqlite3, sys
+d = sys.argv[1]
+for name in ("pages", "version"):
+    shutil.copy(f"{d}/runs.sqlite", f"{d}/{name}.sqlite")
+with open(f"{d}/pages.sqlite", "r+b") as f:  # the header stays valid, pages 2 to 5 are overwritten
+    f.seek(4096); f.write(b"\xa5" * 4 * 4096)
+db = sqlite3.connect(f"{d}/version.sqlite"); db.execute("PRAGMA user_version = -1"); db.commit(); db.close()
+PY
+ln -s loop-b.sqlite "$dir/loop-a.sqlite" && ln -s loop-a.sqlite "$dir/loop-b.sqlite"
+for target in pages version loop-a; do
+  [ -L "$dir/$target.sqlite" ] || cp "$dir/$target.sqlite" "$dir/$target.orig"
+  words="is damaged"; [ "$target" = version ] && words="schema -1"; [ "$target" = loop-a ] && words="cannot be opened"
+  refused "$words" sweep "${run[@]}" --db "$dir/$target.sqlite"
+  grep -q "^kvbench: error: --db" "$err" || fail "--db $target: refused after measuring? $(cat "$err")"
+  [ -L "$dir/$target.sqlite" ] || cmp -s "$dir/$target.orig" "$dir/$target.sqlite" || fail "--db $target: the file changed"
+done
+refused "is damaged" merge "$dir/base.json" -o "$dir/pages.sqlite"
+cmp -s "$dir/pages.orig" "$dir/pages.sqlite" || fail "merge -o a damaged database changed it"
+
 # A JSON report written on one line is a JSON report, every row of it merged.
 "$kvbench" merge "$dir/compact.json" -o "$dir/compact-merged.csv" 2>"$err" || fail "merge of a one-line report: exit $?"
 [ "$(($(wc -l <"$dir/compact-merged.csv") - 1))" -eq 4 ] || fail "a one-line report merged $(($(wc -l <"$dir/compact-merged.csv") - 1)) rows of 4"

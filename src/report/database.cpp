@@ -41,6 +41,13 @@ void check_identity(const SqliteConnection& db, bool empty_ok) {
                                              "other tables; name a new file)",
                                              db.path()));
     }
+    // No kvbench writes a version below 1 into its own file: a migration from there would fail
+    // halfway ("duplicate column name").
+    if (version < 0) {
+        throw std::runtime_error(fmt::format("{} has database schema {}, which no kvbench writes: the file was edited "
+                                             "(docs/database.md#versions; name a new file)",
+                                             db.path(), version));
+    }
     if (version > database_schema_version) {
         throw std::runtime_error(fmt::format("{} has database schema {}, newer than this kvbench's {}: use a newer "
                                              "kvbench (docs/database.md#versions)",
@@ -321,7 +328,12 @@ ReportCells ResultsDatabase::run_cells(std::int64_t run_id) const {
 
 void check_database_file(const std::filesystem::path& path) {
     std::error_code error;
-    if (!std::filesystem::exists(path, error)) return;
+    const std::filesystem::file_status status = std::filesystem::status(path, error);
+    // A symlink loop, or a folder that cannot be searched: SQLite could not open it after the sweep either.
+    if (error && error != std::errc::no_such_file_or_directory) {
+        throw std::runtime_error(fmt::format("{}: cannot be opened ({})", path.string(), error.message()));
+    }
+    if (!std::filesystem::exists(status)) return;
     if (!is_regular_input(path)) {
         throw std::runtime_error(fmt::format("{}: not a regular file (a directory, FIFO or device), so not a database",
                                              path.string()));
@@ -334,6 +346,18 @@ void check_database_file(const std::filesystem::path& path) {
     }
     const SqliteConnection connection(path, SqliteConnection::Mode::read);
     check_identity(connection, true);
+    // A page overwritten inside a valid header is found here, before the sweep measures, rather
+    // than by the first write after it (which touched the file). quick_check reads every page
+    // once, without the indexes' cross-checks of integrity_check.
+    std::string verdict;
+    connection.query("PRAGMA quick_check(1);", [&](const SqliteRow& row) {
+        for (const char c : row.text(0)) verdict += c == '\n' ? std::string("; ") : std::string(1, c);
+    });
+    if (verdict != "ok") {
+        throw std::runtime_error(fmt::format("{} is damaged (SQLite's quick_check: {}): restore it from a copy, or "
+                                             "name a new file",
+                                             path.string(), printable(verdict)));
+    }
 }
 
 bool is_sqlite_file(const std::filesystem::path& path) {
