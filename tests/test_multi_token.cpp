@@ -46,10 +46,12 @@ std::vector<ModelConfig> multi_token_layouts() {
             paged_cache(ragged_batch(make_config(1, 1, 64, 4, 1, 1), {33, 12}), 16)};
 }
 
-// Keys of a type the AVX2 int8 tiles read with the query rounded to 16 bits: what is left
-// between two kernels (or a kernel and its twin) is that rounding, else f32 arithmetic.
+// Keys of a type the integer key tiles read with the query rounded to 16 bits (int8; q4_0 on
+// AVX-512 with VNNI): what is left between two kernels (or a kernel and its twin) is that
+// rounding, else f32 arithmetic.
 double tolerance_for(const ModelConfig& config) {
-    return config.key_dtype() == KvDtype::int8 ? kernel_check_tolerance : 1e-5;
+    const KvDtype keys = config.key_dtype();
+    return keys == KvDtype::int8 || keys == KvDtype::q4_0 ? kernel_check_tolerance : 1e-5;
 }
 
 }  // namespace

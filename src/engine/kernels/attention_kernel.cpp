@@ -39,6 +39,8 @@ constexpr std::size_t fused_key_block = tiles.fused_key_block;
 static_assert(fused_key_block <= max_key_block);
 static_assert(fused_key_block % lanes == 0);
 
+struct Q4_0Query;  // q4_0_dot_score_tile's query
+
 // Everything the tiles of one key block need.
 struct BlockState {
     const GroupAttention& problem;
@@ -65,6 +67,9 @@ struct BlockState {
     // back to its scale (see int8_dot_score_tile); null elsewhere.
     const std::int16_t* query_i16 = nullptr;
     float query_i16_unscale = 0.0f;
+    // q4_0 keys with one query row on AVX-512 with VNNI: that rounded query as
+    // q4_0_dot_score_tile reads it (its factor back is query_i16_unscale); null elsewhere.
+    const Q4_0Query* q4_0_query = nullptr;
     std::uint64_t flops = 0;  // executed by the tiles so far, padding included
     // A block of f32 rows over two cache blocks, read in place (docs/model.md, "Paged caches"):
     // keys from later_key on are the rows of later_keys, the first of them row later_key's, and
@@ -398,6 +403,91 @@ std::optional<float> round_query_to_i16(const float* q, std::size_t dim, std::in
 }
 #endif
 
+// q4_0 keys as integers, one query row, on AVX-512 with VNNI.
+#if defined(KVBENCH_INT8_INTEGER_KEYS) && defined(__AVX512F__) && defined(__AVX512VNNI__)
+#define KVBENCH_Q4_0_INTEGER_KEYS 1
+#endif
+
+#if defined(KVBENCH_Q4_0_INTEGER_KEYS)
+// With one query row every 4-bit code is used by one product, and converting codes to floats
+// (a widening, two permutes and a shift a block, and the scale's broadcast and conversion)
+// weighs on q4_0's step more than its bytes do (bench/journal/2026-12-06-q4-0-keys-in-lanes.md).
+// Here a tile's 16 keys lie in the lanes: four 4-byte gathers bring a block's codes of 16 keys,
+// shifts and masks leave two codes in each 32-bit lane as 16-bit integers, and one vpdpwssd
+// multiplies them by a pair of the query rounded to 16 bits (as int8's keys are) and adds them;
+// the lanes end as the 16 keys' sums, with no reduction across lanes. A code c stands for
+// c - 8: the block's sum starts at -8 Σ q. Sums are exact integers (32767 · (15 + 8) · 32 <
+// 2^31), so the error is the query's rounding alone. q8_0's keys the same way (eight gathers a
+// block) ran no faster than its float tile, and keep it.
+struct Q4_0Query {
+    // Per block and group g of 4 code bytes, the query pairs (two int16 in an int32) that
+    // multiply the low nibbles of bytes 4g and 4g+2, of 4g+1 and 4g+3, then their high nibbles:
+    // elements 4g, 4g+2; 4g+1, 4g+3; and 16 past each (kv_convert.hpp's layout).
+    alignas(64) std::array<std::int32_t, int8_dot_max_dim / kv_block_values * 16> pairs;
+    std::array<std::int32_t, int8_dot_max_dim / kv_block_values> offsets;  // -8 Σ q over each block
+};
+
+// The query rounded to 16 bits (round_query_to_i16's) in Q4_0Query's layout. Requires: dim a
+// multiple of kv_block_values, at most int8_dot_max_dim.
+void arrange_query_for_q4_0(const std::int16_t* q, std::size_t dim, Q4_0Query& out) {
+    const auto pair = [](std::int16_t low, std::int16_t high) {
+        return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint16_t>(low)) |
+                                         static_cast<std::uint32_t>(static_cast<std::uint16_t>(high)) << 16);
+    };
+    for (std::size_t b = 0; b < dim / kv_block_values; ++b) {
+        const std::int16_t* low = q + b * kv_block_values;  // the low nibbles' elements
+        const std::int16_t* high = low + kv_block_values / 2;
+        std::int32_t sum = 0;
+        for (std::size_t i = 0; i < kv_block_values; ++i) sum += low[i];
+        out.offsets[b] = -8 * sum;
+        std::int32_t* pairs = out.pairs.data() + 16 * b;
+        for (std::size_t g = 0; g < 4; ++g) {
+            pairs[4 * g + 0] = pair(low[4 * g], low[4 * g + 2]);
+            pairs[4 * g + 1] = pair(low[4 * g + 1], low[4 * g + 3]);
+            pairs[4 * g + 2] = pair(high[4 * g], high[4 * g + 2]);
+            pairs[4 * g + 3] = pair(high[4 * g + 1], high[4 * g + 3]);
+        }
+    }
+}
+
+[[gnu::always_inline]] inline void q4_0_dot_score_tile(BlockState& st, std::size_t first_key) {
+    static_assert(lanes == 16 && kv_block_values == 32);
+    const std::size_t dim = st.problem.head_dim;
+    const std::size_t row_bytes = st.stored_key_row_bytes;
+    constexpr std::size_t block_bytes = kv_row_bytes(KvDtype::q4_0, kv_block_values);
+    const std::byte* first = st.stored_keys + first_key * row_bytes;
+    const Q4_0Query& query = *st.q4_0_query;
+    const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(static_cast<int>(row_bytes)));
+    const __m512i low4 = _mm512_set1_epi32(0x000f000f);
+    BlockPrefetcher prefetcher = st.prefetcher;
+    Vec scores = Simd::zero();
+    for (std::size_t b = 0; b < dim / kv_block_values; ++b) {
+        const std::byte* block = first + b * block_bytes;
+        const std::int32_t* pairs = query.pairs.data() + 16 * b;
+        __m512i sums = _mm512_set1_epi32(query.offsets[b]);
+        for (std::size_t g = 0; g < 4; ++g) {
+            const __m512i codes = _mm512_i32gather_epi32(rows, block + 2 + 4 * g, 1);
+            sums = _mm512_dpwssd_epi32(sums, _mm512_and_si512(codes, low4), _mm512_set1_epi32(pairs[4 * g]));
+            sums = _mm512_dpwssd_epi32(sums, _mm512_and_si512(_mm512_srli_epi16(codes, 8), low4),
+                                       _mm512_set1_epi32(pairs[4 * g + 1]));
+            sums = _mm512_dpwssd_epi32(sums, _mm512_and_si512(_mm512_srli_epi16(codes, 4), low4),
+                                       _mm512_set1_epi32(pairs[4 * g + 2]));
+            sums = _mm512_dpwssd_epi32(sums, _mm512_srli_epi16(codes, 12), _mm512_set1_epi32(pairs[4 * g + 3]));
+        }
+        // The 16 keys' f16 scales: each gathered 32-bit word holds one in its low half.
+        const __m512 scales = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_i32gather_epi32(rows, block, 1)));
+        scores = Simd::fma(scales, _mm512_cvtepi32_ps(sums), scores);
+        // As many calls a block as the float tile makes (two vectors a step), so the prefetch
+        // plan's count per block holds for either.
+        for (std::size_t v = 0; v < 2; ++v) prefetcher.issue<tile_may_spread(KvDtype::q4_0, 1)>();
+    }
+    st.prefetcher = prefetcher;
+    st.flops += 2 * lanes * dim;
+    Simd::store(st.ws.probs() + first_key, Simd::mul(scores, Simd::set1(st.query_i16_unscale)));
+}
+#endif
+
 // Scores of rows [first_row, first_row + n_rows) against the whole block from the transposed
 // keys: an (n_rows × key_block) register tile, one broadcast query element × one key vector
 // per FMA.
@@ -639,6 +729,12 @@ std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_
                     continue;
                 }
 #endif
+#if defined(KVBENCH_Q4_0_INTEGER_KEYS)
+                if (dtype == KvDtype::q4_0 && st.q4_0_query != nullptr) {
+                    q4_0_dot_score_tile(st, t);
+                    continue;
+                }
+#endif
                 stored_dot_score_tile<tile_rows, dtype>(st, first_row, t);
             } else if constexpr (dtype != KvDtype::f32) {
                 dot_score_tile<tile_rows, false, dtype>(st, first_row, t);
@@ -792,6 +888,18 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
         query_i16_unscale = round_query_to_i16(ws.queries(), dim, query_i16.data());
     }
 #endif
+#if defined(KVBENCH_Q4_0_INTEGER_KEYS)
+    Q4_0Query q4_0_query;
+    bool q4_0_integer_keys = false;
+    if (fused && problem.kv_dtype == KvDtype::q4_0 && n_rows == 1 && dim % kv_block_values == 0 &&
+        dim <= int8_dot_max_dim) {
+        query_i16_unscale = round_query_to_i16(ws.queries(), dim, query_i16.data());
+        if (query_i16_unscale) {
+            arrange_query_for_q4_0(query_i16.data(), dim, q4_0_query);
+            q4_0_integer_keys = true;
+        }
+    }
+#endif
     const bool group_dot_tiles = tiles.group_dot_tiles_plan && n_rows > 1 && n_rows <= tiles.dot_rows_max;
     BlockPrefetcher prefetcher(block_prefetch_plan(problem.kv_dtype, group_dot_tiles));
     std::size_t calls_per_block = 64;  // a guess for the first block; later ones count
@@ -883,6 +991,9 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
                 st.query_i16 = query_i16.data();
                 st.query_i16_unscale = *query_i16_unscale;
             }
+#endif
+#if defined(KVBENCH_Q4_0_INTEGER_KEYS)
+            if (q4_0_integer_keys) st.q4_0_query = &q4_0_query;
 #endif
         } else if (!values_in_place) {
             pack_value_block(st);
