@@ -9,6 +9,7 @@
 #include "kvbench/compare/result_file.hpp"
 #include "kvbench/compare/run_selection.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/files/input_file.hpp"
 #include "kvbench/report/database.hpp"
 
 #include <fmt/format.h>
@@ -69,7 +70,8 @@ ResultFile read_side(const CompareCliOptions& options, const std::string& text, 
             throw ConfigError(fmt::format("--db {}: {}", path, error.what()));
         }
     }
-    if (!std::filesystem::exists(text)) {
+    // Not std::filesystem::exists(text): it throws on a symlink loop, which read_result_file names.
+    if (!input_path_exists(text)) {
         throw ConfigError(fmt::format("{} {}: no such file (or name runs of --db: run:12, commit:abc1234, machine:epyc)",
                                       side, text));
     }

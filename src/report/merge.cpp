@@ -322,12 +322,8 @@ std::vector<std::pair<RunRecord, std::vector<StoredRow>>> stored_runs(const Merg
 }  // namespace
 
 std::vector<MergeRun> read_merge_input(const std::filesystem::path& path) {
-    if (!is_regular_input(path)) {
-        std::error_code error;
-        throw ConfigError(fmt::format("{}: {}", path.string(),
-                                      std::filesystem::exists(path, error)
-                                          ? "not a regular file (a directory, FIFO or device), so not a report"
-                                          : "no such file"));
+    if (const std::optional<std::string> problem = input_file_problem(path)) {
+        throw ConfigError(fmt::format("{}: {}", path.string(), *problem));
     }
     std::vector<MergeRun> runs;
     if (is_sqlite_file(path)) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <system_error>
 
 namespace kvbench {
 
@@ -125,7 +126,8 @@ GridRows match_saved_rows(const std::vector<SavedRow>& saved, const std::vector<
 
 GridRows resume_rows(const std::string& file, OutputFormat format, const std::vector<GridPoint>& points,
                      const RunOptions& options, const Environment& env, const RunMessages& messages) {
-    if (!std::filesystem::exists(file)) {
+    // A symlink loop is read, and refused there by name: exists() would throw filesystem_error.
+    if (std::error_code error; !std::filesystem::exists(file, error) && !error) {
         messages.notice(fmt::format("--resume: {} does not exist yet; measuring every point", file));
         GridRows rows;
         rows.by_point.resize(points.size());

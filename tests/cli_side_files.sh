@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The files beside a run (--roofline, --hardware, --presets, --model-config) and the paths every
+# reader opens (docs/cli.md, "Behaviour you can rely on"): a symlink loop, a special file, a byte-order mark, a
+# peak or field out of range, two names one case apart. Each is refused with exit 2 and one line
+# naming the file (and key or line), or read as documented.
+# Usage: cli_side_files.sh <kvbench> <output directory>
+set -u
+kvbench=$1
+dir=$2/side_files
+rm -rf "$dir" && mkdir -p "$dir"
+err="$dir/err"
+fail() { echo "FAIL: $*"; cat "$err" 2>/dev/null; exit 1; }
+unset KVBENCH_DB
+run=(-t 1 -d 64 --heads 4 -g 4 -n 16 -r 2 -w 0 --cache-state warm --no-roofline -q)
+"$kvbench" sweep "${run[@]}" -o "$dir/base.csv" 2>"$err" || fail "base run: exit $?"
+
+# Refused with exit 2, one line, and the expected words; a reader that blocks is stopped by the timeout.
+refused() {
+  local words=$1; shift
+  timeout 60 "$kvbench" "$@" >/dev/null 2>"$err"
+  local status=$?
+  [ "$status" -eq 2 ] || fail "$* : exit $status, expected 2"
+  [ "$(wc -l <"$err")" -eq 1 ] || fail "$* : more than one line"
+  grep -q -- "$words" "$err" || fail "$* : no '$words' in: $(cat "$err")"
+}
+
+# Two links that lead to each other: named a symlink loop, by every reader.
+ln -s loop2 "$dir/loop1" && ln -s loop1 "$dir/loop2"
+ln -s loop2.csv "$dir/loop1.csv" && ln -s loop1.csv "$dir/loop2.csv"
+loop="$dir/loop1"
+refused "$loop: it is a symlink loop" compare "$dir/base.csv" "$loop"
+refused "$loop: is a symlink loop" merge "$loop" -o "$dir/merged.json"
+refused "$dir/loop1.csv: it is a symlink loop" sweep "${run[@]}" -o "$dir/loop1.csv" --resume
+refused "is a symlink loop" plan --model llama-3-8b --hardware h100-sxm --tpot 50ms --calibrate "$loop"
+refused "'$loop': it is a symlink loop" sweep -n 16 --dry-run --roofline "$loop"
+refused "--model-config $loop: is a symlink loop" memory --model-config "$loop" --params 1B
+refused "--presets $loop: is a symlink loop" memory --presets "$loop" --model llama-3-8b
+[ ! -e "$dir/merged.json" ] || fail "a refused merge wrote its output"
+[ -L "$dir/loop1.csv" ] || fail "a refused --resume replaced its link"
+
+echo "side files: symlink loops refused"
