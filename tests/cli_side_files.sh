@@ -38,4 +38,17 @@ refused "--presets $loop: is a symlink loop" memory --presets "$loop" --model ll
 [ ! -e "$dir/merged.json" ] || fail "a refused merge wrote its output"
 [ -L "$dir/loop1.csv" ] || fail "a refused --resume replaced its link"
 
-echo "side files: symlink loops refused"
+# Databases and tiers: an empty file holds no run, a directory takes a database's name inside it,
+# a missing tier path is missing.
+refused "$loop: is a symlink loop" history --db "$loop"
+: >"$dir/empty.sqlite"
+refused "the file is empty, so it holds no kvbench run" history --db "$dir/empty.sqlite"
+refused "the file is empty, so it holds no kvbench run" compare --db "$dir/empty.sqlite" run:1 run:2
+[ ! -s "$dir/empty.sqlite" ] || fail "reading an empty database wrote into it"
+refused "is a directory, not a file" history --db "$dir"
+mkdir -p "$dir/d"
+refused "e.g. $dir/d/runs.sqlite" sweep "${run[@]}" --db "$dir/d"
+refused "--tier-path $dir/none: $dir/none: no such file" reload --model llama-3-8b --tier-path "$dir/none"
+refused "is a symlink loop" reload --model llama-3-8b --tier-path "$loop"
+
+echo "side files: symlink loops, empty and special databases refused"

@@ -381,6 +381,12 @@ TEST_CASE("files that are not a kvbench database of a known schema are refused b
     execute(dir.path / "newer.sqlite", "PRAGMA user_version = 99;");
     CHECK_THROWS_WITH(check_database_file(dir.path / "newer.sqlite"), doctest::Contains("schema 99, newer"));
     CHECK_THROWS_WITH(ResultsDatabase::open_for_reading(dir.path / "missing.sqlite"), doctest::Contains("no such database"));
+    // A target may be empty (the run is its first); a database to read may not: SQLite would
+    // open it as one without tables, "another application's".
+    CHECK_THROWS_WITH(ResultsDatabase::open_for_reading(dir.path / "empty.sqlite"),
+                      doctest::Contains("empty.sqlite: the file is empty, so it holds no kvbench run"));
+    CHECK(std::filesystem::file_size(dir.path / "empty.sqlite") == 0);
+    CHECK_THROWS_WITH(ResultsDatabase::open_for_reading(dir.path), doctest::Contains("is a directory, not a file"));
 }
 
 TEST_CASE("the export manager adds the run once, each point in its transaction, and its end") {

@@ -74,7 +74,7 @@ void refuse_format_as_file(const std::string& path) {
 
 // A database target: also a file kvbench can add a run to (database.hpp).
 void check_database_target(const std::string& path, const std::string& flag) {
-    check_output_file(path, flag);
+    check_output_file(path, flag, "runs.sqlite");
     try {
         check_database_file(path);
     } catch (const std::runtime_error& error) {

@@ -5,6 +5,7 @@
 #include "kvbench/engine/page_aligned.hpp"
 #include "kvbench/engine/rng.hpp"
 #include "kvbench/files/file_descriptor.hpp"
+#include "kvbench/files/input_file.hpp"
 #include "kvbench/measure/clock.hpp"
 
 #include <fmt/format.h>
@@ -148,7 +149,9 @@ FileReadProbe probe_read_bandwidth(const std::string& path, std::uint64_t max_by
     } else if (fs::is_regular_file(status)) {
         probe = time_read(path, max_bytes, buffer);
     } else {
-        throw std::invalid_argument(path + ": neither a directory nor a regular file");
+        // Neither of the two it probes: say what it is instead (missing, a FIFO, a symlink loop).
+        throw std::invalid_argument(path + ": " +
+                                    input_file_problem(path).value_or("neither a directory nor a regular file"));
     }
     if (probe.bytes == 0) throw std::invalid_argument(path + ": the file is empty");
     if (!(probe.seconds > 0)) probe.seconds = 1e-9;  // a clock tick below the read: the rate is a bound

@@ -228,9 +228,15 @@ ResultsDatabase ResultsDatabase::open_for_writing(const std::filesystem::path& p
 }
 
 ResultsDatabase ResultsDatabase::open_for_reading(const std::filesystem::path& path) {
-    if (!std::filesystem::exists(path)) throw std::runtime_error(fmt::format("{}: no such database", path.string()));
-    if (!is_regular_input(path)) {
-        throw std::runtime_error(fmt::format("{}: not a regular file (a directory, FIFO or device), so not a database",
+    if (!input_path_exists(path)) throw std::runtime_error(fmt::format("{}: no such database", path.string()));
+    if (const std::optional<std::string> problem = input_file_problem(path)) {
+        throw std::runtime_error(fmt::format("{}: {}, so not a database", path.string(), *problem));
+    }
+    // SQLite opens an empty file as a database without tables, which check_identity would call
+    // another application's.
+    if (std::error_code error; std::filesystem::file_size(path, error) == 0 && !error) {
+        throw std::runtime_error(fmt::format("{}: the file is empty, so it holds no kvbench run (sweep --db FILE "
+                                             "stores one)",
                                              path.string()));
     }
     auto connection = std::make_unique<Connection>(path, SqliteConnection::Mode::read);
