@@ -51,4 +51,13 @@ refused "e.g. $dir/d/runs.sqlite" sweep "${run[@]}" --db "$dir/d"
 refused "--tier-path $dir/none: $dir/none: no such file" reload --model llama-3-8b --tier-path "$dir/none"
 refused "is a symlink loop" reload --model llama-3-8b --tier-path "$loop"
 
-echo "side files: symlink loops, empty and special databases refused"
+# --hardware takes a word that is no profile for a file when anything is there, and says what it is.
+plan=(plan --model llama-3-8b --tpot 50ms -n 8K --efficiency 0.8 --hardware)
+mkfifo "$dir/fifo"
+refused "--hardware $dir/fifo: is not a regular file" "${plan[@]}" "$dir/fifo"
+refused "--hardware $dir: is a directory, not a file" "${plan[@]}" "$dir"
+refused "--hardware /dev/null: is not a regular file" "${plan[@]}" /dev/null
+refused "--hardware $loop: is a symlink loop" "${plan[@]}" "$loop"
+refused "--hardware h100: unknown profile (did you mean" "${plan[@]}" h100
+
+echo "side files: symlink loops, special files and empty databases refused"

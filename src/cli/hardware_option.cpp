@@ -176,8 +176,9 @@ HardwareProfile parse_hardware_option(std::string_view text) {
     if (text.find('=') != std::string_view::npos) return parse_typed_profile(text);
     const std::vector<HardwareProfile>& profiles = builtin_hardware();
     if (const HardwareProfile* profile = find_hardware(profiles, text)) return *profile;
-    std::error_code ignored;
-    if (std::filesystem::is_regular_file(std::string(text), ignored)) return read_hardware_file(std::string(text));
+    // Anything at that path is the file meant, and read_hardware_file says why a directory, a FIFO
+    // or a symlink loop is none: "unknown profile and no such file" would send the user looking.
+    if (input_path_exists(std::string(text))) return read_hardware_file(std::string(text));
     std::vector<std::string> names;
     for (const HardwareProfile& profile : profiles) names.push_back(profile.name);
     const std::optional<std::string> hint = suggest_name(lowercase(text), names);
