@@ -7,6 +7,7 @@
 set -u
 kvbench=$1
 dir=$2/side_files
+source_dir=$(cd "$(dirname "$0")/.." && pwd)
 rm -rf "$dir" && mkdir -p "$dir"
 err="$dir/err"
 fail() { echo "FAIL: $*"; cat "$err" 2>/dev/null; exit 1; }
@@ -60,4 +61,37 @@ refused "--hardware /dev/null: is not a regular file" "${plan[@]}" /dev/null
 refused "--hardware $loop: is a symlink loop" "${plan[@]}" "$loop"
 refused "--hardware h100: unknown profile (did you mean" "${plan[@]}" h100
 
-echo "side files: symlink loops, special files and empty databases refused"
+# Valid side files to edit: one preset, one profile, one config.json, one roofline.
+/usr/bin/python3 - "$source_dir" "$dir" <<'PY' || fail "making the side files"
+import json, sys
+src, d = sys.argv[1], sys.argv[2]
+presets = json.load(open(f"{src}/data/models.json"))
+presets["models"] = [m for m in presets["models"] if m["name"] == "llama-3-8b"]
+json.dump(presets, open(f"{d}/presets.json", "w"), indent=1)
+hardware = json.load(open(f"{src}/data/hardware.json"))
+hardware["profiles"] = [p for p in hardware["profiles"] if p["name"] == "h100-sxm"]
+json.dump(hardware, open(f"{d}/hardware.json", "w"), indent=1)
+open(f"{d}/config.json", "w").write(open(f"{src}/tests/data/hf/llama-3-8b.json").read())
+open(f"{d}/roofline.json", "w").write(open(f"{src}/tests/data/roofline-t1.json").read())
+PY
+# edit FILE KEY VALUE NEW: FILE with the first '"KEY": ...' set to VALUE, saved as NEW.
+edit() {
+  /usr/bin/python3 -c '
+import re, sys
+text = open(sys.argv[1]).read()
+edited, n = re.subn(r"(\"%s\":\s*)[^,}\n]+" % re.escape(sys.argv[2]), lambda m: m.group(1) + sys.argv[3], text, count=1)
+assert n == 1, sys.argv[2]
+open(sys.argv[4], "w").write(edited)' "$@" || fail "editing $1"
+}
+
+# A number past a double (1e400) names the file and key, exit 2, in every JSON side file.
+edit "$dir/hardware.json" bandwidth_gb_per_s 1e400 "$dir/hw-1e400.json"
+refused "--hardware $dir/hw-1e400.json: the key \"bandwidth_gb_per_s\" holds 1e400, past" "${plan[@]}" "$dir/hw-1e400.json"
+edit "$dir/presets.json" layers 1e400 "$dir/presets-1e400.json"
+refused "presets-1e400.json: the key \"layers\" holds 1e400" memory --presets "$dir/presets-1e400.json" --model llama-3-8b
+edit "$dir/config.json" hidden_size 1e400 "$dir/config-1e400.json"
+refused "config-1e400.json: the key \"hidden_size\" holds 1e400" memory --model-config "$dir/config-1e400.json" --params 8B
+edit "$dir/roofline.json" peak_gbps 1e400 "$dir/roofline-1e400.json"
+refused "roofline-1e400.json' is corrupt: the key \"peak_gbps\" holds 1e400" sweep -n 16 --dry-run --roofline "$dir/roofline-1e400.json"
+
+echo "side files: symlink loops, special files, empty databases and numbers past a double refused"

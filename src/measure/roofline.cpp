@@ -277,7 +277,7 @@ Roofline load_roofline(const std::filesystem::path& path) {
         roofline.quick = json.value("quick", false);
         // Added later in schema 1: files written before it read 4 KiB pages.
         roofline.transparent_hugepage = json.value("transparent_hugepage", std::string("unrecorded"));
-    } catch (const DuplicateJsonKey& e) {
+    } catch (const RefusedJson& e) {
         throw std::runtime_error(fmt::format("roofline file '{}' is corrupt: {} (re-measure with `kvbench roofline`)",
                                              path.string(), e.what()));
     } catch (const nlohmann::json::exception& e) {

@@ -118,7 +118,7 @@ std::vector<HardwareProfile> parse_hardware_profiles(std::string_view json_text,
         document = parse_json_unique_keys<json>(json_text);
     } catch (const json::parse_error& error) {
         throw ConfigError(fmt::format("{}: not JSON: {}", file_name, error.what()));
-    } catch (const DuplicateJsonKey& error) {
+    } catch (const RefusedJson& error) {
         throw ConfigError(fmt::format("{}: {}", file_name, error.what()));
     }
     if (!document.is_object() || !document.contains("profiles") || !document["profiles"].is_array()) {

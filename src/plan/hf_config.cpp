@@ -295,7 +295,7 @@ ModelPreset parse_hf_config(std::string_view json_text, std::string_view file_na
         document = parse_json_unique_keys<json>(json_text);
     } catch (const json::parse_error& error) {
         throw ConfigError(fmt::format("{}: not JSON: {}", file_name, error.what()));
-    } catch (const DuplicateJsonKey& error) {
+    } catch (const RefusedJson& error) {
         throw ConfigError(fmt::format("{}: {}", file_name, error.what()));
     }
     if (!document.is_object()) throw ConfigError(fmt::format("{}: not a config.json (expected an object)", file_name));

@@ -156,7 +156,7 @@ std::vector<ModelPreset> parse_presets(std::string_view json_text, std::string_v
         document = parse_json_unique_keys<json>(json_text);
     } catch (const json::parse_error& error) {
         throw ConfigError(fmt::format("{}: not JSON: {}", file_name, error.what()));
-    } catch (const DuplicateJsonKey& error) {
+    } catch (const RefusedJson& error) {
         throw ConfigError(fmt::format("{}: {}", file_name, error.what()));
     }
     if (!document.is_object() || !document.contains("models") || !document["models"].is_array()) {
