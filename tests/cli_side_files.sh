@@ -94,4 +94,14 @@ refused "config-1e400.json: the key \"hidden_size\" holds 1e400" memory --model-
 edit "$dir/roofline.json" peak_gbps 1e400 "$dir/roofline-1e400.json"
 refused "roofline-1e400.json' is corrupt: the key \"peak_gbps\" holds 1e400" sweep -n 16 --dry-run --roofline "$dir/roofline-1e400.json"
 
-echo "side files: symlink loops, special files, empty databases and numbers past a double refused"
+# A roofline's peaks within --hardware's bounds: 1e308 GB/s put every row at 0 %, 1e-300
+# GFLOP/s estimated 10^300 hours.
+edit "$dir/roofline.json" peak_gbps 1e308 "$dir/roofline-gbps.json"
+refused "roofline-gbps.json' is corrupt: peak_gbps 1e+308 is out of range: it must be from 1e-06 to 1e+09 GB/s" \
+  sweep -n 16 --dry-run --roofline "$dir/roofline-gbps.json"
+edit "$dir/roofline.json" peak_gflops 1e-300 "$dir/roofline-gflops.json"
+refused "peak_gflops 1e-300 is out of range: it must be from 0.001 to 1e+12 GFLOP/s" \
+  sweep -n 16 --dry-run --roofline "$dir/roofline-gflops.json"
+"$kvbench" sweep -n 16 --dry-run --roofline "$dir/roofline.json" >/dev/null 2>"$err" || fail "a valid roofline: exit $?"
+
+echo "side files: symlink loops, special files, empty databases, numbers past a double and peaks out of range refused"

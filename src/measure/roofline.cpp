@@ -295,6 +295,17 @@ Roofline load_roofline(const std::filesystem::path& path) {
             "roofline file '{}' is corrupt: peak_gflops {} and peak_gbps {} must be positive",
             path.string(), roofline.peak_gflops, roofline.peak_gbps));
     }
+    // --hardware's bounds (docs/hardware.md): 1e-6 to 1e9 GB/s, 1e-6 to 1e9 TFLOP/s. Past them no
+    // machine is near, and a step's bound would round to 0 % of it or run to 10^300 hours.
+    const auto check_peak = [&path](const char* field, double value, double low, double high, const char* unit) {
+        if (value < low || value > high) {
+            throw std::runtime_error(fmt::format("roofline file '{}' is corrupt: {} {} is out of range: it must be "
+                                                 "from {:g} to {:g} {} (re-measure with `kvbench roofline`)",
+                                                 path.string(), field, value, low, high, unit));
+        }
+    };
+    check_peak("peak_gbps", roofline.peak_gbps, 1e-6, 1e9, "GB/s");
+    check_peak("peak_gflops", roofline.peak_gflops, 1e-3, 1e12, "GFLOP/s");
     return roofline;
 }
 
