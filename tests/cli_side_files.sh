@@ -104,4 +104,19 @@ refused "peak_gflops 1e-300 is out of range: it must be from 0.001 to 1e+12 GFLO
   sweep -n 16 --dry-run --roofline "$dir/roofline-gflops.json"
 "$kvbench" sweep -n 16 --dry-run --roofline "$dir/roofline.json" >/dev/null 2>"$err" || fail "a valid roofline: exit $?"
 
-echo "side files: symlink loops, special files, empty databases, numbers past a double and peaks out of range refused"
+# A KEY=VALUE profile file's errors name the file and the line, and say the rule.
+printf 'name = lab\nbw = 2TB/s\nbw = 3TB/s\n' >"$dir/bw-twice.txt"
+refused "--hardware $dir/bw-twice.txt: line 3: bw is given twice (first on line 2)" "${plan[@]}" "$dir/bw-twice.txt"
+printf 'name = lab\nmem = 64GB\n' >"$dir/no-bw.txt"
+refused "--hardware $dir/no-bw.txt: no bw= line" "${plan[@]}" "$dir/no-bw.txt"
+printf 'name = lab\nbw = 2TB/s\0\nmem = 64GB\n' >"$dir/nul.txt"
+refused "--hardware $dir/nul.txt: line 2: holds a NUL byte" "${plan[@]}" "$dir/nul.txt"
+printf 'name =\nbw = 2TB/s\n' >"$dir/no-name.txt"
+refused "--hardware $dir/no-name.txt: line 1: name= is empty" "${plan[@]}" "$dir/no-name.txt"
+printf 'name = lab\nbw = 2TB/s\nmem = 64GB\n' >"$dir/lab.txt"
+"$kvbench" "${plan[@]}" "$dir/lab.txt" >/dev/null 2>"$err" || fail "a valid profile file: exit $?"
+# --presets names itself whatever is wrong with its file.
+: >"$dir/empty.json"
+refused "--presets $dir/empty.json: not JSON" memory --presets "$dir/empty.json" --model llama-3-8b
+
+echo "side files: symlink loops, special files, empty databases, numbers past a double, peaks out of range and unnamed profile-file errors refused"

@@ -129,8 +129,16 @@ HardwareProfile read_hardware_file(const std::string& path) {
         }
         return profiles.front();
     }
+    // A NUL would end the line where a message prints it: a profile file is text.
+    if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
+        throw ConfigError(fmt::format("--hardware {}: line {}: holds a NUL byte; a profile file is text (lines of "
+                                      "KEY=VALUE, or JSON)",
+                                      path, 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul),
+                                                           '\n')));
+    }
     std::string spec;
     std::optional<std::string> name;
+    std::vector<std::pair<std::string, std::size_t>> seen;  // each key and its line
     std::istringstream lines(text);
     std::size_t line_number = 0;
     for (std::string line; std::getline(lines, line);) {
@@ -144,16 +152,23 @@ HardwareProfile read_hardware_file(const std::string& path) {
                                           "flops=989T, mem=80GB, name=my-gpu)",
                                           path, line_number, line));
         }
-        if (line.starts_with("name=")) {
-            name = line.substr(5);
-            continue;
-        }
         // Each line checked where it stands, so that its error names the file and the line.
         const std::size_t equals = line.find('=');
+        const std::string key = line.substr(0, equals);
         const std::string where = fmt::format("--hardware {}: line {}", path, line_number);
+        const auto earlier = std::find_if(seen.begin(), seen.end(), [&key](const auto& s) { return s.first == key; });
+        if (earlier != seen.end()) {
+            throw ConfigError(fmt::format("{}: {} is given twice (first on line {})", where, key, earlier->second));
+        }
+        seen.emplace_back(key, line_number);
+        if (key == "name") {
+            name = line.substr(equals + 1);
+            if (name->empty()) throw ConfigError(fmt::format("{}: name= is empty (name=my-gpu, or no name line)", where));
+            continue;
+        }
         try {
             HardwareProfile checked;
-            apply_profile_entry(checked, line.substr(0, equals), std::string_view(line).substr(equals + 1), where);
+            apply_profile_entry(checked, key, std::string_view(line).substr(equals + 1), where);
         } catch (const ConfigError& error) {
             const std::string message = error.what();
             if (message.starts_with(where)) throw;
@@ -163,6 +178,10 @@ HardwareProfile read_hardware_file(const std::string& path) {
     }
     if (spec.empty()) {
         throw ConfigError(fmt::format("--hardware {}: no KEY=VALUE line; a profile file needs at least bw=RATE", path));
+    }
+    if (std::none_of(seen.begin(), seen.end(), [](const auto& s) { return s.first == "bw"; })) {
+        throw ConfigError(fmt::format("--hardware {}: no bw= line: a decode step is bound by bandwidth (bw=3.35TB/s)",
+                                      path));
     }
     HardwareProfile profile = parse_typed_profile(spec);
     profile.description = fmt::format("{}: {}", path, spec);

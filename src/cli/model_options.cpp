@@ -37,7 +37,12 @@ struct ModelChoice {
 
 std::vector<ModelPreset> load_presets(const std::optional<std::string>& presets_file) {
     if (!presets_file) return builtin_presets();
-    return parse_presets(read_text_file(*presets_file, "--presets"), *presets_file);
+    const std::string text = read_text_file(*presets_file, "--presets");
+    try {
+        return parse_presets(text, *presets_file);
+    } catch (const ConfigError& error) {
+        throw ConfigError(fmt::format("--presets {}", error.what()));  // the message starts with the file's name
+    }
 }
 
 void add_presets_option(CLI::App& command, std::optional<std::string>& presets_file) {
