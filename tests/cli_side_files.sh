@@ -13,7 +13,7 @@ err="$dir/err"
 fail() { echo "FAIL: $*"; cat "$err" 2>/dev/null; exit 1; }
 unset KVBENCH_DB
 run=(-t 1 -d 64 --heads 4 -g 4 -n 16 -r 2 -w 0 --cache-state warm --no-roofline -q)
-"$kvbench" sweep "${run[@]}" -o "$dir/base.csv" 2>"$err" || fail "base run: exit $?"
+"$kvbench" sweep "${run[@]}" -o "$dir/base.csv" --export json:"$dir/base.json" 2>"$err" || fail "base run: exit $?"
 
 # Refused with exit 2, one line, and the expected words; a reader that blocks is stopped by the timeout.
 refused() {
@@ -119,4 +119,27 @@ printf 'name = lab\nbw = 2TB/s\nmem = 64GB\n' >"$dir/lab.txt"
 : >"$dir/empty.json"
 refused "--presets $dir/empty.json: not JSON" memory --presets "$dir/empty.json" --model llama-3-8b
 
-echo "side files: symlink loops, special files, empty databases, numbers past a double, peaks out of range and unnamed profile-file errors refused"
+# A UTF-8 byte-order mark (what editors on Windows write first) is skipped by every reader.
+bom() { printf '\xef\xbb\xbf' | cat - "$1" >"$2"; }
+accepted() {
+  timeout 60 "$kvbench" "$@" >/dev/null 2>"$err" || fail "$* : exit $?, expected 0"
+}
+bom "$dir/base.csv" "$dir/bom.csv"
+bom "$dir/base.json" "$dir/bom.json"
+accepted compare "$dir/base.csv" "$dir/bom.csv"
+accepted compare "$dir/base.json" "$dir/bom.json"
+accepted merge "$dir/bom.csv" -o "$dir/bom-merged.json"
+cp "$dir/bom.csv" "$dir/bom-resume.csv"
+accepted sweep "${run[@]}" -o "$dir/bom-resume.csv" --resume
+bom "$dir/lab.txt" "$dir/bom-lab.txt"
+accepted "${plan[@]}" "$dir/bom-lab.txt"
+bom "$dir/hardware.json" "$dir/bom-hardware.json"
+accepted "${plan[@]}" "$dir/bom-hardware.json"
+bom "$dir/presets.json" "$dir/bom-presets.json"
+accepted memory --presets "$dir/bom-presets.json" --model llama-3-8b
+bom "$dir/config.json" "$dir/bom-config.json"
+accepted memory --model-config "$dir/bom-config.json" --params 8B
+bom "$dir/roofline.json" "$dir/bom-roofline.json"
+accepted sweep -n 16 --dry-run --roofline "$dir/bom-roofline.json"
+
+echo "side files: symlink loops, special files, empty databases, numbers past a double, peaks out of range and unnamed profile-file errors refused; byte-order marks skipped"

@@ -47,7 +47,11 @@ std::string read_input_file(const std::filesystem::path& path) {
     std::ostringstream text;
     text << in.rdbuf();
     if (in.bad()) throw InputFileError("cannot read the file");
-    return text.str();
+    std::string whole = std::move(text).str();
+    // Editors on Windows open UTF-8 files with a byte-order mark: skipped, so the first column,
+    // key or brace is read as written (it was "\ufeffpath", and a JSON report read as CSV).
+    if (whole.starts_with(utf8_byte_order_mark)) whole.erase(0, utf8_byte_order_mark.size());
+    return whole;
 }
 
 }  // namespace kvbench

@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace kvbench {
 
@@ -33,7 +34,9 @@ bool input_path_exists(const std::filesystem::path& path);
 // or a path that does not resolve. Never blocks: it only asks the file system.
 bool is_regular_input(const std::filesystem::path& path);
 
-// The whole of `path`. Throws InputFileError where it is missing, not a regular file (a FIFO
+inline constexpr std::string_view utf8_byte_order_mark = "\xEF\xBB\xBF";
+
+// The whole of `path`, without a leading UTF-8 byte-order mark. Throws InputFileError where it is missing, not a regular file (a FIFO
 // would block the read, /dev/zero never end it), larger than max_input_file_bytes, or cannot
 // be read.
 std::string read_input_file(const std::filesystem::path& path);
