@@ -119,6 +119,16 @@ printf 'name = lab\nbw = 2TB/s\nmem = 64GB\n' >"$dir/lab.txt"
 : >"$dir/empty.json"
 refused "--presets $dir/empty.json: not JSON" memory --presets "$dir/empty.json" --model llama-3-8b
 
+# Two presets one case apart: --model reads names in any case, so the file is refused, naming both.
+/usr/bin/python3 -c '
+import json, sys
+presets = json.load(open(sys.argv[1]))
+twin = dict(presets["models"][0], name="LLAMA-3-8B")
+presets["models"].append(twin)
+json.dump(presets, open(sys.argv[2], "w"))' "$dir/presets.json" "$dir/presets-case.json" || fail "making presets-case.json"
+refused "model 'LLAMA-3-8B': field 'name': differs from model 'llama-3-8b' only in case" \
+  memory --presets "$dir/presets-case.json" --model llama-3-8b
+
 # A UTF-8 byte-order mark (what editors on Windows write first) is skipped by every reader.
 bom() { printf '\xef\xbb\xbf' | cat - "$1" >"$2"; }
 accepted() {

@@ -78,6 +78,18 @@ TEST_CASE("a broken hardware file names the file, the profile and the field") {
     CHECK(parse(head + R"("memory_gb": 80, "bandwidth_gb_per_s": 1, "peak_tflops": {"f32": 1, "bf16": 2, "fp8": null}}]})") ==
           "hw.json: profile 'x': field 'peak_tflops.int8': missing (null if not published)");
     CHECK(parse("[]") == "hw.json: must be an object with a \"profiles\" array");
+    // --hardware reads a name in any case: two profiles one case apart would leave it to the order.
+    const std::string record = R"({"name": "NAME", "description": "d", "kind": "gpu", "status": "sourced", )"
+                               R"("memory_gb": 80, "bandwidth_gb_per_s": 1, "peak_tflops": {"f32": 1, "bf16": 2, )"
+                               R"("fp8": null, "int8": null}})";
+    const auto named = [&record](const std::string& name) {
+        return std::string(record).replace(record.find("NAME"), 4, name);
+    };
+    CHECK(parse(R"({"profiles": [)" + named("lab") + "," + named("LAB") + "]}") ==
+          "hw.json: profile 'LAB': field 'name': differs from profile 'lab' only in case, and --hardware reads names "
+          "in any case");
+    CHECK(parse(R"({"profiles": [)" + named("lab") + "," + named("lab") + "]}") ==
+          "hw.json: profile 'lab': field 'name': appears twice");
 }
 
 TEST_CASE("--hardware reads a name or bw, flops and mem in the project's units") {

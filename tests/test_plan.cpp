@@ -311,6 +311,11 @@ TEST_CASE("a broken preset file names the file, the model and the field") {
     const std::string record = one_record(good_fields);
     const std::string twice = record.substr(0, record.size() - 2) + "," + record.substr(12, record.size() - 14) + "]}";
     CHECK(preset_error(twice).find("'name': appears twice") != std::string::npos);
+    // --model reads a name in any case: tiny and TINY would leave the choice to the order.
+    const std::string one_case_apart = record.substr(0, record.size() - 2) + "," +
+                                       record.substr(12, record.size() - 14).replace(10, 4, "TINY") + "]}";
+    CHECK(preset_error(one_case_apart).find("model 'TINY': field 'name': differs from model 'tiny' only in case") !=
+          std::string::npos);
     CHECK(preset_error("{\"models\": [").find("my-models.json: not JSON") != std::string::npos);
 }
 

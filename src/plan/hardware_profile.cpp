@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <set>
 
 namespace kvbench {
 
@@ -125,13 +124,20 @@ std::vector<HardwareProfile> parse_hardware_profiles(std::string_view json_text,
         throw ConfigError(fmt::format("{}: must be an object with a \"profiles\" array", file_name));
     }
     std::vector<HardwareProfile> profiles;
-    std::set<std::string> names;
     std::size_t index = 0;
     for (const json& record : document["profiles"]) {
         ++index;
         HardwareProfile profile = parse_profile(record, ProfileContext{file_name, fmt::format("#{}", index)});
-        if (!names.insert(profile.name).second) {
-            ProfileContext{file_name, fmt::format("'{}'", profile.name)}.fail("name", "appears twice");
+        // --hardware reads a name in any case (find_hardware).
+        for (const HardwareProfile& earlier : profiles) {
+            if (equal_ignoring_case(earlier.name, profile.name)) {
+                ProfileContext{file_name, fmt::format("'{}'", profile.name)}.fail(
+                    "name", earlier.name == profile.name
+                                ? "appears twice"
+                                : fmt::format("differs from profile '{}' only in case, and --hardware reads names in "
+                                              "any case",
+                                              earlier.name));
+            }
         }
         profiles.push_back(std::move(profile));
     }

@@ -1,6 +1,7 @@
 // Parsing and checking kvbench's preset file (data/models.json).
 #include "kvbench/plan/model_preset.hpp"
 
+#include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/files/json_unique_keys.hpp"
 
@@ -10,7 +11,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <set>
 
 namespace kvbench {
 
@@ -163,14 +163,21 @@ std::vector<ModelPreset> parse_presets(std::string_view json_text, std::string_v
         throw ConfigError(fmt::format("{}: must be an object with a \"models\" array", file_name));
     }
     std::vector<ModelPreset> presets;
-    std::set<std::string> names;
     std::size_t index = 0;
     for (const json& record : document["models"]) {
         ++index;
         const RecordContext context{file_name, fmt::format("#{}", index)};
         ModelPreset preset = parse_preset(record, context);
-        if (!names.insert(preset.name).second) {
-            RecordContext{file_name, fmt::format("'{}'", preset.name)}.fail("name", "appears twice");
+        // --model reads a name in any case, so names one case apart would leave the choice to the order.
+        for (const ModelPreset& earlier : presets) {
+            if (equal_ignoring_case(earlier.name, preset.name)) {
+                RecordContext{file_name, fmt::format("'{}'", preset.name)}.fail(
+                    "name", earlier.name == preset.name
+                                ? "appears twice"
+                                : fmt::format("differs from model '{}' only in case, and --model reads names in any "
+                                              "case",
+                                              earlier.name));
+            }
         }
         presets.push_back(std::move(preset));
     }
