@@ -129,6 +129,17 @@ json.dump(presets, open(sys.argv[2], "w"))' "$dir/presets.json" "$dir/presets-ca
 refused "model 'LLAMA-3-8B': field 'name': differs from model 'llama-3-8b' only in case" \
   memory --presets "$dir/presets-case.json" --model llama-3-8b
 
+# A field out of range is blamed, not --seq or a field read after it.
+edit "$dir/presets.json" params 18446744073709551615 "$dir/presets-params.json"
+refused "model 'llama-3-8b': field 'params': must be at most 1125899906842624" \
+  memory --presets "$dir/presets-params.json" --model llama-3-8b
+edit "$dir/presets.json" heads 18446744073709551615 "$dir/presets-heads.json"
+refused "model 'llama-3-8b': field 'heads': must be at most 1073741824" \
+  memory --presets "$dir/presets-heads.json" --model llama-3-8b
+edit "$dir/config.json" hidden_size 1073741824 "$dir/config-wide.json"
+refused "config-wide.json: hidden_size 1073741824, 32 heads of 33554432 and 32 layers: one token's FLOPs or bytes" \
+  sweep --model-config "$dir/config-wide.json" -n 16 -t 1 --no-roofline --dry-run
+
 # A UTF-8 byte-order mark (what editors on Windows write first) is skipped by every reader.
 bom() { printf '\xef\xbb\xbf' | cat - "$1" >"$2"; }
 accepted() {

@@ -3,6 +3,7 @@
 #include "kvbench/plan/hf_config.hpp"
 
 #include "kvbench/engine/config.hpp"
+#include "kvbench/engine/cost_model.hpp"
 #include "kvbench/files/json_unique_keys.hpp"
 
 #include <fmt/format.h>
@@ -348,6 +349,13 @@ ModelPreset parse_hf_config(std::string_view json_text, std::string_view file_na
         validate(model_config_of(model));
     } catch (const ConfigError& error) {
         throw ConfigError(fmt::format("{}: {}", file_name, error.what()));
+    }
+    // At B = N = 1 (model_config_of's): a shape past it is the file's fault, where a sweep
+    // would say "lower --seq or --batch".
+    if (!countable(model_config_of(model))) {
+        throw ConfigError(fmt::format("{}: hidden_size {}, {} heads of {} and {} layers: one token's FLOPs or bytes "
+                                      "could pass what 64 bits hold",
+                                      file_name, model.model_dim, model.n_heads, model.head_dim, model.n_layers));
     }
     return model;
 }

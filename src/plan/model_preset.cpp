@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/engine/cost_model.hpp"
 #include "kvbench/files/json_unique_keys.hpp"
 
 #include <fmt/format.h>
@@ -28,12 +29,22 @@ struct RecordContext {
     }
 };
 
-std::uint64_t positive_integer(const json& record, std::string_view field, const RecordContext& context) {
+// The most parameters a preset may have, as --params: 2^50, a thousand times the largest model.
+constexpr std::uint64_t max_params = std::uint64_t{1} << 50;
+
+// A whole number from 1 to `max_value`. The default bound is the CLI's largest --dim, as a
+// config.json's fields have (hf_config.cpp): past it counts overflow, and the error would
+// blame --seq or a field checked later ("4 does not divide heads 18446744073709551615").
+std::uint64_t positive_integer(const json& record, std::string_view field, const RecordContext& context,
+                               std::uint64_t max_value = max_q_dim) {
     const auto it = record.find(field);
     if (it == record.end()) context.fail(field, "missing");
     if (!it->is_number_integer()) context.fail(field, fmt::format("must be a whole number, not {}", it->dump()));
     if (!it->is_number_unsigned() || it->get<std::uint64_t>() == 0) {
         context.fail(field, fmt::format("must be at least 1, not {}", it->dump()));
+    }
+    if (it->get<std::uint64_t>() > max_value) {
+        context.fail(field, fmt::format("must be at most {}, not {}", max_value, it->dump()));
     }
     return it->get<std::uint64_t>();
 }
@@ -48,11 +59,15 @@ double positive_real(const json& record, std::string_view field, double otherwis
     return it->get<double>();
 }
 
-// An optional count: absent is 0.
-std::uint64_t whole_number(const json& record, std::string_view field, const RecordContext& context) {
+// An optional count from 0 to `max_value`: absent is 0.
+std::uint64_t whole_number(const json& record, std::string_view field, const RecordContext& context,
+                           std::uint64_t max_value) {
     const auto it = record.find(field);
     if (it == record.end()) return 0;
     if (!it->is_number_unsigned()) context.fail(field, fmt::format("must be a whole number, not {}", it->dump()));
+    if (it->get<std::uint64_t>() > max_value) {
+        context.fail(field, fmt::format("must be at most {}, not {}", max_value, it->dump()));
+    }
     return it->get<std::uint64_t>();
 }
 
@@ -77,12 +92,12 @@ ModelPreset parse_preset(const json& record, const RecordContext& numbered) {
     preset.source = text_field(*source, "repo", context, "source.repo") + "/" +
                     text_field(*source, "file", context, "source.file");
 
-    preset.n_layers = positive_integer(record, "layers", context);
+    preset.n_layers = positive_integer(record, "layers", context, max_layers);
     preset.model_dim = positive_integer(record, "hidden_size", context);
     preset.n_heads = positive_integer(record, "heads", context);
     preset.n_kv_heads = positive_integer(record, "kv_heads", context);
     preset.head_dim = positive_integer(record, "head_dim", context);
-    preset.n_params = positive_integer(record, "params", context);
+    preset.n_params = positive_integer(record, "params", context, max_params);
     if (preset.n_heads % preset.n_kv_heads != 0) {
         context.fail("kv_heads", fmt::format("{} does not divide heads {}", preset.n_kv_heads, preset.n_heads));
     }
@@ -107,7 +122,7 @@ ModelPreset parse_preset(const json& record, const RecordContext& numbered) {
         preset.attention_sinks = sinks->get<bool>();
     }
     if (const auto ffn = record.find("ffn_dim"); ffn != record.end() && !ffn->is_null()) {
-        preset.ffn_dim = positive_integer(record, "ffn_dim", context);
+        preset.ffn_dim = positive_integer(record, "ffn_dim", context, max_ffn_dim);
     }
     if (const auto mla = record.find("mla"); mla != record.end()) {
         if (!mla->is_object()) context.fail("mla", "must be an object {\"kv_lora_rank\": ..., ...}");
@@ -123,11 +138,11 @@ ModelPreset parse_preset(const json& record, const RecordContext& numbered) {
     if (const auto experts = record.find("experts"); experts != record.end()) {
         if (!experts->is_object()) context.fail("experts", "must be an object {\"routed\": ..., \"active\": ...}");
         const RecordContext inner{context.file_name, context.model + " experts"};
-        preset.moe.n_experts = positive_integer(*experts, "routed", inner);
-        preset.moe.n_active = positive_integer(*experts, "active", inner);
-        preset.moe.expert_dim = positive_integer(*experts, "dim", inner);
-        preset.moe.n_shared = whole_number(*experts, "shared", inner);
-        preset.moe.n_dense_layers = whole_number(*experts, "dense_layers", inner);
+        preset.moe.n_experts = positive_integer(*experts, "routed", inner, max_experts);
+        preset.moe.n_active = positive_integer(*experts, "active", inner, max_experts);
+        preset.moe.expert_dim = positive_integer(*experts, "dim", inner, max_ffn_dim);
+        preset.moe.n_shared = whole_number(*experts, "shared", inner, max_experts);
+        preset.moe.n_dense_layers = whole_number(*experts, "dense_layers", inner, max_layers);
         if (preset.moe.n_active > preset.moe.n_experts) {
             inner.fail("active", fmt::format("{} is more than the {} routed experts", preset.moe.n_active,
                                              preset.moe.n_experts));
@@ -144,6 +159,12 @@ ModelPreset parse_preset(const json& record, const RecordContext& numbered) {
         validate(model_config_of(preset));
     } catch (const ConfigError& error) {
         context.fail("(shape)", error.what());
+    }
+    // At B = N = 1 (model_config_of's): a shape past it is the file's fault, not --seq's.
+    if (!countable(model_config_of(preset))) {
+        context.fail("(shape)", fmt::format("hidden_size {}, {} heads of {} and {} layers: one token's FLOPs or bytes "
+                                            "could pass what 64 bits hold",
+                                            preset.model_dim, preset.n_heads, preset.head_dim, preset.n_layers));
     }
     return preset;
 }
