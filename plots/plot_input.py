@@ -33,7 +33,9 @@ def read_text(path):
     if pathlib.Path(path).exists() and not pathlib.Path(path).is_file() and not pathlib.Path(path).is_dir():
         raise BadInput(f"cannot read {path}: not a regular file (a FIFO, device or socket)")
     try:
-        with open(path, newline="") as f:
+        # utf-8-sig: a leading byte-order mark, as editors on Windows write, is skipped, as
+        # kvbench's own readers skip it (docs/cli.md, "Input files").
+        with open(path, newline="", encoding="utf-8-sig") as f:
             return f.read()
     except OSError as error:
         raise BadInput(f"cannot read {path}: {error.strerror}") from error

@@ -64,6 +64,10 @@ out=$("${plot[@]}" "$dir/formats.csv" --figures formats 2>&1) || fail "plotting 
 check_png "$dir/formats-formats.png"
 grep -q "formats-formats.png: 3 series: f32 cached; q8_0 cached; q4_0 cached" <<<"$out" || fail "formats not keyed: $out"
 grep -q "other point" <<<"$out" && fail "one point's formats said to leave others out: $out"
+# A CSV saved with a byte-order mark plots as the same CSV without one, as kvbench reads it.
+printf '\xef\xbb\xbf' | cat - "$dir/formats.csv" >"$dir/bom.csv"
+out=$("${plot[@]}" "$dir/bom.csv" --figures formats 2>&1) || fail "a CSV with a byte-order mark was refused: $out"
+check_png "$dir/bom-formats.png"
 # Two points in several formats: one is drawn, and the other is said to be left out.
 "$kvbench" sweep -n 32,64 -d 64 --heads 4 -g 2 --cache-state warm -t 1 -r 2 -w 0 --paths cached --kv-dtype f32,q8_0 \
   --format csv -o "$dir/formats2.csv" >/dev/null 2>&1 || fail "kvbench sweep of two points failed"
