@@ -67,7 +67,7 @@ ResultFile read_side(const CompareCliOptions& options, const std::string& text, 
         try {
             return read_selected_runs(ResultsDatabase::open_for_reading(path), selector);
         } catch (const std::runtime_error& error) {
-            throw ConfigError(fmt::format("--db {}: {}", path, error.what()));
+            throw ConfigError(database_read_error(path, error.what()));
         }
     }
     // Not std::filesystem::exists(text): it throws on a symlink loop, which read_result_file names.

@@ -142,7 +142,7 @@ int run_history_command(const HistoryCliOptions& options) {
     try {
         history = read_history(ResultsDatabase::open_for_reading(path), query);
     } catch (const std::runtime_error& error) {
-        throw ConfigError(fmt::format("--db {}: {}", path, error.what()));
+        throw ConfigError(database_read_error(path, error.what()));
     }
     const OutputStreams streams(plan);
     std::vector<std::string> written;

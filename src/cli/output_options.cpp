@@ -148,6 +148,11 @@ std::optional<std::string> default_database() {
     return std::string(configured);
 }
 
+std::string database_read_error(const std::string& path, const std::string& what) {
+    if (what.starts_with(path + ":") || what.starts_with(path + " ")) return fmt::format("--db {}", what);
+    return fmt::format("--db {}: {}", path, what);
+}
+
 std::vector<OutputTarget> OutputPlan::files() const {
     std::vector<OutputTarget> targets;
     if (file) targets.push_back({format, *file});

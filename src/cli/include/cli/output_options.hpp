@@ -31,6 +31,10 @@ inline constexpr const char* database_variable = "KVBENCH_DB";
 // $KVBENCH_DB, when it is set and not empty.
 std::optional<std::string> default_database();
 
+// A failure to read the database at path, as the line `--db PATH: what`; a `what` that starts
+// with the path (the database's own messages do) does not get it twice.
+std::string database_read_error(const std::string& path, const std::string& what);
+
 struct OutputPlan {
     OutputFormat format = OutputFormat::table;  // of -o FILE, or of stdout without one
     std::optional<std::string> file;            // -o FILE; unset: the report goes to stdout
