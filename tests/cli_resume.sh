@@ -76,4 +76,66 @@ grep -q "4 of 4 points already in" "$err" || fail "the json rows were not reused
 run_only='"timestamp"|"command_line"'
 diff <(grep -Ev "$run_only" "$json.before") <(grep -Ev "$run_only" "$json") >/dev/null ||
   fail "the resumed json changed: $(diff <(grep -Ev "$run_only" "$json.before") <(grep -Ev "$run_only" "$json") | head -5)"
+# 7. A kept row keeps the provenance it was measured with, byte for byte, in every format; the
+#    new rows carry the resume's (and a SQL script holds only them, as a database would).
+small=(sweep -d 64 --heads 4 -g 4 -r 2 -w 0 --cache-state warm -t 1 --no-roofline -q)
+for format in csv json jsonl; do
+  kept="$dir/kept.$format"
+  rm -f "$kept" "$kept.sql"
+  "$kvbench" "${small[@]}" -n 16 -o "$kept" 2>"$err" || fail "$format: first run: exit $?"
+  /usr/bin/python3 - "$kept" "$format" <<'PY' || fail "$format: stamping the first run's provenance"
+import json, sys
+path, fmt = sys.argv[1], sys.argv[2]
+old = {"timestamp": "2020-01-02T03:04:05Z", "command_line": 'kvbench sweep -n 16 -o "first, run"', "shard": "1/1"}
+if fmt == "csv":
+    import csv
+    rows = list(csv.reader(open(path)))
+    for row in rows[1:]:
+        for column, value in old.items(): row[rows[0].index(column)] = value
+    csv.writer(open(path, "w"), lineterminator="\n").writerows(rows)
+elif fmt == "json":
+    report = json.load(open(path))
+    report["environment"].update(old)
+    open(path, "w").write(json.dumps(report, indent=2) + "\n")
+else:  # edited in place, so that the rest of each line stays as kvbench wrote it
+    import re
+    text = open(path).read()
+    for column, value in old.items():
+        text = re.sub(r'"%s":"(?:[^"\\]|\\.)*"' % column, lambda m: '"%s":%s' % (column, json.dumps(value)), text)
+    open(path, "w").write(text)
+PY
+  cp "$kept" "$kept.before"
+  "$kvbench" "${small[@]}" -n 16,32 -o "$kept" --export "sql:$kept.sql" --resume 2>"$err" || fail "$format: resume: exit $?"
+  /usr/bin/python3 - "$kept" "$kept.before" "$format" <<'PY' || fail "$format: provenance after the resume"
+import json, sys
+path, before, fmt = sys.argv[1:4]
+old = {"timestamp": "2020-01-02T03:04:05Z", "command_line": 'kvbench sweep -n 16 -o "first, run"', "shard": "1/1"}
+if fmt == "csv":
+    import csv
+    table = list(csv.reader(open(path)))
+    rows = [dict(zip(table[0], r)) for r in table[1:]]
+    # Byte for byte: every line of the first run is a line of the resumed file.
+    new_lines = open(path).read().splitlines()
+    for line in open(before).read().splitlines()[1:]:
+        assert line in new_lines, f"a kept row changed: {line}"
+elif fmt == "json":
+    report = json.load(open(path))
+    rows = [{**report["environment"], **row} for row in report["rows"]]  # a row's own fields first
+else:
+    rows = [json.loads(line) for line in open(path)]
+    new_lines = open(path).read().splitlines()
+    for line in open(before).read().splitlines():
+        assert line in new_lines, f"a kept line changed: {line}"
+assert len(rows) == 4, f"{len(rows)} rows"
+for row in rows:
+    mine = {column: row.get(column) for column in old}
+    if int(row["seq"]) == 16:
+        assert mine == old, f"a kept row says {mine}"
+    else:
+        assert mine["timestamp"] != old["timestamp"] and "--resume" in mine["command_line"], f"a new row says {mine}"
+        assert mine["shard"] in ("", None), f"a new row says shard {mine['shard']}"
+PY
+  [ "$(grep -c "INSERT INTO points" "$kept.sql")" -eq 2 ] || fail "$format: the SQL script holds the kept rows"
+done
+
 echo "resumed after $((first_rows / 2)) of $n_points points: $rows rows, each point once"

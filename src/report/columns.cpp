@@ -128,6 +128,11 @@ const std::vector<EnvironmentColumn>& environment_columns() {
     return columns;
 }
 
+std::string provenance_cell(const EnvironmentColumn& column, const ResultRow& row, const Environment& env) {
+    const auto own = row.provenance.find(column.name);
+    return own == row.provenance.end() ? column.value(env) : own->second;
+}
+
 const std::vector<std::string>& csv_columns() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> all;

@@ -61,10 +61,6 @@ void write_csv_with_extra(std::ostream& out, const std::vector<ResultRow>& rows,
     for (const ExtraColumn& column : extra) header.push_back(column.name);
     for (const EnvironmentColumn& column : environment_columns()) header.emplace_back(column.name);
     write_record(out, header);
-    std::vector<std::string> environment_fields;
-    for (const EnvironmentColumn& column : environment_columns()) {
-        environment_fields.push_back(column.value(env));
-    }
     for (std::size_t i = 0; i < rows.size(); ++i) {
         std::vector<std::string> fields;
         fields.reserve(header.size());
@@ -72,7 +68,10 @@ void write_csv_with_extra(std::ostream& out, const std::vector<ResultRow>& rows,
             fields.push_back(csv_cell_text(column.value(rows[i])));
         }
         for (const ExtraColumn& column : extra) fields.push_back(csv_cell_text(column.values[i]));
-        fields.insert(fields.end(), environment_fields.begin(), environment_fields.end());
+        // A row --resume kept keeps its own provenance; a row this run measured has the run's.
+        for (const EnvironmentColumn& column : environment_columns()) {
+            fields.push_back(provenance_cell(column, rows[i], env));
+        }
         write_record(out, fields);
     }
 }

@@ -151,10 +151,18 @@ void ExportManager::write_whole(const OutputTarget& target, const ReportRows& ro
 
 // The whole run as one script, under the run's one key: loading a newer rewrite of the file
 // into a database that holds an older one is refused, never a second copy of the run.
+// Only the rows this run measured, as a database gets them: a row --resume kept is another run's.
 void ExportManager::write_sql(std::ostream& out, const ReportRows& rows, RunStatus status) const {
     RunRecord run{run_key_, plan_.command, status, "", "", env_};
     if (status != RunStatus::running) run.finished_at = utc_timestamp_now();
-    const std::pair<RunRecord, std::vector<StoredRow>> script[] = {{run, stored_rows(rows.rows, rows.extra)}};
+    ReportRows measured{{}, rows.extra};
+    for (ExtraColumn& column : measured.extra) column.values.clear();
+    for (std::size_t i = 0; i < rows.rows.size(); ++i) {
+        if (!rows.rows[i].provenance.empty()) continue;
+        measured.rows.push_back(rows.rows[i]);
+        for (std::size_t c = 0; c < rows.extra.size(); ++c) measured.extra[c].values.push_back(rows.extra[c].values[i]);
+    }
+    const std::pair<RunRecord, std::vector<StoredRow>> script[] = {{run, stored_rows(measured.rows, measured.extra)}};
     write_sql_script(out, script);
 }
 

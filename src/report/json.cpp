@@ -59,6 +59,13 @@ void write_json_with_extra(std::ostream& out, const std::vector<ResultRow>& rows
         Json j;
         for (const RowColumn& column : row_columns()) j[column.name] = cell_json(column.value(rows[i]));
         for (const ExtraColumn& column : extra) j[column.name] = cell_json(column.values[i]);
+        // A row --resume kept: the provenance that differs from the environment block, which a
+        // reader takes from the row before the block (schema.hpp's ReportCells::provenance), as
+        // kvbench merge writes a row of another run.
+        for (const EnvironmentColumn& column : environment_columns()) {
+            const std::string own = provenance_cell(column, rows[i], env);
+            if (own != column.value(env)) j[column.name] = own;
+        }
         j["samples_ns"] = rows[i].samples_ns;
         json_rows.push_back(std::move(j));
     }

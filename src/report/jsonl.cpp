@@ -25,9 +25,10 @@ void write_jsonl_with_extra(std::ostream& out, const std::vector<ResultRow>& row
         for (const RowColumn& column : row_columns()) j[column.name] = cell_json(column.value(rows[i]));
         for (const ExtraColumn& column : extra) j[column.name] = cell_json(column.values[i]);
         // Every line carries its provenance, as every CSV row does: a line read alone is reproducible.
+        // A row --resume kept keeps its own.
         for (const EnvironmentColumn& column : environment_columns()) {
             if (std::string_view(column.name) == "schema_version") continue;
-            j[column.name] = column.value(env);
+            j[column.name] = provenance_cell(column, rows[i], env);
         }
         j["samples_ns"] = rows[i].samples_ns;
         // One write per line: a reader following the file or the pipe sees whole lines.

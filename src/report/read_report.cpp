@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/config_variant.hpp"
 #include "kvbench/files/input_file.hpp"
+#include "kvbench/report/columns.hpp"
 #include "kvbench/report/schema.hpp"
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 namespace kvbench {
 
@@ -209,6 +211,11 @@ std::vector<SavedRow> read_rows(const ReportCells& report) {
             saved.git_commit = report.provenance(cells, "git_commit").value_or("");
             if (report.format != OutputFormat::csv && (saved.tool_version.empty() || saved.git_commit.empty())) {
                 throw std::runtime_error("no tool_version or git_commit");
+            }
+            // The run that measured the row: a kept row says when and how it was measured.
+            for (const EnvironmentColumn& column : environment_columns()) {
+                if (std::string_view(column.name) == "schema_version") continue;
+                saved.row.provenance[column.name] = report.provenance(cells, column.name).value_or("");
             }
             rows.push_back(std::move(saved));
         } catch (const std::exception& error) {

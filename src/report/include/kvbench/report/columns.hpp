@@ -44,6 +44,10 @@ struct ExtraColumn {
     std::vector<CellValue> values;
 };
 
+// A row's cell of a provenance column: its own (ResultRow::provenance, a row --resume kept),
+// else the run's from `env`. schema_version is always the run's: the file's layout.
+std::string provenance_cell(const EnvironmentColumn& column, const ResultRow& row, const Environment& env);
+
 // The contract columns first (contract_columns(), in their order), then the extras.
 const std::vector<RowColumn>& row_columns();
 // Follow the row columns in the CSV; the JSON writer puts the whole Environment once instead.

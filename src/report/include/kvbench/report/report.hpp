@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -59,6 +60,10 @@ struct ResultRow {
     std::optional<double> roofline_peak_gflops; // the roofline behind roofline_pct; empty without one
     std::optional<double> roofline_peak_gbps;
     std::string roofline_source = "none";       // Roofline::source, or "none"
+    // The provenance cells of a row another run measured (environment_columns() by name,
+    // schema_version aside): --resume keeps a row with the timestamp, command line, shard and
+    // build it was measured with. Empty for a row this run measured: the writers give it the run's.
+    std::map<std::string, std::string> provenance;
 };
 
 // The one place a row is built: from the point, its measurement, the options it ran with
