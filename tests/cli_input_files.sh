@@ -128,6 +128,22 @@ cmp -s "$dir/huge-seq.csv" "$dir/resume.csv" || fail "a refused --resume changed
 # A database whose latency is text, which SQLite reads as 0: no -100 % comparison.
 "$kvbench" sweep "${run[@]}" --db "$dir/runs.sqlite" -o "$dir/run1.csv" 2>"$err" || fail "first database run: exit $?"
 "$kvbench" sweep "${run[@]}" --db "$dir/runs.sqlite" -o "$dir/run2.csv" 2>"$err" || fail "second database run: exit $?"
+# A database run without rows, and a database without runs, as an empty report: merge refuses them.
+/usr/bin/python3 - "$dir" <<'PY' || fail "emptying databases"
+import shutil, sqlite3, sys
+d = sys.argv[1]
+for name, where in (("empty-run", "WHERE run_id = 2"), ("no-runs", "")):
+    shutil.copy(f"{d}/runs.sqlite", f"{d}/{name}.sqlite")
+    db = sqlite3.connect(f"{d}/{name}.sqlite")
+    db.execute(f"DELETE FROM samples WHERE point_id IN (SELECT point_id FROM points {where})")
+    db.execute(f"DELETE FROM points {where}")
+    if not where:
+        db.execute("DELETE FROM runs")
+    db.commit()
+PY
+refused "empty-run.sqlite run 2 holds no rows" merge "$dir/empty-run.sqlite" -o "$dir/merged.json"
+refused "no-runs.sqlite holds no runs" merge "$dir/base.csv" "$dir/no-runs.sqlite" -o "$dir/merged.json"
+[ ! -e "$dir/merged.json" ] || fail "a refused merge wrote its output"
 /usr/bin/python3 -c "
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])

@@ -329,9 +329,23 @@ std::vector<MergeRun> read_merge_input(const std::filesystem::path& path) {
     if (is_sqlite_file(path)) {
         try {
             const ResultsDatabase database = ResultsDatabase::open_for_reading(path);
-            for (const StoredRun& run : database.runs()) {
+            const std::vector<StoredRun> stored = database.runs();
+            if (stored.empty()) {
+                throw ConfigError(fmt::format("{} holds no runs: a database that measured nothing; leave it out of "
+                                              "the merge",
+                                              path.string()));
+            }
+            for (const StoredRun& run : stored) {
                 const std::string source = fmt::format("{} run {}", path.string(), run.id);
                 ReportCells cells = database.run_cells(run.id);
+                // As an empty report: a run stopped before its first point would leave its points
+                // (its shard's) out of the merge without a word.
+                if (cells.rows.empty()) {
+                    throw ConfigError(fmt::format("{} holds no rows (its status: {}): a shard that measured "
+                                                  "nothing; run that shard again, or leave this database out of "
+                                                  "the merge",
+                                                  source, run_status_name(run.record.status)));
+                }
                 // As a file's rows: a TEXT seq or a negative latency is no row to copy.
                 try {
                     check_report_rows(cells);
