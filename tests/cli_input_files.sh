@@ -83,6 +83,10 @@ write("dup-row.csv", rows + [rows[1]])
 write("header-only.csv", rows[:1])
 lines = open(f"{d}/base.csv").read().split("\n")
 open(f"{d}/open-quote.csv", "w").write("\n".join(lines[:2] + ['"' + lines[2]] + lines[3:]))  # a quote never closed
+text_seq = json.loads(json.dumps(report)); text_seq["rows"][1]["seq"] = str(text_seq["rows"][1]["seq"])
+open(f"{d}/text-seq.json", "w").write(json.dumps(text_seq, indent=2))  # kvbench writes "seq": 16
+text_noisy = json.loads(json.dumps(report)); text_noisy["rows"][0]["noisy"] = "false"
+open(f"{d}/text-noisy.json", "w").write(json.dumps(text_noisy, indent=2))
 empty = dict(report); empty["rows"] = []
 open(f"{d}/no-rows.json", "w").write(json.dumps(empty, indent=2))
 write("huge-seq.csv", [header] + [[("18446744073709551615" if header[i] == "seq" else c) for i, c in enumerate(r)] for r in rows[1:]])
@@ -109,6 +113,10 @@ refused 'row 1: column latency_us_median: .22.\\x00797. is not a time' compare "
 refused "open-quote.csv cannot be compared: row 2: a quoted field is not closed" compare "$dir/base.csv" "$dir/open-quote.csv"
 refused "seq-abc.csv is not a kvbench report: row 2: column seq: 'abc' is not a whole number" merge "$dir/base.csv" "$dir/seq-abc.csv" -o "$dir/merged.json"
 refused "row 5 repeats row 1" merge "$dir/dup-row.csv" -o "$dir/merged.json"
+refused 'text-seq.json cannot be compared: row 2: column seq: "16" is a JSON string, not a JSON number' compare "$dir/base.json" "$dir/text-seq.json"
+refused 'text-seq.json is not a kvbench report: row 2: column seq: "16" is a JSON string' merge "$dir/text-seq.json" -o "$dir/merged.json"
+refused 'row 2: column seq: "16" is a JSON string' plan --model llama-3-8b --hardware h100-sxm --tpot 50ms --calibrate "$dir/text-seq.json"
+refused 'row 1: column noisy: "false" is a JSON string, not true or false' compare "$dir/base.json" "$dir/text-noisy.json"
 refused "header-only.csv holds no rows" merge "$dir/base.csv" "$dir/header-only.csv" -o "$dir/merged.json"
 refused "no-rows.json holds no rows" merge "$dir/no-rows.json" -o "$dir/merged.json"
 refused "row 1: column kv_bytes: 999999999 is more than the step's bytes" plan --model llama-3-8b --hardware h100-sxm --tpot 50ms --calibrate "$dir/kv-above-bytes.csv"

@@ -2,6 +2,7 @@
 #include "kvbench/report/schema.hpp"
 
 #include "kvbench/files/json_unique_keys.hpp"
+#include "kvbench/report/database_schema.hpp"
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace kvbench {
 
@@ -91,6 +93,30 @@ void check_schema_version(const nlohmann::json& object) {
     }
 }
 
+// kvbench writes a count or a figure as a JSON number, a flag as true or false and a word as a
+// string (cell_json.hpp); a row's column of another JSON type ("seq": "16") was written by
+// another tool, though its text would read as the cell. null is an absent cell.
+void check_json_type(const std::string& column, const nlohmann::json& value, std::size_t number) {
+    const std::optional<ColumnType> type = point_column_type(column);
+    if (!type || value.is_null()) return;  // provenance, or a column of another tool
+    const auto [fits, what] = [&]() -> std::pair<bool, const char*> {
+        switch (*type) {
+        case ColumnType::integer:
+        case ColumnType::real:
+        case ColumnType::latency_us: return {value.is_number(), "a JSON number"};
+        case ColumnType::boolean: return {value.is_boolean(), "true or false"};
+        case ColumnType::text: return {value.is_string(), "a JSON string"};
+        }
+        return {true, ""};
+    }();
+    if (!fits) {
+        std::string shown = value.dump();
+        if (shown.size() > 40) shown = shown.substr(0, 37) + "...";  // an array or object of any length
+        bad_row(number, fmt::format("column {}: {} is a JSON {}, not {} as kvbench writes it", column,
+                                    printable(shown), value.type_name(), what));
+    }
+}
+
 ReportCellRow read_json_row(const nlohmann::json& object, std::size_t number, ReportCells& report) {
     if (!object.is_object()) bad_row(number, "not a JSON object");
     if (object.size() > max_report_columns) bad_row(number, fmt::format("{} keys, more than any kvbench report's row has", object.size()));
@@ -98,6 +124,7 @@ ReportCellRow read_json_row(const nlohmann::json& object, std::size_t number, Re
     row.number = number;
     for (const auto& [name, value] : object.items()) {
         if (name == "samples_ns") continue;
+        check_json_type(current_column_name(name), value, number);
         add_column(report, current_column_name(name));
         set_cell(row, name, json_text(value));
     }
