@@ -78,6 +78,7 @@ cell("min-above.csv", "latency_us_min", "1000", 1)
 cell("threads-max.csv", "threads", "18446744073709551615", 1)
 cell("prefix-max.csv", "shared_prefix", "18446744073709551615", 1)
 cell("kv-above-bytes.csv", "kv_bytes", "999999999", 1)
+cell("peak-gflops-huge.csv", "roofline_peak_gflops", "1e308", 1)
 cell("nul-median.csv", "latency_us_median", "22." + chr(0) + "797", 1)
 write("dup-row.csv", rows + [rows[1]])
 write("header-only.csv", rows[:1])
@@ -110,6 +111,7 @@ refused "seq-0.csv cannot be compared: row 1: column seq: '0' is not a whole num
 refused "row 1: column kv_dtype: 'f99' is not a KV type" compare "$dir/base.csv" "$dir/kv-f99.csv"
 refused "row 1: column cache_state: 'lukewarm' is not warm or cold" compare "$dir/base.csv" "$dir/lukewarm.csv"
 refused 'row 1: column latency_us_median: .22.\\x00797. is not a time' compare "$dir/base.csv" "$dir/nul-median.csv"
+refused "row 1: column roofline_peak_gflops: '1e308' is not a peak from 0.001 to 1e+12 GFLOP/s" compare "$dir/base.csv" "$dir/peak-gflops-huge.csv"
 refused "open-quote.csv cannot be compared: row 2: a quoted field is not closed" compare "$dir/base.csv" "$dir/open-quote.csv"
 refused "seq-abc.csv is not a kvbench report: row 2: column seq: 'abc' is not a whole number" merge "$dir/base.csv" "$dir/seq-abc.csv" -o "$dir/merged.json"
 refused "row 5 repeats row 1" merge "$dir/dup-row.csv" -o "$dir/merged.json"

@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/kv_dtype.hpp"
 #include "kvbench/engine/weight_dtype.hpp"
+#include "kvbench/measure/roofline_bounds.hpp"
 #include "kvbench/report/database_schema.hpp"
 
 #include <fmt/format.h>
@@ -157,11 +158,16 @@ void check_cells(const ReportCellRow& row, bool has_median_column) {
     const std::optional<std::string> median_text = row.cell("latency_us_median");
     // A file without the column is refused by its reader, as one without any contract column.
     if (!median_text && has_median_column) throw std::runtime_error("column latency_us_median is missing or empty");
-    for (const char* column : {"roofline_peak_gflops", "roofline_peak_gb_per_s"}) {
-        if (const std::optional<std::string> peak = row.cell(column); peak && !(number_of(*peak) > 0)) {
-            bad_cell(column, *peak, "a peak above 0");
+    // A peak no machine has (1e-300 or 1e308 GB/s) puts roofline_pct at 0 or past any bound, and
+    // --calibrate would fit on it: the bounds of a roofline file's peaks (roofline_bounds.hpp).
+    const auto peak_within = [&](const char* column, double low, double high, const char* unit) {
+        const std::optional<std::string> peak = row.cell(column);
+        if (peak && !(number_of(*peak) >= low && number_of(*peak) <= high)) {
+            bad_cell(column, *peak, fmt::format("a peak from {:g} to {:g} {}", low, high, unit));
         }
-    }
+    };
+    peak_within("roofline_peak_gflops", min_peak_gflops, max_peak_gflops, "GFLOP/s");
+    peak_within("roofline_peak_gb_per_s", min_peak_gbps, max_peak_gbps, "GB/s");
 }
 
 // A row compares by its median and its samples: a median that its own range or samples
