@@ -7,6 +7,7 @@
 #include "kvbench/files/json_unique_keys.hpp"
 #include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/measure/environment.hpp"
+#include "kvbench/measure/roofline_bounds.hpp"
 #include "kvbench/engine/page_aligned.hpp"
 
 #include <fmt/format.h>
@@ -295,8 +296,8 @@ Roofline load_roofline(const std::filesystem::path& path) {
             "roofline file '{}' is corrupt: peak_gflops {} and peak_gbps {} must be positive",
             path.string(), roofline.peak_gflops, roofline.peak_gbps));
     }
-    // --hardware's bounds (docs/hardware.md): 1e-6 to 1e9 GB/s, 1e-6 to 1e9 TFLOP/s. Past them no
-    // machine is near, and a step's bound would round to 0 % of it or run to 10^300 hours.
+    // roofline_bounds.hpp's, --hardware's (docs/hardware.md). Past them no machine is near, and a
+    // step's bound would round to 0 % of it or run to 10^300 hours.
     const auto check_peak = [&path](const char* field, double value, double low, double high, const char* unit) {
         if (value < low || value > high) {
             throw std::runtime_error(fmt::format("roofline file '{}' is corrupt: {} {} is out of range: it must be "
@@ -304,8 +305,8 @@ Roofline load_roofline(const std::filesystem::path& path) {
                                                  path.string(), field, value, low, high, unit));
         }
     };
-    check_peak("peak_gbps", roofline.peak_gbps, 1e-6, 1e9, "GB/s");
-    check_peak("peak_gflops", roofline.peak_gflops, 1e-3, 1e12, "GFLOP/s");
+    check_peak("peak_gbps", roofline.peak_gbps, min_peak_gbps, max_peak_gbps, "GB/s");
+    check_peak("peak_gflops", roofline.peak_gflops, min_peak_gflops, max_peak_gflops, "GFLOP/s");
     return roofline;
 }
 
