@@ -34,7 +34,7 @@ def read_text(path):
         raise BadInput(f"cannot read {path}: not a regular file (a FIFO, device or socket)")
     try:
         # utf-8-sig: a leading byte-order mark, as editors on Windows write, is skipped, as
-        # kvbench's own readers skip it (docs/cli.md, "Input files").
+        # kvbench's own readers skip it (docs/cli.md, "Behaviour you can rely on").
         with open(path, newline="", encoding="utf-8-sig") as f:
             return f.read()
     except OSError as error:
