@@ -28,9 +28,12 @@ SheetCell null_cell() { return {nullptr, "-"}; }
 
 namespace {
 
+// A real with six significant figures, as the sweep's CSV prints its reals (docs/csv.md#format):
+// a model's estimate is not more accurate than that, and 0.1137448448 s read as a measurement.
 std::string csv_text(const nlohmann::ordered_json& value) {
     if (value.is_null()) return "";
     if (value.is_string()) return value.get<std::string>();
+    if (value.is_number_float()) return fmt::format("{:.6g}", value.get<double>());
     return value.dump();
 }
 
