@@ -129,15 +129,8 @@ std::vector<HardwareProfile> parse_hardware_profiles(std::string_view json_text,
         ++index;
         HardwareProfile profile = parse_profile(record, ProfileContext{file_name, fmt::format("#{}", index)});
         // --hardware reads a name in any case (find_hardware).
-        for (const HardwareProfile& earlier : profiles) {
-            if (equal_ignoring_case(earlier.name, profile.name)) {
-                ProfileContext{file_name, fmt::format("'{}'", profile.name)}.fail(
-                    "name", earlier.name == profile.name
-                                ? "appears twice"
-                                : fmt::format("differs from profile '{}' only in case, and --hardware reads names in "
-                                              "any case",
-                                              earlier.name));
-            }
+        if (const auto clash = name_clash(profiles, profile.name, "profile", "--hardware")) {
+            ProfileContext{file_name, fmt::format("'{}'", profile.name)}.fail("name", *clash);
         }
         profiles.push_back(std::move(profile));
     }

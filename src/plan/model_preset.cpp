@@ -189,16 +189,9 @@ std::vector<ModelPreset> parse_presets(std::string_view json_text, std::string_v
         ++index;
         const RecordContext context{file_name, fmt::format("#{}", index)};
         ModelPreset preset = parse_preset(record, context);
-        // --model reads a name in any case, so names one case apart would leave the choice to the order.
-        for (const ModelPreset& earlier : presets) {
-            if (equal_ignoring_case(earlier.name, preset.name)) {
-                RecordContext{file_name, fmt::format("'{}'", preset.name)}.fail(
-                    "name", earlier.name == preset.name
-                                ? "appears twice"
-                                : fmt::format("differs from model '{}' only in case, and --model reads names in any "
-                                              "case",
-                                              earlier.name));
-            }
+        // --model reads a name in any case (find_preset).
+        if (const auto clash = name_clash(presets, preset.name, "model", "--model")) {
+            RecordContext{file_name, fmt::format("'{}'", preset.name)}.fail("name", *clash);
         }
         presets.push_back(std::move(preset));
     }
