@@ -3,6 +3,7 @@
 // not change a result, only when they arrive, so this checks the schedule itself.
 #include "kernels/attention_types.hpp"
 #include "kernels/block_prefetcher.hpp"
+#include "kernels/intel_cpu.hpp"
 #include "kernels/prefetch_plan.hpp"
 
 #include "kvbench/engine/kernel_isa.hpp"
@@ -101,6 +102,19 @@ TEST_CASE("without AVX-512 the plans spread, all but int8's; with it none does")
     }
 }
 
+TEST_CASE("on Intel, f32 and 16-bit paged caches take the build's parts whatever their blocks' length") {
+    // tuning.hpp's wide_paged_parts_on_intel, measured on an Intel Xeon (none in the portable
+    // build); the byte formats lost with it there and keep paged_pieces' rule.
+    for (const KvDtype stored : {KvDtype::f32, KvDtype::f16, KvDtype::bf16, KvDtype::int8, KvDtype::e4m3,
+                                 KvDtype::e5m2, KvDtype::q8_0, KvDtype::q4_0}) {
+        INFO("stored=" << static_cast<int>(stored));
+        const bool wide = stored == KvDtype::f32 || stored == KvDtype::f16 || stored == KvDtype::bf16;
+        const std::size_t parts = wide && on_intel_cpu() ? tuning.prefetch.wide_paged_parts_on_intel : 0;
+        CHECK(block_prefetch_plan(stored).paged_parts == parts);
+        CHECK(block_prefetch_plan(stored, true).paged_parts == parts);
+    }
+}
+
 TEST_CASE("more lines than calls are requested a few at every call until none is left") {
     const Cache cache(64, 128, 128);
     const std::size_t lines = 16 * 128 / line_floats;  // 128 lines over 60 calls: 3 a call
@@ -140,8 +154,9 @@ TEST_CASE("a paged cache's lines are requested once each, before their block, se
     constexpr std::size_t row_bytes = head_dim * sizeof(float);
     constexpr std::size_t block_keys = 32;
     constexpr std::size_t n_ctx = 300;
-    for (const std::size_t positions : {8u, 16u, 24u, 32u, 100u, 128u}) {
-        INFO("cache blocks of " << positions);
+    for (const std::size_t positions : {8u, 16u, 24u, 32u, 100u, 128u})
+    for (const std::size_t plan_parts : {0u, 3u}) {
+        INFO("cache blocks of " << positions << ", the plan's parts " << plan_parts);
         const std::size_t n_blocks = (n_ctx + positions - 1) / positions;
         std::vector<std::uint32_t> table(n_blocks);
         for (std::size_t i = 0; i < n_blocks; ++i) table[i] = static_cast<std::uint32_t>((i * 7 + 3) % n_blocks);
@@ -159,15 +174,21 @@ TEST_CASE("a paged cache's lines are requested once each, before their block, se
         };
         const std::uintptr_t value_offset =
             reinterpret_cast<std::uintptr_t>(values.data) - reinterpret_cast<std::uintptr_t>(keys.data);
-        const std::size_t parts = BlockPrefetcher::paged_parts(positions, block_keys);
-        CHECK(parts == (positions <= block_keys ? std::max<std::size_t>(1, tuning.prefetch.paged_pieces /
-                                                                                ((block_keys + positions - 1) / positions))
-                                                : 1));
+        const std::size_t parts = BlockPrefetcher::paged_parts(positions, block_keys, plan_parts);
+        const std::size_t runs = positions >= block_keys ? 1 : (block_keys + positions - 1) / positions;
+        CHECK(parts == (plan_parts != 0 ? std::max<std::size_t>(
+                                              1, std::min(plan_parts, tuning.prefetch.wide_paged_max_pieces / runs))
+                        : positions <= block_keys ? std::max<std::size_t>(1, tuning.prefetch.paged_pieces / runs)
+                                                  : 1));
+        if (plan_parts != 0 && tuning.prefetch.wide_paged_max_pieces != 0) {
+            CHECK(parts * runs <= std::max(runs, tuning.prefetch.wide_paged_max_pieces));
+        }
         // The kernel's loop: during the block at t0, the pieces from the next block on.
         std::map<std::uintptr_t, std::size_t> requested_in;  // line -> block computed when it was requested
         for (std::size_t t0 = 0; t0 < n_ctx; t0 += block_keys) {
             BlockPrefetcher::Pieces pieces;
-            const std::size_t n_pieces = BlockPrefetcher::paged_pieces(problem, t0 + block_keys, block_keys, pieces);
+            const std::size_t n_pieces =
+                BlockPrefetcher::paged_pieces(problem, t0 + block_keys, block_keys, plan_parts, pieces);
             std::set<std::uint32_t> cache_blocks;
             for (std::size_t i = 0; i < n_pieces; ++i) {
                 CHECK(pieces[i].value_offset == value_offset);
@@ -182,7 +203,20 @@ TEST_CASE("a paged cache's lines are requested once each, before their block, se
             // tuning's paged_pieces of them where a kernel block holds whole cache blocks.
             if (positions <= block_keys && t0 + (parts + 1) * block_keys + positions <= n_ctx) {
                 CHECK(cache_blocks.size() >= parts * block_keys / positions);
-                if (block_keys % positions == 0) CHECK(cache_blocks.size() >= tuning.prefetch.paged_pieces);
+                if (block_keys % positions == 0 && plan_parts == 0) {
+                    CHECK(cache_blocks.size() >= tuning.prefetch.paged_pieces);
+                }
+            }
+            // A part of each of `parts` kernel blocks.
+            if (t0 + (parts + 1) * block_keys <= n_ctx) {
+                std::set<std::size_t> kernel_blocks;
+                for (std::size_t i = 0; i < n_pieces; ++i) {
+                    const std::size_t row = (pieces[i].line - reinterpret_cast<std::uintptr_t>(keys.data)) / row_bytes;
+                    const std::size_t block = static_cast<std::size_t>(
+                        std::find(table.begin(), table.end(), row / positions) - table.begin());
+                    kernel_blocks.insert((block * positions + row % positions) / block_keys);
+                }
+                CHECK(kernel_blocks.size() == parts);
             }
         }
         // Every line of the keys from the block `parts` on requested, at the latest while the
@@ -215,7 +249,7 @@ TEST_CASE("a paged block's pieces are requested over the block's calls, all of t
     problem.block_positions = 16;
     BlockPrefetcher::PagedTurns turns;
     BlockPrefetcher::Pieces& pieces = turns.pieces;
-    const std::size_t n_pieces = BlockPrefetcher::paged_pieces(problem, 64, 32, pieces);
+    const std::size_t n_pieces = BlockPrefetcher::paged_pieces(problem, 64, 32, 0, pieces);
     std::size_t lines = 0;
     for (std::size_t i = 0; i < n_pieces; ++i) lines += (pieces[i].end - pieces[i].line) / 64;
     CHECK(lines == 32 * 64 / line_floats);  // one kernel block's lines, in parts of several

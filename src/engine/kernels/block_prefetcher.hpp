@@ -88,11 +88,17 @@ public:
     };
 
     // Kernel blocks whose lines start_paged() requests side by side, for cache blocks of
-    // block_positions and kernel blocks of block_keys: as many as make tuning's paged_pieces cache
-    // blocks, or the next kernel block alone where a cache block holds several.
-    static std::size_t paged_parts(std::size_t block_positions, std::size_t block_keys) {
-        if (block_positions == 0 || block_positions > block_keys) return 1;
-        const std::size_t runs = (block_keys + block_positions - 1) / block_positions;
+    // block_positions and kernel blocks of block_keys: the plan's paged_parts where it gives
+    // them, up to tuning's wide_paged_max_pieces cache blocks; else as many as make tuning's
+    // paged_pieces cache blocks, or the next kernel block alone where a cache block holds several.
+    static std::size_t paged_parts(std::size_t block_positions, std::size_t block_keys, std::size_t plan_parts) {
+        if (block_positions == 0) return 1;
+        const std::size_t runs =
+            block_positions >= block_keys ? 1 : (block_keys + block_positions - 1) / block_positions;
+        if (plan_parts != 0) {
+            return std::max<std::size_t>(1, std::min(plan_parts, tuning.prefetch.wide_paged_max_pieces / runs));
+        }
+        if (block_positions > block_keys) return 1;
         return std::max<std::size_t>(1, tuning.prefetch.paged_pieces / runs);
     }
 
@@ -102,8 +108,8 @@ public:
     // a < parts; so over the blocks, every line once, its last part one block ahead. Returns how
     // many pieces; none past the context.
     static std::size_t paged_pieces(const GroupAttention& problem, std::size_t first_key, std::size_t block_keys,
-                                    Pieces& pieces) {
-        const std::size_t parts = paged_parts(problem.block_positions, block_keys);
+                                    std::size_t plan_parts, Pieces& pieces) {
+        const std::size_t parts = paged_parts(problem.block_positions, block_keys, plan_parts);
         const std::size_t row_bytes = std::max(kv_row_bytes(problem.kv_dtype, problem.kv_stride),
                                                kv_row_bytes(problem.value_dtype, problem.kv_stride));
         std::size_t n_pieces = 0;
@@ -136,7 +142,8 @@ public:
         per_call_ = 0;
         n_segments_ = 0;
         total_lines_ = 0;
-        const std::size_t n_pieces = paged_pieces(problem, first_key, block_keys, turns.pieces);
+        const std::size_t n_pieces =
+            paged_pieces(problem, first_key, block_keys, plan_.paged_parts, turns.pieces);
         if (n_pieces == 0) return;
         // An int8 block's scales are a line or less a run: requested with the block's last part.
         if (problem.key_scales != nullptr || problem.value_scales != nullptr) {

@@ -3,6 +3,7 @@
 // The plans themselves are tuning.hpp's `prefetch` row.
 #pragma once
 
+#include "intel_cpu.hpp"
 #include "l1_data_cache.hpp"
 #include "prefetch_line.hpp"
 #include "tuning.hpp"
@@ -45,10 +46,12 @@ constexpr bool tile_may_spread(KvDtype stored, std::size_t tile_rows) { return p
 // l1_bytes is this machine's unless a test asks about another.
 inline PrefetchPlan block_prefetch_plan(KvDtype stored, bool group_dot_tiles = false,
                                         std::size_t l1_bytes = l1_data_cache_bytes()) {
-    if (stored == KvDtype::f32 && group_dot_tiles && l1_bytes >= large_l1_bytes) {
-        return tuning.prefetch.f32_group_dot_tiles;
-    }
-    return stored_type_plan(stored);
+    PrefetchPlan plan = stored == KvDtype::f32 && group_dot_tiles && l1_bytes >= large_l1_bytes
+                            ? tuning.prefetch.f32_group_dot_tiles
+                            : stored_type_plan(stored);
+    const bool wide_elements = stored == KvDtype::f32 || stored == KvDtype::f16 || stored == KvDtype::bf16;
+    if (wide_elements && on_intel_cpu()) plan.paged_parts = tuning.prefetch.wide_paged_parts_on_intel;
+    return plan;
 }
 
 }  // namespace kvbench

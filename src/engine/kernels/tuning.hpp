@@ -20,6 +20,10 @@ struct PrefetchPlan {
     // Where the block makes more prefetch calls than the later block has lines: the lines spread
     // evenly over all the calls (block_prefetcher.hpp); else one a call, from the first on.
     bool spread = false;
+    // A paged cache: how many kernel blocks ahead a block requests a part of each of, whatever
+    // the cache block's length; 0 for the rule of tuning's paged_pieces (block_prefetcher.hpp's
+    // paged_parts). block_prefetch_plan sets it, by the stored type and the CPU.
+    std::size_t paged_parts = 0;
 };
 
 struct KernelTuning {
@@ -97,8 +101,20 @@ struct KernelTuning {
         // A paged cache whose blocks are no longer than a kernel block: how many cache blocks of
         // keys (and as many of values) the prefetch requests side by side, a line of each in turn,
         // since this host serves pieces at random places faster several at once than one after
-        // another (bench/journal/2026-12-04-paged-streams.md). Longer blocks: the next kernel block.
+        // another (bench/journal/2026-12-04-paged-streams.md). Longer blocks: the next kernel block,
+        // unless the next field says otherwise.
         std::size_t paged_pieces;
+        // f32, f16 and bf16 caches on an Intel CPU: this many kernel blocks ahead, a part of each,
+        // whatever the cache block's length (0: paged_pieces' rule). On the Xeon three took f32
+        // blocks of 64 and 128 positions from 1.15-1.19x the contiguous step to 1.04-1.08x and
+        // blocks of 16 from 1.13-1.16x to 1.11-1.12x, while int8 and q4_0 lost with it at every
+        // length; on Zen 5 parts of one cache block side by side had been slower than the next
+        // kernel block alone (bench/journal/2026-12-06-wide-paged-blocks-three-ahead-on-the-xeon.md).
+        std::size_t wide_paged_parts_on_intel;
+        // ... and no more cache blocks than this in flight: in the AVX2 build, f16 blocks of 8 lost
+        // with twelve or sixteen against four, where in the AVX-512 build twelve gained (the same
+        // journal).
+        std::size_t wide_paged_max_pieces;
         // Lines of one piece requested before the next piece's turn: a turn of one line cost more
         // in bookkeeping than it saved (bench/journal/2026-12-04-paged-streams.md).
         std::size_t paged_turn_lines;
@@ -228,7 +244,8 @@ inline constexpr KernelTuning avx512_tuning{
               .out_rows_max = 6, .out_vecs_max = 2},
     .prefetch = {.f32 = {1, true, false}, .f16_bf16 = {1, false, false}, .int8 = {2, false, false},
                  .byte_formats = {2, false, false}, .f32_group_dot_tiles = {1, false, false}, .paged_pieces = 4,
-                 .paged_turn_lines = 8},
+                 .wide_paged_parts_on_intel = 3,
+                 .wide_paged_max_pieces = 12, .paged_turn_lines = 8},
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
@@ -253,7 +270,8 @@ inline constexpr KernelTuning avx2_tuning{
               .out_rows_max = 6, .out_vecs_max = 2},
     .prefetch = {.f32 = {2, true, true}, .f16_bf16 = {2, true, true}, .int8 = {1, false, false},
                  .byte_formats = {2, true, true}, .f32_group_dot_tiles = {1, false, true}, .paged_pieces = 4,
-                 .paged_turn_lines = 8},
+                 .wide_paged_parts_on_intel = 4,
+                 .wide_paged_max_pieces = 4, .paged_turn_lines = 8},
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
@@ -280,7 +298,8 @@ inline constexpr KernelTuning portable_tuning{
               .out_rows_max = 6, .out_vecs_max = 2},
     .prefetch = {.f32 = {2, true, true}, .f16_bf16 = {2, true, true}, .int8 = {1, false, false},
                  .byte_formats = {2, true, true}, .f32_group_dot_tiles = {1, false, true}, .paged_pieces = 4,
-                 .paged_turn_lines = 8},
+                 .wide_paged_parts_on_intel = 0,
+                 .wide_paged_max_pieces = 0, .paged_turn_lines = 8},
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
