@@ -4,6 +4,7 @@
 #include "kernels/attention_types.hpp"
 #include "kernels/block_prefetcher.hpp"
 #include "kernels/intel_cpu.hpp"
+#include "kernels/paged_rows.hpp"
 #include "kernels/prefetch_plan.hpp"
 
 #include "kvbench/engine/kernel_isa.hpp"
@@ -112,6 +113,48 @@ TEST_CASE("on Intel, f32 and 16-bit paged caches take the build's parts whatever
         const std::size_t parts = wide && on_intel_cpu() ? tuning.prefetch.wide_paged_parts_on_intel : 0;
         CHECK(block_prefetch_plan(stored).paged_parts == parts);
         CHECK(block_prefetch_plan(stored, true).paged_parts == parts);
+    }
+}
+
+TEST_CASE("an int8 block's scales are requested line by line, every line they touch") {
+    // 32 keys' scales are two or three lines: one line had been requested for them.
+    alignas(64) static float scales[128];
+    for (std::size_t offset = 0; offset < 16; ++offset) {
+        for (const std::size_t n : {1u, 15u, 16u, 17u, 32u, 33u, 64u}) {
+            INFO("offset " << offset << ", " << n << " scales");
+            const BlockPrefetcher::ScaleLines lines = BlockPrefetcher::scale_lines(scales + offset, n);
+            std::set<std::uintptr_t> touched;
+            for (std::size_t i = 0; i < n; ++i) touched.insert(reinterpret_cast<std::uintptr_t>(scales + offset + i) / 64 * 64);
+            CHECK(lines.first == *touched.begin());
+            CHECK(lines.end == *touched.rbegin() + 64);
+            CHECK((lines.end - lines.first) / 64 == touched.size());
+        }
+    }
+}
+
+TEST_CASE("paged_run finds a key's row and the keys left in its cache block, by shifts as by division") {
+    constexpr std::size_t n_ctx = 300;
+    for (const std::size_t positions : {1u, 8u, 16u, 24u, 100u, 128u}) {
+        for (const std::size_t first_slot : {0u, 5u, 37u}) {
+            const std::size_t n_blocks = (first_slot + n_ctx + positions - 1) / positions;
+            std::vector<std::uint32_t> table(n_blocks);
+            for (std::size_t i = 0; i < n_blocks; ++i) table[i] = static_cast<std::uint32_t>((i * 7 + 3) % n_blocks);
+            GroupAttention problem = Cache(0, 64, 64).problem;
+            problem.block_table = table.data();
+            problem.block_positions = positions;
+            problem.first_slot = first_slot;
+            problem.n_ctx = n_ctx;
+            for (std::size_t key = 0; key < n_ctx; ++key) {
+                for (const std::size_t max_keys : {1u, 7u, 32u, 1000u}) {
+                    INFO("blocks of " << positions << ", first slot " << first_slot << ", key " << key << ", at most "
+                                      << max_keys);
+                    const std::size_t slot = first_slot + key;
+                    const PagedRun run = paged_run(problem, key, max_keys);
+                    CHECK(run.row == table[slot / positions] * positions + slot % positions);
+                    CHECK(run.n_keys == std::min({max_keys, n_ctx - key, positions - slot % positions}));
+                }
+            }
+        }
     }
 }
 

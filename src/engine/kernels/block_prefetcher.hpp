@@ -46,9 +46,9 @@ public:
                                                kv_row_bytes(problem.value_dtype, problem.kv_stride));
         line_ = address(problem.keys) + first_key * kv_row_bytes(problem.kv_dtype, problem.kv_stride);
         value_offset_ = address(problem.values) + first_key * kv_row_bytes(problem.value_dtype, problem.kv_stride) - line_;
-        // An int8 block's scales are a line or less each: requested with the block's first line.
-        if (problem.key_scales != nullptr) __builtin_prefetch(problem.key_scales + first_key, 0, 3);
-        if (problem.value_scales != nullptr) __builtin_prefetch(problem.value_scales + first_key, 0, 3);
+        // An int8 block's scales, two or three lines each: requested with the block's first line.
+        if (problem.key_scales != nullptr) prefetch_scales(problem.key_scales + first_key, n_keys);
+        if (problem.value_scales != nullptr) prefetch_scales(problem.value_scales + first_key, n_keys);
         // Contiguous rows (the KV cache) make one segment; strided rows one segment each.
         const bool contiguous = problem.kv_stride == problem.head_dim;
         const std::size_t used_bytes = std::max(kv_row_bytes(problem.kv_dtype, problem.head_dim),
@@ -103,29 +103,31 @@ public:
     }
 
     // The pieces start_paged() requests for the kernel blocks of block_keys from first_key on
-    // (paged_rows.hpp's contiguous_run cuts them into runs): with parts = paged_parts(), the block
+    // (paged_rows.hpp's paged_run cuts them into runs): with parts = paged_parts(), the block
     // at first_key + a·block_keys gets part parts - 1 - a of each of its runs' lines, for
     // a < parts; so over the blocks, every line once, its last part one block ahead. Returns how
     // many pieces; none past the context.
     static std::size_t paged_pieces(const GroupAttention& problem, std::size_t first_key, std::size_t block_keys,
                                     std::size_t plan_parts, Pieces& pieces) {
         const std::size_t parts = paged_parts(problem.block_positions, block_keys, plan_parts);
-        const std::size_t row_bytes = std::max(kv_row_bytes(problem.kv_dtype, problem.kv_stride),
-                                               kv_row_bytes(problem.value_dtype, problem.kv_stride));
+        const std::size_t key_row_bytes = kv_row_bytes(problem.kv_dtype, problem.kv_stride);
+        const std::size_t value_row_bytes = kv_row_bytes(problem.value_dtype, problem.kv_stride);
+        const std::size_t row_bytes = std::max(key_row_bytes, value_row_bytes);
         std::size_t n_pieces = 0;
         for (std::size_t ahead = 0; ahead < parts; ++ahead) {
             const std::size_t part = parts - 1 - ahead;
             const std::size_t block_first = first_key + ahead * block_keys;
             for (std::size_t seen = 0; seen < block_keys && n_pieces < max_pieces;) {
-                const GroupAttention run = contiguous_run(problem, block_first + seen, block_keys - seen);
-                if (run.n_ctx == 0) break;
-                seen += run.n_ctx;
-                const std::uintptr_t first_line = address(run.keys) / line_bytes * line_bytes;
-                const std::size_t n_lines =
-                    (address(run.keys) + run.n_ctx * row_bytes - first_line + line_bytes - 1) / line_bytes;
-                const std::uintptr_t begin = first_line + part * n_lines / parts * line_bytes;
-                const std::uintptr_t end = first_line + (part + 1) * n_lines / parts * line_bytes;
-                if (begin != end) pieces[n_pieces++] = {begin, end, address(run.values) - address(run.keys)};
+                if (block_first + seen >= problem.n_ctx) break;
+                const PagedRun run = paged_run(problem, block_first + seen, block_keys - seen);
+                seen += run.n_keys;
+                const std::uintptr_t keys = address(problem.keys) + run.row * key_row_bytes;
+                const std::uintptr_t values = address(problem.values) + run.row * value_row_bytes;
+                const std::uintptr_t first_line = keys / line_bytes * line_bytes;
+                const std::size_t n_lines = (keys + run.n_keys * row_bytes - first_line + line_bytes - 1) / line_bytes;
+                const std::uintptr_t begin = first_line + share(part, n_lines, parts) * line_bytes;
+                const std::uintptr_t end = first_line + share(part + 1, n_lines, parts) * line_bytes;
+                if (begin != end) pieces[n_pieces++] = {begin, end, values - keys};
             }
         }
         return n_pieces;
@@ -145,14 +147,13 @@ public:
         const std::size_t n_pieces =
             paged_pieces(problem, first_key, block_keys, plan_.paged_parts, turns.pieces);
         if (n_pieces == 0) return;
-        // An int8 block's scales are a line or less a run: requested with the block's last part.
+        // An int8 block's scales, a few lines a run: requested with the block's last part.
         if (problem.key_scales != nullptr || problem.value_scales != nullptr) {
-            for (std::size_t seen = 0; seen < block_keys;) {
-                const GroupAttention run = contiguous_run(problem, first_key + seen, block_keys - seen);
-                if (run.n_ctx == 0) break;
-                seen += run.n_ctx;
-                if (run.key_scales != nullptr) __builtin_prefetch(run.key_scales, 0, 3);
-                if (run.value_scales != nullptr) __builtin_prefetch(run.value_scales, 0, 3);
+            for (std::size_t seen = 0; seen < block_keys && first_key + seen < problem.n_ctx;) {
+                const PagedRun run = paged_run(problem, first_key + seen, block_keys - seen);
+                seen += run.n_keys;
+                if (problem.key_scales != nullptr) prefetch_scales(problem.key_scales + run.row, run.n_keys);
+                if (problem.value_scales != nullptr) prefetch_scales(problem.value_scales + run.row, run.n_keys);
             }
         }
         const std::size_t n_turns = lay_out_turns(turns, n_pieces);
@@ -237,6 +238,17 @@ public:
         }
     }
 
+    // The lines that hold n scales from `scales` on (n > 0): from the first's line to past the last's.
+    struct ScaleLines {
+        std::uintptr_t first;
+        std::uintptr_t end;
+    };
+    static ScaleLines scale_lines(const float* scales, std::size_t n) {
+        const std::uintptr_t first = address(scales) / line_bytes * line_bytes;
+        const std::uintptr_t last = (address(scales + n) - 1) / line_bytes * line_bytes;
+        return {first, last + line_bytes};
+    }
+
     // Calls since start(): how many the next block will make, as blocks are alike.
     std::size_t calls() const { return calls_; }
 
@@ -258,24 +270,58 @@ private:
 
     // The pieces' lines in turns of tuning's paged_turn_lines, piece after piece and round again
     // (a piece whose lines are all out gives its place to the last one); one piece in one turn.
-    // Returns how many turns.
+    // Returns how many turns. The pieces stay as they are: each one's next line and the order of
+    // those with lines left are kept apart, since moving a whole piece into a place just written
+    // field by field stalled the load on its stores, the most costly line of a paged block's
+    // bookkeeping (bench/journal/2026-12-06-paged-bookkeeping-and-int8-scales.md).
     static std::size_t lay_out_turns(PagedTurns& turns, std::size_t n_pieces) {
+        const Piece* pieces = turns.pieces.data();
         const std::uintptr_t turn_bytes =
-            n_pieces == 1 ? turns.pieces[0].end - turns.pieces[0].line : tuning.prefetch.paged_turn_lines * line_bytes;
+            n_pieces == 1 ? pieces[0].end - pieces[0].line : tuning.prefetch.paged_turn_lines * line_bytes;
+        std::array<std::uintptr_t, max_pieces> next_line;
+        std::array<std::size_t, max_pieces> waiting;  // pieces with lines left, in the order of their turns
+        for (std::size_t i = 0; i < n_pieces; ++i) {
+            next_line[i] = pieces[i].line;
+            waiting[i] = i;
+        }
         std::size_t n_turns = 0;
-        for (std::size_t piece = 0; n_pieces > 0 && n_turns < max_turns;) {
-            Piece& current = turns.pieces[piece];
-            const std::uintptr_t end = std::min(current.end, current.line + turn_bytes);
-            turns.turns[n_turns++] = {current.line, end, current.value_offset};
-            current.line = end;
-            if (current.line == current.end) {
-                current = turns.pieces[--n_pieces];
-                if (piece == n_pieces) piece = 0;
-            } else if (++piece == n_pieces) {
-                piece = 0;
+        for (std::size_t at = 0; n_pieces > 0 && n_turns < max_turns;) {
+            const std::size_t piece = waiting[at];
+            const std::uintptr_t end = std::min(pieces[piece].end, next_line[piece] + turn_bytes);
+            turns.turns[n_turns++] = {next_line[piece], end, pieces[piece].value_offset};
+            next_line[piece] = end;
+            if (end == pieces[piece].end) {
+                waiting[at] = waiting[--n_pieces];
+                if (at == n_pieces) at = 0;
+            } else if (++at == n_pieces) {
+                at = 0;
             }
         }
         return n_turns;
+    }
+
+    // Every line of n scales from `scales` on, into L1. One line, 16 scales, had been requested
+    // for a block of 32 keys: on a paged int8 cache, whose scales no hardware prefetcher follows,
+    // the load of the second line then held two thirds of the time of the tile that applies
+    // them (bench/journal/2026-12-06-paged-bookkeeping-and-int8-scales.md).
+    static void prefetch_scales(const float* scales, std::size_t n) {
+        const ScaleLines lines = scale_lines(scales, n);
+        for (std::uintptr_t line = lines.first; line != lines.end; line += line_bytes) {
+            __builtin_prefetch(reinterpret_cast<const void*>(line), 0, 3);
+        }
+    }
+
+    // part · n_lines / parts, with parts known to the compiler where it is a build's: a division by
+    // a variable for every piece weighed on a paged step (paged_rows.hpp's paged_run).
+    static std::size_t share(std::size_t part, std::size_t n_lines, std::size_t parts) {
+        const std::size_t lines = part * n_lines;
+        switch (parts) {
+        case 1: return lines;
+        case 2: return lines / 2;
+        case 3: return lines / 3;
+        case 4: return lines / 4;
+        default: return lines / parts;
+        }
     }
 
     // Addresses as integers: the values' line is the keys' plus an offset between two buffers.

@@ -23,10 +23,9 @@ GroupAttention contiguous_run(const GroupAttention& problem, std::size_t first_k
     std::size_t row = first_key;
     std::size_t n_keys = std::min(max_keys, problem.n_ctx - first_key);
     if (problem.block_table != nullptr) {
-        const std::size_t slot = problem.first_slot + first_key;
-        const std::size_t in_block = slot % problem.block_positions;
-        row = std::size_t{problem.block_table[slot / problem.block_positions]} * problem.block_positions + in_block;
-        n_keys = std::min(n_keys, problem.block_positions - in_block);
+        const PagedRun where = paged_run(problem, first_key, max_keys);
+        row = where.row;
+        n_keys = where.n_keys;
     }
     run.keys = static_cast<const std::byte*>(problem.keys) + row * kv_row_bytes(problem.kv_dtype, problem.kv_stride);
     run.values =

@@ -5,9 +5,37 @@
 
 #include "attention_types.hpp"
 
+#include <bit>
 #include <cstddef>
 
 namespace kvbench {
+
+// Where key first_key of a paged problem lies: its row of the pool, and how many keys from it
+// on, up to max_keys, share its cache block. Inline, and shifts for a power-of-two block: the
+// prefetcher asks this for every run of the next few kernel blocks, and a division a run had
+// the kernel's bookkeeping at a tenth of a paged step's time on one thread
+// (bench/journal/2026-12-06-paged-bookkeeping-and-int8-scales.md). Requires: a paged
+// problem (block_table not null), first_key < n_ctx.
+struct PagedRun {
+    std::size_t row;
+    std::size_t n_keys;
+};
+inline PagedRun paged_run(const GroupAttention& problem, std::size_t first_key, std::size_t max_keys) {
+    const std::size_t positions = problem.block_positions;
+    const std::size_t slot = problem.first_slot + first_key;
+    std::size_t block = 0;
+    std::size_t in_block = 0;
+    if (std::has_single_bit(positions)) {
+        block = slot >> std::countr_zero(positions);
+        in_block = slot & (positions - 1);
+    } else {
+        block = slot / positions;
+        in_block = slot % positions;
+    }
+    std::size_t n_keys = max_keys < problem.n_ctx - first_key ? max_keys : problem.n_ctx - first_key;
+    if (positions - in_block < n_keys) n_keys = positions - in_block;
+    return {std::size_t{problem.block_table[block]} * positions + in_block, n_keys};
+}
 
 // Keys (and values, scales) [first_key, first_key + n) of `problem` as a problem of contiguous
 // rows (block_table null), n = max_keys or fewer: up to the end of the cache block that holds
