@@ -38,7 +38,7 @@ done
 
 # A row nested 70,000 levels deep, where a reader that printed it back would run out of stack.
 /usr/bin/python3 - "$dir" <<'PY' || fail "making the malformed files"
-import csv, json, sys
+import csv, json, re, sys
 d = sys.argv[1]
 report = json.load(open(f"{d}/base.json"))
 deep = json.dumps(report, indent=2).replace('"variant": ""', '"variant": ' + "[" * 70000 + "]" * 70000, 1)
@@ -89,6 +89,14 @@ open(f"{d}/text-seq.json", "w").write(json.dumps(text_seq, indent=2))  # kvbench
 text_noisy = json.loads(json.dumps(report)); text_noisy["rows"][0]["noisy"] = "false"
 open(f"{d}/text-noisy.json", "w").write(json.dumps(text_noisy, indent=2))
 empty = dict(report); empty["rows"] = []
+open(f"{d}/past-double.json", "w").write(  # a minimum of 1e400, which no double holds
+    re.sub(r'"latency_us_min": [^,]*', '"latency_us_min": 1e400', json.dumps(report, indent=2), count=1))
+open(f"{d}/gbench-past-double.json", "w").write(
+    '{"context": {}, "benchmarks": [{"name": "BM_x", "run_type": "iteration", "real_time": 1e400, '
+    '"cpu_time": 1, "time_unit": "ns", "iterations": 1}]}')
+open(f"{d}/gbench-twice.json", "w").write(
+    '{"context": {}, "benchmarks": [{"name": "BM_x", "name": "BM_y", "run_type": "iteration", "real_time": 1, '
+    '"cpu_time": 1, "time_unit": "ns", "iterations": 1}]}')
 open(f"{d}/no-rows.json", "w").write(json.dumps(empty, indent=2))
 write("huge-seq.csv", [header] + [[("18446744073709551615" if header[i] == "seq" else c) for i, c in enumerate(r)] for r in rows[1:]])
 PY
@@ -119,6 +127,13 @@ refused 'text-seq.json cannot be compared: row 2: column seq: "16" is a JSON str
 refused 'text-seq.json is not a kvbench report: row 2: column seq: "16" is a JSON string' merge "$dir/text-seq.json" -o "$dir/merged.json"
 refused 'row 2: column seq: "16" is a JSON string' plan --model llama-3-8b --hardware h100-sxm --tpot 50ms --calibrate "$dir/text-seq.json"
 refused 'row 1: column noisy: "false" is a JSON string, not true or false' compare "$dir/base.json" "$dir/text-noisy.json"
+# A number no double holds, in the project's words and naming the key, as merge says it.
+refused 'past-double.json cannot be compared: the key "latency_us_min" holds 1e400, past the largest number a double holds' \
+  compare "$dir/base.json" "$dir/past-double.json"
+refused 'past-double.json is not a kvbench report: the key "latency_us_min" holds 1e400, past' merge "$dir/past-double.json" -o "$dir/merged.json"
+refused 'gbench-past-double.json cannot be compared: the key "real_time" holds 1e400, past' \
+  compare "$dir/gbench-past-double.json" "$dir/gbench-past-double.json"
+refused 'gbench-twice.json cannot be compared: the key "name" appears twice' compare "$dir/gbench-twice.json" "$dir/gbench-twice.json"
 refused "header-only.csv holds no rows" merge "$dir/base.csv" "$dir/header-only.csv" -o "$dir/merged.json"
 refused "no-rows.json holds no rows" merge "$dir/no-rows.json" -o "$dir/merged.json"
 refused "row 1: column kv_bytes: 999999999 is more than the step's bytes" plan --model llama-3-8b --hardware h100-sxm --tpot 50ms --calibrate "$dir/kv-above-bytes.csv"

@@ -4,6 +4,7 @@
 #include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/files/input_file.hpp"
+#include "kvbench/files/json_unique_keys.hpp"
 #include "kvbench/report/schema.hpp"
 
 #include <fmt/format.h>
@@ -254,10 +255,19 @@ ResultFile parse_result_file(const std::string& text, const std::string& name) {
     }
     nlohmann::json report;
     try {
-        report = nlohmann::json::parse(text);
+        // As merge, --resume and --calibrate read a report: a key named twice, or a number
+        // past a double (1e400), is refused naming the key, in any JSON file compare reads.
+        report = parse_json_unique_keys(text);
     } catch (const nlohmann::json::exception& error) {
         // More than one JSON value: JSON Lines, when its first line is an object.
         if (!starts_as_json_lines(text)) bad_file(name, fmt::format("not valid JSON ({})", error.what()));
+        return parse_kvbench_report(text, OutputFormat::jsonl, name);
+    } catch (const RefusedJson& error) {
+        // In the first line of a JSON Lines file of more lines: its reader names the row.
+        const std::size_t line_end = text.find('\n', first);
+        const bool more_lines =
+            line_end != std::string::npos && text.find_first_not_of(" \t\r\n", line_end) != std::string::npos;
+        if (!more_lines || !starts_as_json_lines(text)) bad_file(name, error.what());
         return parse_kvbench_report(text, OutputFormat::jsonl, name);
     }
     try {
