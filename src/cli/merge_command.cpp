@@ -21,8 +21,9 @@ one report: kvbench CSV, JSON or JSON Lines files, or results databases (every
 run of each). Refused: inputs of different builds (tool version, commit, build
 type, compiler), of different settings (repetitions, warm-up, seed, cache
 state), or that overlap (one configuration twice). Said, not refused: shards
-on different machine classes, shards missing. The rows come out in the
-grid's order: model shape, MHA first, then B, N, T, KV type; cached first.
+on different machine classes, shards missing, a JSON Lines shard's last line
+cut short (left out). The rows come out in the grid's order: model shape, MHA
+first, then B, N, T, KV type; cached first.
 
 Examples:
   kvbench merge shard-1.json shard-2.json shard-3.json shard-4.json -o grid.json

@@ -397,6 +397,7 @@ std::vector<MergeRun> read_merge_input(const std::filesystem::path& path) {
     const bool generation = std::find(report.columns.begin(), report.columns.end(), "step") != report.columns.end();
     run.record.command = generation ? "generate" : "sweep";
     run.rows = std::move(report.rows);
+    run.cut_line = report.cut_line;
     runs.push_back(std::move(run));
     return runs;
 }
@@ -416,6 +417,18 @@ MergedReport merge_runs(std::vector<MergeRun> runs) {
                  "every shard of a grid runs the same command but for --shard (the same --reps or --min-time, "
                  "--warmup, --seed, --cache-state)");
     MergedReport merged;
+    // Dropped as --resume drops it (a sweep killed while writing its last point), but a merge
+    // is the grid's report: it says which point it lacks.
+    for (const MergeRun& run : runs) {
+        if (run.cut_line == 0) continue;
+        const bool generation = run.record.command == "generate";
+        merged.warnings.push_back(fmt::format(
+            "{}: its last line (line {}) is cut short, with no line break (a {} stopped while writing it): the row "
+            "it held is missing from the merged report; {}",
+            run.source, run.cut_line, generation ? "generate" : "sweep",
+            generation ? "run the shard again and merge again"
+                       : "finish the shard with sweep ... --resume and merge again"));
+    }
     check_shards(runs, merged.warnings);
     check_overlap(runs);
     check_machines(runs, merged.warnings);

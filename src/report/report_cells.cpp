@@ -172,8 +172,12 @@ ReportCells read_jsonl_cells(const std::string& text) {
     std::size_t number = 0;
     while (std::getline(in, line)) {
         // A last line without its line break was cut short (a crash, a full disk): the rows
-        // before it are whole, and it is dropped (docs/csv.md#jsonl).
-        if (in.eof()) break;
+        // before it are whole, and it is dropped (docs/csv.md#jsonl), its number kept for merge
+        // to say so.
+        if (in.eof()) {
+            if (line.find_first_not_of(" \t\r") != std::string::npos) report.cut_line = number + 1;
+            break;
+        }
         ++number;
         if (line.empty()) continue;
         nlohmann::json object;

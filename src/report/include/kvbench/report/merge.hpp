@@ -19,6 +19,7 @@ struct MergeRun {
     std::string source;               // the file, or "FILE run 3" for a database's run
     RunRecord record;                 // a database run keeps its key; a file's run gets a new one
     std::vector<ReportCellRow> rows;  // by current column name; a CSV's and JSON Lines' carry their provenance
+    std::size_t cut_line = 0;         // a JSON Lines shard's last line, cut short and dropped, or 0
 };
 
 // Every run of `path`: a results database (told by its first bytes) or a kvbench CSV, JSON or
@@ -30,7 +31,7 @@ std::vector<MergeRun> read_merge_input(const std::filesystem::path& path);
 struct MergedReport {
     std::vector<MergeRun> runs;
     std::vector<std::pair<std::size_t, std::size_t>> order;  // (run, row) in configuration order
-    std::vector<std::string> warnings;  // different machine classes; shards missing
+    std::vector<std::string> warnings;  // a shard's last line cut; different machine classes; shards missing
 };
 
 // Checks that `runs` are shards of one grid and orders their rows by configuration (D, H, dh, G
@@ -39,7 +40,8 @@ struct MergedReport {
 // commands (a sweep and a generation), come from different builds (tool_version, git_commit,
 // build_type, compiler), ran with different settings (reps_policy, seed, warmup, cache_state),
 // hold one configuration twice, or are shards of different counts or the same shard twice.
-// Machines of different classes (machine_class, CPU model) and shards missing are warnings.
+// A JSON Lines shard's last line cut short (left out), machines of different classes
+// (machine_class, CPU model) and shards missing are warnings.
 MergedReport merge_runs(std::vector<MergeRun> runs);
 
 // The merged rows as one report: csv, json, jsonl or sql. Each CSV and JSON Lines row carries its

@@ -72,6 +72,8 @@ struct ReportCells {
     // A JSON report's environment block, by current name; empty for CSV and JSON Lines, whose
     // rows carry their provenance as columns.
     std::map<std::string, std::string> environment;
+    // A JSON Lines report's last line, cut short (no line break) and so dropped: its number, or 0.
+    std::size_t cut_line = 0;
 
     // The row's `column`, else the environment's.
     std::optional<std::string> provenance(const ReportCellRow& row, const std::string& column) const;
