@@ -682,6 +682,15 @@ def parse_args(argv):
     return args
 
 
+def json_type(value):
+    """The JSON name of a value's type, as kvbench's messages give it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), "number")
+
+
 def load_roofline(path):
     """The peaks of a kvbench roofline JSON, read with the CSVs so that a bad one stops the run before a figure."""
     try:
@@ -689,6 +698,13 @@ def load_roofline(path):
         peaks = float(saved["peak_gflops"]), float(saved["peak_gbps"])
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
         raise BadInput(f"--roofline {path}: not a kvbench roofline JSON ({error})") from error
+    # A peak of another JSON type ("peak_gbps": "20") was written by another tool, though its
+    # text reads as a number: refused as kvbench's --roofline and report readers refuse it.
+    for key in ("peak_gflops", "peak_gbps"):
+        value = saved[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise BadInput(f"--roofline {path}: the key \"{key}\": {json.dumps(value)[:40]} is a JSON "
+                           f"{json_type(value)}, not a JSON number as kvbench writes it")
     if not all(p > 0 and math.isfinite(p) for p in peaks):
         raise BadInput(f"--roofline {path}: its peaks {peaks[0]:g} GFLOP/s and {peaks[1]:g} GB/s are not both above 0")
     return peaks

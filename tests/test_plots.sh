@@ -195,6 +195,11 @@ refused "a CSV as --roofline" "--roofline .*threads.csv: not a kvbench roofline 
   "${plot[@]}" "$dir/threads.csv" --roofline "$dir/threads.csv" -o "$dir/refused"
 refused "a missing --roofline" "--roofline .*none.json: not a kvbench roofline JSON" \
   "${plot[@]}" "$dir/threads.csv" --roofline "$dir/none.json" -o "$dir/refused"
+# A peak written as a string, which kvbench's --roofline refuses: refused the same way, not read as its text's number.
+printf '{"schema_version": 1, "peak_gflops": 100, "peak_gbps": "20"}\n' >"$dir/text-peak.json"
+refused "a peak written as a string" \
+  '--roofline .*text-peak.json: the key "peak_gbps": "20" is a JSON string, not a JSON number as kvbench writes it' \
+  "${plot[@]}" "$dir/threads.csv" --roofline "$dir/text-peak.json" -o "$dir/refused"
 refused "an unknown figure" "--figures: unknown figure nonsense" "${plot[@]}" "$dir/threads.csv" --figures nonsense
 awk -F, -v OFS=, 'NR > 1 { $11 = "-1" } 1' "$dir/threads.csv" >"$bad/negflops.csv"
 refused "flops=-1" "negflops.csv, line 2: flops is -1, where a count is never negative" \
