@@ -125,8 +125,9 @@ tail -n +2 "$dir/history.csv" | cut -d, -f1 | sort -u | tr '\n' ' ' | grep -q "^
 /usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))[0]; assert r["batch"] == 1 and r["seq"] > 0 and r["kv_dtype"] == "f32", r' \
   "$dir/history.json" || fail "history -f json: $(head -c 400 "$dir/history.json")"
 # A --machine that names no run is refused, as compare's selector is, with the machines there are.
-"$kvbench" history --db "$dir/o.sqlite" --machine epyc >"$dir/history.none" 2>"$dir/history.err"
+# The name matches no CPU model: the runs carry this machine's model, and "epyc" matched an AMD EPYC.
+"$kvbench" history --db "$dir/o.sqlite" --machine no-such-cpu >"$dir/history.none" 2>"$dir/history.err"
 [ $? -eq 2 ] && [ ! -s "$dir/history.none" ] &&
-  grep -q "^kvbench: error: --machine epyc: no sweep run matches; the database's sweeps have machines m1 (" "$dir/history.err" ||
-  fail "history --machine epyc: $(cat "$dir/history.err")"
+  grep -q "^kvbench: error: --machine no-such-cpu: no sweep run matches; the database's sweeps have machines m1 (" "$dir/history.err" ||
+  fail "history --machine no-such-cpu: $(cat "$dir/history.err")"
 echo "SIGKILL after $announced announced points: integrity ok, $n_points whole points stored; -o, --db, sql, KVBENCH_DB, compare and history agree"
