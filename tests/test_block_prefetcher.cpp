@@ -182,6 +182,71 @@ TEST_CASE("strided rows are requested row by row, spread the same way") {
     for (std::size_t i = calls; i < requested.size(); ++i) CHECK(requested[i] == lines);
 }
 
+// The tiles issue on a copy kept in registers and hand its progress back (take_progress): the
+// block's lines must then be requested as by one prefetcher issued directly, call for call.
+namespace {
+void check_progress_taken_back(const BlockPrefetcher& started, std::size_t calls) {
+    for (const std::size_t tile_calls : {1u, 3u, 8u}) {
+        INFO(tile_calls << " calls a tile");
+        BlockPrefetcher a = started;
+        BlockPrefetcher b = started;
+        for (std::size_t made = 0; made < calls;) {
+            BlockPrefetcher tile = b;
+            for (std::size_t i = 0; i < tile_calls && made < calls; ++i, ++made) {
+                a.issue();
+                tile.issue();
+            }
+            b.take_progress(tile);
+            CHECK(b.calls() == a.calls());
+            CHECK(b.lines_requested() == a.lines_requested());
+            CHECK(b.next_line() == a.next_line());
+            CHECK(b.next_value_line() == a.next_value_line());
+        }
+        CHECK(b.lines_requested() > 0);
+    }
+}
+}  // namespace
+
+TEST_CASE("a tile's copy hands back its progress: the lines are requested as without the copy") {
+    const Cache cache(300, 64, 64);
+    for (const bool spread : {true, false}) {
+        INFO("spread " << spread);
+        BlockPrefetcher direct(PrefetchPlan{1, false, spread});
+        direct.start(cache.problem, 32, 32, 40);
+        check_progress_taken_back(direct, 50);
+        // Fewer lines than calls: the credit decides which calls request one.
+        BlockPrefetcher sparse(PrefetchPlan{1, false, spread});
+        sparse.start(cache.problem, 32, 4, 50);
+        check_progress_taken_back(sparse, 60);
+    }
+    // Strided rows, a segment per key.
+    const Cache strided(64, 64, 256);
+    BlockPrefetcher rows(PrefetchPlan{1, false, true});
+    rows.start(strided.problem, 16, 16, 30);
+    check_progress_taken_back(rows, 40);
+    // A paged block's turns, cache blocks of 16 placed backwards.
+    const AlignedPool keys(256 * 64);
+    const AlignedPool values(256 * 64);
+    std::vector<std::uint32_t> table(16);
+    for (std::size_t i = 0; i < table.size(); ++i) table[i] = static_cast<std::uint32_t>(15 - i);
+    GroupAttention problem = cache.problem;
+    problem.keys = keys.data;
+    problem.values = values.data;
+    problem.n_ctx = 256;
+    problem.block_table = table.data();
+    problem.block_positions = 16;
+    BlockPrefetcher::PagedTurns turns;
+    BlockPrefetcher paged(PrefetchPlan{1, false, true});
+    paged.start_paged(problem, 64, 32, 20, turns);
+    check_progress_taken_back(paged, 30);
+    // Values of a narrower type: each cache block's values lie at another offset from its keys.
+    problem.value_dtype = KvDtype::f16;
+    BlockPrefetcher::PagedTurns mixed_turns;
+    BlockPrefetcher mixed(PrefetchPlan{1, false, true});
+    mixed.start_paged(problem, 64, 32, 20, mixed_turns);
+    check_progress_taken_back(mixed, 30);
+}
+
 TEST_CASE("a block past the context requests nothing, and a short last block only its keys") {
     const Cache cache(20, 128, 128);
     for (const std::size_t n : schedule(cache.problem, 32, 16, 50, 50)) CHECK(n == 0);

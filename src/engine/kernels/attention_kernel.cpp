@@ -238,7 +238,7 @@ template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32, bool two
         }
         prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
     }
-    st.prefetcher = prefetcher;
+    st.prefetcher.take_progress(prefetcher);
     st.flops += 2 * n_rows * n_cols * round_up(dim, lanes);  // keys past the block and dims past dim too
     const Vec scores = Simd::reduce_lanes(acc);
     const std::size_t n_valid = std::min(n_cols, st.block_keys - first_key);
@@ -303,7 +303,7 @@ template <std::size_t n_rows, KvDtype dtype>
         }
         prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
     }
-    st.prefetcher = prefetcher;
+    st.prefetcher.take_progress(prefetcher);
     st.flops += 2 * n_rows * n_cols * dim;
     const Vec scores = Simd::reduce_lanes(acc);
     float* probs = st.ws.probs() + first_row * max_key_block + first_key;
@@ -394,7 +394,7 @@ std::optional<float> round_query_to_i16(const float* q, std::size_t dim, std::in
         for (std::size_t j = 0; j < n_cols; ++j, key += row_bytes) acc[j] = int8_dot_step(acc[j], q, key);
         prefetcher.issue<tile_may_spread(KvDtype::int8, 1)>();
     }
-    st.prefetcher = prefetcher;
+    st.prefetcher.take_progress(prefetcher);
     st.flops += 2 * n_cols * dim;
     Vec sums[n_cols];
     for (std::size_t j = 0; j < n_cols; ++j) sums[j] = int8_dot_to_float(acc[j]);
@@ -482,7 +482,7 @@ void arrange_query_for_q4_0(const std::int16_t* q, std::size_t dim, Q4_0Query& o
         // plan's count per block holds for either.
         for (std::size_t v = 0; v < 2; ++v) prefetcher.issue<tile_may_spread(KvDtype::q4_0, 1)>();
     }
-    st.prefetcher = prefetcher;
+    st.prefetcher.take_progress(prefetcher);
     st.flops += 2 * lanes * dim;
     Simd::store(st.ws.probs() + first_key, Simd::mul(scores, Simd::set1(st.query_i16_unscale)));
 }
@@ -519,7 +519,7 @@ void transposed_score_tile(BlockState& st, std::size_t first_row) {
         }
         for (std::size_t d = d0; d < d_end; ++d) prefetcher.issue<plan_may_spread(KvDtype::f32)>();
     }
-    st.prefetcher = prefetcher;
+    st.prefetcher.take_progress(prefetcher);
     st.flops += 2 * n_rows * key_block * st.problem.head_dim;  // the whole block, however many keys it holds
     for (std::size_t i = 0; i < n_rows; ++i) {
         float* scores = st.ws.probs() + (first_row + i) * max_key_block;
@@ -635,7 +635,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                 prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
             }
         }
-        st.prefetcher = prefetcher;
+        st.prefetcher.take_progress(prefetcher);
     } else if constexpr (dtype == KvDtype::f32) {
         BlockPrefetcher prefetcher = st.prefetcher;
         const auto accumulate_row = [&](const float* row, std::size_t t) [[gnu::always_inline]] {
@@ -663,7 +663,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                 accumulate_row(later + (t - first_run_keys) * st.value_stride, t);
             }
         }
-        st.prefetcher = prefetcher;
+        st.prefetcher.take_progress(prefetcher);
     }
     st.flops += 2 * n_rows * st.n_keys * n_vecs * lanes;
     for (std::size_t i = 0; i < n_rows; ++i) {

@@ -238,6 +238,24 @@ public:
         }
     }
 
+    // Takes over what issue() moved on in `moved`, a copy of this prefetcher that a tile kept in
+    // registers: field by field, as issue() changes them. `*this = moved` had GCC rebuild the
+    // copy on the stack with 8-byte and 1-byte stores and read it back in 64-byte loads, which
+    // cannot be forwarded from those stores and wait for them to reach the cache: on Zen 5 that
+    // wait held a third of the time of int8's one-row score tiles
+    // (bench/journal/2026-12-06-prefetcher-written-back-field-by-field.md).
+    void take_progress(const BlockPrefetcher& moved) {
+        calls_ = moved.calls_;
+        credit_ = moved.credit_;
+        per_call_ = moved.per_call_;
+        n_segments_ = moved.n_segments_;
+        line_ = moved.line_;
+        segment_start_ = moved.segment_start_;
+        segment_end_ = moved.segment_end_;
+        value_offset_ = moved.value_offset_;
+        next_turn_ = moved.next_turn_;
+    }
+
     // The lines that hold n scales from `scales` on (n > 0): from the first's line to past the last's.
     struct ScaleLines {
         std::uintptr_t first;
@@ -251,6 +269,10 @@ public:
 
     // Calls since start(): how many the next block will make, as blocks are alike.
     std::size_t calls() const { return calls_; }
+
+    // The next line of the keys to request, and of the values: for the tests.
+    std::uintptr_t next_line() const { return line_; }
+    std::uintptr_t next_value_line() const { return line_ + value_offset_; }
 
     // Lines of the keys requested since start() (and as many of the values): for the tests.
     std::size_t lines_requested() const {
