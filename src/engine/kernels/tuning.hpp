@@ -108,8 +108,9 @@ struct KernelTuning {
         // whatever the cache block's length (0: paged_pieces' rule). On the Xeon three took f32
         // blocks of 64 and 128 positions from 1.15-1.19x the contiguous step to 1.04-1.08x and
         // blocks of 16 from 1.13-1.16x to 1.11-1.12x, while int8 and q4_0 lost with it at every
-        // length; on Zen 5 parts of one cache block side by side had been slower than the next
-        // kernel block alone (bench/journal/2026-12-06-wide-paged-blocks-three-ahead-on-the-xeon.md).
+        // length; on Zen 5 parts were no faster at blocks of 16 and 32 and 30 % slower at 128 than
+        // the next kernel block alone (bench/journal/2026-12-06-wide-paged-blocks-three-ahead-on-the-xeon.md,
+        // bench/journal/2026-12-06-zen-5-paged-parts-and-zmm-rows.md).
         std::size_t wide_paged_parts_on_intel;
         // ... and no more cache blocks than this in flight: in the AVX2 build, f16 blocks of 8 lost
         // with twelve or sixteen against four, where in the AVX-512 build twelve gained (the same
@@ -165,7 +166,9 @@ struct KernelTuning {
         // passes; not measured on an AVX2-only Intel CPU.
         bool passes_prefetch_from_first_on_intel;
         // AVX-512 builds: zmm tiles up to this many rows of x, the ymm tiles (in 32 registers) above,
-        // faster on a cold W from 3 rows on (bench/journal/2026-11-30-small-m-projection-choices.md).
+        // faster on a cold W from 3 rows on (bench/journal/2026-11-30-small-m-projection-choices.md;
+        // again on Zen 5 against zmm tiles of 2, 3 or 8 weight rows,
+        // bench/journal/2026-12-06-zen-5-paged-parts-and-zmm-rows.md).
         std::size_t zmm_max_rows;
         // Adjacent weight rows of a zmm tile: each x vector loaded feeds this many FMAs.
         std::size_t zmm_tile_rows;
