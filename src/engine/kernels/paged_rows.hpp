@@ -5,6 +5,7 @@
 
 #include "attention_types.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 
@@ -32,8 +33,7 @@ inline PagedRun paged_run(const GroupAttention& problem, std::size_t first_key, 
         block = slot / positions;
         in_block = slot % positions;
     }
-    std::size_t n_keys = max_keys < problem.n_ctx - first_key ? max_keys : problem.n_ctx - first_key;
-    if (positions - in_block < n_keys) n_keys = positions - in_block;
+    const std::size_t n_keys = std::min({max_keys, problem.n_ctx - first_key, positions - in_block});
     return {std::size_t{problem.block_table[block]} * positions + in_block, n_keys};
 }
 
