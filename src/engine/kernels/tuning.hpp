@@ -168,7 +168,9 @@ struct KernelTuning {
         // AVX-512 builds: zmm tiles up to this many rows of x, the ymm tiles (in 32 registers) above,
         // faster on a cold W from 3 rows on (bench/journal/2026-11-30-small-m-projection-choices.md;
         // again on Zen 5 against zmm tiles of 2, 3 or 8 weight rows,
-        // bench/journal/2026-12-06-zen-5-paged-parts-and-zmm-rows.md).
+        // bench/journal/2026-12-06-zen-5-paged-parts-and-zmm-rows.md, and against zmm far-apart
+        // lines and passes, which read a cached W a quarter faster but a cold one at most 5 %,
+        // bench/journal/2026-12-06-zmm-lines-and-passes-for-five-to-eight-rows.md).
         std::size_t zmm_max_rows;
         // Adjacent weight rows of a zmm tile: each x vector loaded feeds this many FMAs.
         std::size_t zmm_tile_rows;
