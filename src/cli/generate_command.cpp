@@ -24,9 +24,12 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstddef>
 #include <cstring>
 #include <iostream>
+#include <numeric>
 #include <optional>
+#include <vector>
 
 namespace kvbench {
 
@@ -113,6 +116,20 @@ RunContext prepare_generation(const GeneratePlan& plan, GenerationFlush& flush, 
         };
     }
     return prepare_run(plan.grid, request, messages);
+}
+
+// The generation's time with --paths cached, for the refusal of a long run (confirm_grid_size):
+// each configuration's cached steps, which its estimate lists first; nothing where the run does
+// not time both paths, or --verify needs the uncached one anyway.
+std::optional<double> cached_path_seconds(const GeneratePlan& plan, const RunContext& context) {
+    const GenerationOptions& generation = plan.generation;
+    if (!generation.run_cached || !generation.run_uncached || generation.verify) return std::nullopt;
+    double seconds = 0;
+    for (const std::vector<double>& steps : context.estimate.unit_seconds) {
+        const std::size_t n_cached = std::min(generation.n_steps(), steps.size());
+        seconds = std::accumulate(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(n_cached), seconds);
+    }
+    return seconds;
 }
 
 // The uncached path grows as N²: say how long the run will take before starting it.
@@ -239,7 +256,7 @@ int run_generate_command(const GenerateCliOptions& options) {
     const RunContext context = prepare_generation(plan, flush, messages);
     if (plan.dry_run) return emit_dry_run(generate_dry_run_sheet(plan, context), plan.out);
     confirm_grid_size(context.points.size(), context.estimate.total_seconds, plan.likely_intent, plan.yes,
-                      "kvbench generate");
+                      "kvbench generate", cached_path_seconds(plan, context));
     announce_long_run(context, messages);
     ExportPlan export_plan = to_export_plan(plan.out, plan.table, "generation", "the summary");
     export_plan.command = "generate";

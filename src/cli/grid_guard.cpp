@@ -41,12 +41,18 @@ std::optional<std::string> likely_grid_intent(const std::vector<std::pair<std::s
 namespace {
 
 [[noreturn]] void refuse_grid(std::size_t n_points, double estimated_s, std::string_view time_basis,
-                              const std::optional<std::string>& likely_intent, std::string_view dry_run_command) {
+                              const std::optional<std::string>& likely_intent, std::string_view dry_run_command,
+                              std::optional<double> cached_path_s = std::nullopt) {
+    const bool offer_cached = cached_path_s && *cached_path_s <= estimated_s / 2;
     throw ConfigError(fmt::format("the grid has {}, about {} to measure{} (more than {} points or an hour): "
-                                  "{}give --yes to run it as it is{}",
+                                  "{}{}give --yes to run it as it is{}",
                                   plural(n_points, "point"), format_run_time(estimated_s), time_basis,
                                   max_unconfirmed_points,
                                   likely_intent ? fmt::format("did you mean {}? Or ", *likely_intent) : "",
+                                  offer_cached ? fmt::format("--paths cached would take about {}, the uncached path "
+                                                             "being the rest; or ",
+                                                             format_run_time(*cached_path_s))
+                                               : "",
                                   dry_run_command.empty() ? "" : fmt::format(", or list it with {} --dry-run",
                                                                              dry_run_command)));
 }
@@ -54,9 +60,9 @@ namespace {
 }  // namespace
 
 void confirm_grid_size(std::size_t n_points, double estimated_s, const std::optional<std::string>& likely_intent,
-                       bool confirmed, std::string_view dry_run_command) {
+                       bool confirmed, std::string_view dry_run_command, std::optional<double> cached_path_s) {
     if (confirmed || (n_points <= max_unconfirmed_points && estimated_s <= max_unconfirmed_seconds)) return;
-    refuse_grid(n_points, estimated_s, "", likely_intent, dry_run_command);
+    refuse_grid(n_points, estimated_s, "", likely_intent, dry_run_command, cached_path_s);
 }
 
 void confirm_point_count(std::size_t n_points, double assumed_s, const std::optional<std::string>& likely_intent,

@@ -15,6 +15,7 @@
 #include "kvbench/measure/cache_flush.hpp"
 #include "kvbench/measure/memory.hpp"
 #include "kvbench/measure/run_context.hpp"
+#include "kvbench/measure/runner.hpp"
 #include "kvbench/report/export_manager.hpp"
 #include "kvbench/report/resume.hpp"
 #include "kvbench/report/summary_tables.hpp"
@@ -22,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <iostream>
 #include <optional>
 #include <utility>
@@ -102,6 +104,20 @@ RunContext prepare_sweep(const SweepPlan& plan, const RunMessages& messages) {
         };
     }
     return prepare_run(plan.grid, request, messages);
+}
+
+// The grid's time with --paths cached, for the refusal of a long grid (confirm_grid_size):
+// nothing where the run does not time both paths, or --verify needs the uncached one anyway.
+std::optional<double> cached_path_seconds(const SweepPlan& plan, const RunContext& context) {
+    if (!plan.run.run_cached || !plan.run.run_uncached || plan.run.verify) return std::nullopt;
+    RunOptions cached = plan.run;
+    cached.run_uncached = false;
+    const std::uint64_t flush_bytes = flush_buffer_bytes(plan, context.env);
+    double seconds = 0;
+    for (const GridPoint& point : context.points) {
+        seconds += estimate_point_seconds(point, cached, roofline_of(context.rooflines, point.n_threads), flush_bytes);
+    }
+    return seconds;
 }
 
 // ---- Step: dry run ----------------------------------------------------------------------
@@ -214,7 +230,7 @@ int run_sweep_command(const SweepCliOptions& options) {
     const RunContext context = prepare_sweep(plan, messages);
     if (plan.dry_run) return print_dry_run(plan, context);
     confirm_grid_size(context.points.size(), context.estimate.total_seconds, plan.likely_intent, plan.yes,
-                      "kvbench sweep");
+                      "kvbench sweep", cached_path_seconds(plan, context));
     GridRows resumed = resumed_rows(plan, context, messages);
     announce_long_run(plan, context, resumed, messages);
     ExportManager exporter(to_export_plan(plan.out, plan.table, "sweep", "the results"), context.env, messages,

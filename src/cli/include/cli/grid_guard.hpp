@@ -37,8 +37,12 @@ std::optional<std::string> likely_grid_intent(const std::vector<std::pair<std::s
 // Throws ConfigError (one line: the count, the estimated time, the likely intent, --yes)
 // when the grid is above either bound and `confirmed` is false. `dry_run_command`
 // ("kvbench sweep") is the command whose --dry-run lists the grid; "" when it has none.
+// `cached_path_s`: the same grid's time with --paths cached, where the run also times the
+// uncached path and could leave it out; the line offers it when the uncached path is most of
+// the time (it recomputes every position, so a long context is hours there and minutes cached).
 void confirm_grid_size(std::size_t n_points, double estimated_s, const std::optional<std::string>& likely_intent,
-                       bool confirmed, std::string_view dry_run_command);
+                       bool confirmed, std::string_view dry_run_command,
+                       std::optional<double> cached_path_s = std::nullopt);
 // The count's half of confirm_grid_size, for before any roofline is measured (RunRequest::
 // before_rooflines): a grid of too many points is refused before the run measures or saves
 // anything. `assumed_s` is its time at the assumed peaks, and the line says so.
