@@ -91,7 +91,9 @@ struct KernelTuning {
         PrefetchPlan f16_bf16;  // and the types the engine plans but does not store
         // int8 and the byte formats (e4m3, e5m2, q8_0, q4_0): a block is a quarter of f32's
         // bytes or less, so one block ahead is too short a lead on the AVX-512 Xeon
-        // (bench/journal/2026-12-05-byte-formats-two-blocks-ahead.md).
+        // (bench/journal/2026-12-05-byte-formats-two-blocks-ahead.md). On Zen 5 int8 at 1 to 6
+        // blocks ahead, or into L2, ran alike
+        // (bench/journal/2026-12-06-int8-step-on-zen-5-less-arithmetic-or-more-lead.md).
         PrefetchPlan int8;
         PrefetchPlan byte_formats;
         // A GQA group's dot tiles over f32, with an L1 of large_l1_bytes or more: the next block into
@@ -180,7 +182,9 @@ struct KernelTuning {
     struct SmallMTyped {
         // Weight rows far apart that a tile reads at once, one from each of as many runs of a
         // thread's slab, at most; the register file caps it lower from 2 rows of x on
-        // (bench/journal/2026-12-04-typed-small-m-tuned.md).
+        // (bench/journal/2026-12-04-typed-small-m-tuned.md). At one row, 6 or 8 streams
+        // without the prefetch read slower on Zen 5
+        // (bench/journal/2026-12-06-what-a-zen-5-core-keeps-in-flight.md).
         std::size_t max_streams;
         // int8 weights from 2 to int8_max_rows rows of x: streams at most (the register file caps
         // it lower), and cache lines of each stream per step. A line of int8 is four vectors to
