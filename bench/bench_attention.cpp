@@ -159,5 +159,14 @@ BENCHMARK(BM_AttendDecodeKv)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
+// Llama-3.2-1B's attention (D=2048, H=32, G=8: groups of 4 rows of dh = 64) at B=1 over 4096
+// positions in f32 and f16, cold: the part of issue 36's step that grows with the context.
+BENCHMARK(BM_AttendDecodeKv)
+    ->ArgNames({"B", "N", "D", "H", "G", "kv", "cold"})
+    ->ArgsProduct({{1}, {4096}, {2048}, {32}, {8}, {0, 1}, {1}})
+    ->Iterations(cold_iterations)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace kvbench::bench

@@ -604,8 +604,8 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
         // with one read of the block's scale (load_fused_codes); never for other types.
         constexpr std::size_t pair = is_block_type(dtype) && n_vecs % 2 == 0 && kv_block_values % (2 * lanes) == 0 ? 2 : 1;
         const bool pairs = pair == 2 && first_column % (2 * lanes) == 0;
-        for (std::size_t t = 0; t < st.n_keys; ++t, row += st.stored_value_row_bytes) {
-            if constexpr (n_rows == 1) {
+        if constexpr (n_rows == 1) {
+            for (std::size_t t = 0; t < st.n_keys; ++t, row += st.stored_value_row_bytes) {
                 // One row uses each value vector once: load, convert and accumulate in turn.
                 const Vec p = Simd::set1(probs[t]);
                 if (pairs) {
@@ -622,18 +622,28 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                         acc[0][c] = Simd::fma(p, load_kv<dtype, false>(row, first_column + c * lanes), acc[0][c]);
                     }
                 }
-            } else {
+                constexpr std::size_t keys_per_call = tiles.one_row_output_keys_per_prefetch;
+                if (keys_per_call == 1 || (t + 1) % keys_per_call == 0 || t + 1 == st.n_keys) {
+                    prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
+                }
+            }
+        } else {
+            // Each key's value vectors, converted once, for every row. A key's work is a lambda, as
+            // for f32 rows below: written in the loop's body, GCC 12 stored every accumulator to the
+            // stack after each key, a store per FMA, and a group of 4 rows over an f16 cache spent a
+            // third of its time in this tile
+            // (bench/journal/2026-12-06-group-output-tiles-without-stores.md).
+            const std::size_t row_bytes = st.stored_value_row_bytes;
+            const auto accumulate_row = [&](const std::byte* key_row, std::size_t t) [[gnu::always_inline]] {
                 Vec v[n_vecs];
-                for (std::size_t c = 0; c < n_vecs; ++c) v[c] = load_kv<dtype, false>(row, first_column + c * lanes);
+                for (std::size_t c = 0; c < n_vecs; ++c) v[c] = load_kv<dtype, false>(key_row, first_column + c * lanes);
                 for (std::size_t i = 0; i < n_rows; ++i) {
                     const Vec p = Simd::set1(probs[i * max_key_block + t]);
                     for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
                 }
-            }
-            constexpr std::size_t keys_per_call = n_rows == 1 ? tiles.one_row_output_keys_per_prefetch : 1;
-            if (keys_per_call == 1 || (t + 1) % keys_per_call == 0 || t + 1 == st.n_keys) {
                 prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
-            }
+            };
+            for (std::size_t t = 0; t < st.n_keys; ++t) accumulate_row(row + t * row_bytes, t);
         }
         st.prefetcher.take_progress(prefetcher);
     } else if constexpr (dtype == KvDtype::f32) {
