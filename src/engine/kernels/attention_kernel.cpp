@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <utility>
 
 namespace kvbench {
@@ -189,8 +190,10 @@ void write_dot_tile_queries(const GroupAttention& problem, AttendWorkspace& ws) 
 // behind BlockState's reference, GCC stored all the accumulators to the stack after every
 // step, a store per FMA (bench/journal/2026-12-02-dot-tiles-in-registers.md).
 // two_runs: f32 keys of a paged block in place in two runs (BlockState::later_key).
-template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32, bool two_runs = false>
-[[gnu::always_inline]] inline void dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
+// Returns the scores, row i's key j in lane i · n_cols + j; stored into probs unless
+// store_scores is false (dot_score_rows then stores four tiles' at once).
+template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32, bool two_runs = false, bool store_scores = true>
+[[gnu::always_inline]] inline Vec dot_score_tile(BlockState& st, std::size_t first_row, std::size_t first_key) {
     static_assert(lanes % n_rows == 0);
     constexpr std::size_t n_cols = lanes / n_rows;
     const std::size_t dim = st.problem.head_dim;
@@ -241,10 +244,13 @@ template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32, bool two
     st.prefetcher.take_progress(prefetcher);
     st.flops += 2 * n_rows * n_cols * round_up(dim, lanes);  // keys past the block and dims past dim too
     const Vec scores = Simd::reduce_lanes(acc);
-    const std::size_t n_valid = std::min(n_cols, st.block_keys - first_key);
-    for (std::size_t i = 0; i < n_rows; ++i) {
-        Simd::store_lanes(st.ws.probs() + (first_row + i) * max_key_block + first_key, scores, i * n_cols, n_valid);
+    if constexpr (store_scores) {
+        const std::size_t n_valid = std::min(n_cols, st.block_keys - first_key);
+        for (std::size_t i = 0; i < n_rows; ++i) {
+            Simd::store_lanes(st.ws.probs() + (first_row + i) * max_key_block + first_key, scores, i * n_cols, n_valid);
+        }
     }
+    return scores;
 }
 
 // dot_score_tile for a whole tile (n_cols keys of the block) read in a reduced stored type:
@@ -728,7 +734,32 @@ template <std::size_t tile_rows, KvDtype dtype, bool two_runs>
 std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_rows) {
     constexpr std::size_t n_cols = lanes / tile_rows;
     for (; first_row + tile_rows <= n_rows; first_row += tile_rows) {
-        for (std::size_t t = 0; t < st.n_keys; t += n_cols) {
+        std::size_t t = 0;
+        // Four tiles of 4 rows hold each row's scores of lanes keys, a quarter of a vector per
+        // tile: transposed in registers, they are stored as whole rows, where each tile's 4 masked
+        // stores (vmaskmovps on AVX2) wrote pieces that the softmax's full loads then waited on
+        // (bench/journal/2026-12-06-group-scores-stored-as-whole-rows.md).
+        if constexpr (tile_rows == 4 && lanes >= 8) {
+            const bool whole_f32 = st.keys_padded || st.problem.head_dim % lanes == 0;
+            for (; t + lanes <= st.n_keys; t += lanes) {
+                Vec scores[4];
+                for (std::size_t q = 0; q < 4; ++q) {
+                    if constexpr (dtype != KvDtype::f32) {
+                        scores[q] = dot_score_tile<tile_rows, false, dtype, false, false>(st, first_row, t + q * n_cols);
+                    } else if (whole_f32) {
+                        scores[q] = dot_score_tile<tile_rows, true, KvDtype::f32, two_runs, false>(st, first_row, t + q * n_cols);
+                    } else {
+                        scores[q] = dot_score_tile<tile_rows, false, KvDtype::f32, two_runs, false>(st, first_row, t + q * n_cols);
+                    }
+                }
+                // Through a type that depends on the tile, so that the portable back-end, whose one
+                // lane has no quarters and whose builds discard this branch, need not declare it.
+                using Quarters = std::conditional_t<tile_rows == 4, Simd, void>;
+                Quarters::transpose_quarters(scores);
+                for (std::size_t r = 0; r < 4; ++r) Simd::store(st.ws.probs() + (first_row + r) * max_key_block + t, scores[r]);
+            }
+        }
+        for (; t < st.n_keys; t += n_cols) {
             // One row (MHA): the running pointer's tile; with 2 and 4 rows it measured slower than the
             // tile below, which holds the pointers it needs
             // (bench/journal/2026-12-01-running-pointer-tile-for-one-row.md).

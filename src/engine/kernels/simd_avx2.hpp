@@ -63,6 +63,18 @@ struct Avx2 {
                    _mm256_permute2f128_ps(quads[0], quads[1], 0x31));
     }
 
+    // Quarter j of v[i] (lanes [2j, 2j + 2)) -> quarter i of v[j].
+    static void transpose_quarters(Vec (&v)[4]) {
+        const __m256d t0 = _mm256_unpacklo_pd(_mm256_castps_pd(v[0]), _mm256_castps_pd(v[1]));
+        const __m256d t1 = _mm256_unpackhi_pd(_mm256_castps_pd(v[0]), _mm256_castps_pd(v[1]));
+        const __m256d t2 = _mm256_unpacklo_pd(_mm256_castps_pd(v[2]), _mm256_castps_pd(v[3]));
+        const __m256d t3 = _mm256_unpackhi_pd(_mm256_castps_pd(v[2]), _mm256_castps_pd(v[3]));
+        v[0] = _mm256_castpd_ps(_mm256_permute2f128_pd(t0, t2, 0x20));
+        v[1] = _mm256_castpd_ps(_mm256_permute2f128_pd(t1, t3, 0x20));
+        v[2] = _mm256_castpd_ps(_mm256_permute2f128_pd(t0, t2, 0x31));
+        v[3] = _mm256_castpd_ps(_mm256_permute2f128_pd(t1, t3, 0x31));
+    }
+
     static Vec exp(Vec x) {
         const Vec clamped = _mm256_min_ps(set1(exp_highest), _mm256_max_ps(set1(exp_lowest), x));
         const Vec k = _mm256_round_ps(mul(clamped, set1(exp_log2e)),

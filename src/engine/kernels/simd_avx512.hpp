@@ -56,6 +56,18 @@ struct Avx512 {
                    _mm512_shuffle_f32x4(halves[0], halves[1], 0xDD));
     }
 
+    // Quarter j of v[i] (lanes [4j, 4j + 4)) -> quarter i of v[j].
+    static void transpose_quarters(Vec (&v)[4]) {
+        const Vec a = _mm512_shuffle_f32x4(v[0], v[1], 0x44);
+        const Vec b = _mm512_shuffle_f32x4(v[0], v[1], 0xEE);
+        const Vec c = _mm512_shuffle_f32x4(v[2], v[3], 0x44);
+        const Vec d = _mm512_shuffle_f32x4(v[2], v[3], 0xEE);
+        v[0] = _mm512_shuffle_f32x4(a, c, 0x88);
+        v[1] = _mm512_shuffle_f32x4(a, c, 0xDD);
+        v[2] = _mm512_shuffle_f32x4(b, d, 0x88);
+        v[3] = _mm512_shuffle_f32x4(b, d, 0xDD);
+    }
+
     static Vec exp(Vec x) {
         // max/min take x second so a NaN passes through.
         const Vec clamped = _mm512_min_ps(set1(exp_highest), _mm512_max_ps(set1(exp_lowest), x));
