@@ -210,7 +210,7 @@ void print_generation_tables(const GeneratePlan& plan, const GenerationOutcome& 
     std::ostream& tables = streams.tables_after(exported);
     const std::size_t width = streams.table_width();
     tables << describe_run(outcome.rows.rows, context.env, width) << "\n\n";
-    write_text_table(tables, generation_summary_table(outcome.paths, plan), width);
+    write_text_table(tables, generation_summary_table(outcome.paths, plan, context.rooflines), width);
     tables << '\n';
     write_text_table(tables, generation_growth_table(outcome.paths, plan, context.rooflines), width);
     tables.flush();

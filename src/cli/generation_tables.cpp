@@ -1,7 +1,9 @@
 // The tables of a generation: the summary per configuration and path, the growth law, and -v's lines.
 #include "cli/generation_tables.hpp"
 
+#include "kvbench/engine/cost_model.hpp"
 #include "kvbench/measure/growth_fit.hpp"
+#include "kvbench/measure/roofline.hpp"
 #include "kvbench/measure/stats.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/units.hpp"
@@ -9,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <numeric>
 #include <optional>
 
@@ -68,6 +71,26 @@ std::string crossover_cell(const ModelConfig& config) {
     return n_star ? fmt::format("{}", *n_star) : "never";
 }
 
+// The decode steps' median roofline %, each step counted as its CSV row counts it (the uncached
+// path on the forward's f32, contiguous config); none without a roofline or a decode step.
+std::optional<double> decode_roofline_pct(const GenerationPath& result, const GeneratePlan& plan,
+                                          const Roofline* roofline) {
+    if (roofline == nullptr) return std::nullopt;
+    const ModelConfig counted = result.path == DecodePath::uncached ? uncached_counting_config(result.point.config)
+                                                                    : result.point.config;
+    std::vector<double> pcts;
+    for (const GenerationStep& step : result.steps) {
+        if (step.index == 0 || step.latency_ns <= 0) continue;
+        const StepCost cost = generation_step_cost(counted, plan.generation, result.path, step.index, step.experts_read);
+        pcts.push_back(roofline_pct(roofline_time_s(cost.flops, cost.bytes, *roofline),
+                                    static_cast<double>(step.latency_ns) * 1e-9));
+    }
+    if (pcts.empty()) return std::nullopt;
+    std::sort(pcts.begin(), pcts.end());
+    const std::size_t n = pcts.size();
+    return n % 2 == 1 ? pcts[n / 2] : (pcts[n / 2 - 1] + pcts[n / 2]) / 2;
+}
+
 // One row per configuration and path, as the sweep's tables key theirs: what names generate's
 // lines is what names a sweep's (LineKeys), the axes that vary as columns, the rest in the caption.
 std::vector<ResultRow> line_rows(const std::vector<GenerationPath>& results, const GeneratePlan& plan) {
@@ -84,7 +107,7 @@ std::vector<ResultRow> line_rows(const std::vector<GenerationPath>& results, con
 }
 
 // The keys' table with `figures` after them.
-SummaryTable keyed_table(const LineKeys& keys, std::string title, std::initializer_list<std::string> figures,
+SummaryTable keyed_table(const LineKeys& keys, std::string title, const std::vector<std::string>& figures,
                          std::string footnote) {
     SummaryTable table = keys.table(std::move(title));
     for (const std::string& figure : figures) {
@@ -97,14 +120,17 @@ SummaryTable keyed_table(const LineKeys& keys, std::string title, std::initializ
 
 }  // namespace
 
-SummaryTable generation_summary_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan) {
+SummaryTable generation_summary_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan,
+                                      const Rooflines& rooflines) {
     // The times first, so that each column gets one unit chosen from all its values.
     struct Times {
         std::optional<double> first_ns, per_token_ns, p90_ns;
         double total_ns = 0;
         std::string rate = "-";
+        std::optional<double> roofline_pct;
         std::uint64_t flops = 0;
     };
+    bool any_roofline = false;
     std::vector<Times> times;
     std::vector<double> first_column, per_token_column, p90_column, total_column;
     for (const GenerationPath& result : results) {
@@ -130,6 +156,8 @@ SummaryTable generation_summary_table(const std::vector<GenerationPath>& results
         }
         t.total_ns = total_ns(result.steps);
         total_column.push_back(t.total_ns);
+        t.roofline_pct = decode_roofline_pct(result, plan, roofline_of(rooflines, result.point.n_threads));
+        any_roofline = any_roofline || t.roofline_pct.has_value();
         times.push_back(std::move(t));
     }
     const TimeUnit forced = plan.table.time_unit;
@@ -148,14 +176,19 @@ SummaryTable generation_summary_table(const std::vector<GenerationPath>& results
                                     : fmt::format("prompts {} over the batch", fmt::join(plan.prompt_lens, ","));
     const std::vector<ResultRow> rows = line_rows(results, plan);
     const LineKeys keys(rows, true, false);
+    std::vector<std::string> figures{"first token\n" + first_unit.name, "per token\n" + decode_unit.name,
+                                     "p90\n" + decode_unit.name, "total\n" + total_unit.name, "tokens/s"};
+    if (any_roofline) figures.emplace_back("roofline\n%");
+    figures.insert(figures.end(), {"FLOPs", "KV at end", "N*", "uncached/\ncached"});
     SummaryTable table = keyed_table(
-        keys, fmt::format("Generation: {}, {} new tokens", prompts, plan.generation.n_new),
-        {"first token\n" + first_unit.name, "per token\n" + decode_unit.name, "p90\n" + decode_unit.name,
-         "total\n" + total_unit.name, "tokens/s", "FLOPs", "KV at end", "N*", "uncached/\ncached"},
-        "first token: the prefill (step 0); per token and p90: the decode steps' median and 90th "
-        "percentile; tokens/s: B·T over the decode steps' time; N*: the context at which a cached "
-        "step reads as many KV-cache bytes as weight bytes (docs/counting.md), past which the "
-        "cache dominates the step; uncached/cached: total times.");
+        keys, fmt::format("Generation: {}, {} new tokens", prompts, plan.generation.n_new), figures,
+        fmt::format("first token: the prefill (step 0); per token and p90: the decode steps' median and 90th "
+                    "percentile; tokens/s: B·T over the decode steps' time; {}N*: the context at which a cached "
+                    "step reads as many KV-cache bytes as weight bytes (docs/counting.md), past which the "
+                    "cache dominates the step; uncached/cached: total times.",
+                    any_roofline ? "roofline %: the decode steps' median of the least time this machine's "
+                                   "roofline allows for a step's FLOPs and bytes, over the step's time; "
+                                 : ""));
     for (std::size_t r = 0; r < results.size(); ++r) {
         const GenerationPath& result = results[r];
         const Times& t = times[r];
@@ -172,12 +205,14 @@ SummaryTable generation_summary_table(const std::vector<GenerationPath>& results
         ModelConfig last = c;
         last.seq_len = plan.generation.context_of(result.steps.empty() ? 0 : result.steps.back().index);
         std::vector<std::string> line = keys.cells(rows[r]);
-        const std::vector<std::string> figures{
-            time_cell(t.first_ns, first_unit), time_cell(t.per_token_ns, decode_unit), time_cell(t.p90_ns, decode_unit),
-            format_in(t.total_ns, total_unit), t.rate, format_flops(static_cast<double>(t.flops)),
-            result.path == DecodePath::cached ? format_bytes(kv_cache_bytes(last)) : std::string("none"),
-            crossover_cell(c), ratio};
-        line.insert(line.end(), figures.begin(), figures.end());
+        std::vector<std::string> cells{time_cell(t.first_ns, first_unit), time_cell(t.per_token_ns, decode_unit),
+                                       time_cell(t.p90_ns, decode_unit), format_in(t.total_ns, total_unit), t.rate};
+        if (any_roofline) cells.push_back(t.roofline_pct ? fmt::format("{:.1f}", *t.roofline_pct) : std::string("-"));
+        cells.insert(cells.end(),
+                     {format_flops(static_cast<double>(t.flops)),
+                      result.path == DecodePath::cached ? format_bytes(kv_cache_bytes(last)) : std::string("none"),
+                      crossover_cell(c), ratio});
+        line.insert(line.end(), cells.begin(), cells.end());
         table.text.lines.push_back(std::move(line));
     }
     return table;

@@ -18,9 +18,11 @@ namespace kvbench {
 std::string shape_label(const GridPoint& point, DecodePath path = DecodePath::cached);
 
 // One line per configuration and path, named by what varies between them (the rest in the
-// caption): first token, per token and p90, total, tokens/s, FLOPs, the KV cache at the end,
-// and the uncached/cached ratio of total times.
-SummaryTable generation_summary_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan);
+// caption): first token, per token and p90, total, tokens/s, the decode steps' median roofline %
+// where the run has a roofline for its thread count, FLOPs, the KV cache at the end, and the
+// uncached/cached ratio of total times.
+SummaryTable generation_summary_table(const std::vector<GenerationPath>& results, const GeneratePlan& plan,
+                                      const Rooflines& rooflines);
 
 // The growth law a·N^k of each configuration and path over its decode steps, beside the exponent
 // the cost model predicts on this machine's roofline (the assumed one without).
