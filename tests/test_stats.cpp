@@ -34,6 +34,12 @@ TEST_CASE("an even number of samples averages the two middle ones") {
     CHECK(s.mdape == doctest::Approx(0.4));     // deviations 0.2, 0.2, 0.6, 0.6
 }
 
+TEST_CASE("median() of unsorted values takes the middle one, or the mean of the middle two") {
+    CHECK(median({5.5, 1.0, 3.25}) == 3.25);
+    CHECK(median({40.0, 10.0, 30.0, 20.0}) == 25.0);
+    CHECK(median({-2.0}) == -2.0);
+}
+
 TEST_CASE("p90 interpolates between order statistics") {
     const std::vector<std::int64_t> samples{10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
     CHECK(summarize(samples).p90_ns == doctest::Approx(9.1));  // rank 8.1

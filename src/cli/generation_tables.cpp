@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
 #include <numeric>
 #include <optional>
 
@@ -86,9 +85,7 @@ std::optional<double> decode_roofline_pct(const GenerationPath& result, const Ge
                                     static_cast<double>(step.latency_ns) * 1e-9));
     }
     if (pcts.empty()) return std::nullopt;
-    std::sort(pcts.begin(), pcts.end());
-    const std::size_t n = pcts.size();
-    return n % 2 == 1 ? pcts[n / 2] : (pcts[n / 2 - 1] + pcts[n / 2]) / 2;
+    return median(std::move(pcts));
 }
 
 // One row per configuration and path, as the sweep's tables key theirs: what names generate's

@@ -82,6 +82,11 @@ Stats summarize(std::span<const std::int64_t> samples_ns) {
     return stats;
 }
 
+double median(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return median_of_sorted(values);
+}
+
 double estimated_median_uncertainty(double mdape, std::size_t n_samples) {
     if (n_samples < 2) throw std::invalid_argument("estimated_median_uncertainty: fewer than 2 samples");
     // σ / median ≈ 1.4826 · MdAPE (the MAD of a normal distribution is 0.6745 σ), and the

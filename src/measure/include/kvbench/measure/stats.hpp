@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace kvbench {
 
@@ -24,6 +25,10 @@ struct Stats {
 
 // Requires: samples_ns not empty.
 Stats summarize(std::span<const std::int64_t> samples_ns);
+
+// The median of values, as summarize() takes it: the middle one, or the mean of the middle two.
+// Requires: values not empty.
+double median(std::vector<double> values);
 
 // The 95 % confidence half-width of a median, over the median, estimated from the samples'
 // MdAPE and count: the median's standard error is about 1.2533 σ / √n, and σ about 1.4826 MAD
