@@ -111,6 +111,24 @@ TEST_CASE("--export takes FORMAT:PATH, each checked, none twice") {
     CHECK(dir.n_entries() == 0);
 }
 
+TEST_CASE("-o through a link is the file it leads to: a loop is refused, the target not written twice") {
+    const ScratchDir dir{"output"};
+    std::filesystem::create_symlink("b.csv", dir.path / "a.csv");
+    std::filesystem::create_symlink("a.csv", dir.path / "b.csv");
+    const std::string loop = (dir.path / "a.csv").string();
+    CHECK_THROWS_WITH_AS(plan_of(with_output(loop)),
+                         fmt::format("-o {}: is a symlink loop (its links never reach a file)", loop).c_str(),
+                         ConfigError);
+
+    const std::string target = (dir.path / "report.md").string();
+    std::filesystem::create_symlink("report.md", dir.path / "latest.md");
+    OutputCliOptions options = with_output((dir.path / "latest.md").string());
+    CHECK(plan_of(options).file == options.output);
+    options.exports = {"md:" + target};
+    CHECK_THROWS_WITH_AS(plan_of(options), doctest::Contains("already written by -o"), ConfigError);
+    CHECK(dir.n_entries() == 3);
+}
+
 TEST_CASE("a command that writes only some formats refuses the others") {
     const OutputFormats rows_only{OutputFormat::table, OutputFormat::csv, OutputFormat::json};
     OutputCliOptions options;

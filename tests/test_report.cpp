@@ -286,6 +286,38 @@ TEST_CASE("write_report_file replaces an existing file") {
     CHECK(dir.n_entries() == 1);
 }
 
+TEST_CASE("a report written through a link replaces the file it leads to and keeps the link") {
+    const ScratchDir dir{"report"};
+    std::filesystem::create_directory(dir.path / "runs");
+    std::ofstream(dir.path / "runs" / "dated.csv") << "old";
+    std::filesystem::create_symlink("runs/dated.csv", dir.path / "latest.csv");
+    std::filesystem::create_symlink("latest.csv", dir.path / "newest.csv");
+    write_file_atomically(dir.path / "newest.csv", [](std::ostream& out) { out << "new"; });
+    CHECK(std::filesystem::is_symlink(dir.path / "newest.csv"));
+    CHECK(std::filesystem::is_symlink(dir.path / "latest.csv"));
+    CHECK(read_all(dir.path / "runs" / "dated.csv") == "new");
+    CHECK(dir.n_entries() == 3);
+
+    // A link that leads nowhere yet names the file to create, as a shell's > does.
+    std::filesystem::create_symlink("runs/next.csv", dir.path / "next.csv");
+    write_file_atomically(dir.path / "next.csv", [](std::ostream& out) { out << "first"; });
+    CHECK(std::filesystem::is_symlink(dir.path / "next.csv"));
+    CHECK(read_all(dir.path / "runs" / "next.csv") == "first");
+}
+
+TEST_CASE("a symlink loop is refused by name and nothing is written") {
+    const ScratchDir dir{"report"};
+    std::filesystem::create_symlink("b.csv", dir.path / "a.csv");
+    std::filesystem::create_symlink("a.csv", dir.path / "b.csv");
+    const std::filesystem::path path = dir.path / "a.csv";
+    CHECK_THROWS_WITH_AS(write_file_atomically(path, [](std::ostream& out) { out << "lost"; }),
+                         fmt::format("cannot write {}: is a symlink loop (its links never reach a file)",
+                                     path.string()).c_str(),
+                         std::runtime_error);
+    CHECK(std::filesystem::is_symlink(path));
+    CHECK(dir.n_entries() == 2);
+}
+
 TEST_CASE("write_report_file into a missing directory throws and creates nothing") {
     const ScratchDir dir{"report"};
     const std::filesystem::path path = dir.path / "missing" / "out.csv";

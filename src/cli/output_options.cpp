@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/ascii_case.hpp"
 #include "kvbench/engine/config.hpp"
+#include "kvbench/files/atomic_file.hpp"
 #include "kvbench/report/database.hpp"
 
 #include <fmt/format.h>
@@ -105,9 +106,16 @@ std::optional<std::pair<std::string, std::string>> database_option(const OutputC
     return std::pair{*configured, fmt::format("${} (--no-db ignores it)", database_variable)};
 }
 
-std::string absolute_normal(const std::string& path) {
+// The file a target writes, as a key: a link and the file it leads to are one file.
+std::string written_file_key(const std::string& path) {
+    fs::path file = path;
+    try {
+        file = write_destination(path);
+    } catch (const std::runtime_error&) {
+        // a symlink loop: check_target refuses it by name
+    }
     std::error_code ignored;
-    return fs::absolute(path, ignored).lexically_normal().string();
+    return fs::absolute(file, ignored).lexically_normal().string();
 }
 
 OutputTarget parse_export(const std::string& spec, const OutputFormats& formats) {
@@ -290,10 +298,10 @@ OutputPlan to_output_plan(const OutputCliOptions& options, const OutputFormats& 
     }
 
     std::vector<std::string> seen;
-    if (plan.file) seen.push_back(absolute_normal(*plan.file));
+    if (plan.file) seen.push_back(written_file_key(*plan.file));
     for (const std::string& spec : options.exports) {
         OutputTarget target = parse_export(spec, file_formats(formats, table_to_file));
-        const std::string key = absolute_normal(target.path);
+        const std::string key = written_file_key(target.path);
         if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
             throw ConfigError(fmt::format("--export {}: {} is already written by -o or another --export", spec,
                                           target.path));
@@ -305,10 +313,10 @@ OutputPlan to_output_plan(const OutputCliOptions& options, const OutputFormats& 
     if (const auto database = database_option(options); database && writes(formats, OutputFormat::sqlite)) {
         const auto& [path, flag] = *database;
         const OutputTarget target{OutputFormat::sqlite, path};
-        const std::string key = absolute_normal(path);
+        const std::string key = written_file_key(path);
         const std::vector<OutputTarget> targets = plan.files();
         const auto same = std::find_if(targets.begin(), targets.end(),
-                                       [&](const OutputTarget& t) { return absolute_normal(t.path) == key; });
+                                       [&](const OutputTarget& t) { return written_file_key(t.path) == key; });
         if (same == targets.end()) {
             check_target(target, flag);
             plan.exports.push_back(target);
@@ -326,8 +334,16 @@ void check_output_file(const std::string& output, const std::string& flag, const
         throw ConfigError(fmt::format("{}: the file name is empty (name the report file, e.g. {} {})", flag, flag,
                                       example));
     }
+    // The report replaces the file a link leads to (files/atomic_file.hpp): its directory is the
+    // one that must take a new file.
+    fs::path destination;
+    try {
+        destination = write_destination(output);
+    } catch (const std::runtime_error& error) {
+        throw ConfigError(fmt::format("{} {}: {}", flag, output, error.what()));
+    }
     std::error_code ignored;
-    const fs::file_status status = fs::status(output, ignored);
+    const fs::file_status status = fs::status(destination, ignored);
     if (fs::is_directory(status)) {
         throw ConfigError(fmt::format("{} {}: is a directory (name a file inside it, e.g. {}/{})", flag, output,
                                       (fs::path(output).lexically_normal() / "").parent_path().string(), example));
@@ -339,7 +355,7 @@ void check_output_file(const std::string& output, const std::string& flag, const
                                       "rename; name a file in a writable directory)",
                                       flag, output));
     }
-    const fs::path parent = fs::absolute(output, ignored).parent_path();
+    const fs::path parent = fs::absolute(destination, ignored).parent_path();
     const fs::file_status parent_status = fs::status(parent, ignored);
     if (fs::exists(parent_status) && !fs::is_directory(parent_status)) {
         throw ConfigError(fmt::format("{} {}: {} is not a directory", flag, output, parent.string()));
@@ -349,7 +365,7 @@ void check_output_file(const std::string& output, const std::string& flag, const
     }
     // Creating a file is the one check that sees everything that can forbid it: permissions,
     // a read-only or pseudo filesystem, root's privileges. The probe is removed at once.
-    const std::string probe = output + fmt::format(".tmp-check-{}", ::getpid());
+    const std::string probe = destination.string() + fmt::format(".tmp-check-{}", ::getpid());
     const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (fd < 0) {
         throw ConfigError(fmt::format("{} {}: cannot create a file in {}: {}", flag, output, parent.string(),

@@ -26,12 +26,35 @@ namespace {
     throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), reason));
 }
 
+// Linux's own limit on the links one path name may follow (MAXSYMLINKS).
+constexpr int max_symlinks_followed = 40;
+
 }  // namespace
+
+std::filesystem::path write_destination(const std::filesystem::path& path) {
+    std::filesystem::path name = path;
+    for (int followed = 0; followed <= max_symlinks_followed; ++followed) {
+        std::error_code error;
+        if (!std::filesystem::is_symlink(std::filesystem::symlink_status(name, error)) || error) return name;
+        const std::filesystem::path target = std::filesystem::read_symlink(name, error);
+        if (error) return name;
+        name = target.is_absolute() ? target : name.parent_path() / target;
+    }
+    throw std::runtime_error("is a symlink loop (its links never reach a file)");
+}
 
 void write_file_atomically(const std::filesystem::path& path,
                            const std::function<void(std::ostream&)>& write) {
+    // A rename over `path` itself would put a regular file in place of a link, and leave the
+    // file it led to as it was.
+    std::filesystem::path destination;
+    try {
+        destination = write_destination(path);
+    } catch (const std::runtime_error& error) {
+        throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), error.what()));
+    }
     // The pid keeps two kvbench processes writing the same report from sharing a temporary.
-    std::filesystem::path temp = path;
+    std::filesystem::path temp = destination;
     temp += fmt::format(".tmp-{}", ::getpid());
 
     // Rendered in memory first: a writer that throws leaves nothing on disk.
@@ -58,11 +81,11 @@ void write_file_atomically(const std::filesystem::path& path,
     if (file.close() != 0) fail(path, temp, std::strerror(errno));
 
     std::error_code error;
-    std::filesystem::rename(temp, path, error);
+    std::filesystem::rename(temp, destination, error);
     if (error) fail(path, temp, error.message());
     // And the rename itself reaches the disk: fsync the directory (best effort: some file
     // systems refuse to open a directory for it, and the file is complete either way).
-    std::filesystem::path directory = path.parent_path();
+    std::filesystem::path directory = destination.parent_path();
     if (directory.empty()) directory = ".";
     FileDescriptor dir(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir.get() >= 0) ::fsync(dir.get());

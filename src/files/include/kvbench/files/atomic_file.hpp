@@ -8,8 +8,14 @@
 
 namespace kvbench {
 
-// Calls `write` on an in-memory stream, writes the result to `path` + ".tmp-<pid>",
-// fsyncs it and renames it to `path`, so `path` is either complete or untouched, even
+// The file a write to `path` replaces: `path` after its symlinks, as a shell's `>` writes, so
+// `-o latest.csv` linked to a dated report updates that report and keeps the link. A link that
+// leads nowhere names the file to create. Throws std::runtime_error("is a symlink loop (...)")
+// where the links never reach a name that is not a link.
+std::filesystem::path write_destination(const std::filesystem::path& path);
+
+// Calls `write` on an in-memory stream, writes the result to its write_destination() +
+// ".tmp-<pid>", fsyncs it and renames it over that destination, so `path` is either complete or untouched, even
 // after a crash. On any failure, including an exception from `write`, removes the
 // temporary and throws std::runtime_error("cannot write <path>: <reason>").
 void write_file_atomically(const std::filesystem::path& path,
