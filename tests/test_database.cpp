@@ -380,6 +380,15 @@ TEST_CASE("files that are not a kvbench database of a known schema are refused b
     ResultsDatabase::open_for_writing(dir.path / "newer.sqlite");
     execute(dir.path / "newer.sqlite", "PRAGMA user_version = 99;");
     CHECK_THROWS_WITH(check_database_file(dir.path / "newer.sqlite"), doctest::Contains("schema 99, newer"));
+    // Schema 0 with kvbench's tables: its layout is unknown, so it is neither migrated nor stamped.
+    ResultsDatabase::open_for_writing(dir.path / "zero.sqlite").add_run(test_run("zero"), stored_rows(two_rows(), {}));
+    execute(dir.path / "zero.sqlite", "PRAGMA user_version = 0;");
+    CHECK_THROWS_WITH(check_database_file(dir.path / "zero.sqlite"), doctest::Contains("schema 0, which no kvbench writes"));
+    CHECK_THROWS_WITH(ResultsDatabase::open_for_writing(dir.path / "zero.sqlite"),
+                      doctest::Contains("schema 0, which no kvbench writes"));
+    CHECK_THROWS_WITH(ResultsDatabase::open_for_reading(dir.path / "zero.sqlite"),
+                      doctest::Contains("schema 0, which no kvbench writes"));
+    CHECK(query(dir.path / "zero.sqlite", "PRAGMA user_version;") == "0");
     CHECK_THROWS_WITH(ResultsDatabase::open_for_reading(dir.path / "missing.sqlite"), doctest::Contains("no such database"));
     // A target may be empty (the run is its first); a database to read may not: SQLite would
     // open it as one without tables, "another application's".

@@ -41,9 +41,10 @@ void check_identity(const SqliteConnection& db, bool empty_ok) {
                                              "other tables; name a new file)",
                                              db.path()));
     }
-    // No kvbench writes a version below 1 into its own file: a migration from there would fail
-    // halfway ("duplicate column name").
-    if (version < 0) {
+    // No kvbench writes a version below 1 into a file that holds its tables: from 0 the schema's
+    // CREATE ... IF NOT EXISTS would keep tables of an unknown layout and stamp them current, and
+    // a migration from below 0 would fail halfway ("duplicate column name").
+    if (version < 0 || (version == 0 && n_objects > 0)) {
         throw std::runtime_error(fmt::format("{} has database schema {}, which no kvbench writes: the file was edited "
                                              "(docs/database.md#versions; name a new file)",
                                              db.path(), version));
