@@ -2,6 +2,7 @@
 // for why the thread count follows OMP_NUM_THREADS.
 #include "cli/option_conventions.hpp"
 
+#include "cli/omp_environment.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/config.hpp"
@@ -62,10 +63,13 @@ DecodePaths parse_paths(std::string_view text, std::string_view option) {
 }
 
 std::size_t default_thread_count() {
-    const char* omp = std::getenv("OMP_NUM_THREADS");
+    const char* omp = omp_num_threads_at_start();
     if (omp == nullptr || *omp == '\0') return available_cores();
     const std::string_view text(omp);
-    const std::string_view first = text.substr(0, text.find(','));
+    // The first count is this level's, blanks around it allowed, as libgomp reads the list.
+    std::string_view first = text.substr(0, text.find(','));
+    const std::size_t begin = first.find_first_not_of(" \t");
+    first = begin == std::string_view::npos ? std::string_view() : first.substr(begin, first.find_last_not_of(" \t") + 1 - begin);
     try {
         return static_cast<std::size_t>(parse_whole_number(first, "OMP_NUM_THREADS", 1, 1024));
     } catch (const ConfigError& error) {
