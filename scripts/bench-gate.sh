@@ -10,7 +10,8 @@
 #                                               Benchmark JSON) without running anything
 # Exit status: 0 pass, 1 a gate failed, 2 usage. Environment:
 #   KVBENCH_GATE_DIR   references (default results/gate); one folder per class,
-#                      <isa>-<cores>c-llc<MiB>mib (llc-unknown where the kernel lists no cache)
+#                      <maker>-<isa>-<cores>c-llc<MiB>mib (maker intel, amd or other from the
+#                      CPU's model name; llc-unknown where the kernel lists no cache)
 #   KVBENCH_GATE_BAND  the ratios' band in percent (default 25)
 #   KVBENCH_CPU_LOCK   a flock file every build and timed run waits for, on a shared machine
 set -euo pipefail
@@ -29,7 +30,7 @@ micro_args=("--benchmark_filter=BM_AttendDecode/B:1/N:1024/.*/cold:0|BM_DecodeSt
             --benchmark_repetitions=10 --benchmark_format=json)
 
 usage() {
-  sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -60,7 +61,7 @@ else
   kvbench_locked "$KVBENCH_BUILD_DIR/bench/kvbench_bench" "${micro_args[@]}" --benchmark_out="$micro_json" >/dev/null
 fi
 
-# The machine class: the kernels' ISA path, the core count and the last-level cache, from the
+# The machine class: the maker, the kernels' ISA path, the core count and the last-level cache, from the
 # sweep's environment. The cache stands for the CPU generation where a virtual machine's model
 # name does not tell it ("Intel(R) Xeon(R) Processor"): two such 2-core AVX-512 guests, with
 # 105 and 480 MiB of L3, had cache speedups 25-29 % apart at N=256 with the same code.
@@ -71,7 +72,14 @@ if [[ "$llc_bytes" =~ ^[0-9]+$ && "$llc_bytes" -gt 0 ]]; then
 else
   llc="llc-unknown"
 fi
-class="$(field kernel_isa)-$(field n_cores)c-$llc"
+# The maker, from the model name (as machine_class() in src/report/database.cpp): two makers'
+# 2-core AVX-512 guests that list no cache would otherwise be one class.
+case "$(sed -n 's/^ *"cpu_model": *"\(.*\)",\{0,1\}$/\1/p' "$sweep_json" | head -n 1)" in
+  *Intel*) vendor=intel ;;
+  *AMD*) vendor=amd ;;
+  *) vendor=other ;;
+esac
+class="$vendor-$(field kernel_isa)-$(field n_cores)c-$llc"
 
 if [[ "$mode" == refresh ]]; then
   mkdir -p "$gate_dir/$class"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The CI gate's comparison (scripts/bench-gate.sh --check) against the committed reference:
-# the reference itself passes; a copy with one doctored flops count fails, naming the row; on a
+# The CI gate's comparison (scripts/bench-gate.sh --check) against the committed references:
+# each passes against itself under the class its folder names; a copy with one doctored flops count fails, naming the row; on a
 # machine class without a reference only the exact counts are checked.
 # Usage: bench_gate_check.sh <kvbench> <output directory>
 set -u
@@ -13,8 +13,11 @@ reference=$(find "$root/results/gate" -name sweep.json | sort | head -n 1)
 [[ -f "$reference" ]] || fail "no results/gate/*/sweep.json"
 gate() { KVBENCH="$kvbench" bash "$root/scripts/bench-gate.sh" --check "$1" >"$dir/out.txt" 2>&1; }
 
-gate "$reference" || fail "the reference against itself should pass"
-grep -q "bench-gate: PASS" "$dir/out.txt" || fail "no PASS line"
+for each in "$root"/results/gate/*/sweep.json; do
+  class=$(basename "$(dirname "$each")")
+  gate "$each" || fail "$class: the reference against itself should pass"
+  grep -q "bench-gate: PASS (class $class)" "$dir/out.txt" || fail "$class: not the class its folder names"
+done
 
 # The first cached row's flops, plus one.
 flops=$(grep -m1 '"flops":' "$reference" | sed 's/[^0-9]//g')
@@ -31,4 +34,4 @@ KVBENCH_GATE_DIR="$dir/gate" KVBENCH="$kvbench" bash "$root/scripts/bench-gate.s
   >"$dir/out.txt" 2>&1 || fail "an unknown machine class should pass on exact counts"
 grep -q "no reference for machine class .*; checking exact counts against other-1c only" "$dir/out.txt" ||
   fail "the fallback is not announced"
-echo "ok: the reference passes, a doctored flops count fails, an unknown class checks counts only"
+echo "ok: each reference passes as its own class, a doctored flops count fails, an unknown class checks counts only"

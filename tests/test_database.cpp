@@ -161,7 +161,7 @@ TEST_CASE("a run written point by point reads back with every cell, sample and p
     CHECK(env.kernel_tiles == "amx-int8");
     CHECK(env.command_line == "kvbench sweep -g 4,1 -o 'a b.csv'");
     CHECK(env.timestamp == "2024-01-02T03:04:05Z");
-    CHECK(machine_class(env) == "avx2+fma-8c-llc32mib");
+    CHECK(machine_class(env) == "amd-avx2+fma-8c-llc32mib");
 
     const ReportCells cells = database.run_cells(runs[0].id);
     REQUIRE(cells.rows.size() == 2);

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <random>
 #include <stdexcept>
+#include <string_view>
 
 namespace kvbench {
 
@@ -162,9 +163,14 @@ std::string new_run_key() {
 }
 
 std::string machine_class(const Environment& env) {
+    // A guest's model name ("AMD EPYC", "Intel(R) Xeon(R) Processor") tells little but its maker,
+    // and two makers' 2-core AVX-512 guests, whose guests may list no cache, are otherwise one class.
+    const std::string_view vendor = env.cpu_model.find("Intel") != std::string::npos ? "intel"
+                                    : env.cpu_model.find("AMD") != std::string::npos ? "amd"
+                                                                                      : "other";
     const std::string cores = env.n_cores > 0 ? fmt::format("{}c", env.n_cores) : "?c";
     const std::string llc = env.llc_bytes > 0 ? fmt::format("llc{}mib", env.llc_bytes / (1024 * 1024)) : "llc-unknown";
-    return fmt::format("{}-{}-{}", env.kernel_isa.empty() ? "?" : env.kernel_isa, cores, llc);
+    return fmt::format("{}-{}-{}-{}", vendor, env.kernel_isa.empty() ? "?" : env.kernel_isa, cores, llc);
 }
 
 std::map<std::string, std::string> environment_cells(const Environment& env) {

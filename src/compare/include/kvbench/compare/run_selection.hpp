@@ -36,7 +36,7 @@ bool commit_matches(const std::string& git_commit, const std::string& wanted);
 bool machine_matches(const StoredRun& run, const std::string& wanted);
 bool selects(const RunSelector& selector, const StoredRun& run);
 
-// "run 3 (sweep, commit 15e839bc2a2d, m1 AMD EPYC avx512-2c-llc-unknown, 2026-12-04T01:06:33Z, 36 rows)"
+// "run 3 (sweep, commit 15e839bc2a2d, m1 AMD EPYC amd-avx512-2c-llc-unknown, 2026-12-04T01:06:33Z, 36 rows)"
 std::string describe_run(const StoredRun& run);
 
 // The rows of the runs `selector` picks, as one result file: where runs share a configuration,

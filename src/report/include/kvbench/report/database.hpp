@@ -65,8 +65,9 @@ struct StoredRun {
     RunRecord record;
 };
 
-// "avx512-2c-llc32mib": the class of the machine that ran `env`, as scripts/bench-gate.sh names
-// its references (kernel ISA, cores, last-level cache; "llc-unknown", "?c" when not known).
+// "amd-avx512-2c-llc32mib": the class of the machine that ran `env`, as scripts/bench-gate.sh
+// names its references (the maker as its model name says it, "intel", "amd" or "other"; kernel
+// ISA, cores, last-level cache; "llc-unknown", "?c" when not known).
 std::string machine_class(const Environment& env);
 
 // The environment columns (docs/csv.md#provenance-columns, and a JSON report's environment block) of
