@@ -418,10 +418,11 @@ std::optional<float> round_query_to_i16(const float* q, std::size_t dim, std::in
 // With one query row every 4-bit code is used by one product, and converting codes to floats
 // (a widening, two permutes and a shift a block, and the scale's broadcast and conversion)
 // weighs on q4_0's step more than its bytes do (bench/journal/2026-12-06-q4-0-keys-in-lanes.md).
-// Here a tile's 16 keys lie in the lanes: four 4-byte gathers bring a block's codes of 16 keys,
-// shifts and masks leave two codes in each 32-bit lane as 16-bit integers, and one vpdpwssd
-// multiplies them by a pair of the query rounded to 16 bits (as int8's keys are) and adds them;
-// the lanes end as the 16 keys' sums, with no reduction across lanes. A code c stands for
+// Here a tile's 16 keys lie in the lanes: a block's codes of 16 keys come as four vectors of
+// 4 bytes a key (load_q4_0_codes; 4-byte gathers until Zen 5 measured them slow), shifts and
+// masks leave two codes in each 32-bit lane as 16-bit integers, and one vpdpwssd multiplies
+// them by a pair of the query rounded to 16 bits (as int8's keys are) and adds them; the lanes
+// end as the 16 keys' sums, with no reduction across lanes. A code c stands for
 // c - 8: the block's sum starts at -8 Σ q. Sums are exact integers (32767 · (15 + 8) · 32 <
 // 2^31), so the error is the query's rounding alone. q8_0's keys the same way (eight gathers a
 // block) ran no faster than its float tile, and keep it.
@@ -456,6 +457,31 @@ void arrange_query_for_q4_0(const std::int16_t* q, std::size_t dim, Q4_0Query& o
     }
 }
 
+// A block's 16 code bytes of 16 keys (row_bytes apart, from `codes`), as the 4-byte gathers at
+// codes + 4g would bring them: lane k of out[g] holds key k's bytes 4g to 4g+3. Loaded as 16-byte
+// pieces, key i + 4j in 128-bit lane j of piece i, and transposed as 4x4 words within each
+// 128-bit lane, so out[g]'s lane 4j + i is key 4j + i's. On Zen 5 a 16-lane vpgatherdd costs
+// 3.6 ns, and this 2.7 ns for all four (bench/journal/2026-12-06-q4-0-codes-without-gathers.md).
+[[gnu::always_inline]] inline void load_q4_0_codes(const std::byte* codes, std::size_t row_bytes, __m512i out[4]) {
+    __m512i piece[4];
+    for (std::size_t i = 0; i < 4; ++i) {
+        const auto at = [&](std::size_t j) {
+            return _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + (i + 4 * j) * row_bytes));
+        };
+        piece[i] = _mm512_inserti32x4(_mm512_castsi128_si512(at(0)), at(1), 1);
+        piece[i] = _mm512_inserti32x4(piece[i], at(2), 2);
+        piece[i] = _mm512_inserti32x4(piece[i], at(3), 3);
+    }
+    const __m512i low01 = _mm512_unpacklo_epi32(piece[0], piece[1]);
+    const __m512i high01 = _mm512_unpackhi_epi32(piece[0], piece[1]);
+    const __m512i low23 = _mm512_unpacklo_epi32(piece[2], piece[3]);
+    const __m512i high23 = _mm512_unpackhi_epi32(piece[2], piece[3]);
+    out[0] = _mm512_unpacklo_epi64(low01, low23);
+    out[1] = _mm512_unpackhi_epi64(low01, low23);
+    out[2] = _mm512_unpacklo_epi64(high01, high23);
+    out[3] = _mm512_unpackhi_epi64(high01, high23);
+}
+
 [[gnu::always_inline]] inline void q4_0_dot_score_tile(BlockState& st, std::size_t first_key) {
     static_assert(lanes == 16 && kv_block_values == 32);
     const std::size_t dim = st.problem.head_dim;
@@ -472,8 +498,10 @@ void arrange_query_for_q4_0(const std::int16_t* q, std::size_t dim, Q4_0Query& o
         const std::byte* block = first + b * block_bytes;
         const std::int32_t* pairs = query.pairs.data() + 16 * b;
         __m512i sums = _mm512_set1_epi32(query.offsets[b]);
+        __m512i block_codes[4];
+        load_q4_0_codes(block + 2, row_bytes, block_codes);
         for (std::size_t g = 0; g < 4; ++g) {
-            const __m512i codes = _mm512_i32gather_epi32(rows, block + 2 + 4 * g, 1);
+            const __m512i codes = block_codes[g];
             sums = _mm512_dpwssd_epi32(sums, _mm512_and_si512(codes, low4), _mm512_set1_epi32(pairs[4 * g]));
             sums = _mm512_dpwssd_epi32(sums, _mm512_and_si512(_mm512_srli_epi16(codes, 8), low4),
                                        _mm512_set1_epi32(pairs[4 * g + 1]));
