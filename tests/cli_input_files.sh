@@ -197,7 +197,7 @@ PY
 ln -s loop-b.sqlite "$dir/loop-a.sqlite" && ln -s loop-a.sqlite "$dir/loop-b.sqlite"
 for target in pages version loop-a; do
   [ -L "$dir/$target.sqlite" ] || cp "$dir/$target.sqlite" "$dir/$target.orig"
-  words="is damaged"; [ "$target" = version ] && words="schema -1"; [ "$target" = loop-a ] && words="cannot be opened"
+  words="is damaged"; [ "$target" = version ] && words="schema -1"; [ "$target" = loop-a ] && words="is a symlink loop"
   refused "$words" sweep "${run[@]}" --db "$dir/$target.sqlite"
   grep -q "^kvbench: error: --db" "$err" || fail "--db $target: refused after measuring? $(cat "$err")"
   [ -L "$dir/$target.sqlite" ] || cmp -s "$dir/$target.orig" "$dir/$target.sqlite" || fail "--db $target: the file changed"

@@ -31,7 +31,8 @@ ln -s loop2.csv "$dir/loop1.csv" && ln -s loop1.csv "$dir/loop2.csv"
 loop="$dir/loop1"
 refused "$loop: it is a symlink loop" compare "$dir/base.csv" "$loop"
 refused "$loop: is a symlink loop" merge "$loop" -o "$dir/merged.json"
-refused "$dir/loop1.csv: it is a symlink loop" sweep "${run[@]}" -o "$dir/loop1.csv" --resume
+refused "-o $dir/loop1.csv: is a symlink loop" sweep "${run[@]}" -o "$dir/loop1.csv" --resume
+refused "-o $dir/loop1.csv: is a symlink loop" sweep "${run[@]}" -o "$dir/loop1.csv"
 refused "is a symlink loop" plan --model llama-3-8b --hardware h100-sxm --tpot 50ms --calibrate "$loop"
 refused "'$loop': it is a symlink loop" sweep -n 16 --dry-run --roofline "$loop"
 refused "--model-config $loop: is a symlink loop" memory --model-config "$loop" --params 1B
