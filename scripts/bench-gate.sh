@@ -61,9 +61,9 @@ else
   kvbench_locked "$KVBENCH_BUILD_DIR/bench/kvbench_bench" "${micro_args[@]}" --benchmark_out="$micro_json" >/dev/null
 fi
 
-# The machine class: the maker, the kernels' ISA path, the core count and the last-level cache, from the
-# sweep's environment. The cache stands for the CPU generation where a virtual machine's model
-# name does not tell it ("Intel(R) Xeon(R) Processor"): two such 2-core AVX-512 guests, with
+# The machine class: the maker, the kernels' ISA path, the core count and the last-level cache,
+# from the sweep's environment. The cache stands for the CPU generation where a virtual machine's
+# model name does not tell it ("Intel(R) Xeon(R) Processor"): two such 2-core AVX-512 guests, with
 # 105 and 480 MiB of L3, had cache speedups 25-29 % apart at N=256 with the same code.
 field() { sed -n "s/^ *\"$1\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$sweep_json" | head -n 1; }
 llc_bytes="$(field llc_bytes)"

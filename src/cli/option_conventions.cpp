@@ -9,8 +9,9 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
+#include <algorithm>
 #include <functional>
+#include <string_view>
 #include <vector>
 
 namespace kvbench {
@@ -68,8 +69,8 @@ std::size_t default_thread_count() {
     const std::string_view text(omp);
     // The first count is this level's, blanks around it allowed, as libgomp reads the list.
     std::string_view first = text.substr(0, text.find(','));
-    const std::size_t begin = first.find_first_not_of(" \t");
-    first = begin == std::string_view::npos ? std::string_view() : first.substr(begin, first.find_last_not_of(" \t") + 1 - begin);
+    first.remove_prefix(std::min(first.find_first_not_of(" \t"), first.size()));
+    first.remove_suffix(first.size() - std::min(first.find_last_not_of(" \t") + 1, first.size()));
     try {
         return static_cast<std::size_t>(parse_whole_number(first, "OMP_NUM_THREADS", 1, 1024));
     } catch (const ConfigError& error) {
