@@ -95,9 +95,11 @@ TEST_CASE("a paged step equals the contiguous step bit for bit, for every KV typ
     const std::vector<ModelConfig> shapes{make_config(2, 100, 128, 2, 2, 1), make_config(2, 100, 256, 8, 2, 1),
                                           make_config(1, 100, 192, 12, 1, 1), make_config(2, 100, 48, 2, 2, 1),
                                           make_config(1, 200, 64, 1, 1, 1)};
+    // f16 keys over int8 values: int8's scales read as one array by a block read in place.
     const std::vector<KvDtypePair> types{KvDtype::f32,  KvDtype::f16,  KvDtype::bf16,
                                          KvDtype::int8, KvDtype::e4m3, KvDtype::e5m2,
-                                         KvDtype::q8_0, KvDtype::q4_0, {KvDtype::q8_0, KvDtype::q4_0}};
+                                         KvDtype::q8_0, KvDtype::q4_0, {KvDtype::q8_0, KvDtype::q4_0},
+                                         {KvDtype::f16, KvDtype::int8}};
     for (ModelConfig shape : shapes) {
         const ModelWeights weights = make_weights(shape, 9);
         for (const KvDtypePair& type : types) {
@@ -113,7 +115,10 @@ TEST_CASE("a paged step equals the contiguous step bit for bit, for every KV typ
             const bool same_kernel = group_kernel_for(group_rows, head_dim, false) == group_kernel_for(group_rows, head_dim, true);
             // 24 and 100 divide neither N nor the kernel's blocks; 128 holds a whole ring. A kernel
             // block over two cache blocks is read in place where its rows are f32 (16, 24 and 100
-            // on AVX-512), one over more of them gathered (8, and every reduced type).
+            // on AVX-512), one over more of them gathered (8). A reduced type's block is read in
+            // place run by run where its runs are whole vectors of keys (16 and 32 with 8 or 16
+            // lanes, but not past the split at 100), gathered elsewhere, and always for int8 and
+            // q4_0 keys.
             for (const std::size_t block : {8u, 16u, 24u, 32u, 100u, 128u}) {
                 INFO(describe(paged(shape, block)));
                 const std::vector<float> paged_output = cached_step(paged(shape, block), weights, 9);

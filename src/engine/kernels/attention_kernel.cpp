@@ -79,7 +79,15 @@ struct BlockState {
     std::size_t later_value = SIZE_MAX;
     const float* later_keys = nullptr;
     const float* later_values = nullptr;
+    // A piece of a fused block read in place from one cache block (FusedPieces): the block's key
+    // that is this state's key 0, where its scores and probabilities lie in each row of probs.
+    std::size_t probs_first = 0;
 };
+
+// Row r of the scores and probabilities of the keys this state reads, from its key 0 on.
+float* block_probs(const BlockState& st, std::size_t row) {
+    return st.ws.probs() + row * max_key_block + st.probs_first;
+}
 
 // Row t of the block's f32 keys (values) in place, in whichever run holds it.
 const float* key_row(const BlockState& st, std::size_t t) {
@@ -247,7 +255,7 @@ template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32, bool two
     if constexpr (store_scores) {
         const std::size_t n_valid = std::min(n_cols, st.block_keys - first_key);
         for (std::size_t i = 0; i < n_rows; ++i) {
-            Simd::store_lanes(st.ws.probs() + (first_row + i) * max_key_block + first_key, scores, i * n_cols, n_valid);
+            Simd::store_lanes(block_probs(st, first_row + i) + first_key, scores, i * n_cols, n_valid);
         }
     }
     return scores;
@@ -312,7 +320,7 @@ template <std::size_t n_rows, KvDtype dtype>
     st.prefetcher.take_progress(prefetcher);
     st.flops += 2 * n_rows * n_cols * dim;
     const Vec scores = Simd::reduce_lanes(acc);
-    float* probs = st.ws.probs() + first_row * max_key_block + first_key;
+    float* probs = block_probs(st, first_row) + first_key;
     if constexpr (n_rows == 1) {
         Simd::store(probs, scores);  // a whole tile: every lane is a key of the block
     } else {
@@ -405,7 +413,7 @@ std::optional<float> round_query_to_i16(const float* q, std::size_t dim, std::in
     Vec sums[n_cols];
     for (std::size_t j = 0; j < n_cols; ++j) sums[j] = int8_dot_to_float(acc[j]);
     const Vec scores = Simd::mul(Simd::reduce_lanes(sums), Simd::set1(st.query_i16_unscale));
-    Simd::store(st.ws.probs() + first_key, scores);
+    Simd::store(block_probs(st, 0) + first_key, scores);
 }
 #endif
 
@@ -518,7 +526,7 @@ void arrange_query_for_q4_0(const std::int16_t* q, std::size_t dim, Q4_0Query& o
     }
     st.prefetcher.take_progress(prefetcher);
     st.flops += 2 * lanes * dim;
-    Simd::store(st.ws.probs() + first_key, Simd::mul(scores, Simd::set1(st.query_i16_unscale)));
+    Simd::store(block_probs(st, 0) + first_key, Simd::mul(scores, Simd::set1(st.query_i16_unscale)));
 }
 #endif
 
@@ -614,7 +622,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
     const std::size_t padded_dim = st.ws.padded_dim();
     Vec acc[n_rows][n_vecs];
     float* outputs = st.ws.outputs() + first_row * padded_dim + first_vec * lanes;
-    const float* probs = st.ws.probs() + first_row * max_key_block;
+    const float* probs = block_probs(st, first_row);
     for (std::size_t i = 0; i < n_rows; ++i) {
         const float rescale = st.ws.rescale()[first_row + i];
         for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::load(outputs + i * padded_dim + c * lanes);
@@ -784,7 +792,7 @@ std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_
                 // lane has no quarters and whose builds discard this branch, need not declare it.
                 using Quarters = std::conditional_t<tile_rows == 4, Simd, void>;
                 Quarters::transpose_quarters(scores);
-                for (std::size_t r = 0; r < 4; ++r) Simd::store(st.ws.probs() + (first_row + r) * max_key_block + t, scores[r]);
+                for (std::size_t r = 0; r < 4; ++r) Simd::store(block_probs(st, first_row + r) + t, scores[r]);
             }
         }
         for (; t < st.n_keys; t += n_cols) {
@@ -835,11 +843,63 @@ void score_block(BlockState& st, std::size_t n_rows) {
 }
 
 
+// A fused block of a paged cache that crosses cache blocks, read in place run by run: the
+// tiles score each run and sum its values as they would the same keys of one run, and the
+// softmax takes the whole block, so the bits are the contiguous layout's. Only where each run
+// but the last is whole vectors of keys, so that every tile starts where it starts in one run;
+// other blocks are gathered (gather_paged_rows). Copying a block of 64 f16 keys and values cost
+// a paged step at blocks of 32 positions 13-18 % of its time on Zen 5
+// (bench/journal/2026-12-06-fused-blocks-of-64-keys.md).
+struct FusedPieces {
+    static constexpr std::size_t max_count = fused_key_block / lanes;
+    std::size_t count = 0;
+    std::array<GroupAttention, max_count> runs;
+    std::array<std::size_t, max_count> first_key;  // each run's first key in the block
+};
+
+// Keys [first_key, first_key + n_keys) of a paged problem as FusedPieces; false where a run but
+// the last is not whole vectors of keys.
+bool find_fused_pieces(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys, FusedPieces& pieces) {
+    pieces.count = 0;
+    for (std::size_t done = 0; done < n_keys;) {
+        const GroupAttention run = contiguous_run(problem, first_key + done, n_keys - done);
+        const bool last = done + run.n_ctx == n_keys;
+        if (pieces.count == FusedPieces::max_count || (!last && run.n_ctx % lanes != 0)) return false;
+        pieces.runs[pieces.count] = run;
+        pieces.first_key[pieces.count] = done;
+        ++pieces.count;
+        done += run.n_ctx;
+    }
+    return true;
+}
+
+// fn(piece) for each piece's BlockState, or fn(st) for a block of one run (pieces null).
+template <typename Fn>
+void for_each_piece(BlockState& st, const FusedPieces* pieces, Fn&& fn) {
+    if (pieces == nullptr) {
+        fn(st);
+        return;
+    }
+    for (std::size_t p = 0; p < pieces->count; ++p) {
+        const GroupAttention& run = pieces->runs[p];
+        BlockState piece = st;
+        piece.probs_first = pieces->first_key[p];
+        piece.n_keys = run.n_ctx;
+        piece.block_keys = st.block_keys - piece.probs_first;
+        piece.stored_keys = static_cast<const std::byte*>(run.keys);
+        piece.stored_values = static_cast<const std::byte*>(run.values);
+        piece.flops = 0;
+        fn(piece);
+        st.flops += piece.flops;
+    }
+}
+
 // One block's scores, softmax and outputs, the tiles reading keys of key_dtype and values of
 // value_dtype (fused where either is a reduced type; f32 for an f32 cache and for a decoded block).
 // two_runs: f32 keys and values of a paged block in place in two runs (BlockState::later_key).
+// pieces: a fused block read in place over cache blocks (FusedPieces); null for one run.
 template <KvDtype key_dtype, KvDtype value_dtype, bool two_runs = false>
-void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
+void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs, const FusedPieces* pieces = nullptr) {
     constexpr auto fixed_up = [](KvDtype d) { return d == KvDtype::e4m3 || d == KvDtype::e5m2; };
     if constexpr (fixed_up(key_dtype) || fixed_up(value_dtype)) {
         // An 8-bit float block without the patterns its conversion fixes up, which is every block
@@ -848,25 +908,39 @@ void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
         // floats 4-10 % of their step at issue 39's point
         // (bench/journal/2026-12-05-fp8-scan-off-for-clean-caches.md).
         const std::size_t dim = st.problem.head_dim;
-        const bool scanned = !st.problem.fp8_fix_free;
-        const bool keys_fixed = scanned && fixed_up(key_dtype) &&
-                                fp8_needs_fix(key_dtype, st.stored_keys, st.n_keys, st.stored_key_row_bytes, dim);
-        const bool values_fixed = scanned && fixed_up(value_dtype) &&
-                                  fp8_needs_fix(value_dtype, st.stored_values, st.n_keys, st.stored_value_row_bytes, dim);
+        bool keys_fixed = false;
+        bool values_fixed = false;
+        if (!st.problem.fp8_fix_free) {
+            for_each_piece(st, pieces, [&](const BlockState& s) {
+                if (fixed_up(key_dtype) && fp8_needs_fix(key_dtype, s.stored_keys, s.n_keys, s.stored_key_row_bytes, dim)) {
+                    keys_fixed = true;
+                }
+                if (fixed_up(value_dtype) &&
+                    fp8_needs_fix(value_dtype, s.stored_values, s.n_keys, s.stored_value_row_bytes, dim)) {
+                    values_fixed = true;
+                }
+            });
+        }
         if (!keys_fixed && !values_fixed) {
-            attend_block<without_fix(key_dtype), without_fix(value_dtype), two_runs>(st, n_rows, n_vecs);
+            attend_block<without_fix(key_dtype), without_fix(value_dtype), two_runs>(st, n_rows, n_vecs, pieces);
             return;
         }
     }
     constexpr bool all_f32 = key_dtype == KvDtype::f32 && value_dtype == KvDtype::f32;
     constexpr std::size_t n_block_vecs = (all_f32 ? key_block : fused_key_block) / lanes;
-    score_block<key_dtype, two_runs>(st, n_rows);
+    for_each_piece(st, pieces, [&](BlockState& s) { score_block<key_dtype, two_runs>(s, n_rows); });
     for (std::size_t r = 0; r < n_rows; ++r) {
         update_softmax_row<key_dtype == KvDtype::int8, value_dtype == KvDtype::int8, n_block_vecs>(st, r);
     }
-    for_each_tile(n_rows, tiles.out_rows, [&](std::size_t first_row, std::size_t rows) {
-        for_each_tile(n_vecs, output_vecs_for(rows), [&](std::size_t first_vec, std::size_t vecs) {
-            output_tiles<value_dtype, two_runs>[rows - 1][vecs - 1](st, first_row, first_vec);
+    bool first_piece = true;
+    for_each_piece(st, pieces, [&](BlockState& s) {
+        // The outputs take the block's rescale once, with its first run's values.
+        if (!first_piece) std::fill_n(st.ws.rescale(), n_rows, 1.0f);
+        first_piece = false;
+        for_each_tile(n_rows, tiles.out_rows, [&](std::size_t first_row, std::size_t rows) {
+            for_each_tile(n_vecs, output_vecs_for(rows), [&](std::size_t first_vec, std::size_t vecs) {
+                output_tiles<value_dtype, two_runs>[rows - 1][vecs - 1](s, first_row, first_vec);
+            });
         });
     });
 }
@@ -877,30 +951,32 @@ constexpr bool fusable(KvDtype dtype) { return dtype != KvDtype::fp8 && dtype !=
 
 // attend_block for the values' type at run time, the keys' fixed.
 template <KvDtype key_dtype>
-void attend_block_for_values(KvDtype value_dtype, BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
+void attend_block_for_values(KvDtype value_dtype, BlockState& st, std::size_t n_rows, std::size_t n_vecs,
+                             const FusedPieces* pieces) {
     switch (value_dtype) {
-    case KvDtype::f16: attend_block<key_dtype, KvDtype::f16>(st, n_rows, n_vecs); break;
-    case KvDtype::bf16: attend_block<key_dtype, KvDtype::bf16>(st, n_rows, n_vecs); break;
-    case KvDtype::int8: attend_block<key_dtype, KvDtype::int8>(st, n_rows, n_vecs); break;
-    case KvDtype::e4m3: attend_block<key_dtype, KvDtype::e4m3>(st, n_rows, n_vecs); break;
-    case KvDtype::e5m2: attend_block<key_dtype, KvDtype::e5m2>(st, n_rows, n_vecs); break;
-    case KvDtype::q8_0: attend_block<key_dtype, KvDtype::q8_0>(st, n_rows, n_vecs); break;
-    case KvDtype::q4_0: attend_block<key_dtype, KvDtype::q4_0>(st, n_rows, n_vecs); break;
-    default: attend_block<key_dtype, KvDtype::f32>(st, n_rows, n_vecs); break;
+    case KvDtype::f16: attend_block<key_dtype, KvDtype::f16>(st, n_rows, n_vecs, pieces); break;
+    case KvDtype::bf16: attend_block<key_dtype, KvDtype::bf16>(st, n_rows, n_vecs, pieces); break;
+    case KvDtype::int8: attend_block<key_dtype, KvDtype::int8>(st, n_rows, n_vecs, pieces); break;
+    case KvDtype::e4m3: attend_block<key_dtype, KvDtype::e4m3>(st, n_rows, n_vecs, pieces); break;
+    case KvDtype::e5m2: attend_block<key_dtype, KvDtype::e5m2>(st, n_rows, n_vecs, pieces); break;
+    case KvDtype::q8_0: attend_block<key_dtype, KvDtype::q8_0>(st, n_rows, n_vecs, pieces); break;
+    case KvDtype::q4_0: attend_block<key_dtype, KvDtype::q4_0>(st, n_rows, n_vecs, pieces); break;
+    default: attend_block<key_dtype, KvDtype::f32>(st, n_rows, n_vecs, pieces); break;
     }
 }
 
 // attend_block for both types at run time.
-void attend_block_for(KvDtype key_dtype, KvDtype value_dtype, BlockState& st, std::size_t n_rows, std::size_t n_vecs) {
+void attend_block_for(KvDtype key_dtype, KvDtype value_dtype, BlockState& st, std::size_t n_rows, std::size_t n_vecs,
+                      const FusedPieces* pieces) {
     switch (key_dtype) {
-    case KvDtype::f16: attend_block_for_values<KvDtype::f16>(value_dtype, st, n_rows, n_vecs); break;
-    case KvDtype::bf16: attend_block_for_values<KvDtype::bf16>(value_dtype, st, n_rows, n_vecs); break;
-    case KvDtype::int8: attend_block_for_values<KvDtype::int8>(value_dtype, st, n_rows, n_vecs); break;
-    case KvDtype::e4m3: attend_block_for_values<KvDtype::e4m3>(value_dtype, st, n_rows, n_vecs); break;
-    case KvDtype::e5m2: attend_block_for_values<KvDtype::e5m2>(value_dtype, st, n_rows, n_vecs); break;
-    case KvDtype::q8_0: attend_block_for_values<KvDtype::q8_0>(value_dtype, st, n_rows, n_vecs); break;
-    case KvDtype::q4_0: attend_block_for_values<KvDtype::q4_0>(value_dtype, st, n_rows, n_vecs); break;
-    default: attend_block_for_values<KvDtype::f32>(value_dtype, st, n_rows, n_vecs); break;
+    case KvDtype::f16: attend_block_for_values<KvDtype::f16>(value_dtype, st, n_rows, n_vecs, pieces); break;
+    case KvDtype::bf16: attend_block_for_values<KvDtype::bf16>(value_dtype, st, n_rows, n_vecs, pieces); break;
+    case KvDtype::int8: attend_block_for_values<KvDtype::int8>(value_dtype, st, n_rows, n_vecs, pieces); break;
+    case KvDtype::e4m3: attend_block_for_values<KvDtype::e4m3>(value_dtype, st, n_rows, n_vecs, pieces); break;
+    case KvDtype::e5m2: attend_block_for_values<KvDtype::e5m2>(value_dtype, st, n_rows, n_vecs, pieces); break;
+    case KvDtype::q8_0: attend_block_for_values<KvDtype::q8_0>(value_dtype, st, n_rows, n_vecs, pieces); break;
+    case KvDtype::q4_0: attend_block_for_values<KvDtype::q4_0>(value_dtype, st, n_rows, n_vecs, pieces); break;
+    default: attend_block_for_values<KvDtype::f32>(value_dtype, st, n_rows, n_vecs, pieces); break;
     }
 }
 
@@ -983,6 +1059,11 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     // (bench/journal/2026-12-04-paged-prefetch.md).
     const bool paged = problem.block_table != nullptr;
     BlockPrefetcher::PagedTurns paged_turns;
+    FusedPieces pieces;
+    // In place, int8 and q4_0 keys ran 1.06-1.20× the time of gathered at cache blocks of 16
+    // (MHA on Zen 5), where f16, bf16 and q8_0 keys ran 0.88-0.94× (e4m3 1.05×); the journal
+    // entry of FusedPieces has the rounds.
+    const bool pieces_in_place = problem.kv_dtype != KvDtype::int8 && problem.kv_dtype != KvDtype::q4_0;
     for (std::size_t t0 = 0; t0 < problem.n_ctx; t0 += block_keys) {
         const std::size_t ahead = t0 + prefetcher.blocks_ahead() * block_keys;
         if (paged) {
@@ -996,6 +1077,7 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
         const float* block_key_scales = problem.key_scales != nullptr ? problem.key_scales + t0 : nullptr;
         const float* block_value_scales = problem.value_scales != nullptr ? problem.value_scales + t0 : nullptr;
         bool crosses_blocks = false;
+        const FusedPieces* block_pieces = nullptr;
         // f32 rows in place over two cache blocks: the second run's first key in the block, and
         // its rows; 0 for a block in one run.
         std::size_t later_key = 0;
@@ -1012,7 +1094,17 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
                     later_values = later.values;
                 }
             }
-            if (crosses_blocks && fused) rows = gather_paged_rows(problem, t0, n_keys, ws);
+            if (crosses_blocks && fused) {
+                if (pieces_in_place && find_fused_pieces(problem, t0, n_keys, pieces)) {
+                    // The softmax reads the block's int8 scales as one array.
+                    block_pieces = &pieces;
+                    gather_paged_scales(problem, t0, n_keys, ws);
+                    if (rows.key_scales != nullptr) rows.key_scales = ws.keys_t();
+                    if (rows.value_scales != nullptr) rows.value_scales = ws.keys_t() + max_key_block;
+                } else {
+                    rows = gather_paged_rows(problem, t0, n_keys, ws);
+                }
+            }
             block_key_bytes = static_cast<const std::byte*>(rows.keys);
             block_value_bytes = static_cast<const std::byte*>(rows.values);
             block_key_scales = rows.key_scales;
@@ -1068,7 +1160,7 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
             pack_value_block(st);
         }
         if (fused) {
-            attend_block_for(problem.kv_dtype, problem.value_dtype, st, n_rows, n_vecs);
+            attend_block_for(problem.kv_dtype, problem.value_dtype, st, n_rows, n_vecs, block_pieces);
         } else {
             if (two_runs) {
                 attend_block<KvDtype::f32, KvDtype::f32, true>(st, n_rows, n_vecs);

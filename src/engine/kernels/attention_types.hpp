@@ -12,7 +12,7 @@ namespace kvbench {
 
 // Keys per block of the attention kernels at most (their key blocks are in tuning.hpp): the
 // workspace holds a block's scores, a few vectors per query row, which stay in L1.
-inline constexpr std::size_t max_key_block = 32;
+inline constexpr std::size_t max_key_block = 64;
 
 // One attend_group problem: n_rows query rows against n_ctx keys and values of one KV head.
 // Keys are elements of kv_dtype and values of value_dtype (the same type unless --kv-dtype sets

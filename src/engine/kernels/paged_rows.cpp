@@ -1,4 +1,5 @@
-// contiguous_run(), decode_paged_rows() and gather_paged_rows(): the block table's arithmetic, once.
+// contiguous_run(), decode_paged_rows(), gather_paged_rows() and gather_paged_scales(): the block
+// table's arithmetic, once.
 #include "paged_rows.hpp"
 
 #include "kv_decode.hpp"
@@ -58,23 +59,34 @@ GroupAttention gather_paged_rows(const GroupAttention& problem, std::size_t firs
            value_row_bytes <= ws.padded_dim() * sizeof(float));
     auto* keys = reinterpret_cast<std::byte*>(ws.decoded_keys());
     auto* values = reinterpret_cast<std::byte*>(ws.values());
-    float* key_scales = ws.keys_t();
-    float* value_scales = ws.keys_t() + max_key_block;
     for (std::size_t done = 0; done < n_keys;) {
         const GroupAttention run = contiguous_run(problem, first_key + done, n_keys - done);
         std::memcpy(keys + done * key_row_bytes, run.keys, run.n_ctx * key_row_bytes);
         std::memcpy(values + done * value_row_bytes, run.values, run.n_ctx * value_row_bytes);
+        done += run.n_ctx;
+    }
+    gather_paged_scales(problem, first_key, n_keys, ws);
+    GroupAttention gathered = contiguous_run(problem, first_key, 0);
+    gathered.keys = keys;
+    gathered.values = values;
+    gathered.key_scales = problem.key_scales != nullptr ? ws.keys_t() : nullptr;
+    gathered.value_scales = problem.value_scales != nullptr ? ws.keys_t() + max_key_block : nullptr;
+    gathered.n_ctx = n_keys;
+    return gathered;
+}
+
+void gather_paged_scales(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
+                         AttendWorkspace& ws) {
+    assert(n_keys <= max_key_block);
+    if (problem.key_scales == nullptr && problem.value_scales == nullptr) return;
+    float* key_scales = ws.keys_t();
+    float* value_scales = ws.keys_t() + max_key_block;
+    for (std::size_t done = 0; done < n_keys;) {
+        const GroupAttention run = contiguous_run(problem, first_key + done, n_keys - done);
         if (run.key_scales != nullptr) std::copy_n(run.key_scales, run.n_ctx, key_scales + done);
         if (run.value_scales != nullptr) std::copy_n(run.value_scales, run.n_ctx, value_scales + done);
         done += run.n_ctx;
     }
-    GroupAttention gathered = contiguous_run(problem, first_key, 0);
-    gathered.keys = keys;
-    gathered.values = values;
-    gathered.key_scales = problem.key_scales != nullptr ? key_scales : nullptr;
-    gathered.value_scales = problem.value_scales != nullptr ? value_scales : nullptr;
-    gathered.n_ctx = n_keys;
-    return gathered;
 }
 
 }  // namespace kvbench

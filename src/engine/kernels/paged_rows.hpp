@@ -52,10 +52,17 @@ void decode_paged_rows(const GroupAttention& problem, std::size_t first_key, std
 
 // Keys [first_key, first_key + n_keys) of a paged problem, whose cache blocks they cross, copied
 // as stored (bytes and int8's scales) into workspace regions the fused tiles leave unused: keys
-// in decoded_keys(), values in values(), scales in keys_t() (the transposed tiles' buffer, which
-// no fused block packs). Returns them as a contiguous problem of n_keys rows. Requires: keys and
-// values of one type whose rows fit padded_dim floats, n_keys <= max_key_block.
+// in decoded_keys(), values in values(), scales as gather_paged_scales() writes them. Returns
+// them as a contiguous problem of n_keys rows. Requires: keys and values of one type whose rows
+// fit padded_dim floats, n_keys <= max_key_block.
 GroupAttention gather_paged_rows(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
                                  AttendWorkspace& workspace);
+
+// int8's key and value scales of keys [first_key, first_key + n_keys) of a paged problem, copied
+// in order into keys_t() (the transposed tiles' buffer, which no fused block packs): the key
+// scales from its start, the value scales max_key_block floats on. Writes only the sides that
+// have scales. Requires n_keys <= max_key_block.
+void gather_paged_scales(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
+                         AttendWorkspace& workspace);
 
 }  // namespace kvbench

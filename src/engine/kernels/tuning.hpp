@@ -34,8 +34,10 @@ struct KernelTuning {
         // Keys per block: a few score vectors per query row, which stay in L1 with the block.
         std::size_t key_block;
         // Keys per block of the fused tiles (a reduced type converted as it is loaded): twice
-        // key_block where the workspace holds it, the per-block work spread over more keys
-        // (bench/journal/2026-12-01-reduced-precision-attention-alone.md).
+        // key_block, the per-block work spread over more keys
+        // (bench/journal/2026-12-01-reduced-precision-attention-alone.md). 64 on AVX-512, measured
+        // on Zen 5 (bench/journal/2026-12-06-fused-blocks-of-64-keys.md); on an Intel Xeon it ran
+        // int8 10-14 % slower a day earlier, to be measured again there.
         std::size_t fused_key_block;
         // Rows of a transposed score tile: rows × key-block vectors of accumulators and the
         // operands fill the register file.
@@ -246,7 +248,7 @@ struct KernelTuning {
 // AVX-512 (x86-64-v4, Zen 4 and 5, Intel since Skylake-SP): 16 lanes, 32 registers.
 inline constexpr KernelTuning avx512_tuning{
     .name = "avx512",
-    .tiled = {.key_block = 32, .fused_key_block = 32, .score_rows = 12, .dot_rows_max = 8, .out_rows = 12,
+    .tiled = {.key_block = 32, .fused_key_block = 64, .score_rows = 12, .dot_rows_max = 8, .out_rows = 12,
               .out_vecs = 8, .dims_per_prefetch_run = 8, .group_dot_tiles_plan = true,
               .one_row_output_keys_per_prefetch = 2},
     .lanes = {.min_rows = 0, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,

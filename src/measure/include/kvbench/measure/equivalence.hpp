@@ -33,7 +33,8 @@ double step_equivalence_error(const ModelConfig& config, const StepRecord& actua
 // inputs, so the softmax weights and the values correlate. One key of N then moves what the
 // block computes by about sqrt(D)/N of its scale (3e-5 at N = 131072, D = 16), below any
 // tolerance that rounding needs, and a step that lost a key would pass. At 33 positions every
-// key weighs a few percent, and the newest one sits alone in the last block of 16 or 32 keys.
+// key weighs a few percent, and the newest one sits alone in the last block of 16 or 32 keys (in
+// the last vector of the fused tiles' blocks of 64).
 inline constexpr std::size_t verify_short_context = 33;
 
 // docs/model.md's equivalence at a context of n_positions: the uncached forward of the
