@@ -1051,12 +1051,12 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     std::uint64_t flops = 0;
     const std::size_t block_keys = fused ? fused_key_block : key_block;
     // A paged cache (docs/model.md, "Paged caches"): the same blocks of keys, each read in place
-    // from the cache block that holds it, or f32 rows from the two that hold it (the tiles take
-    // a pointer per run); one over more cache blocks, or of a reduced type, is gathered into the
-    // workspace (decoded, or copied as stored for the fused tiles), so the tiles, their order
-    // and so the bits of the result are the contiguous layout's. At blocks of half the kernel's
-    // the gather's copy cost more than the tiles' own reads
-    // (bench/journal/2026-12-04-paged-prefetch.md).
+    // from the cache block that holds it, f32 rows from the two that hold it (the tiles take a
+    // pointer per run), a fused block run by run where its runs are whole vectors (FusedPieces);
+    // any other block over cache blocks is gathered into the workspace (decoded, or copied as
+    // stored for the fused tiles), so the tiles, their order and so the bits of the result are
+    // the contiguous layout's. At blocks of half the kernel's the gather's copy cost more than
+    // the tiles' own reads (bench/journal/2026-12-04-paged-prefetch.md).
     const bool paged = problem.block_table != nullptr;
     BlockPrefetcher::PagedTurns paged_turns;
     FusedPieces pieces;
