@@ -1098,9 +1098,9 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
                 if (pieces_in_place && find_fused_pieces(problem, t0, n_keys, pieces)) {
                     // The softmax reads the block's int8 scales as one array.
                     block_pieces = &pieces;
-                    gather_paged_scales(problem, t0, n_keys, ws);
-                    if (rows.key_scales != nullptr) rows.key_scales = ws.keys_t();
-                    if (rows.value_scales != nullptr) rows.value_scales = ws.keys_t() + max_key_block;
+                    const GatheredScales scales = gather_paged_scales(problem, t0, n_keys, ws);
+                    rows.key_scales = scales.keys;
+                    rows.value_scales = scales.values;
                 } else {
                     rows = gather_paged_rows(problem, t0, n_keys, ws);
                 }

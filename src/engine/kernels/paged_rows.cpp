@@ -65,28 +65,29 @@ GroupAttention gather_paged_rows(const GroupAttention& problem, std::size_t firs
         std::memcpy(values + done * value_row_bytes, run.values, run.n_ctx * value_row_bytes);
         done += run.n_ctx;
     }
-    gather_paged_scales(problem, first_key, n_keys, ws);
+    const GatheredScales scales = gather_paged_scales(problem, first_key, n_keys, ws);
     GroupAttention gathered = contiguous_run(problem, first_key, 0);
     gathered.keys = keys;
     gathered.values = values;
-    gathered.key_scales = problem.key_scales != nullptr ? ws.keys_t() : nullptr;
-    gathered.value_scales = problem.value_scales != nullptr ? ws.keys_t() + max_key_block : nullptr;
+    gathered.key_scales = scales.keys;
+    gathered.value_scales = scales.values;
     gathered.n_ctx = n_keys;
     return gathered;
 }
 
-void gather_paged_scales(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
-                         AttendWorkspace& ws) {
+GatheredScales gather_paged_scales(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
+                                   AttendWorkspace& ws) {
     assert(n_keys <= max_key_block);
-    if (problem.key_scales == nullptr && problem.value_scales == nullptr) return;
-    float* key_scales = ws.keys_t();
-    float* value_scales = ws.keys_t() + max_key_block;
+    float* key_scales = problem.key_scales != nullptr ? ws.keys_t() : nullptr;
+    float* value_scales = problem.value_scales != nullptr ? ws.keys_t() + max_key_block : nullptr;
+    if (key_scales == nullptr && value_scales == nullptr) return {};
     for (std::size_t done = 0; done < n_keys;) {
         const GroupAttention run = contiguous_run(problem, first_key + done, n_keys - done);
-        if (run.key_scales != nullptr) std::copy_n(run.key_scales, run.n_ctx, key_scales + done);
-        if (run.value_scales != nullptr) std::copy_n(run.value_scales, run.n_ctx, value_scales + done);
+        if (key_scales != nullptr) std::copy_n(run.key_scales, run.n_ctx, key_scales + done);
+        if (value_scales != nullptr) std::copy_n(run.value_scales, run.n_ctx, value_scales + done);
         done += run.n_ctx;
     }
+    return {key_scales, value_scales};
 }
 
 }  // namespace kvbench

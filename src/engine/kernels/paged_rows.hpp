@@ -59,10 +59,13 @@ GroupAttention gather_paged_rows(const GroupAttention& problem, std::size_t firs
                                  AttendWorkspace& workspace);
 
 // int8's key and value scales of keys [first_key, first_key + n_keys) of a paged problem, copied
-// in order into keys_t() (the transposed tiles' buffer, which no fused block packs): the key
-// scales from its start, the value scales max_key_block floats on. Writes only the sides that
-// have scales. Requires n_keys <= max_key_block.
-void gather_paged_scales(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
-                         AttendWorkspace& workspace);
+// in order into keys_t() (the transposed tiles' buffer, which no fused block packs). Returns where
+// each side's lie, null for a side without scales. Requires n_keys <= max_key_block.
+struct GatheredScales {
+    const float* keys = nullptr;
+    const float* values = nullptr;
+};
+GatheredScales gather_paged_scales(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
+                                   AttendWorkspace& workspace);
 
 }  // namespace kvbench
