@@ -1,6 +1,6 @@
 // BM_AttendDecode: attend_decode() alone (the cached step's attention) over context N x grouping G,
 // with the last-level cache evicted before every iteration (cold) or not (warm); BM_AttendDecodeKv
-// the same over each stored cache type.
+// the same over each stored cache type, and BM_AttendDecodePaged over a paged cache.
 #include "bench_support.hpp"
 
 #include "kvbench/engine/attention.hpp"
@@ -71,6 +71,18 @@ void BM_AttendDecodeKv(benchmark::State& state) {
     if (!config) return;
     config->kv_dtype = static_cast<KvDtype>(state.range(5));
     time_attend_decode(state, *config, state.range(6) != 0);
+}
+
+// Args: B, N, D, H, G, kv (as BM_AttendDecodeKv's), block (positions per cache block, 0 for the
+// contiguous cache), cold: a paged cache against the contiguous one in one listing. Warm, the
+// kernel's own cost of a block table; cold, that and the reads of blocks at random places
+// (docs/model.md, "Paged caches").
+void BM_AttendDecodePaged(benchmark::State& state) {
+    std::optional<ModelConfig> config = config_or_skip(state);
+    if (!config) return;
+    config->kv_dtype = static_cast<KvDtype>(state.range(5));
+    config->kv_block = static_cast<std::size_t>(state.range(6));
+    time_attend_decode(state, *config, state.range(7) != 0);
 }
 
 // The acceptance shape (B=1, D=4096, H=32, N=8192, G = 32/8/1) and a shorter context.
@@ -151,7 +163,7 @@ BENCHMARK(BM_AttendDecodeKv)
     ->Unit(benchmark::kMicrosecond);
 
 // Issue 39's cache-dominated point in the 8-bit floats and the block formats, cold: each
-// against f32's (kv 0, above) scaled by its bytes. Not tuned yet: these decode a block at a time.
+// against f32's (kv 0, above) scaled by its bytes.
 BENCHMARK(BM_AttendDecodeKv)
     ->ArgNames({"B", "N", "D", "H", "G", "kv", "cold"})
     ->ArgsProduct({{8}, {4096}, {1024}, {16}, {16}, {6, 7, 8, 9}, {1}})
@@ -168,5 +180,24 @@ BENCHMARK(BM_AttendDecodeKv)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
+// Issue 39's paged point: MHA at B=8 N=4096 D=1024 (256 MiB of f32 cache) cold; at B=1 N=1024
+// (8 MiB, in L3) warm, and at B=1 N=512 D=256 (1 MiB, in the two cores' L2) warm; in f32, f16
+// and int8, contiguous and at blocks of 16, 32 and 128.
+BENCHMARK(BM_AttendDecodePaged)
+    ->ArgNames({"B", "N", "D", "H", "G", "kv", "block", "cold"})
+    ->ArgsProduct({{8}, {4096}, {1024}, {16}, {16}, {0, 1, 4}, {0, 16, 32, 128}, {1}})
+    ->Iterations(cold_iterations)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+BENCHMARK(BM_AttendDecodePaged)
+    ->ArgNames({"B", "N", "D", "H", "G", "kv", "block", "cold"})
+    ->ArgsProduct({{1}, {1024}, {1024}, {16}, {16}, {0, 1, 4}, {0, 16, 32, 128}, {0}})
+    ->ArgsProduct({{1}, {512}, {256}, {4}, {4}, {0, 1, 4}, {0, 16, 32, 128}, {0}})
+    ->MinTime(warm_min_time_s)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace kvbench::bench
+

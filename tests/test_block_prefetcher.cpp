@@ -103,16 +103,26 @@ TEST_CASE("without AVX-512 the plans spread, all but int8's; with it none does")
     }
 }
 
-TEST_CASE("on Intel, f32 and 16-bit paged caches take the build's parts whatever their blocks' length") {
+TEST_CASE("paged f32 and 16-bit caches take the build's parts on Intel and their blocks into L1 elsewhere") {
     // tuning.hpp's wide_paged_parts_on_intel, measured on an Intel Xeon (none in the portable
-    // build); the byte formats lost with it there and keep paged_pieces' rule.
+    // build), and wide_paged_into_l1_off_intel, measured on a Zen 5; the byte formats lost with
+    // either and keep the contiguous cache's plan, as int8 does.
     for (const KvDtype stored : {KvDtype::f32, KvDtype::f16, KvDtype::bf16, KvDtype::int8, KvDtype::e4m3,
                                  KvDtype::e5m2, KvDtype::q8_0, KvDtype::q4_0}) {
-        INFO("stored=" << static_cast<int>(stored));
         const bool wide = stored == KvDtype::f32 || stored == KvDtype::f16 || stored == KvDtype::bf16;
-        const std::size_t parts = wide && on_intel_cpu() ? tuning.prefetch.wide_paged_parts_on_intel : 0;
-        CHECK(block_prefetch_plan(stored).paged_parts == parts);
-        CHECK(block_prefetch_plan(stored, true).paged_parts == parts);
+        for (const bool groups : {false, true}) {
+            const PrefetchPlan contiguous = block_prefetch_plan(stored, groups);
+            CHECK(contiguous.paged_parts == 0);
+            for (const bool intel : {false, true}) {
+                INFO("stored=" << static_cast<int>(stored) << " groups=" << groups << " intel=" << intel);
+                const PrefetchPlan paged = paged_block_plan(contiguous, stored, intel);
+                CHECK(paged.blocks_ahead == contiguous.blocks_ahead);
+                CHECK(paged.spread == contiguous.spread);
+                CHECK(paged.paged_parts == (wide && intel ? tuning.prefetch.wide_paged_parts_on_intel : 0));
+                const bool into_l1 = wide && !intel && tuning.prefetch.wide_paged_into_l1_off_intel;
+                CHECK(paged.into_l2 == (into_l1 ? false : contiguous.into_l2));
+            }
+        }
     }
 }
 

@@ -1046,7 +1046,9 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     }
 #endif
     const bool group_dot_tiles = tiles.group_dot_tiles_plan && n_rows > 1 && n_rows <= tiles.dot_rows_max;
-    BlockPrefetcher prefetcher(block_prefetch_plan(problem.kv_dtype, group_dot_tiles));
+    const bool paged = problem.block_table != nullptr;
+    const PrefetchPlan contiguous_plan = block_prefetch_plan(problem.kv_dtype, group_dot_tiles);
+    BlockPrefetcher prefetcher(paged ? paged_block_plan(contiguous_plan, problem.kv_dtype) : contiguous_plan);
     std::size_t calls_per_block = 64;  // a guess for the first block; later ones count
     std::uint64_t flops = 0;
     const std::size_t block_keys = fused ? fused_key_block : key_block;
@@ -1057,7 +1059,6 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     // stored for the fused tiles), so the tiles, their order and so the bits of the result are
     // the contiguous layout's. At blocks of half the kernel's the gather's copy cost more than
     // the tiles' own reads (bench/journal/2026-12-04-paged-prefetch.md).
-    const bool paged = problem.block_table != nullptr;
     BlockPrefetcher::PagedTurns paged_turns;
     FusedPieces pieces;
     // In place, int8 and q4_0 keys ran 1.06-1.20× the time of gathered at cache blocks of 16

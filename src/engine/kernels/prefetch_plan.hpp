@@ -1,5 +1,6 @@
-// block_prefetch_plan(): how far ahead, into which cache and how spread out the attention
-// kernels request a later block of keys and values (prefetch_line.hpp makes each request).
+// block_prefetch_plan() and paged_block_plan(): how far ahead, into which cache and how spread
+// out the attention kernels request a later block of keys and values (prefetch_line.hpp makes
+// each request).
 // The plans themselves are tuning.hpp's `prefetch` row.
 #pragma once
 
@@ -46,11 +47,22 @@ constexpr bool tile_may_spread(KvDtype stored, std::size_t tile_rows) { return p
 // l1_bytes is this machine's unless a test asks about another.
 inline PrefetchPlan block_prefetch_plan(KvDtype stored, bool group_dot_tiles = false,
                                         std::size_t l1_bytes = l1_data_cache_bytes()) {
-    PrefetchPlan plan = stored == KvDtype::f32 && group_dot_tiles && l1_bytes >= large_l1_bytes
-                            ? tuning.prefetch.f32_group_dot_tiles
-                            : stored_type_plan(stored);
+    return stored == KvDtype::f32 && group_dot_tiles && l1_bytes >= large_l1_bytes ? tuning.prefetch.f32_group_dot_tiles
+                                                                                  : stored_type_plan(stored);
+}
+
+// The plan for the same blocks of a paged cache, from the contiguous cache's `plan`: blocks at
+// random places, which no hardware prefetcher follows from one to the next, want more of their
+// lines requested, and on each vendor a different way (tuning.hpp's wide_paged_* fields). intel
+// is this machine's unless a test asks about another.
+inline PrefetchPlan paged_block_plan(PrefetchPlan plan, KvDtype stored, bool intel = on_intel_cpu()) {
     const bool wide_elements = stored == KvDtype::f32 || stored == KvDtype::f16 || stored == KvDtype::bf16;
-    if (wide_elements && on_intel_cpu()) plan.paged_parts = tuning.prefetch.wide_paged_parts_on_intel;
+    if (!wide_elements) return plan;
+    if (intel) {
+        plan.paged_parts = tuning.prefetch.wide_paged_parts_on_intel;
+    } else if (tuning.prefetch.wide_paged_into_l1_off_intel) {
+        plan.into_l2 = false;
+    }
     return plan;
 }
 

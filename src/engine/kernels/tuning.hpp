@@ -22,7 +22,7 @@ struct PrefetchPlan {
     bool spread = false;
     // A paged cache: how many kernel blocks ahead a block requests a part of each of, whatever
     // the cache block's length; 0 for the rule of tuning's paged_pieces (block_prefetcher.hpp's
-    // paged_parts). block_prefetch_plan sets it, by the stored type and the CPU.
+    // paged_parts). paged_block_plan sets it, by the stored type and the CPU.
     std::size_t paged_parts = 0;
 };
 
@@ -120,6 +120,14 @@ struct KernelTuning {
         // with twelve or sixteen against four, where in the AVX-512 build twelve gained (the same
         // journal).
         std::size_t wide_paged_max_pieces;
+        // f32, f16 and bf16 caches paged, off Intel: later blocks into L1 whatever the contiguous
+        // cache's plan, since no hardware prefetcher brings a block found through the table on
+        // to L1. On Zen 5 the paged attention took 0.89-0.91x the time at blocks of 16, 32 and 128
+        // for f32 in the AVX-512 build, and in the AVX2 one 0.88-0.92x for f32 and 0.68x for f16
+        // at blocks of 16; the byte formats, into L2 in the AVX2 build, did not gain
+        // (bench/journal/2026-12-06-paged-wide-blocks-into-l1.md). Not measured on Intel, whose
+        // paged plan is the parts above.
+        bool wide_paged_into_l1_off_intel;
         // Lines of one piece requested before the next piece's turn: a turn of one line cost more
         // in bookkeeping than it saved (bench/journal/2026-12-04-paged-streams.md).
         std::size_t paged_turn_lines;
@@ -256,7 +264,7 @@ inline constexpr KernelTuning avx512_tuning{
     .prefetch = {.f32 = {1, true, false}, .f16_bf16 = {1, false, false}, .int8 = {2, false, false},
                  .byte_formats = {2, false, false}, .f32_group_dot_tiles = {1, false, false}, .paged_pieces = 4,
                  .wide_paged_parts_on_intel = 3,
-                 .wide_paged_max_pieces = 12, .paged_turn_lines = 8},
+                 .wide_paged_max_pieces = 12, .wide_paged_into_l1_off_intel = true, .paged_turn_lines = 8},
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
@@ -282,7 +290,7 @@ inline constexpr KernelTuning avx2_tuning{
     .prefetch = {.f32 = {2, true, true}, .f16_bf16 = {2, true, true}, .int8 = {1, false, false},
                  .byte_formats = {2, true, true}, .f32_group_dot_tiles = {1, false, true}, .paged_pieces = 4,
                  .wide_paged_parts_on_intel = 4,
-                 .wide_paged_max_pieces = 4, .paged_turn_lines = 8},
+                 .wide_paged_max_pieces = 4, .wide_paged_into_l1_off_intel = true, .paged_turn_lines = 8},
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
@@ -310,7 +318,7 @@ inline constexpr KernelTuning portable_tuning{
     .prefetch = {.f32 = {2, true, true}, .f16_bf16 = {2, true, true}, .int8 = {1, false, false},
                  .byte_formats = {2, true, true}, .f32_group_dot_tiles = {1, false, true}, .paged_pieces = 4,
                  .wide_paged_parts_on_intel = 0,
-                 .wide_paged_max_pieces = 0, .paged_turn_lines = 8},
+                 .wide_paged_max_pieces = 0, .wide_paged_into_l1_off_intel = true, .paged_turn_lines = 8},
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
                 .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
