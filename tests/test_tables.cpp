@@ -3,6 +3,7 @@
 // current output (then read the diff before committing it).
 #include "kvbench/report/headline.hpp"
 #include "kvbench/report/kv_format_table.hpp"
+#include "kvbench/report/paged_table.hpp"
 #include "kvbench/report/query_tokens_table.hpp"
 #include "kvbench/report/report.hpp"
 #include "kvbench/report/summary_tables.hpp"
@@ -524,4 +525,30 @@ TEST_CASE("the query tokens table sets each step of Q tokens beside Q = 1, per t
     // Q = 2: 3 ms a token, 1.6 times cheaper.
     CHECK(table.find("1.60x") != std::string::npos);
     CHECK(render_table({rows[0], rows[3]}).find("Query tokens") == std::string::npos);  // no pair: no table
+}
+
+TEST_CASE("the paged cache table sets each paged step beside the contiguous one, with its tables' bytes") {
+    const ModelConfig contiguous = model(8, 4096, 1024, 16, 16, 1);
+    const auto paged_row = [&](std::size_t block, std::size_t seq_len, double median_ns) {
+        ModelConfig c = contiguous;
+        c.seq_len = seq_len;
+        c.kv_block = block;
+        return made_up_row(c, DecodePath::cached, 2, "cold", median_ns, 0.01, false);
+    };
+    const std::vector<ResultRow> rows{paged_row(0, 4096, 4.0e6), paged_row(16, 4096, 6.0e6),
+                                      paged_row(128, 4096, 4.4e6),
+                                      paged_row(32, 2048, 3.0e6)};  // no contiguous row at N = 2048: left out
+    const std::vector<PagedPair> pairs = paged_pairs(rows);
+    REQUIRE(pairs.size() == 2);
+    CHECK(pairs[0].paged == &rows[1]);
+    CHECK(pairs[0].contiguous == &rows[0]);
+    CHECK(pairs[1].paged == &rows[2]);
+    const std::string table = block_of(render_table(rows), "Paged cache");
+    // Blocks of 16: 6 ms against 4 ms; B = 8 rows of 16 heads with 4096 / 16 = 256 entries of 4 bytes.
+    CHECK(table.find("1.50x") != std::string::npos);
+    CHECK(table.find("131.1") != std::string::npos);
+    // Blocks of 128: 4.4 ms, 32 entries a head.
+    CHECK(table.find("1.10x") != std::string::npos);
+    CHECK(table.find("16.4") != std::string::npos);
+    CHECK(render_table({rows[0], rows[3]}).find("Paged cache") == std::string::npos);  // no pair: no table
 }

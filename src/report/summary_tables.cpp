@@ -2,6 +2,7 @@
 #include "kvbench/report/summary_tables.hpp"
 
 #include "kvbench/report/kv_format_table.hpp"
+#include "kvbench/report/paged_table.hpp"
 #include "kvbench/report/query_tokens_table.hpp"
 #include "kvbench/report/shared_prefix_table.hpp"
 
@@ -491,6 +492,7 @@ std::vector<SummaryTable> summary_tables(const std::vector<ResultRow>& rows, con
     if (std::optional<SummaryTable> formats = kv_format_table(rows, options)) tables.push_back(std::move(*formats));
     if (std::optional<SummaryTable> shared = shared_prefix_table(rows, options)) tables.push_back(std::move(*shared));
     if (std::optional<SummaryTable> tokens = query_tokens_table(rows, options)) tables.push_back(std::move(*tokens));
+    if (std::optional<SummaryTable> paged = paged_table(rows, options)) tables.push_back(std::move(*paged));
     return tables;
 }
 

@@ -64,7 +64,7 @@ std::string contexts_of(const ModelConfig& config);
 
 // The cached row of `config` measured as `like` was (its threads and cache state), with a median,
 // or nullptr: the point a summary table sets a row beside (a prefix against none, Q tokens
-// against one).
+// against one, a paged cache against the contiguous one).
 const ResultRow* cached_row_like(const std::vector<ResultRow>& rows, const ModelConfig& config, const ResultRow& like);
 
 // The width every line of the terminal report keeps within when the terminal's is unknown,
