@@ -105,8 +105,8 @@ TEST_CASE("without AVX-512 the plans spread, all but int8's; with it none does")
 
 TEST_CASE("paged f32 and 16-bit caches take the build's parts on Intel and their blocks into L1 elsewhere") {
     // tuning.hpp's wide_paged_parts_on_intel, measured on an Intel Xeon (none in the portable
-    // build), and wide_paged_into_l1_off_intel, measured on a Zen 5; the byte formats lost with
-    // either and keep the contiguous cache's plan, as int8 does.
+    // build), and wide_paged_into_l1_off_intel, measured on a Zen 5; the byte formats gained with
+    // neither and keep the contiguous cache's plan, as int8 does.
     for (const KvDtype stored : {KvDtype::f32, KvDtype::f16, KvDtype::bf16, KvDtype::int8, KvDtype::e4m3,
                                  KvDtype::e5m2, KvDtype::q8_0, KvDtype::q4_0}) {
         const bool wide = stored == KvDtype::f32 || stored == KvDtype::f16 || stored == KvDtype::bf16;

@@ -51,10 +51,10 @@ inline PrefetchPlan block_prefetch_plan(KvDtype stored, bool group_dot_tiles = f
                                                                                   : stored_type_plan(stored);
 }
 
-// The plan for the same blocks of a paged cache, from the contiguous cache's `plan`: blocks at
-// random places, which no hardware prefetcher follows from one to the next, want more of their
-// lines requested, and on each vendor a different way (tuning.hpp's wide_paged_* fields). intel
-// is this machine's unless a test asks about another.
+// The plan for the same blocks of a paged cache, from the contiguous cache's `plan`. No hardware
+// prefetcher follows a table from one block to the next, so wide elements' blocks at random
+// places are requested otherwise, each vendor as measured on it (tuning.hpp's wide_paged_*
+// fields). intel is this machine's unless a test asks about another.
 inline PrefetchPlan paged_block_plan(PrefetchPlan plan, KvDtype stored, bool intel = on_intel_cpu()) {
     const bool wide_elements = stored == KvDtype::f32 || stored == KvDtype::f16 || stored == KvDtype::bf16;
     if (!wide_elements) return plan;
