@@ -10,12 +10,12 @@ namespace kvbench {
 
 std::vector<PagedPair> paged_pairs(const std::vector<ResultRow>& rows) {
     std::vector<PagedPair> pairs;
-    for (const ResultRow& row : rows) {
-        if (row.path != DecodePath::cached || !row.config.is_paged() || !(row.stats.median_ns > 0)) continue;
-        ModelConfig contiguous = row.config;
-        contiguous.kv_block = 0;
-        if (const ResultRow* other = cached_row_like(rows, contiguous, row)) pairs.push_back({&row, other});
-    }
+    const auto reference_of = [](ModelConfig config) -> std::optional<ModelConfig> {
+        if (!config.is_paged()) return std::nullopt;
+        config.kv_block = 0;
+        return config;
+    };
+    for (const RowBeside& pair : rows_beside_references(rows, reference_of)) pairs.push_back({pair.row, pair.reference});
     return pairs;
 }
 
@@ -31,11 +31,8 @@ std::optional<SummaryTable> paged_table(const std::vector<ResultRow>& rows, cons
     const LineKeys keys(shown, true);
     SummaryTable table = keys.table("Paged cache");
     const ColumnUnit unit = duration_unit(medians, options.time_unit);
-    for (const std::string& name : {std::string("tables read\nKB"), "step\n" + unit.name, "contiguous\n" + unit.name,
-                                    std::string("vs\ncontiguous")}) {
-        table.text.header.push_back(name);
-        table.text.align.push_back(Align::right);
-    }
+    add_figures(table, {"tables read\nKB", "step\n" + unit.name, "contiguous\n" + unit.name,
+                        "vs\ncontiguous"});
     for (std::size_t i = 0; i < pairs.size(); ++i) {
         const PagedPair& pair = pairs[i];
         std::vector<std::string> line = keys.cells(shown[i]);

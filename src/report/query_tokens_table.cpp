@@ -7,12 +7,12 @@ namespace kvbench {
 
 std::vector<QueryTokensPair> query_tokens_pairs(const std::vector<ResultRow>& rows) {
     std::vector<QueryTokensPair> pairs;
-    for (const ResultRow& row : rows) {
-        if (row.path != DecodePath::cached || row.config.n_query_tokens == 1 || !(row.stats.median_ns > 0)) continue;
-        ModelConfig single = row.config;
-        single.n_query_tokens = 1;
-        if (const ResultRow* other = cached_row_like(rows, single, row)) pairs.push_back({&row, other});
-    }
+    const auto reference_of = [](ModelConfig config) -> std::optional<ModelConfig> {
+        if (config.n_query_tokens == 1) return std::nullopt;
+        config.n_query_tokens = 1;
+        return config;
+    };
+    for (const RowBeside& pair : rows_beside_references(rows, reference_of)) pairs.push_back({pair.row, pair.reference});
     return pairs;
 }
 
@@ -29,11 +29,8 @@ std::optional<SummaryTable> query_tokens_table(const std::vector<ResultRow>& row
     const LineKeys keys(shown, true);
     SummaryTable table = keys.table("Query tokens");
     const ColumnUnit unit = duration_unit(medians, options.time_unit);
-    for (const std::string& name : {"step\n" + unit.name, "per token\n" + unit.name, "Q=1 step\n" + unit.name,
-                                    std::string("per token\nvs Q=1")}) {
-        table.text.header.push_back(name);
-        table.text.align.push_back(Align::right);
-    }
+    add_figures(table, {"step\n" + unit.name, "per token\n" + unit.name, "Q=1 step\n" + unit.name,
+                        "per token\nvs Q=1"});
     for (std::size_t i = 0; i < pairs.size(); ++i) {
         const QueryTokensPair& pair = pairs[i];
         const double per_token_ns = pair.tokens->stats.median_ns / static_cast<double>(pair.tokens->config.n_query_tokens);

@@ -7,12 +7,12 @@ namespace kvbench {
 
 std::vector<SharedPrefixPair> shared_prefix_pairs(const std::vector<ResultRow>& rows) {
     std::vector<SharedPrefixPair> pairs;
-    for (const ResultRow& row : rows) {
-        if (row.path != DecodePath::cached || !row.config.has_shared_prefix() || !(row.stats.median_ns > 0)) continue;
-        ModelConfig unshared = row.config;
-        unshared.shared_prefix = 0;
-        if (const ResultRow* other = cached_row_like(rows, unshared, row)) pairs.push_back({&row, other});
-    }
+    const auto reference_of = [](ModelConfig config) -> std::optional<ModelConfig> {
+        if (!config.has_shared_prefix()) return std::nullopt;
+        config.shared_prefix = 0;
+        return config;
+    };
+    for (const RowBeside& pair : rows_beside_references(rows, reference_of)) pairs.push_back({pair.row, pair.reference});
     return pairs;
 }
 
@@ -28,11 +28,8 @@ std::optional<SummaryTable> shared_prefix_table(const std::vector<ResultRow>& ro
     const LineKeys keys(shown, true);
     SummaryTable table = keys.table("Shared prefix");
     const ColumnUnit unit = duration_unit(medians, options.time_unit);
-    for (const std::string& name : {std::string("KV read\nMB"), std::string("P=0 read\nMB"), "step\n" + unit.name,
-                                    "P=0 step\n" + unit.name, std::string("speedup")}) {
-        table.text.header.push_back(name);
-        table.text.align.push_back(Align::right);
-    }
+    add_figures(table, {"KV read\nMB", "P=0 read\nMB", "step\n" + unit.name,
+                        "P=0 step\n" + unit.name, "speedup"});
     for (std::size_t i = 0; i < pairs.size(); ++i) {
         const SharedPrefixPair& pair = pairs[i];
         std::vector<std::string> line = keys.cells(shown[i]);

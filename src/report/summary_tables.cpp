@@ -26,6 +26,18 @@ const ResultRow* cached_row_like(const std::vector<ResultRow>& rows, const Model
     return nullptr;
 }
 
+std::vector<RowBeside> rows_beside_references(const std::vector<ResultRow>& rows,
+                                              const std::function<std::optional<ModelConfig>(ModelConfig)>& reference_of) {
+    std::vector<RowBeside> pairs;
+    for (const ResultRow& row : rows) {
+        if (row.path != DecodePath::cached || !(row.stats.median_ns > 0)) continue;
+        const std::optional<ModelConfig> reference = reference_of(row.config);
+        if (!reference) continue;
+        if (const ResultRow* other = cached_row_like(rows, *reference, row)) pairs.push_back({&row, other});
+    }
+    return pairs;
+}
+
 namespace {
 
 constexpr const char* missing = "-";
@@ -229,14 +241,14 @@ std::string LineKeys::label(const ResultRow& row) const {
     return fmt::format("{}", fmt::join(parts, " "));
 }
 
-namespace {
-
 void add_figures(SummaryTable& table, std::initializer_list<std::string> names) {
     for (const std::string& name : names) {
         table.text.header.push_back(name);
         table.text.align.push_back(Align::right);
     }
 }
+
+namespace {
 
 // Figure columns with nothing in any line (a path the run did not measure) go: a column of
 // dashes says less than the caption's "cached path".

@@ -6,6 +6,8 @@
 #include "kvbench/report/units.hpp"
 
 #include <functional>
+#include <initializer_list>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -66,6 +68,21 @@ std::string contexts_of(const ModelConfig& config);
 // or nullptr: the point a summary table sets a row beside (a prefix against none, Q tokens
 // against one, a paged cache against the contiguous one).
 const ResultRow* cached_row_like(const std::vector<ResultRow>& rows, const ModelConfig& config, const ResultRow& like);
+
+// A cached row and the cached row of its reference point, measured alike.
+struct RowBeside {
+    const ResultRow* row = nullptr;
+    const ResultRow* reference = nullptr;
+};
+
+// Each cached row with a median for which `reference_of` gives the configuration of its
+// reference point (std::nullopt: the row has none), in order, beside the row cached_row_like
+// finds for it; a row whose reference point was not measured is left out.
+std::vector<RowBeside> rows_beside_references(const std::vector<ResultRow>& rows,
+                                              const std::function<std::optional<ModelConfig>(ModelConfig)>& reference_of);
+
+// Right-aligned figure columns named `names`, after the columns the table has.
+void add_figures(SummaryTable& table, std::initializer_list<std::string> names);
 
 // The width every line of the terminal report keeps within when the terminal's is unknown,
 // and at least (the CLI passes a wider terminal's width: cli/output_streams.hpp).
