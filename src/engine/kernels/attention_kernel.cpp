@@ -853,7 +853,7 @@ void score_block(BlockState& st, std::size_t n_rows) {
 struct FusedPieces {
     static constexpr std::size_t max_count = fused_key_block / lanes;
     std::size_t count = 0;
-    std::array<GroupAttention, max_count> runs;
+    std::array<RunRows, max_count> runs;
     std::array<std::size_t, max_count> first_key;  // each run's first key in the block
 };
 
@@ -862,36 +862,44 @@ struct FusedPieces {
 bool find_fused_pieces(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys, FusedPieces& pieces) {
     pieces.count = 0;
     for (std::size_t done = 0; done < n_keys;) {
-        const GroupAttention run = contiguous_run(problem, first_key + done, n_keys - done);
-        const bool last = done + run.n_ctx == n_keys;
-        if (pieces.count == FusedPieces::max_count || (!last && run.n_ctx % lanes != 0)) return false;
+        const RunRows run = paged_run_rows(problem, first_key + done, n_keys - done);
+        const bool last = done + run.n_keys == n_keys;
+        if (pieces.count == FusedPieces::max_count || (!last && run.n_keys % lanes != 0)) return false;
         pieces.runs[pieces.count] = run;
         pieces.first_key[pieces.count] = done;
         ++pieces.count;
-        done += run.n_ctx;
+        done += run.n_keys;
     }
     return true;
 }
 
-// fn(piece) for each piece's BlockState, or fn(st) for a block of one run (pieces null).
+// fn(st) for each piece, st pointed at the piece's rows and restored after; or fn(st) once for
+// a block of one run (pieces null). st itself, not a copy: a copy of the state, written field by
+// field a moment before, is read back in 64-byte loads that wait for those stores
+// (RunRows, paged_rows.hpp).
 template <typename Fn>
 void for_each_piece(BlockState& st, const FusedPieces* pieces, Fn&& fn) {
     if (pieces == nullptr) {
         fn(st);
         return;
     }
+    const std::size_t n_keys = st.n_keys;
+    const std::size_t block_keys = st.block_keys;
+    const std::byte* stored_keys = st.stored_keys;
+    const std::byte* stored_values = st.stored_values;
     for (std::size_t p = 0; p < pieces->count; ++p) {
-        const GroupAttention& run = pieces->runs[p];
-        BlockState piece = st;
-        piece.probs_first = pieces->first_key[p];
-        piece.n_keys = run.n_ctx;
-        piece.block_keys = st.block_keys - piece.probs_first;
-        piece.stored_keys = static_cast<const std::byte*>(run.keys);
-        piece.stored_values = static_cast<const std::byte*>(run.values);
-        piece.flops = 0;
-        fn(piece);
-        st.flops += piece.flops;
+        st.probs_first = pieces->first_key[p];
+        st.n_keys = pieces->runs[p].n_keys;
+        st.block_keys = block_keys - st.probs_first;
+        st.stored_keys = pieces->runs[p].keys;
+        st.stored_values = pieces->runs[p].values;
+        fn(st);
     }
+    st.probs_first = 0;
+    st.n_keys = n_keys;
+    st.block_keys = block_keys;
+    st.stored_keys = stored_keys;
+    st.stored_values = stored_values;
 }
 
 // One block's scores, softmax and outputs, the tiles reading keys of key_dtype and values of
@@ -1085,12 +1093,12 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
         const void* later_keys = nullptr;
         const void* later_values = nullptr;
         if (paged) {
-            GroupAttention rows = contiguous_run(problem, t0, n_keys);
-            crosses_blocks = rows.n_ctx < n_keys;
+            RunRows rows = paged_run_rows(problem, t0, n_keys);
+            crosses_blocks = rows.n_keys < n_keys;
             if (crosses_blocks && !fused && !decoded) {
-                const GroupAttention later = contiguous_run(problem, t0 + rows.n_ctx, n_keys - rows.n_ctx);
-                if (rows.n_ctx + later.n_ctx == n_keys) {
-                    later_key = rows.n_ctx;
+                const RunRows later = paged_run_rows(problem, t0 + rows.n_keys, n_keys - rows.n_keys);
+                if (rows.n_keys + later.n_keys == n_keys) {
+                    later_key = rows.n_keys;
                     later_keys = later.keys;
                     later_values = later.values;
                 }
@@ -1106,8 +1114,8 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
                     rows = gather_paged_rows(problem, t0, n_keys, ws);
                 }
             }
-            block_key_bytes = static_cast<const std::byte*>(rows.keys);
-            block_value_bytes = static_cast<const std::byte*>(rows.values);
+            block_key_bytes = rows.keys;
+            block_value_bytes = rows.values;
             block_key_scales = rows.key_scales;
             block_value_scales = rows.value_scales;
         }

@@ -50,8 +50,7 @@ void decode_paged_rows(const GroupAttention& problem, std::size_t first_key, std
     }
 }
 
-GroupAttention gather_paged_rows(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
-                                 AttendWorkspace& ws) {
+RunRows gather_paged_rows(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys, AttendWorkspace& ws) {
     // Keys and values may be stored in different types (--kv-dtype K/V), so rows of each size apart.
     const std::size_t key_row_bytes = kv_row_bytes(problem.kv_dtype, problem.kv_stride);
     const std::size_t value_row_bytes = kv_row_bytes(problem.value_dtype, problem.kv_stride);
@@ -60,19 +59,13 @@ GroupAttention gather_paged_rows(const GroupAttention& problem, std::size_t firs
     auto* keys = reinterpret_cast<std::byte*>(ws.decoded_keys());
     auto* values = reinterpret_cast<std::byte*>(ws.values());
     for (std::size_t done = 0; done < n_keys;) {
-        const GroupAttention run = contiguous_run(problem, first_key + done, n_keys - done);
-        std::memcpy(keys + done * key_row_bytes, run.keys, run.n_ctx * key_row_bytes);
-        std::memcpy(values + done * value_row_bytes, run.values, run.n_ctx * value_row_bytes);
-        done += run.n_ctx;
+        const RunRows run = paged_run_rows(problem, first_key + done, n_keys - done);
+        std::memcpy(keys + done * key_row_bytes, run.keys, run.n_keys * key_row_bytes);
+        std::memcpy(values + done * value_row_bytes, run.values, run.n_keys * value_row_bytes);
+        done += run.n_keys;
     }
     const GatheredScales scales = gather_paged_scales(problem, first_key, n_keys, ws);
-    GroupAttention gathered = contiguous_run(problem, first_key, 0);
-    gathered.keys = keys;
-    gathered.values = values;
-    gathered.key_scales = scales.keys;
-    gathered.value_scales = scales.values;
-    gathered.n_ctx = n_keys;
-    return gathered;
+    return {keys, values, scales.keys, scales.values, n_keys};
 }
 
 GatheredScales gather_paged_scales(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
@@ -82,10 +75,10 @@ GatheredScales gather_paged_scales(const GroupAttention& problem, std::size_t fi
     float* value_scales = problem.value_scales != nullptr ? ws.keys_t() + max_key_block : nullptr;
     if (key_scales == nullptr && value_scales == nullptr) return {};
     for (std::size_t done = 0; done < n_keys;) {
-        const GroupAttention run = contiguous_run(problem, first_key + done, n_keys - done);
-        if (key_scales != nullptr) std::copy_n(run.key_scales, run.n_ctx, key_scales + done);
-        if (value_scales != nullptr) std::copy_n(run.value_scales, run.n_ctx, value_scales + done);
-        done += run.n_ctx;
+        const RunRows run = paged_run_rows(problem, first_key + done, n_keys - done);
+        if (key_scales != nullptr) std::copy_n(run.key_scales, run.n_keys, key_scales + done);
+        if (value_scales != nullptr) std::copy_n(run.value_scales, run.n_keys, value_scales + done);
+        done += run.n_keys;
     }
     return {key_scales, value_scales};
 }

@@ -5,6 +5,8 @@
 
 #include "attention_types.hpp"
 
+#include "kvbench/engine/kv_convert.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cstddef>
@@ -37,6 +39,26 @@ inline PagedRun paged_run(const GroupAttention& problem, std::size_t first_key, 
     return {std::size_t{problem.block_table[block]} * positions + in_block, n_keys};
 }
 
+// Where the rows of a run lie: keys, values and int8's scales (null for a side without), n_keys
+// rows from each. The kernel takes a paged block's runs as these pointers, not as whole
+// GroupAttention copies: a copy returned by value is written field by field and read back in
+// 64-byte loads, which wait for those stores to reach the cache, and on Zen 5 those waits held
+// a fifth of the paged block's own bookkeeping (bench/journal/2026-12-07-paged-runs-as-pointers.md).
+struct RunRows {
+    const std::byte* keys;
+    const std::byte* values;
+    const float* key_scales;
+    const float* value_scales;
+    std::size_t n_keys;
+};
+inline RunRows paged_run_rows(const GroupAttention& problem, std::size_t first_key, std::size_t max_keys) {
+    const PagedRun run = paged_run(problem, first_key, max_keys);
+    return {static_cast<const std::byte*>(problem.keys) + run.row * kv_row_bytes(problem.kv_dtype, problem.kv_stride),
+            static_cast<const std::byte*>(problem.values) + run.row * kv_row_bytes(problem.value_dtype, problem.kv_stride),
+            problem.key_scales != nullptr ? problem.key_scales + run.row : nullptr,
+            problem.value_scales != nullptr ? problem.value_scales + run.row : nullptr, run.n_keys};
+}
+
 // Keys (and values, scales) [first_key, first_key + n) of `problem` as a problem of contiguous
 // rows (block_table null), n = max_keys or fewer: up to the end of the cache block that holds
 // first_key, or of the context; n_ctx = 0 past the context. A contiguous problem's rows are
@@ -53,10 +75,10 @@ void decode_paged_rows(const GroupAttention& problem, std::size_t first_key, std
 // Keys [first_key, first_key + n_keys) of a paged problem, whose cache blocks they cross, copied
 // as stored (bytes and int8's scales) into workspace regions the fused tiles leave unused: keys
 // in decoded_keys(), values in values(), scales as gather_paged_scales() writes them. Returns
-// them as a contiguous problem of n_keys rows. Requires: keys and values of one type whose rows
-// fit padded_dim floats, n_keys <= max_key_block.
-GroupAttention gather_paged_rows(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
-                                 AttendWorkspace& workspace);
+// where the n_keys rows now lie. Requires: keys and values whose rows fit padded_dim floats,
+// n_keys <= max_key_block.
+RunRows gather_paged_rows(const GroupAttention& problem, std::size_t first_key, std::size_t n_keys,
+                          AttendWorkspace& workspace);
 
 // int8's key and value scales of keys [first_key, first_key + n_keys) of a paged problem, copied
 // in order into keys_t() (the transposed tiles' buffer, which no fused block packs). Returns where
