@@ -59,12 +59,6 @@ inline RunRows paged_run_rows(const GroupAttention& problem, std::size_t first_k
             problem.value_scales != nullptr ? problem.value_scales + run.row : nullptr, run.n_keys};
 }
 
-// Keys (and values, scales) [first_key, first_key + n) of `problem` as a problem of contiguous
-// rows (block_table null), n = max_keys or fewer: up to the end of the cache block that holds
-// first_key, or of the context; n_ctx = 0 past the context. A contiguous problem's rows are
-// all one run.
-GroupAttention contiguous_run(const GroupAttention& problem, std::size_t first_key, std::size_t max_keys);
-
 // Keys [first_key, first_key + n_keys) of a paged problem decoded to f32 into the workspace as
 // decode_kv_blocks() writes them (keys in decoded_keys(), values in values(), padded_dim apart),
 // run by run: each element is decoded alone, so the block's floats do not depend on where the
