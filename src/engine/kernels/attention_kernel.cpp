@@ -432,8 +432,9 @@ std::optional<float> round_query_to_i16(const float* q, std::size_t dim, std::in
 // them by a pair of the query rounded to 16 bits (as int8's keys are) and adds them; the lanes
 // end as the 16 keys' sums, with no reduction across lanes. A code c stands for
 // c - 8: the block's sum starts at -8 Σ q. Sums are exact integers (32767 · (15 + 8) · 32 <
-// 2^31), so the error is the query's rounding alone. q8_0's keys the same way (eight gathers a
-// block) ran no faster than its float tile, and keep it.
+// 2^31), so the error is the query's rounding alone. q8_0's keys the same way ran no faster
+// than its float tile, by eight gathers a block or by loads and this transpose
+// (bench/journal/2026-12-07-q8-0-keys-in-lanes-on-zen-5.md), and keep it.
 struct Q4_0Query {
     // Per block and group g of 4 code bytes, the query pairs (two int16 in an int32) that
     // multiply the low nibbles of bytes 4g and 4g+2, of 4g+1 and 4g+3, then their high nibbles:
