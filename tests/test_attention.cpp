@@ -31,6 +31,24 @@ using kvbench::test::expected_decode_executed;
 
 namespace {
 
+// One group's problem over contiguous rows: n_rows queries q_stride apart, n_ctx keys and values
+// kv_stride elements apart, f32 unless the caller sets their types.
+GroupAttention contiguous_group(const float* q, std::size_t q_stride, std::size_t n_rows, const void* keys,
+                                const void* values, std::size_t kv_stride, std::size_t n_ctx, std::size_t head_dim,
+                                float scale) {
+    GroupAttention problem;
+    problem.q = q;
+    problem.q_stride = q_stride;
+    problem.n_rows = n_rows;
+    problem.keys = keys;
+    problem.values = values;
+    problem.kv_stride = kv_stride;
+    problem.n_ctx = n_ctx;
+    problem.head_dim = head_dim;
+    problem.scale = scale;
+    return problem;
+}
+
 // Runs attend_decode on a cache filled with random K/V and checks every head against the reference.
 void check_decode_against_reference(const ModelConfig& config, std::size_t n_ctx, std::size_t n_threads,
                                     float key_scale = 1.0f) {
@@ -67,16 +85,8 @@ TEST_CASE("attend_group reads one kv head for a whole group and matches the refe
     const auto k = random_vector(n_ctx * head_dim, 2);
     const auto v = random_vector(n_ctx * head_dim, 3);
     std::vector<float> out(group_size * head_dim), row_max(group_size), row_sum(group_size);
-    GroupAttention problem;
-    problem.q = q.data();
-    problem.q_stride = head_dim;
-    problem.n_rows = group_size;
-    problem.keys = k.data();
-    problem.values = v.data();
-    problem.kv_stride = head_dim;
-    problem.n_ctx = n_ctx;
-    problem.head_dim = head_dim;
-    problem.scale = 1.0f / 4.0f;
+    const GroupAttention problem =
+        contiguous_group(q.data(), head_dim, group_size, k.data(), v.data(), head_dim, n_ctx, head_dim, 1.0f / 4.0f);
     AttendWorkspace workspace(group_size, head_dim);
     attend_group(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
     for (std::size_t i = 0; i < group_size; ++i) {
@@ -85,6 +95,82 @@ TEST_CASE("attend_group reads one kv head for a whole group and matches the refe
     std::vector<float> expected(out.size());
     attention_reference(q.data(), k.data(), v.data(), n_ctx, group_size, head_dim, expected.data());
     CHECK(relative_error(out, expected) < 1e-5);
+}
+
+TEST_CASE("e4m3 read as f32 bits: keys give binary16's bits, values binary16's but below f32's normal range") {
+    // Every byte pattern (the NaN S.1111.111 only where the block scan would look for it; value
+    // subnormals or not), in the one-row, 2-row, 4-row and group tiles, whole and partial blocks.
+    // A query of 2^7 or more (here up to 3000 · 0.125) keeps binary16 for the keys, as its 2^120
+    // would not stay finite. Values read as bits give binary16's bits where no product p · v / 2^8
+    // of binary16's falls below 2^-126: normal values and probabilities above e^-15 (the query at
+    // 0.001 keeps every score within ±7.2). On a build without AVX-512 every read is binary16's.
+    using Read = GroupAttention::E4m3Read;
+    const auto bits_of = [](const std::vector<float>& xs) {
+        std::vector<std::uint32_t> out(xs.size());
+        std::memcpy(out.data(), xs.data(), xs.size() * sizeof(float));
+        return out;
+    };
+    const auto nan_mask = [](const std::vector<float>& xs) {
+        std::vector<bool> out(xs.size());
+        std::transform(xs.begin(), xs.end(), out.begin(), [](float x) { return std::isnan(x); });
+        return out;
+    };
+    for (const bool with_nan : {false, true}) {
+        for (const bool subnormal_values : {false, true}) {
+            for (const std::size_t head_dim : {16u, 64u, 128u}) {
+                for (const std::size_t n_rows : {1u, 2u, 3u, 4u, 8u}) {
+                    for (const std::size_t n_ctx : {1u, 37u, 100u, 200u}) {
+                        for (const float query_scale : {0.001f, 1.0f, 3000.0f}) {
+                            Rng rng(1000 + head_dim + n_rows + n_ctx);
+                            std::vector<std::uint8_t> keys(n_ctx * head_dim), values(n_ctx * head_dim);
+                            for (std::uint8_t& b : keys) b = static_cast<std::uint8_t>(rng.next_u64());
+                            for (std::uint8_t& b : values) b = static_cast<std::uint8_t>(rng.next_u64());
+                            for (std::uint8_t* bytes : {keys.data(), values.data()}) {
+                                for (std::size_t i = 0; i < n_ctx * head_dim; ++i) {
+                                    if ((bytes[i] & 0x7f) == 0x7f && !with_nan) bytes[i] = 0x7e;
+                                }
+                            }
+                            if (!subnormal_values) {
+                                for (std::uint8_t& b : values) b = (b & 0x78) == 0 ? (b | 0x08) : b;  // exponent 0 → 1
+                            }
+                            const auto q = random_vector(n_rows * head_dim, 7, query_scale);
+                            const auto run = [&](Read read) {
+                                GroupAttention problem = contiguous_group(q.data(), head_dim, n_rows, keys.data(), values.data(),
+                                                                          head_dim, n_ctx, head_dim, 0.125f);
+                                problem.kv_dtype = KvDtype::e4m3;
+                                problem.value_dtype = KvDtype::e4m3;
+                                problem.fp8_fix_free = !with_nan;
+                                problem.e4m3_read = read;
+                                std::vector<float> out(n_rows * head_dim), row_max(n_rows), row_sum(n_rows);
+                                AttendWorkspace workspace(n_rows, head_dim);
+                                attend_group_tiled(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
+                                out.insert(out.end(), row_max.begin(), row_max.end());
+                                out.insert(out.end(), row_sum.begin(), row_sum.end());
+                                return out;
+                            };
+                            const std::vector<float> binary16 = run(Read::binary16);
+                            const std::vector<float> f32_bits = run(Read::f32_bits);
+                            const std::vector<float> host = run(Read::host);
+                            CAPTURE(with_nan);
+                            CAPTURE(subnormal_values);
+                            CAPTURE(head_dim);
+                            CAPTURE(n_rows);
+                            CAPTURE(n_ctx);
+                            CAPTURE(query_scale);
+                            CHECK(bits_of(run(Read::f32_bit_keys)) == bits_of(binary16));
+                            CHECK((bits_of(host) == bits_of(binary16) || bits_of(host) == bits_of(f32_bits)));
+                            CHECK(nan_mask(f32_bits) == nan_mask(binary16));
+                            if (!with_nan) {
+                                CHECK(std::none_of(binary16.begin(), binary16.end(), [](float x) { return std::isnan(x); }));
+                                CHECK(relative_error(f32_bits, binary16) < 1e-6);
+                                if (!subnormal_values && query_scale == 0.001f) CHECK(bits_of(f32_bits) == bits_of(binary16));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 TEST_CASE("attend_decode matches the reference for mha, gqa and mqa") {
@@ -169,16 +255,8 @@ double group_error(std::size_t group_size, std::size_t head_dim, std::size_t n_c
     const auto k = random_vector(n_ctx * kv_stride, 41 + n_ctx, 2.0f);
     const auto v = random_vector(n_ctx * kv_stride, 42 + head_dim);
     std::vector<float> out(group_size * head_dim), row_max(group_size), row_sum(group_size);
-    GroupAttention problem;
-    problem.q = q.data();
-    problem.q_stride = q_stride;
-    problem.n_rows = group_size;
-    problem.keys = k.data();
-    problem.values = v.data();
-    problem.kv_stride = kv_stride;
-    problem.n_ctx = n_ctx;
-    problem.head_dim = head_dim;
-    problem.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    const GroupAttention problem = contiguous_group(q.data(), q_stride, group_size, k.data(), v.data(), kv_stride, n_ctx,
+                                                    head_dim, 1.0f / std::sqrt(static_cast<float>(head_dim)));
     AttendWorkspace workspace(group_size, head_dim);
     const std::uint64_t flops = kernel(problem, {out.data(), head_dim, row_max.data(), row_sum.data()}, workspace);
     if (kernel == &attend_group_by_lanes) {

@@ -4,6 +4,7 @@
 
 #include "block_prefetcher.hpp"
 #include "even_tiles.hpp"
+#include "intel_cpu.hpp"
 #include "keep_in_register.hpp"
 #include "kv_decode.hpp"
 #include "kv_load.hpp"
@@ -71,6 +72,10 @@ struct BlockState {
     // q4_0 keys with one query row on AVX-512 with VNNI: that rounded query as
     // q4_0_dot_score_tile reads it (its factor back is query_i16_unscale); null elsewhere.
     const Q4_0Query* q4_0_query = nullptr;
+    // e4m3 keys read as f32 bits (kv_load.hpp's load_e4m3_bits), the query 2^120 larger; e4m3
+    // values so, each probability 2^120 larger as the output tiles multiply it.
+    bool e4m3_keys_as_bits = false;
+    bool e4m3_values_as_bits = false;
     std::uint64_t flops = 0;  // executed by the tiles so far, padding included
     // A block of f32 rows over two cache blocks, read in place (docs/model.md, "Paged caches"):
     // keys from later_key on are the rows of later_keys, the first of them row later_key's, and
@@ -239,7 +244,7 @@ template <std::size_t n_rows, bool whole, KvDtype dtype = KvDtype::f32, bool two
         for (std::size_t j = 0; j < n_cols; ++j) {
             Vec k;
             if constexpr (dtype != KvDtype::f32) {
-                k = load_kv<dtype, false>(stored[j], d0);
+                k = load_fused_kv<dtype>(stored[j], d0, st.e4m3_keys_as_bits);
             } else if constexpr (whole) {
                 k = Simd::load(keys[j] + d0);
             } else {
@@ -299,7 +304,7 @@ template <std::size_t n_rows, KvDtype dtype>
                 acc[j] = Simd::fma(scale, sum, acc[j]);
             } else {
                 Vec k[per_step];
-                load_fused_vectors<dtype>(key, d0, k);
+                load_fused_kv_vectors<dtype>(key, d0, k, st.e4m3_keys_as_bits);
                 for (std::size_t v = 0; v < per_step; ++v) {
                     for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[v][i], k[v], acc[i * n_cols + j]);
                 }
@@ -312,7 +317,7 @@ template <std::size_t n_rows, KvDtype dtype>
         for (std::size_t i = 0; i < n_rows; ++i) q[i] = Simd::load(queries + d0 * n_rows + i * lanes);
         const std::byte* key = first;
         for (std::size_t j = 0; j < n_cols; ++j, key += row_bytes) {
-            const Vec k = load_kv<dtype, false>(key, d0);
+            const Vec k = load_fused_kv<dtype>(key, d0, st.e4m3_keys_as_bits);
             for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[i], k, acc[i * n_cols + j]);
         }
         prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
@@ -647,10 +652,12 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
         // with one read of the block's scale (load_fused_codes); never for other types.
         constexpr std::size_t pair = is_block_type(dtype) && n_vecs % 2 == 0 && kv_block_values % (2 * lanes) == 0 ? 2 : 1;
         const bool pairs = pair == 2 && first_column % (2 * lanes) == 0;
+        // e4m3 values as f32 bits come 2^120 small: each probability is that much larger.
+        const float probability_unit = st.e4m3_values_as_bits ? e4m3_bits_unit : 1.0f;
         if constexpr (n_rows == 1) {
             for (std::size_t t = 0; t < st.n_keys; ++t, row += st.stored_value_row_bytes) {
                 // One row uses each value vector once: load, convert and accumulate in turn.
-                const Vec p = Simd::set1(probs[t]);
+                const Vec p = Simd::set1(as_stored(dtype) == KvDtype::e4m3 ? probs[t] * probability_unit : probs[t]);
                 if (pairs) {
                     if constexpr (pair == 2) {  // a block type's: pairs is false for every other
                         for (std::size_t c = 0; c < n_vecs; c += pair) {
@@ -662,7 +669,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                     }
                 } else {
                     for (std::size_t c = 0; c < n_vecs; ++c) {
-                        acc[0][c] = Simd::fma(p, load_kv<dtype, false>(row, first_column + c * lanes), acc[0][c]);
+                        acc[0][c] = Simd::fma(p, load_fused_kv<dtype>(row, first_column + c * lanes, st.e4m3_values_as_bits), acc[0][c]);
                     }
                 }
                 constexpr std::size_t keys_per_call = tiles.one_row_output_keys_per_prefetch;
@@ -679,9 +686,12 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
             const std::size_t row_bytes = st.stored_value_row_bytes;
             const auto accumulate_row = [&](const std::byte* key_row, std::size_t t) [[gnu::always_inline]] {
                 Vec v[n_vecs];
-                for (std::size_t c = 0; c < n_vecs; ++c) v[c] = load_kv<dtype, false>(key_row, first_column + c * lanes);
+                for (std::size_t c = 0; c < n_vecs; ++c) {
+                    v[c] = load_fused_kv<dtype>(key_row, first_column + c * lanes, st.e4m3_values_as_bits);
+                }
                 for (std::size_t i = 0; i < n_rows; ++i) {
-                    const Vec p = Simd::set1(probs[i * max_key_block + t]);
+                    const float probability = probs[i * max_key_block + t];
+                    const Vec p = Simd::set1(as_stored(dtype) == KvDtype::e4m3 ? probability * probability_unit : probability);
                     for (std::size_t c = 0; c < n_vecs; ++c) acc[i][c] = Simd::fma(p, v[c], acc[i][c]);
                 }
                 prefetcher.issue<tile_may_spread(as_stored(dtype), n_rows)>();
@@ -989,6 +999,18 @@ void attend_block_for(KvDtype key_dtype, KvDtype value_dtype, BlockState& st, st
     }
 }
 
+// The read a choice resolves to: host's is this CPU's; f32 bits never where not compiled.
+GroupAttention::E4m3Read resolved(GroupAttention::E4m3Read read) {
+    using Read = GroupAttention::E4m3Read;
+    static const Read on_this_host = tiles.e4m3_as_f32_bits_off_intel && !on_intel_cpu() ? Read::f32_bits : Read::binary16;
+    return !e4m3_bits_compiled ? Read::binary16 : read == Read::host ? on_this_host : read;
+}
+
+// Whether every |x| is below limit (a NaN is not).
+bool all_below(std::span<const float> xs, float limit) {
+    return std::all_of(xs.begin(), xs.end(), [&](float x) { return std::abs(x) < limit; });
+}
+
 }  // namespace
 
 std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSoftmax& result, AttendWorkspace& ws) {
@@ -1025,8 +1047,15 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     } else {
         write_transposed_tile_queries(problem, ws);
     }
+    const GroupAttention::E4m3Read e4m3_read = resolved(problem.e4m3_read);
+    const bool e4m3_keys_as_bits = fused && problem.kv_dtype == KvDtype::e4m3 &&
+                                   e4m3_read != GroupAttention::E4m3Read::binary16 &&
+                                   all_below(std::span(ws.queries(), n_rows * padded_dim), e4m3_bits_query_limit);
+    const bool e4m3_values_as_bits =
+        fused && problem.value_dtype == KvDtype::e4m3 && e4m3_read == GroupAttention::E4m3Read::f32_bits;
     if (fused && problem.kv_dtype == KvDtype::e4m3) {
-        for (float& q : std::span(ws.queries(), n_rows * padded_dim)) q *= e4m3_unit;
+        const float unit = e4m3_keys_as_bits ? e4m3_bits_unit : e4m3_unit;
+        for (float& q : std::span(ws.queries(), n_rows * padded_dim)) q *= unit;
     }
     const bool values_in_place = all_f32 && dim % lanes == 0 && problem.kv_stride == dim;
     const std::size_t key_row_bytes = kv_row_bytes(problem.kv_dtype, problem.kv_stride);
@@ -1166,6 +1195,8 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
 #if defined(KVBENCH_Q4_0_INTEGER_KEYS)
             if (q4_0_integer_keys) st.q4_0_query = &q4_0_query;
 #endif
+            st.e4m3_keys_as_bits = e4m3_keys_as_bits;
+            st.e4m3_values_as_bits = e4m3_values_as_bits;
         } else if (!values_in_place) {
             pack_value_block(st);
         }
@@ -1182,8 +1213,9 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
         flops += st.flops;
     }
 
-    // The fused tiles' outputs over e4m3 values come e4m3_unit smaller, as the values they read.
-    const float output_unit = fused && problem.value_dtype == KvDtype::e4m3 ? e4m3_unit : 1.0f;
+    // The fused tiles' outputs over e4m3 values read through binary16 come e4m3_unit smaller, as
+    // the values they read; read as f32 bits, with each probability 2^120 larger, they come whole.
+    const float output_unit = fused && problem.value_dtype == KvDtype::e4m3 && !e4m3_values_as_bits ? e4m3_unit : 1.0f;
     for (std::size_t r = 0; r < n_rows; ++r) {
         const float sum = Simd::reduce_add(Simd::load(ws.lane_sums() + r * max_lanes));
         const float* output = ws.outputs() + r * padded_dim;

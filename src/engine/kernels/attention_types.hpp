@@ -37,6 +37,15 @@ struct GroupAttention {
     // holds_fp8_fix_patterns() false): the fused tiles then read every block without scanning
     // it for one. False: each block is scanned.
     bool fp8_fix_free = false;
+    // How the fused tiles read e4m3 keys and values: host, this CPU's choice (tuning.hpp); else
+    // through binary16 (2^8 small), or as f32 bits placed by a shift and a mask (2^120 small) for
+    // the keys alone or for both. The query (keys) and the probabilities (values) are that much
+    // larger, so every product is the same number (docs/model.md, "KV-cache element types"): the
+    // keys' f32 bits give binary16's bits; the values' differ only where binary16's product,
+    // 2^8 small, fell below f32's normal range. f32 bits need an AVX-512 build, and for keys a
+    // query below 2^7; elsewhere binary16 is read.
+    enum class E4m3Read { host, binary16, f32_bit_keys, f32_bits };
+    E4m3Read e4m3_read = E4m3Read::host;
     // A paged cache (docs/model.md, "Paged caches"): keys, values and their scales are a pool's
     // first vector, and key t is slot first_slot + t of the ring, the pool's vector
     // block_table[s / block_positions] · block_positions + s % block_positions (s = first_slot + t).

@@ -312,6 +312,61 @@ inline void load_fused_vectors(const std::byte* row, std::size_t i, Vec (&out)[n
     }
 }
 
+// e4m3 as f32 bits (GroupAttention::E4m3Read): the byte S.EEEE.MMM sign extended to 32 bits,
+// shifted left by 20 and masked to the sign and bits 26-20 is the f32 with exponent field
+// 0000EEEE and mantissa MMM, the byte's value times 2^-120 exactly, its subnormals f32
+// subnormals: three instructions where binary16's conversion takes five. The query (keys) or
+// the probabilities (values) are this much larger instead, so each product is the same number
+// as binary16's with e4m3_unit: the scores the same bits, as long as the query times it stays
+// finite (below 2^7 before it: e4m3_bits_query_limit); the outputs too, but where binary16's
+// product, 2^8 smaller, was below f32's normal range. Subnormal operands slow some CPUs' FMAs
+// (tuning.hpp's e4m3_as_f32_bits_off_intel).
+inline constexpr float e4m3_bits_unit = 0x1p120f;
+inline constexpr float e4m3_bits_query_limit = 0x1p7f;
+
+#if defined(__AVX512F__)
+inline constexpr bool e4m3_bits_compiled = true;
+
+template <KvDtype dtype>
+inline Vec load_e4m3_bits(const std::byte* bytes) {
+    static_assert(as_stored(dtype) == KvDtype::e4m3);
+    const __m512i wide = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes)));
+    const __m512 x = _mm512_castsi512_ps(
+        _mm512_and_si512(_mm512_slli_epi32(wide, 20), _mm512_set1_epi32(static_cast<int>(0x87f00000u))));
+    if constexpr (dtype == e4m3_finite) return x;
+    // S.1111.111 is ±480 · 2^-120 so placed: made the signed quiet NaN, as load_fp8 does.
+    const __mmask16 nan = _mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(480.0f / e4m3_bits_unit), _CMP_EQ_OQ);
+    return _mm512_castsi512_ps(_mm512_mask_ternarylogic_epi32(_mm512_castps_si512(x), nan,
+                                                              _mm512_set1_epi32(static_cast<int>(0xffc00000u)),
+                                                              _mm512_set1_epi32(0x7fc00000), 0xea));
+}
+#else
+inline constexpr bool e4m3_bits_compiled = false;
+#endif
+
+// A vector of keys or values as the fused tiles read it: load_kv<dtype, false>'s, or e4m3 as
+// f32 bits where e4m3_bits is true (load_e4m3_bits; only set where it is compiled).
+template <KvDtype dtype>
+inline Vec load_fused_kv(const std::byte* row, std::size_t i, bool e4m3_bits) {
+#if defined(__AVX512F__)
+    if constexpr (as_stored(dtype) == KvDtype::e4m3) {
+        if (e4m3_bits) return load_e4m3_bits<dtype>(row + i);
+    }
+#endif
+    (void)e4m3_bits;
+    return load_kv<dtype, false>(row, i);
+}
+
+// load_fused_vectors with load_fused_kv's choice.
+template <KvDtype dtype, std::size_t n>
+inline void load_fused_kv_vectors(const std::byte* row, std::size_t i, Vec (&out)[n], bool e4m3_bits) {
+    if constexpr (as_stored(dtype) == KvDtype::e4m3) {
+        for (std::size_t v = 0; v < n; ++v) out[v] = load_fused_kv<dtype>(row, i + v * lanes, e4m3_bits);
+    } else {
+        load_fused_vectors<dtype>(row, i, out);
+    }
+}
+
 // Elements [i, i + lanes) of one q8_0 or q4_0 block (kv_convert.hpp's layout) at `block`,
 // unscaled: the integers q, or c - 8, as f32; times the block's scale they are decode_kv_vector's
 // bits. Requires: i a multiple of lanes, i + lanes <= 32.

@@ -61,6 +61,11 @@ struct KernelTuning {
         // 3-6 % on the AVX-512 Xeon
         // (bench/journal/2026-12-05-one-row-output-prefetch-every-second-key.md).
         std::size_t one_row_output_keys_per_prefetch;
+        // Whether the fused tiles read e4m3 keys and values as f32 bits placed by a shift and a
+        // mask (2^120 small, subnormals as f32 subnormals) off Intel, where binary16's conversion
+        // cost more: Zen 5's FMAs take subnormal operands at full speed, an Intel Xeon's stalled
+        // 2.4× the step (bench/journal/2026-12-07-e4m3-as-float-bits-on-zen-5.md). AVX-512 only.
+        bool e4m3_as_f32_bits_off_intel;
     } tiled;
 
     // attend_group_by_lanes (attention_grouped.cpp): query rows as vector lanes, for 16 registers.
@@ -258,7 +263,7 @@ inline constexpr KernelTuning avx512_tuning{
     .name = "avx512",
     .tiled = {.key_block = 32, .fused_key_block = 64, .score_rows = 12, .dot_rows_max = 8, .out_rows = 12,
               .out_vecs = 8, .dims_per_prefetch_run = 8, .group_dot_tiles_plan = true,
-              .one_row_output_keys_per_prefetch = 2},
+              .one_row_output_keys_per_prefetch = 2, .e4m3_as_f32_bits_off_intel = true},
     .lanes = {.min_rows = 0, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
               .out_rows_max = 6, .out_vecs_max = 2},
     .prefetch = {.f32 = {1, true, false}, .f16_bf16 = {1, false, false}, .int8 = {2, false, false},
@@ -284,7 +289,7 @@ inline constexpr KernelTuning avx2_tuning{
     .name = "avx2+fma",
     .tiled = {.key_block = 16, .fused_key_block = 32, .score_rows = 5, .dot_rows_max = 8, .out_rows = 6,
               .out_vecs = 8, .dims_per_prefetch_run = 8, .group_dot_tiles_plan = true,
-              .one_row_output_keys_per_prefetch = 1},
+              .one_row_output_keys_per_prefetch = 1, .e4m3_as_f32_bits_off_intel = false},
     .lanes = {.min_rows = 8, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
               .out_rows_max = 6, .out_vecs_max = 2},
     .prefetch = {.f32 = {2, true, true}, .f16_bf16 = {2, true, true}, .int8 = {1, false, false},
@@ -312,7 +317,7 @@ inline constexpr KernelTuning portable_tuning{
     .name = "portable",
     .tiled = {.key_block = 8, .fused_key_block = 16, .score_rows = 4, .dot_rows_max = 8, .out_rows = 4,
               .out_vecs = 4, .dims_per_prefetch_run = 8, .group_dot_tiles_plan = false,
-              .one_row_output_keys_per_prefetch = 1},
+              .one_row_output_keys_per_prefetch = 1, .e4m3_as_f32_bits_off_intel = false},
     .lanes = {.min_rows = 8, .key_block = 24, .score_vecs_max = 2, .score_keys_max_2 = 6, .score_keys_max_1 = 12,
               .out_rows_max = 6, .out_vecs_max = 2},
     .prefetch = {.f32 = {2, true, true}, .f16_bf16 = {2, true, true}, .int8 = {1, false, false},
