@@ -304,7 +304,7 @@ template <std::size_t n_rows, KvDtype dtype>
                 acc[j] = Simd::fma(scale, sum, acc[j]);
             } else {
                 Vec k[per_step];
-                load_fused_kv_vectors<dtype>(key, d0, k, st.e4m3_keys_as_bits);
+                load_fused_vectors<dtype>(key, d0, k, st.e4m3_keys_as_bits);
                 for (std::size_t v = 0; v < per_step; ++v) {
                     for (std::size_t i = 0; i < n_rows; ++i) acc[i * n_cols + j] = Simd::fma(q[v][i], k[v], acc[i * n_cols + j]);
                 }

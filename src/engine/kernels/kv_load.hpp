@@ -299,19 +299,6 @@ inline Vec load_fused_codes(const std::byte* row, std::size_t i, Vec (&codes)[n]
     return load_block_scale(block);
 }
 
-// The fused tiles' n vectors [i, i + n · lanes) of a row, as load_kv<dtype, false> gives them
-// one by one; a q8_0 or q4_0 block's through load_fused_codes, so its n vectors share one read
-// of its scale. Requires: for q8_0 and q4_0, load_fused_codes's.
-template <KvDtype dtype, std::size_t n>
-inline void load_fused_vectors(const std::byte* row, std::size_t i, Vec (&out)[n]) {
-    if constexpr (is_block_type(dtype)) {
-        const Vec scale = load_fused_codes<dtype>(row, i, out);
-        for (std::size_t v = 0; v < n; ++v) out[v] = Simd::mul(out[v], scale);
-    } else {
-        for (std::size_t v = 0; v < n; ++v) out[v] = load_kv<dtype, false>(row, i + v * lanes);
-    }
-}
-
 // e4m3 as f32 bits (GroupAttention::E4m3Read): the byte S.EEEE.MMM sign extended to 32 bits,
 // shifted left by 20 and masked to the sign and bits 26-20 is the f32 with exponent field
 // 0000EEEE and mantissa MMM, the byte's value times 2^-120 exactly, its subnormals f32
@@ -357,13 +344,16 @@ inline Vec load_fused_kv(const std::byte* row, std::size_t i, bool e4m3_bits) {
     return load_kv<dtype, false>(row, i);
 }
 
-// load_fused_vectors with load_fused_kv's choice.
+// The fused tiles' n vectors [i, i + n · lanes) of a row, as load_fused_kv gives them one by
+// one; a q8_0 or q4_0 block's through load_fused_codes, so its n vectors share one read of its
+// scale. Requires: for q8_0 and q4_0, load_fused_codes's.
 template <KvDtype dtype, std::size_t n>
-inline void load_fused_kv_vectors(const std::byte* row, std::size_t i, Vec (&out)[n], bool e4m3_bits) {
-    if constexpr (as_stored(dtype) == KvDtype::e4m3) {
-        for (std::size_t v = 0; v < n; ++v) out[v] = load_fused_kv<dtype>(row, i + v * lanes, e4m3_bits);
+inline void load_fused_vectors(const std::byte* row, std::size_t i, Vec (&out)[n], bool e4m3_bits) {
+    if constexpr (is_block_type(dtype)) {
+        const Vec scale = load_fused_codes<dtype>(row, i, out);
+        for (std::size_t v = 0; v < n; ++v) out[v] = Simd::mul(out[v], scale);
     } else {
-        load_fused_vectors<dtype>(row, i, out);
+        for (std::size_t v = 0; v < n; ++v) out[v] = load_fused_kv<dtype>(row, i + v * lanes, e4m3_bits);
     }
 }
 
