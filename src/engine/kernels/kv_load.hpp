@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace kvbench::simd {
 
@@ -342,6 +343,22 @@ inline Vec load_fused_kv(const std::byte* row, std::size_t i, bool e4m3_bits) {
 #endif
     (void)e4m3_bits;
     return load_kv<dtype, false>(row, i);
+}
+
+// read(std::bool_constant<e4m3_bits>{}): a tile's loop over keys that reads e4m3 one way
+// throughout, its load_fused_kv given a constant. Given the choice as a runtime bool, GCC kept a
+// test and a branch at every key of the one-row output tile: Zen 5's warm e4m3 MHA attention
+// ran 1.09x the time (bench/journal/2026-12-07-one-row-loops-on-zen-5.md). Other types, which
+// never read as bits, compile their loop once.
+template <KvDtype dtype, class Read>
+[[gnu::always_inline]] inline void with_e4m3_read(bool e4m3_bits, Read&& read) {
+    if constexpr (as_stored(dtype) == KvDtype::e4m3 && e4m3_bits_compiled) {
+        if (e4m3_bits) {
+            read(std::true_type{});
+            return;
+        }
+    }
+    read(std::false_type{});
 }
 
 // The fused tiles' n vectors [i, i + n · lanes) of a row, as load_fused_kv gives them one by
