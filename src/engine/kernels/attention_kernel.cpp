@@ -652,17 +652,16 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
         // with one read of the block's scale (load_fused_codes); never for other types.
         constexpr std::size_t pair = is_block_type(dtype) && n_vecs % 2 == 0 && kv_block_values % (2 * lanes) == 0 ? 2 : 1;
         const bool pairs = pair == 2 && first_column % (2 * lanes) == 0;
-        // e4m3 values as f32 bits come 2^120 small: each probability is that much larger.
-        const float probability_unit = st.e4m3_values_as_bits ? e4m3_bits_unit : 1.0f;
+        // e4m3 values as f32 bits come 2^120 small: each probability is e4m3_bits_unit larger.
         if constexpr (n_rows == 1) {
             // The e4m3 read chosen once for the tile, not tested at every key (with_e4m3_read).
             // Not the group tiles': around their loop's lambda it ran a GQA-4 e4m3 step 1.22x the
             // time (the same journal).
             with_e4m3_read<dtype>(st.e4m3_values_as_bits, [&](auto as_bits) [[gnu::always_inline]] {
-                constexpr float unit = decltype(as_bits)::value ? e4m3_bits_unit : 1.0f;
+                constexpr float probability_unit = decltype(as_bits)::value ? e4m3_bits_unit : 1.0f;
                 for (std::size_t t = 0; t < st.n_keys; ++t, row += st.stored_value_row_bytes) {
                     // One row uses each value vector once: load, convert and accumulate in turn.
-                    const Vec p = Simd::set1(as_stored(dtype) == KvDtype::e4m3 ? probs[t] * unit : probs[t]);
+                    const Vec p = Simd::set1(as_stored(dtype) == KvDtype::e4m3 ? probs[t] * probability_unit : probs[t]);
                     if (pairs) {
                         if constexpr (pair == 2) {  // a block type's: pairs is false for every other
                             for (std::size_t c = 0; c < n_vecs; c += pair) {
@@ -690,6 +689,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
             // third of its time in this tile
             // (bench/journal/2026-12-06-group-output-tiles-without-stores.md).
             const std::size_t row_bytes = st.stored_value_row_bytes;
+            const float probability_unit = st.e4m3_values_as_bits ? e4m3_bits_unit : 1.0f;
             const auto accumulate_row = [&](const std::byte* key_row, std::size_t t) [[gnu::always_inline]] {
                 Vec v[n_vecs];
                 for (std::size_t c = 0; c < n_vecs; ++c) {
