@@ -28,12 +28,16 @@ TEST_CASE("openblas core types map to the instruction set of their kernels, in a
     CHECK(openblas_core_isa("Imaginary9000").empty());
 }
 
-TEST_CASE("a lower core than the CPU's is named, with OPENBLAS_CORETYPE when that is the cause") {
+TEST_CASE("a lower core than the CPU's is named, with OPENBLAS_CORETYPE as the cause or as the remedy") {
     const std::string forced = blas_held_back_note("Haswell", "avx512", "Haswell");
     CHECK(forced == "OpenBLAS runs its Haswell kernels (AVX2) on a CPU with AVX-512, as OPENBLAS_CORETYPE=Haswell "
                     "asks for them: sgemm's FLOP/s, the uncached path's and the roofline's, are AVX2's");
     const std::string chosen = blas_held_back_note("Zen", "avx512", "");
     CHECK(chosen.find("its Zen kernels (AVX2) on a CPU with AVX-512, as OpenBLAS chose them") != std::string::npos);
+    CHECK(chosen.ends_with("; OPENBLAS_CORETYPE=SkylakeX runs its AVX-512 kernels"));
+    CHECK(blas_held_back_note("Prescott", "avx2", "").ends_with("; OPENBLAS_CORETYPE=Haswell runs its AVX2 kernels"));
+    // The host's choice is reported, not argued with: it may be what keeps an old OpenBLAS correct.
+    CHECK(forced.find("runs its AVX-512") == std::string::npos);
     CHECK(blas_held_back_note("SkylakeX", "avx512", "").empty());   // the CPU's own
     CHECK(blas_held_back_note("Haswell", "avx2", "Haswell").empty());  // as wide as the CPU
     CHECK(blas_held_back_note("Mystery", "avx512", "").empty());     // unknown: nothing said
@@ -45,7 +49,8 @@ TEST_CASE("the environment records openblas's core and says when it holds the ru
     CHECK_FALSE(env.blas_core.empty());
     if (!env.blas_held_back.empty()) {  // as on a host that sets OPENBLAS_CORETYPE=Haswell on an AVX-512 CPU
         CHECK(env.blas_held_back.find("its " + env.blas_core + " kernels") != std::string::npos);
-        CHECK((env.blas_held_back.find("OPENBLAS_CORETYPE=") != std::string::npos) == !env.openblas_coretype.empty());
+        CHECK((env.blas_held_back.find("as OPENBLAS_CORETYPE=") != std::string::npos) == !env.openblas_coretype.empty());
+        CHECK((env.blas_held_back.find("; OPENBLAS_CORETYPE=") != std::string::npos) == env.openblas_coretype.empty());
     }
     std::ostringstream json;
     write_json(json, {}, env);

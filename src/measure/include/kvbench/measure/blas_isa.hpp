@@ -17,7 +17,8 @@ std::string_view openblas_core_isa(std::string_view core);
 std::string_view cpu_vector_isa();
 
 // One sentence when `blas_core`'s kernels are of a lower instruction set than `cpu_isa`, naming
-// OPENBLAS_CORETYPE when it is set (`coretype`), else "" (also when the core is unknown).
+// OPENBLAS_CORETYPE when it is set (`coretype`), and otherwise the OPENBLAS_CORETYPE that would
+// run the CPU's own; else "" (also when the core is unknown).
 std::string blas_held_back_note(std::string_view blas_core, std::string_view cpu_isa, std::string_view coretype);
 
 }  // namespace kvbench
