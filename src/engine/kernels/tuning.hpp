@@ -37,7 +37,8 @@ struct KernelTuning {
         // key_block, the per-block work spread over more keys
         // (bench/journal/2026-12-01-reduced-precision-attention-alone.md). 64 on AVX-512, measured
         // on Zen 5 (bench/journal/2026-12-06-fused-blocks-of-64-keys.md); on an Intel Xeon it ran
-        // int8 10-14 % slower a day earlier, to be measured again there.
+        // int8 10-14 % slower a day earlier, on an Emerald Rapids Xeon 4 % slower and q4_0 6 %
+        // faster (bench/journal/2026-12-07-fused-blocks-of-32-on-emerald-rapids.md).
         std::size_t fused_key_block;
         // Rows of a transposed score tile: rows × key-block vectors of accumulators and the
         // operands fill the register file.
@@ -169,7 +170,9 @@ struct KernelTuning {
         // than adjacent tiles).
         std::size_t min_line_streams;
         // How far ahead in its own run each far-apart weight row is prefetched
-        // (bench/journal/2026-12-03-far-apart-whole-lines.md).
+        // (bench/journal/2026-12-03-far-apart-whole-lines.md: on Zen 5's two cores 1.5 to 3 KiB
+        // alike). 1.5 KiB on AVX-512, where an Emerald Rapids Xeon read 3 to 8 rows in up to
+        // 0.97× the time of 2 KiB (bench/journal/2026-12-07-line-prefetch-distance-on-emerald-rapids.md).
         std::size_t line_prefetch_bytes;
         // In 16 registers, from passes_from_rows rows of x on, the rows go in passes of pass_rows
         // over one tile of weights, which loads less per FMA
@@ -272,7 +275,7 @@ inline constexpr KernelTuning avx512_tuning{
                  .wide_paged_max_pieces = 12, .wide_paged_into_l1_off_intel = true, .paged_turn_lines = 8},
     .small_m = {.max_rows = 8, .min_parallel_weights = std::size_t{1} << 16, .l1_chunk_bytes = 32 * 1024,
                 .l2_chunk_bytes = 128 * 1024, .l2_prefetch_bytes_ahead = 256 * 1024, .min_rows_to_prefetch = 3,
-                .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 2048,
+                .spread_streams = 4, .min_rows_for_lines = 3, .min_line_streams = 3, .line_prefetch_bytes = 1536,
                 .pass_rows = 4, .passes_from_rows = 7, .passes_prefetch_from_first_on_intel = false,
                 .zmm_max_rows = 2, .zmm_tile_rows = 8},
     .small_m_typed = {.max_streams = 4, .int8_max_streams = 8, .int8_lines_per_step = 2,
