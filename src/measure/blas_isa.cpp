@@ -15,26 +15,25 @@ namespace kvbench {
 
 namespace {
 
-// Ordered from the narrowest; an ISA's rank is its index.
-constexpr std::array<std::string_view, 4> isa_order = {"sse", "avx", "avx2", "avx512"};
+// The vector ISAs, ordered from the narrowest (an ISA's rank is its index), each with the name
+// a note shows and the oldest OpenBLAS core type of its kind, which Debian's DYNAMIC_ARCH build
+// carries and OPENBLAS_CORETYPE can ask for.
+struct VectorIsa {
+    std::string_view name;
+    std::string_view display_name;
+    std::string_view oldest_core;
+};
+constexpr std::array<VectorIsa, 4> isa_order = {{
+    {"sse", "SSE", "Nehalem"},
+    {"avx", "AVX", "SandyBridge"},
+    {"avx2", "AVX2", "Haswell"},
+    {"avx512", "AVX-512", "SkylakeX"},
+}};
 
 std::size_t rank_of(std::string_view isa) {
-    return static_cast<std::size_t>(std::find(isa_order.begin(), isa_order.end(), isa) - isa_order.begin());
-}
-
-// The oldest core type of each ISA, which Debian's DYNAMIC_ARCH OpenBLAS carries.
-std::string_view core_for_isa(std::string_view isa) {
-    if (isa == "avx512") return "SkylakeX";
-    if (isa == "avx2") return "Haswell";
-    if (isa == "avx") return "SandyBridge";
-    return "Nehalem";
-}
-
-std::string_view display_name(std::string_view isa) {
-    if (isa == "avx512") return "AVX-512";
-    if (isa == "avx2") return "AVX2";
-    if (isa == "avx") return "AVX";
-    return "SSE";
+    return static_cast<std::size_t>(
+        std::find_if(isa_order.begin(), isa_order.end(), [&](const VectorIsa& v) { return v.name == isa; }) -
+        isa_order.begin());
 }
 
 }  // namespace
@@ -72,19 +71,20 @@ std::string_view cpu_vector_isa() {
 
 std::string blas_held_back_note(std::string_view blas_core, std::string_view cpu_isa, std::string_view coretype) {
     const std::string_view blas_isa = openblas_core_isa(blas_core);
-    if (blas_isa.empty() || rank_of(cpu_isa) >= isa_order.size() || rank_of(blas_isa) >= rank_of(cpu_isa)) return "";
+    const std::size_t blas_rank = rank_of(blas_isa);
+    const std::size_t cpu_rank = rank_of(cpu_isa);
+    if (blas_isa.empty() || cpu_rank >= isa_order.size() || blas_rank >= cpu_rank) return "";
+    const VectorIsa& blas = isa_order[blas_rank];
+    const VectorIsa& cpu = isa_order[cpu_rank];
     const std::string cause = coretype.empty() ? std::string("OpenBLAS chose them for a CPU it may not know")
                                                : fmt::format("OPENBLAS_CORETYPE={} asks for them", coretype);
     std::string note = fmt::format("OpenBLAS runs its {} kernels ({}) on a CPU with {}, as {}: sgemm's FLOP/s, the "
                                    "uncached path's and the roofline's, are {}'s",
-                                   blas_core, display_name(blas_isa), display_name(cpu_isa), cause,
-                                   display_name(blas_isa));
+                                   blas_core, blas.display_name, cpu.display_name, cause, blas.display_name);
     // An OpenBLAS older than the CPU may fall back as far as SSE, which inflates every
     // uncached-over-cached ratio, and one variable lifts it. A host's own OPENBLAS_CORETYPE may be
     // there for correctness (docs/measuring.md): no advice then.
-    if (coretype.empty()) {
-        note += fmt::format("; OPENBLAS_CORETYPE={} runs its {} kernels", core_for_isa(cpu_isa), display_name(cpu_isa));
-    }
+    if (coretype.empty()) note += fmt::format("; OPENBLAS_CORETYPE={} runs its {} kernels", cpu.oldest_core, cpu.display_name);
     return note;
 }
 
