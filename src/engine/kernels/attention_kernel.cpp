@@ -661,7 +661,7 @@ void output_tile(BlockState& st, std::size_t first_row, std::size_t first_vec) {
                 constexpr float probability_unit = decltype(as_bits)::value ? e4m3_bits_unit : 1.0f;
                 for (std::size_t t = 0; t < st.n_keys; ++t, row += st.stored_value_row_bytes) {
                     // One row uses each value vector once: load, convert and accumulate in turn.
-                    const Vec p = Simd::set1(as_stored(dtype) == KvDtype::e4m3 ? probs[t] * probability_unit : probs[t]);
+                    const Vec p = Simd::set1(probs[t] * probability_unit);
                     if (pairs) {
                         if constexpr (pair == 2) {  // a block type's: pairs is false for every other
                             for (std::size_t c = 0; c < n_vecs; c += pair) {
