@@ -1,6 +1,6 @@
 // BM_Linear: linear(), the projections of a step, at model shapes: a few rows times a D x D weight,
 // with the last-level cache evicted before every iteration (cold) or not (warm). BM_LinearTyped:
-// the same, cold, with the weight stored in each element type (--weight-dtype).
+// the same with the weight stored in each element type (--weight-dtype).
 #include "bench_support.hpp"
 
 #include "kvbench/engine/linear.hpp"
@@ -64,21 +64,25 @@ BENCHMARK(BM_Linear)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
-// Args: rows, D, weight type (WeightDtype: 0 f32, 1 bf16, 2 f16, 3 int8). Cold, as the step
-// reads its weights. Bytes are the stored matrix's, int8's scales included, so bytes/s is held
-// against the roofline's read bandwidth whatever the type.
+// Args: rows, D, weight type (WeightDtype: 0 f32, 1 bf16, 2 f16, 3 int8), cold. Cold is how the
+// step reads its weights. Warm shows what the tile computes when W is already near the core: at
+// D = 1024 each core's half of a reduced W fits a 1 MiB L2, so its FLOP/s is the tile's
+// arithmetic ceiling, which bounds the cold read from above whatever the memory does. Bytes are
+// the stored matrix's, int8's scales included, so bytes/s is held against the roofline's read
+// bandwidth whatever the type.
 void BM_LinearTyped(benchmark::State& state) {
     use_all_cores();
     const std::size_t n_rows = arg(state, 0);
     const std::size_t dim = arg(state, 1);
     const auto dtype = static_cast<WeightDtype>(state.range(2));
+    const bool cold = state.range(3) != 0;
     const std::vector<float> x = random_floats(n_rows * dim, 1);  // (n_rows, dim)
     const WeightMatrix w(dtype, dim, dim, random_floats(dim * dim, 2));
     std::vector<float> y(n_rows * dim);  // (n_rows, dim)
-    CacheFlusher& flusher = shared_flusher();
+    CacheFlusher* flusher = cold ? &shared_flusher() : nullptr;
 
     for (auto _ : state) {
-        flusher.flush();
+        if (flusher != nullptr) flusher->flush();
         const auto start = std::chrono::steady_clock::now();
         benchmark::DoNotOptimize(linear(x.data(), n_rows, dim, w.view(), dim, 0.0f, y.data()));
         benchmark::ClobberMemory();
@@ -92,9 +96,16 @@ void BM_LinearTyped(benchmark::State& state) {
 }
 
 BENCHMARK(BM_LinearTyped)
-    ->ArgNames({"rows", "D", "dtype"})
-    ->ArgsProduct({{1, 2, 3, 4, 6, 8}, {4096}, {0, 1, 2, 3}})
+    ->ArgNames({"rows", "D", "dtype", "cold"})
+    ->ArgsProduct({{1, 2, 3, 4, 6, 8}, {4096}, {0, 1, 2, 3}, {1}})
     ->Iterations(cold_iterations)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+BENCHMARK(BM_LinearTyped)
+    ->ArgNames({"rows", "D", "dtype", "cold"})
+    ->ArgsProduct({{1, 8}, {1024, 4096}, {0, 1, 2, 3}, {0}})
+    ->MinTime(0.1)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
