@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -919,6 +920,220 @@ void for_each_piece(BlockState& st, const FusedPieces* pieces, Fn&& fn) {
     st.stored_values = stored_values;
 }
 
+#if defined(KVBENCH_Q4_0_INTEGER_KEYS)
+// q8_0 and q4_0 values as integers, one query row, on AVX-512 with VNNI. With one query row
+// each value feeds one product, and its decoding (a widening and a conversion, or two permutes,
+// and its block's scale) set these types' pace: the output tile at half its arithmetic ran
+// their step 0.84x and 0.79x the time on an Emerald Rapids Xeon
+// (bench/journal/2026-12-07-block-values-as-integers.md). Here a key's weight for a block
+// column (32 values), its probability times that block's scale, is rounded to 16 bits against
+// the largest weight of the column over the whole fused block (as int8's keys round the query);
+// two keys' codes are interleaved into 16-bit pairs, and one vpdpwssd multiplies 16 columns of
+// both by their weights and adds them. A weight moves by at most 2^-16 of the column's largest.
+// The sums are exact integers (|weight| ≤ 2^15, |code| ≤ 2^7, at most max_key_block keys: under
+// 2^28), so how the keys fall into pieces of a paged cache changes no bit: the weights are set
+// over the block, the sums carry across its pieces, and the outputs take them once. A block whose
+// weights hold an infinity, a NaN or nothing above 2^-100 is left to the float tiles (false),
+// whose NaNs and infinities are the f32 path's.
+struct IntegerValueWeights {
+    static constexpr std::size_t max_columns = int8_dot_max_dim / kv_block_values;
+    // steps[b][t]: key t's weight for block column b in units[b]; zeros past the last key.
+    alignas(64) std::array<std::array<std::int16_t, max_key_block + lanes>, max_columns> steps;
+    std::array<float, max_columns> units;
+    std::array<std::int32_t, max_columns> code_offsets;  // q4_0: a code c stands for c - 8
+};
+
+constexpr float smallest_integer_weight = 0x1p-100f;
+
+template <KvDtype dtype>
+bool weigh_block_values(BlockState& st, std::size_t n_columns, const FusedPieces* pieces, IntegerValueWeights& out) {
+    constexpr std::size_t block_bytes = kv_row_bytes(dtype, kv_block_values);
+    const std::size_t row_bytes = st.stored_value_row_bytes;
+    const std::size_t n_keys = st.n_keys;
+    const std::size_t n_key_vecs = (n_keys + lanes - 1) / lanes;
+    const float* probs = block_probs(st, 0);
+    const __m512i key_offsets = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                   _mm512_set1_epi32(static_cast<int>(row_bytes)));
+    for (std::size_t b = 0; b < n_columns; ++b) {
+        // The block's weights for column b, gathered piece by piece: each key's f16 scale lies
+        // in the low half of a 32-bit word.
+        alignas(64) std::array<float, max_key_block + lanes> weights;
+        for_each_piece(st, pieces, [&](const BlockState& piece) {
+            const std::byte* scales = piece.stored_values + b * block_bytes;
+            for (std::size_t v = 0; v * lanes < piece.n_keys; ++v) {
+                const Simd::Mask keys = lanes_below(piece.n_keys, v);
+                const __m512i words =
+                    _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), keys, key_offsets, scales + v * lanes * row_bytes, 1);
+                const std::size_t first = piece.probs_first + v * lanes;
+                const Vec weight = Simd::mul(Simd::load(probs + first, keys), _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words)));
+                Simd::store(weights.data() + first, weight, keys);
+            }
+        });
+        // max drops a NaN operand, so NaNs and infinities are caught apart, as lanes above the
+        // largest finite float or unordered with it.
+        Vec largest = Simd::zero();
+        __mmask16 not_finite = 0;
+        const Vec finite_bound = Simd::set1(std::numeric_limits<float>::max());
+        for (std::size_t v = 0; v < n_key_vecs; ++v) {
+            const Vec size = _mm512_abs_ps(Simd::load(weights.data() + v * lanes, lanes_below(n_keys, v)));
+            not_finite |= _mm512_cmp_ps_mask(size, finite_bound, _CMP_NLE_UQ);
+            largest = Simd::max(largest, size);
+        }
+        const float most = Simd::reduce_max(largest);
+        if (not_finite != 0 || most < smallest_integer_weight) return false;
+        out.units[b] = most / 32767.0f;
+        const Vec to_steps = Simd::set1(32767.0f / most);
+        __m512i total = _mm512_setzero_si512();
+        out.steps[b].fill(0);
+        for (std::size_t v = 0; v < n_key_vecs; ++v) {
+            const Simd::Mask keys = lanes_below(n_keys, v);
+            const __m512i steps = _mm512_maskz_cvtps_epi32(keys, Simd::mul(Simd::load(weights.data() + v * lanes, keys), to_steps));
+            total = _mm512_add_epi32(total, steps);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(out.steps[b].data() + v * lanes), _mm512_cvtepi32_epi16(steps));
+        }
+        out.code_offsets[b] = dtype == KvDtype::q4_0 ? -8 * _mm512_reduce_add_epi32(total) : 0;
+    }
+    return true;
+}
+
+// The fused block's values as runs of rows: the whole block, or its pieces in a paged cache
+// (every run but the last whole vectors of keys, so an even count).
+struct ValueRuns {
+    std::size_t count = 0;
+    std::array<const std::byte*, FusedPieces::max_count> rows;
+    std::array<std::size_t, FusedPieces::max_count> n_keys;
+    std::array<std::size_t, FusedPieces::max_count> first_key;  // in the block
+};
+
+// Two keys' codes in block column b as 16-bit pairs in each 32-bit lane: for q8_0 columns 0-7
+// and 16-23 in paired[0], 8-15 and 24-31 in paired[1]; for q4_0 0-15, then 16-31.
+template <KvDtype dtype>
+[[gnu::always_inline]] inline void pair_codes(const std::byte* codes0, const std::byte* codes1, __m512i (&paired)[2]) {
+    if constexpr (dtype == KvDtype::q8_0) {
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes0));
+        const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes1));
+        paired[0] = _mm512_cvtepi8_epi16(_mm256_unpacklo_epi8(a, c));
+        paired[1] = _mm512_cvtepi8_epi16(_mm256_unpackhi_epi8(a, c));
+    } else {
+        // Code byte j holds element j in its low nibble and j + 16 in its high one.
+        const __m256i low_nibbles = _mm256_set1_epi8(0x0f);
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes0));
+        const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes1));
+        const __m256i bytes = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(a, c)), _mm_unpackhi_epi8(a, c), 1);
+        paired[0] = _mm512_cvtepu8_epi16(_mm256_and_si256(bytes, low_nibbles));
+        paired[1] = _mm512_cvtepu8_epi16(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), low_nibbles));
+    }
+}
+
+// Block columns [first_column, first_column + n_columns) of one query row's outputs over the
+// whole block, every run of it: outputs = rescale · outputs + units · Σ weights · codes.
+template <KvDtype dtype, std::size_t n_columns>
+void integer_value_tile(BlockState& st, const ValueRuns& runs, const IntegerValueWeights& w, std::size_t first_column) {
+    constexpr std::size_t block_bytes = kv_row_bytes(dtype, kv_block_values);
+    constexpr std::size_t keys_per_call = tiles.one_row_output_keys_per_prefetch;
+    const std::size_t row_bytes = st.stored_value_row_bytes;
+    __m512i sums[n_columns][2];
+    for (auto& column : sums) column[0] = column[1] = _mm512_setzero_si512();
+    // Keys t and t + 1 of a run (the second's weight 0 where it has none), each column in turn.
+    const auto add_pair = [&](const std::byte* first, const std::byte* second, const std::int16_t* const (&steps)[n_columns],
+                              bool both) [[gnu::always_inline]] {
+        for (std::size_t b = 0; b < n_columns; ++b) {
+            const std::uint32_t low = static_cast<std::uint16_t>(steps[b][0]);
+            const std::uint32_t high = both ? static_cast<std::uint16_t>(steps[b][1]) : 0u;
+            const __m512i weights = _mm512_set1_epi32(static_cast<int>(low | high << 16));
+            __m512i paired[2];
+            pair_codes<dtype>(first + b * block_bytes + 2, second + b * block_bytes + 2, paired);
+            sums[b][0] = _mm512_dpwssd_epi32(sums[b][0], paired[0], weights);
+            sums[b][1] = _mm512_dpwssd_epi32(sums[b][1], paired[1], weights);
+        }
+    };
+    // A local copy, as output_tile's: through BlockState its count would be a store and a load
+    // a call.
+    BlockPrefetcher prefetcher = st.prefetcher;
+    for (std::size_t r = 0; r < runs.count; ++r) {
+        const std::byte* rows = runs.rows[r] + first_column * block_bytes;
+        const std::size_t n_keys = runs.n_keys[r];
+        const std::int16_t* steps[n_columns];
+        for (std::size_t b = 0; b < n_columns; ++b) steps[b] = w.steps[first_column + b].data() + runs.first_key[r];
+        std::size_t t = 0;
+        for (; t + 2 <= n_keys; t += 2, rows += 2 * row_bytes) {
+            add_pair(rows, rows + row_bytes, steps, true);
+            for (std::size_t b = 0; b < n_columns; ++b) steps[b] += 2;
+            // As many prefetch calls a key as output_tile makes, so the plan's count per block holds.
+            if constexpr (keys_per_call == 2) {
+                prefetcher.issue<tile_may_spread(dtype, 1)>();
+            } else {
+                for (std::size_t k = t; k < t + 2; ++k) {
+                    if (keys_per_call == 1 || (k + 1) % keys_per_call == 0 || k + 1 == n_keys) prefetcher.issue<tile_may_spread(dtype, 1)>();
+                }
+            }
+        }
+        if (t < n_keys) {
+            add_pair(rows, rows, steps, false);
+            prefetcher.issue<tile_may_spread(dtype, 1)>();
+        }
+    }
+    st.prefetcher.take_progress(prefetcher);
+    float* outputs = st.ws.outputs() + first_column * kv_block_values;
+    const float rescale = st.ws.rescale()[0];
+    for (std::size_t b = 0; b < n_columns; ++b) {
+        Vec columns[2];
+        if constexpr (dtype == KvDtype::q8_0) {
+            const Vec lows = _mm512_cvtepi32_ps(sums[b][0]);
+            const Vec highs = _mm512_cvtepi32_ps(sums[b][1]);
+            columns[0] = _mm512_permutex2var_ps(lows, _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), highs);
+            columns[1] = _mm512_permutex2var_ps(lows, _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31), highs);
+        } else {
+            const __m512i offset = _mm512_set1_epi32(w.code_offsets[first_column + b]);
+            columns[0] = _mm512_cvtepi32_ps(_mm512_add_epi32(sums[b][0], offset));
+            columns[1] = _mm512_cvtepi32_ps(_mm512_add_epi32(sums[b][1], offset));
+        }
+        const Vec unit = Simd::set1(w.units[first_column + b]);
+        for (std::size_t h = 0; h < 2; ++h) {
+            float* at = outputs + b * kv_block_values + h * lanes;
+            Vec out = Simd::load(at);
+            if (rescale != 1.0f) out = Simd::mul(out, Simd::set1(rescale));  // as output_tile
+            Simd::store(at, Simd::fma(unit, columns[h], out));
+        }
+    }
+}
+
+// One query row's outputs over a q8_0 or q4_0 block as integers; false, with nothing written or
+// requested, where the float tiles must take the block (a head not in whole block columns, or
+// weights integers cannot hold).
+template <KvDtype dtype>
+bool block_values_as_integers(BlockState& st, std::size_t n_vecs, const FusedPieces* pieces) {
+    const std::size_t dim = st.problem.head_dim;
+    if (dim % kv_block_values != 0 || dim > int8_dot_max_dim) return false;
+    const std::size_t n_columns = dim / kv_block_values;
+    IntegerValueWeights w;
+    if (!weigh_block_values<dtype>(st, n_columns, pieces, w)) return false;
+    ValueRuns runs;
+    for_each_piece(st, pieces, [&](const BlockState& piece) {
+        runs.rows[runs.count] = piece.stored_values;
+        runs.n_keys[runs.count] = piece.n_keys;
+        runs.first_key[runs.count] = piece.probs_first;
+        ++runs.count;
+    });
+    // Up to four columns at a time (eight accumulators, two code vectors and a weight in flight),
+    // the width of output_tile's one-row tiles, so that both make as many prefetch calls a key.
+    constexpr std::size_t columns_per_tile = 4;
+    static_assert(tiles.out_vecs == 2 * columns_per_tile);
+    std::size_t column = 0;
+    for (; column + columns_per_tile <= n_columns; column += columns_per_tile) {
+        integer_value_tile<dtype, columns_per_tile>(st, runs, w, column);
+    }
+    switch (n_columns - column) {
+        case 1: integer_value_tile<dtype, 1>(st, runs, w, column); break;
+        case 2: integer_value_tile<dtype, 2>(st, runs, w, column); break;
+        case 3: integer_value_tile<dtype, 3>(st, runs, w, column); break;
+        default: break;
+    }
+    st.flops += 2 * st.n_keys * n_vecs * lanes;
+    return true;
+}
+#endif
+
 // One block's scores, softmax and outputs, the tiles reading keys of key_dtype and values of
 // value_dtype (fused where either is a reduced type; f32 for an f32 cache and for a decoded block).
 // two_runs: f32 keys and values of a paged block in place in two runs (BlockState::later_key).
@@ -957,6 +1172,11 @@ void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs, const 
     for (std::size_t r = 0; r < n_rows; ++r) {
         update_softmax_row<key_dtype == KvDtype::int8, value_dtype == KvDtype::int8, n_block_vecs>(st, r);
     }
+#if defined(KVBENCH_Q4_0_INTEGER_KEYS)
+    if constexpr (value_dtype == KvDtype::q8_0 || value_dtype == KvDtype::q4_0) {
+        if (n_rows == 1 && block_values_as_integers<value_dtype>(st, n_vecs, pieces)) return;
+    }
+#endif
     bool first_piece = true;
     for_each_piece(st, pieces, [&](BlockState& s) {
         // The outputs take the block's rescale once, with its first run's values.
