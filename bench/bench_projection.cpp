@@ -66,8 +66,8 @@ BENCHMARK(BM_Linear)
 
 // Args: rows, D, weight type (WeightDtype: 0 f32, 1 bf16, 2 f16, 3 int8), cold. Cold is how the
 // step reads its weights. Warm shows what the tile computes when W is already near the core: at
-// D = 1024 each core's half of a reduced W fits a 1 MiB L2, so its FLOP/s is the tile's
-// arithmetic ceiling, which bounds the cold read from above whatever the memory does. Bytes are
+// D = 1024 each core's half of a bf16 or f16 W is 1 MiB (of int8 half that), within a 2 MiB L2,
+// so its FLOP/s is the tile's arithmetic ceiling, which bounds the cold read from above. Bytes are
 // the stored matrix's, int8's scales included, so bytes/s is held against the roofline's read
 // bandwidth whatever the type.
 void BM_LinearTyped(benchmark::State& state) {
