@@ -28,6 +28,7 @@
 #include <cstring>
 #include <limits>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -493,6 +494,17 @@ TEST_CASE("the 8-bit float scan finds the patterns their conversions fix up at e
     }
 }
 
+// attend_decode's outputs and its naive twin's for one query a sequence (q_dim() floats each)
+// over the cache's first n_ctx positions.
+std::pair<std::vector<float>, std::vector<float>> kernel_and_twin(const ModelConfig& config, const std::vector<float>& q,
+                                                                  const KvCache& cache, std::size_t n_ctx, std::size_t n_threads) {
+    std::vector<float> out(q.size()), expected(q.size());
+    DecodeAttentionScratch scratch(config, n_ctx, n_threads);
+    attend_decode(config, q.data(), config.q_dim(), cache, 0, n_ctx, out.data(), scratch);
+    attend_decode_naive(config, q.data(), config.q_dim(), cache, 0, n_ctx, expected.data(), scratch);
+    return {out, expected};
+}
+
 // A NaN in one key or value of head 2 at nan_position (MHA, 4 heads, 100 positions): the
 // kernels' output has the naive twin's NaNs in head 2, none in the others, and there the twin's
 // values.
@@ -507,11 +519,7 @@ void check_nan_stays_in_its_head(KvDtype dtype, std::size_t head_dim, bool in_va
     cache.load_value(0, 0, 2, nan_position, v.data());
     (in_values ? v : k)[head_dim - 1] = std::numeric_limits<float>::quiet_NaN();
     cache.store(0, 0, 2, nan_position, k.data(), v.data());
-    const auto q = random_vector(config.q_dim(), 302);
-    std::vector<float> out(q.size()), expected(q.size());
-    DecodeAttentionScratch scratch(config, n_ctx, 2);
-    attend_decode(config, q.data(), config.q_dim(), cache, 0, n_ctx, out.data(), scratch);
-    attend_decode_naive(config, q.data(), config.q_dim(), cache, 0, n_ctx, expected.data(), scratch);
+    const auto [out, expected] = kernel_and_twin(config, random_vector(config.q_dim(), 302), cache, n_ctx, 2);
     CAPTURE(kv_dtype_info(dtype).name);
     CAPTURE(head_dim);
     CAPTURE(in_values);
@@ -582,10 +590,7 @@ TEST_CASE("q8_0 and q4_0 values under one overwhelming key match the naive twin,
                 cache.load_value(0, 0, 1, position, v.data());
                 for (std::size_t d = 0; d < head_dim; ++d) k[d] = static_cast<float>(along * q[head_dim + d]);
                 cache.store(0, 0, 1, position, k.data(), v.data());
-                std::vector<float> out(q.size()), expected(q.size());
-                DecodeAttentionScratch scratch(config, n_ctx, 1);
-                attend_decode(config, q.data(), config.q_dim(), cache, 0, n_ctx, out.data(), scratch);
-                attend_decode_naive(config, q.data(), config.q_dim(), cache, 0, n_ctx, expected.data(), scratch);
+                const auto [out, expected] = kernel_and_twin(config, q, cache, n_ctx, 1);
                 CAPTURE(kv_dtype_info(dtype).name);
                 CAPTURE(gap);
                 CAPTURE(position);
