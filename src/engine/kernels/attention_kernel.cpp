@@ -497,6 +497,19 @@ void arrange_query_for_q4_0(const std::int16_t* q, std::size_t dim, Q4_0Query& o
     out[3] = _mm512_unpackhi_epi64(high01, high23);
 }
 
+// The byte offsets of 16 rows row_bytes apart, one a lane: the indices of a gather over keys.
+[[gnu::always_inline]] inline __m512i lane_row_offsets(std::size_t row_bytes) {
+    return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                              _mm512_set1_epi32(static_cast<int>(row_bytes)));
+}
+
+// The f16 scales of the q8_0 or q4_0 blocks at `block` and in the 15 rows after it (row_offsets
+// apart), as f32, in the lanes `keys` keeps (0 in the others): each scale lies in the low half of
+// a gathered 32-bit word.
+[[gnu::always_inline]] inline __m512 gather_block_scales(const std::byte* block, __m512i row_offsets, __mmask16 keys = 0xffff) {
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), keys, row_offsets, block, 1)));
+}
+
 [[gnu::always_inline]] inline void q4_0_dot_score_tile(BlockState& st, std::size_t first_key) {
     static_assert(lanes == 16 && kv_block_values == 32);
     const std::size_t dim = st.problem.head_dim;
@@ -504,8 +517,7 @@ void arrange_query_for_q4_0(const std::int16_t* q, std::size_t dim, Q4_0Query& o
     constexpr std::size_t block_bytes = kv_row_bytes(KvDtype::q4_0, kv_block_values);
     const std::byte* first = st.stored_keys + first_key * row_bytes;
     const Q4_0Query& query = *st.q4_0_query;
-    const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                            _mm512_set1_epi32(static_cast<int>(row_bytes)));
+    const __m512i rows = lane_row_offsets(row_bytes);
     const __m512i low4 = _mm512_set1_epi32(0x000f000f);
     BlockPrefetcher prefetcher = st.prefetcher;
     Vec scores = Simd::zero();
@@ -524,9 +536,7 @@ void arrange_query_for_q4_0(const std::int16_t* q, std::size_t dim, Q4_0Query& o
                                        _mm512_set1_epi32(pairs[4 * g + 2]));
             sums = _mm512_dpwssd_epi32(sums, _mm512_srli_epi16(codes, 12), _mm512_set1_epi32(pairs[4 * g + 3]));
         }
-        // The 16 keys' f16 scales: each gathered 32-bit word holds one in its low half.
-        const __m512 scales = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_i32gather_epi32(rows, block, 1)));
-        scores = Simd::fma(scales, _mm512_cvtepi32_ps(sums), scores);
+        scores = Simd::fma(gather_block_scales(block, rows), _mm512_cvtepi32_ps(sums), scores);
         // As many calls a block as the float tile makes (two vectors a step), so the prefetch
         // plan's count per block holds for either.
         for (std::size_t v = 0; v < 2; ++v) prefetcher.issue<tile_may_spread(KvDtype::q4_0, 1)>();
@@ -952,20 +962,17 @@ bool weigh_block_values(BlockState& st, std::size_t n_columns, const FusedPieces
     const std::size_t n_keys = st.n_keys;
     const std::size_t n_key_vecs = (n_keys + lanes - 1) / lanes;
     const float* probs = block_probs(st, 0);
-    const __m512i key_offsets = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                                   _mm512_set1_epi32(static_cast<int>(row_bytes)));
+    const __m512i key_offsets = lane_row_offsets(row_bytes);
     for (std::size_t b = 0; b < n_columns; ++b) {
-        // The block's weights for column b, gathered piece by piece: each key's f16 scale lies
-        // in the low half of a 32-bit word.
+        // The block's weights for column b, piece by piece.
         alignas(64) std::array<float, max_key_block + lanes> weights;
         for_each_piece(st, pieces, [&](const BlockState& piece) {
             const std::byte* scales = piece.stored_values + b * block_bytes;
             for (std::size_t v = 0; v * lanes < piece.n_keys; ++v) {
                 const Simd::Mask keys = lanes_below(piece.n_keys, v);
-                const __m512i words =
-                    _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), keys, key_offsets, scales + v * lanes * row_bytes, 1);
                 const std::size_t first = piece.probs_first + v * lanes;
-                const Vec weight = Simd::mul(Simd::load(probs + first, keys), _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words)));
+                const Vec scale = gather_block_scales(scales + v * lanes * row_bytes, key_offsets, keys);
+                const Vec weight = Simd::mul(Simd::load(probs + first, keys), scale);
                 Simd::store(weights.data() + first, weight, keys);
             }
         });
