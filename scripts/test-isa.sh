@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the kernels for the AVX2 class (x86-64-v3, into build-v3/), for AVX-512 without VNNI
-# (x86-64-v4, into build-v4/: the int8 keys' products through vpmaddwd, as on Skylake-SP) and
+# (x86-64-v4, into build-v4/: the integer tiles' products through vpmaddwd, as on Skylake-SP) and
 # for a CPU without AVX (x86-64-v2, the portable paths, into build-v2/), and runs the kernel
 # test cases of each (kvbench_kernel_tests: the kernels against their naive twins, the
 # decoder, the runner), so every x86 kernel path is tested whatever CPU runs this. The native

@@ -3,6 +3,7 @@
 // uncached forward and against the per-token step, and a planted fault that --check catches.
 #include "kvbench/engine/decoder.hpp"
 #include "kvbench/engine/kernel_check.hpp"
+#include "kvbench/engine/kernel_isa.hpp"
 #include "kvbench/engine/reference.hpp"
 
 #include "attention_flops.hpp"
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace kvbench;
@@ -46,12 +48,14 @@ std::vector<ModelConfig> multi_token_layouts() {
             paged_cache(ragged_batch(make_config(1, 1, 64, 4, 1, 1), {33, 12}), 16)};
 }
 
-// Keys of a type the integer key tiles read with the query rounded to 16 bits (int8; q4_0 on
-// AVX-512 with VNNI): what is left between two kernels (or a kernel and its twin) is that
-// rounding, else f32 arithmetic.
+// Keys of a type the integer key tiles read with the query rounded to 16 bits (int8 and q4_0;
+// q8_0 on AVX2): what is left between two kernels (or a kernel and its twin) is that rounding,
+// else f32 arithmetic.
 double tolerance_for(const ModelConfig& config) {
     const KvDtype keys = config.key_dtype();
-    return keys == KvDtype::int8 || keys == KvDtype::q4_0 ? kernel_check_tolerance : 1e-5;
+    const bool rounded_query = keys == KvDtype::int8 || keys == KvDtype::q4_0 ||
+                               (keys == KvDtype::q8_0 && std::string_view(kernel_isa()) == "avx2+fma");
+    return rounded_query ? kernel_check_tolerance : 1e-5;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // once against the vector primitives of simd.hpp; the back-end (AVX-512, AVX2, scalar) is chosen there.
 #include "attention_kernel.hpp"
 
+#include "block_code_pairs.hpp"
 #include "block_prefetcher.hpp"
 #include "even_tiles.hpp"
 #include "intel_cpu.hpp"
@@ -20,6 +21,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <span>
@@ -70,7 +72,7 @@ struct BlockState {
     // back to its scale (see int8_dot_score_tile); null elsewhere.
     const std::int16_t* query_i16 = nullptr;
     float query_i16_unscale = 0.0f;
-    // q4_0 keys with one query row on AVX-512 with VNNI: that rounded query as
+    // q4_0 keys with one query row (AVX-512, AVX2): that rounded query as
     // q4_0_dot_score_tile reads it (its factor back is query_i16_unscale); null elsewhere.
     const Q4_0Query* q4_0_query = nullptr;
     // e4m3 keys read as f32 bits (kv_load.hpp's load_e4m3_bits), the query 2^120 larger; e4m3
@@ -423,8 +425,48 @@ std::optional<float> round_query_to_i16(const float* q, std::size_t dim, std::in
 }
 #endif
 
-// q4_0 keys as integers, one query row, on AVX-512 with VNNI.
-#if defined(KVBENCH_INT8_INTEGER_KEYS) && defined(__AVX512F__) && defined(__AVX512VNNI__)
+// q8_0 keys as integers, one query row, on AVX2: int8's tile with each block's sum converted
+// and scaled into the key's float accumulator. The float tile spends a widening to 32 bits and
+// a conversion per 8 codes before each FMA, and on AVX2 those set q8_0's pace at issue 39's
+// point (bench/journal/2026-12-07-block-codes-as-integers-on-avx2.md). A block's sums are exact
+// (two products of at most 32767 · 128 in each of two steps); the error is the query's
+// rounding, as for int8. On AVX-512, where one step is the whole block, it gained 2 %
+// (bench/journal/2026-12-05-q8-0-integer-keys.md) and is left out.
+#if defined(KVBENCH_INT8_INTEGER_KEYS) && !defined(__AVX512F__)
+#define KVBENCH_Q8_0_INTEGER_KEYS 1
+static_assert(kv_block_values == 2 * int8_dot_lanes);
+
+[[gnu::always_inline]] inline void q8_0_dot_score_tile(BlockState& st, std::size_t first_key) {
+    constexpr std::size_t n_cols = lanes;  // keys per tile: one score per lane
+    constexpr std::size_t block_bytes = kv_row_bytes(KvDtype::q8_0, kv_block_values);
+    const std::size_t dim = st.problem.head_dim;
+    const std::size_t row_bytes = st.stored_key_row_bytes;
+    const std::byte* first = st.stored_keys + first_key * row_bytes;
+    BlockPrefetcher prefetcher = st.prefetcher;
+    Vec acc[n_cols];
+    for (Vec& a : acc) a = Simd::zero();
+    for (std::size_t b = 0; b < dim / kv_block_values; ++b) {
+        const IntVec q0 = int8_dot_load_query(st.query_i16 + b * kv_block_values);
+        const IntVec q1 = int8_dot_load_query(st.query_i16 + b * kv_block_values + int8_dot_lanes);
+        const std::byte* block = first + b * block_bytes;
+        for (std::size_t j = 0; j < n_cols; ++j, block += row_bytes) {
+            const IntVec sums = int8_dot_step(int8_dot_step(int8_dot_zero(), q0, block + 2), q1, block + 2 + int8_dot_lanes);
+            std::uint16_t scale_bits;
+            std::memcpy(&scale_bits, block, sizeof scale_bits);
+            acc[j] = Simd::fma(int8_dot_to_float(sums), Simd::set1(_cvtsh_ss(scale_bits)), acc[j]);
+        }
+        // As many calls a block as the float tile makes (one a vector of the block).
+        for (std::size_t v = 0; v < kv_block_values / lanes; ++v) prefetcher.issue<tile_may_spread(KvDtype::q8_0, 1)>();
+    }
+    st.prefetcher.take_progress(prefetcher);
+    st.flops += 2 * n_cols * dim;
+    const Vec scores = Simd::mul(Simd::reduce_lanes(acc), Simd::set1(st.query_i16_unscale));
+    Simd::store(block_probs(st, 0) + first_key, scores);
+}
+#endif
+
+// q4_0 keys as integers, one query row, on AVX-512 and AVX2.
+#if defined(KVBENCH_INT8_INTEGER_KEYS) && defined(KVBENCH_BLOCK_CODE_PAIRS)
 #define KVBENCH_Q4_0_INTEGER_KEYS 1
 #endif
 
@@ -432,15 +474,16 @@ std::optional<float> round_query_to_i16(const float* q, std::size_t dim, std::in
 // With one query row every 4-bit code is used by one product, and converting codes to floats
 // (a widening, two permutes and a shift a block, and the scale's broadcast and conversion)
 // weighs on q4_0's step more than its bytes do (bench/journal/2026-12-06-q4-0-keys-in-lanes.md).
-// Here a tile's 16 keys lie in the lanes: a block's codes of 16 keys come as four vectors of
-// 4 bytes a key (load_q4_0_codes; 4-byte gathers until Zen 5 measured them slow), shifts and
-// masks leave two codes in each 32-bit lane as 16-bit integers, and one vpdpwssd multiplies
-// them by a pair of the query rounded to 16 bits (as int8's keys are) and adds them; the lanes
-// end as the 16 keys' sums, with no reduction across lanes. A code c stands for
-// c - 8: the block's sum starts at -8 Σ q. Sums are exact integers (32767 · (15 + 8) · 32 <
-// 2^31), so the error is the query's rounding alone. q8_0's keys the same way ran no faster
-// than its float tile, by eight gathers a block or by loads and this transpose
-// (bench/journal/2026-12-07-q8-0-keys-in-lanes-on-zen-5.md), and keep it.
+// Here a tile's keys (16, or 8 on AVX2) lie in the lanes: a block's codes of those keys come as
+// four vectors of 4 bytes a key (load_q4_0_codes; 4-byte gathers until Zen 5 measured them
+// slow), shifts and masks leave two codes in each 32-bit lane as 16-bit integers, and one
+// vpdpwssd (vpmaddwd and an add on AVX2) multiplies them by a pair of the query rounded to 16
+// bits (as int8's keys are) and adds them; the lanes end as the keys' sums, with no reduction
+// across lanes. A code c stands for c - 8: the block's sum starts at -8 Σ q. Sums are exact
+// integers (32767 · (15 + 8) · 32 < 2^31), so the error is the query's rounding alone. On
+// AVX-512 q8_0's keys the same way ran no faster than its float tile, by eight gathers a block
+// or by loads and this transpose (bench/journal/2026-12-07-q8-0-keys-in-lanes-on-zen-5.md), and
+// keep it; AVX2's take int8's tile (q8_0_dot_score_tile).
 struct Q4_0Query {
     // Per block and group g of 4 code bytes, the query pairs (two int16 in an int32) that
     // multiply the low nibbles of bytes 4g and 4g+2, of 4g+1 and 4g+3, then their high nibbles:
@@ -472,74 +515,33 @@ void arrange_query_for_q4_0(const std::int16_t* q, std::size_t dim, Q4_0Query& o
     }
 }
 
-// A block's 16 code bytes of 16 keys (row_bytes apart, from `codes`), as the 4-byte gathers at
-// codes + 4g would bring them: lane k of out[g] holds key k's bytes 4g to 4g+3. Loaded as 16-byte
-// pieces, key i + 4j in 128-bit lane j of piece i, and transposed as 4x4 words within each
-// 128-bit lane, so out[g]'s lane 4j + i is key 4j + i's. On Zen 5 a 16-lane vpgatherdd costs
-// 3.6 ns, and this 2.7 ns for all four (bench/journal/2026-12-06-q4-0-codes-without-gathers.md).
-[[gnu::always_inline]] inline void load_q4_0_codes(const std::byte* codes, std::size_t row_bytes, __m512i out[4]) {
-    __m512i piece[4];
-    for (std::size_t i = 0; i < 4; ++i) {
-        const auto at = [&](std::size_t j) {
-            return _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + (i + 4 * j) * row_bytes));
-        };
-        piece[i] = _mm512_inserti32x4(_mm512_castsi128_si512(at(0)), at(1), 1);
-        piece[i] = _mm512_inserti32x4(piece[i], at(2), 2);
-        piece[i] = _mm512_inserti32x4(piece[i], at(3), 3);
-    }
-    const __m512i low01 = _mm512_unpacklo_epi32(piece[0], piece[1]);
-    const __m512i high01 = _mm512_unpackhi_epi32(piece[0], piece[1]);
-    const __m512i low23 = _mm512_unpacklo_epi32(piece[2], piece[3]);
-    const __m512i high23 = _mm512_unpackhi_epi32(piece[2], piece[3]);
-    out[0] = _mm512_unpacklo_epi64(low01, low23);
-    out[1] = _mm512_unpackhi_epi64(low01, low23);
-    out[2] = _mm512_unpacklo_epi64(high01, high23);
-    out[3] = _mm512_unpackhi_epi64(high01, high23);
-}
-
-// The byte offsets of 16 rows row_bytes apart, one a lane: the indices of a gather over keys.
-[[gnu::always_inline]] inline __m512i lane_row_offsets(std::size_t row_bytes) {
-    return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                              _mm512_set1_epi32(static_cast<int>(row_bytes)));
-}
-
-// The f16 scales of the q8_0 or q4_0 blocks at `block` and in the 15 rows after it (row_offsets
-// apart), as f32, in the lanes `keys` keeps (0 in the others): each scale lies in the low half of
-// a gathered 32-bit word.
-[[gnu::always_inline]] inline __m512 gather_block_scales(const std::byte* block, __m512i row_offsets, __mmask16 keys = 0xffff) {
-    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), keys, row_offsets, block, 1)));
-}
-
 [[gnu::always_inline]] inline void q4_0_dot_score_tile(BlockState& st, std::size_t first_key) {
-    static_assert(lanes == 16 && kv_block_values == 32);
+    static_assert(kv_block_values == 32);
     const std::size_t dim = st.problem.head_dim;
     const std::size_t row_bytes = st.stored_key_row_bytes;
     constexpr std::size_t block_bytes = kv_row_bytes(KvDtype::q4_0, kv_block_values);
     const std::byte* first = st.stored_keys + first_key * row_bytes;
     const Q4_0Query& query = *st.q4_0_query;
-    const __m512i rows = lane_row_offsets(row_bytes);
-    const __m512i low4 = _mm512_set1_epi32(0x000f000f);
+    const auto rows = lane_row_offsets(row_bytes);
     BlockPrefetcher prefetcher = st.prefetcher;
     Vec scores = Simd::zero();
     for (std::size_t b = 0; b < dim / kv_block_values; ++b) {
         const std::byte* block = first + b * block_bytes;
         const std::int32_t* pairs = query.pairs.data() + 16 * b;
-        __m512i sums = _mm512_set1_epi32(query.offsets[b]);
-        __m512i block_codes[4];
+        PairVec sums = broadcast_pair(query.offsets[b]);
+        PairVec block_codes[4];
         load_q4_0_codes(block + 2, row_bytes, block_codes);
         for (std::size_t g = 0; g < 4; ++g) {
-            const __m512i codes = block_codes[g];
-            sums = _mm512_dpwssd_epi32(sums, _mm512_and_si512(codes, low4), _mm512_set1_epi32(pairs[4 * g]));
-            sums = _mm512_dpwssd_epi32(sums, _mm512_and_si512(_mm512_srli_epi16(codes, 8), low4),
-                                       _mm512_set1_epi32(pairs[4 * g + 1]));
-            sums = _mm512_dpwssd_epi32(sums, _mm512_and_si512(_mm512_srli_epi16(codes, 4), low4),
-                                       _mm512_set1_epi32(pairs[4 * g + 2]));
-            sums = _mm512_dpwssd_epi32(sums, _mm512_srli_epi16(codes, 12), _mm512_set1_epi32(pairs[4 * g + 3]));
+            const PairVec codes = block_codes[g];
+            sums = add_pair_products(sums, nibble_words<0>(codes), broadcast_pair(pairs[4 * g]));
+            sums = add_pair_products(sums, nibble_words<8>(codes), broadcast_pair(pairs[4 * g + 1]));
+            sums = add_pair_products(sums, nibble_words<4>(codes), broadcast_pair(pairs[4 * g + 2]));
+            sums = add_pair_products(sums, nibble_words<12>(codes), broadcast_pair(pairs[4 * g + 3]));
         }
-        scores = Simd::fma(gather_block_scales(block, rows), _mm512_cvtepi32_ps(sums), scores);
-        // As many calls a block as the float tile makes (two vectors a step), so the prefetch
-        // plan's count per block holds for either.
-        for (std::size_t v = 0; v < 2; ++v) prefetcher.issue<tile_may_spread(KvDtype::q4_0, 1)>();
+        scores = Simd::fma(gather_block_scales(block, rows), pair_sums_to_floats(sums), scores);
+        // As many calls a block as the float tile makes (one a vector of the block), so the
+        // prefetch plan's count per block holds for either.
+        for (std::size_t v = 0; v < kv_block_values / lanes; ++v) prefetcher.issue<tile_may_spread(KvDtype::q4_0, 1)>();
     }
     st.prefetcher.take_progress(prefetcher);
     st.flops += 2 * lanes * dim;
@@ -834,6 +836,12 @@ std::size_t dot_score_rows(BlockState& st, std::size_t first_row, std::size_t n_
                     continue;
                 }
 #endif
+#if defined(KVBENCH_Q8_0_INTEGER_KEYS)
+                if (dtype == KvDtype::q8_0 && st.query_i16 != nullptr) {
+                    q8_0_dot_score_tile(st, t);
+                    continue;
+                }
+#endif
 #if defined(KVBENCH_Q4_0_INTEGER_KEYS)
                 if (dtype == KvDtype::q4_0 && st.q4_0_query != nullptr) {
                     q4_0_dot_score_tile(st, t);
@@ -930,16 +938,17 @@ void for_each_piece(BlockState& st, const FusedPieces* pieces, Fn&& fn) {
     st.stored_values = stored_values;
 }
 
-#if defined(KVBENCH_Q4_0_INTEGER_KEYS)
-// q8_0 and q4_0 values as integers, one query row, on AVX-512 with VNNI. With one query row
+#if defined(KVBENCH_BLOCK_CODE_PAIRS)
+// q8_0 and q4_0 values as integers, one query row, on AVX-512 (BW) and AVX2. With one query row
 // each value feeds one product, and its decoding (a widening and a conversion, or two permutes,
 // and its block's scale) set these types' pace: the output tile at half its arithmetic ran
 // their step 0.84x and 0.79x the time on an Emerald Rapids Xeon
 // (bench/journal/2026-12-07-block-values-as-integers.md). Here a key's weight for a block
 // column (32 values), its probability times that block's scale, is rounded to 16 bits against
 // the largest weight of the column over the whole fused block (as int8's keys round the query);
-// two keys' codes are interleaved into 16-bit pairs, and one vpdpwssd multiplies 16 columns of
-// both by their weights and adds them. A weight moves by at most 2^-16 of the column's largest.
+// two keys' codes are interleaved into 16-bit pairs, and one vpdpwssd (vpmaddwd and an add
+// without VNNI; block_code_pairs.hpp) multiplies a vector of columns of both by their weights
+// and adds them. A weight moves by at most 2^-16 of the column's largest.
 // The sums are exact integers (|weight| ≤ 2^15, |code| ≤ 2^7, at most max_key_block keys: under
 // 2^28), so how the keys fall into pieces of a paged cache changes no bit: the weights are set
 // over the block, the sums carry across its pieces, and the outputs take them once. A block whose
@@ -962,7 +971,7 @@ bool weigh_block_values(BlockState& st, std::size_t n_columns, const FusedPieces
     const std::size_t n_keys = st.n_keys;
     const std::size_t n_key_vecs = (n_keys + lanes - 1) / lanes;
     const float* probs = block_probs(st, 0);
-    const __m512i key_offsets = lane_row_offsets(row_bytes);
+    const auto key_offsets = lane_row_offsets(row_bytes);
     for (std::size_t b = 0; b < n_columns; ++b) {
         // The block's weights for column b, piece by piece.
         alignas(64) std::array<float, max_key_block + lanes> weights;
@@ -979,26 +988,24 @@ bool weigh_block_values(BlockState& st, std::size_t n_columns, const FusedPieces
         // max drops a NaN operand, so NaNs and infinities are caught apart, as lanes above the
         // largest finite float or unordered with it.
         Vec largest = Simd::zero();
-        __mmask16 not_finite = 0;
-        const Vec finite_bound = Simd::set1(std::numeric_limits<float>::max());
+        bool not_finite = false;
         for (std::size_t v = 0; v < n_key_vecs; ++v) {
-            const Vec size = _mm512_abs_ps(Simd::load(weights.data() + v * lanes, lanes_below(n_keys, v)));
-            not_finite |= _mm512_cmp_ps_mask(size, finite_bound, _CMP_NLE_UQ);
+            const Vec size = magnitudes(Simd::load(weights.data() + v * lanes, lanes_below(n_keys, v)));
+            not_finite |= any_not_finite(size);
             largest = Simd::max(largest, size);
         }
         const float most = Simd::reduce_max(largest);
-        if (not_finite != 0 || most < smallest_integer_weight) return false;
+        if (not_finite || most < smallest_integer_weight) return false;
         out.units[b] = most / 32767.0f;
         const Vec to_steps = Simd::set1(32767.0f / most);
-        __m512i total = _mm512_setzero_si512();
+        PairVec total = zero_pairs();
         out.steps[b].fill(0);
         for (std::size_t v = 0; v < n_key_vecs; ++v) {
-            const Simd::Mask keys = lanes_below(n_keys, v);
-            const __m512i steps = _mm512_maskz_cvtps_epi32(keys, Simd::mul(Simd::load(weights.data() + v * lanes, keys), to_steps));
-            total = _mm512_add_epi32(total, steps);
-            _mm256_store_si256(reinterpret_cast<__m256i*>(out.steps[b].data() + v * lanes), _mm512_cvtepi32_epi16(steps));
+            // A masked load leaves 0, so 0 steps, in the lanes past the last key.
+            const Vec weight = Simd::load(weights.data() + v * lanes, lanes_below(n_keys, v));
+            total = add_lanes(total, store_steps(Simd::mul(weight, to_steps), out.steps[b].data() + v * lanes));
         }
-        out.code_offsets[b] = dtype == KvDtype::q4_0 ? -8 * _mm512_reduce_add_epi32(total) : 0;
+        out.code_offsets[b] = dtype == KvDtype::q4_0 ? -8 * sum_lanes(total) : 0;
     }
     return true;
 }
@@ -1012,26 +1019,6 @@ struct ValueRuns {
     std::array<std::size_t, FusedPieces::max_count> first_key;  // in the block
 };
 
-// Two keys' codes in block column b as 16-bit pairs in each 32-bit lane: for q8_0 columns 0-7
-// and 16-23 in paired[0], 8-15 and 24-31 in paired[1]; for q4_0 0-15, then 16-31.
-template <KvDtype dtype>
-[[gnu::always_inline]] inline void pair_codes(const std::byte* codes0, const std::byte* codes1, __m512i (&paired)[2]) {
-    if constexpr (dtype == KvDtype::q8_0) {
-        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes0));
-        const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes1));
-        paired[0] = _mm512_cvtepi8_epi16(_mm256_unpacklo_epi8(a, c));
-        paired[1] = _mm512_cvtepi8_epi16(_mm256_unpackhi_epi8(a, c));
-    } else {
-        // Code byte j holds element j in its low nibble and j + 16 in its high one.
-        const __m256i low_nibbles = _mm256_set1_epi8(0x0f);
-        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes0));
-        const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes1));
-        const __m256i bytes = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(a, c)), _mm_unpackhi_epi8(a, c), 1);
-        paired[0] = _mm512_cvtepu8_epi16(_mm256_and_si256(bytes, low_nibbles));
-        paired[1] = _mm512_cvtepu8_epi16(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), low_nibbles));
-    }
-}
-
 // Block columns [first_column, first_column + n_columns) of one query row's outputs over the
 // whole block, every run of it: outputs = rescale · outputs + units · Σ weights · codes.
 template <KvDtype dtype, std::size_t n_columns>
@@ -1039,19 +1026,20 @@ void integer_value_tile(BlockState& st, const ValueRuns& runs, const IntegerValu
     constexpr std::size_t block_bytes = kv_row_bytes(dtype, kv_block_values);
     constexpr std::size_t keys_per_call = tiles.one_row_output_keys_per_prefetch;
     const std::size_t row_bytes = st.stored_value_row_bytes;
-    __m512i sums[n_columns][2];
-    for (auto& column : sums) column[0] = column[1] = _mm512_setzero_si512();
+    PairVec sums[n_columns][pair_vecs];
+    for (auto& column : sums) {
+        for (PairVec& sum : column) sum = zero_pairs();
+    }
     // Keys t and t + 1 of a run (the second's weight 0 where it has none), each column in turn.
     const auto add_pair = [&](const std::byte* first, const std::byte* second, const std::int16_t* const (&steps)[n_columns],
                               bool both) [[gnu::always_inline]] {
         for (std::size_t b = 0; b < n_columns; ++b) {
             const std::uint32_t low = static_cast<std::uint16_t>(steps[b][0]);
             const std::uint32_t high = both ? static_cast<std::uint16_t>(steps[b][1]) : 0u;
-            const __m512i weights = _mm512_set1_epi32(static_cast<int>(low | high << 16));
-            __m512i paired[2];
+            const PairVec weights = broadcast_pair(static_cast<std::int32_t>(low | high << 16));
+            PairVec paired[pair_vecs];
             pair_codes<dtype>(first + b * block_bytes + 2, second + b * block_bytes + 2, paired);
-            sums[b][0] = _mm512_dpwssd_epi32(sums[b][0], paired[0], weights);
-            sums[b][1] = _mm512_dpwssd_epi32(sums[b][1], paired[1], weights);
+            for (std::size_t h = 0; h < pair_vecs; ++h) sums[b][h] = add_pair_products(sums[b][h], paired[h], weights);
         }
     };
     // A local copy, as output_tile's: through BlockState its count would be a store and a load
@@ -1084,19 +1072,10 @@ void integer_value_tile(BlockState& st, const ValueRuns& runs, const IntegerValu
     float* outputs = st.ws.outputs() + first_column * kv_block_values;
     const float rescale = st.ws.rescale()[0];
     for (std::size_t b = 0; b < n_columns; ++b) {
-        Vec columns[2];
-        if constexpr (dtype == KvDtype::q8_0) {
-            const Vec lows = _mm512_cvtepi32_ps(sums[b][0]);
-            const Vec highs = _mm512_cvtepi32_ps(sums[b][1]);
-            columns[0] = _mm512_permutex2var_ps(lows, _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), highs);
-            columns[1] = _mm512_permutex2var_ps(lows, _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31), highs);
-        } else {
-            const __m512i offset = _mm512_set1_epi32(w.code_offsets[first_column + b]);
-            columns[0] = _mm512_cvtepi32_ps(_mm512_add_epi32(sums[b][0], offset));
-            columns[1] = _mm512_cvtepi32_ps(_mm512_add_epi32(sums[b][1], offset));
-        }
+        Vec columns[pair_vecs];
+        column_sums_in_order<dtype>(sums[b], w.code_offsets[first_column + b], columns);
         const Vec unit = Simd::set1(w.units[first_column + b]);
-        for (std::size_t h = 0; h < 2; ++h) {
+        for (std::size_t h = 0; h < pair_vecs; ++h) {
             float* at = outputs + b * kv_block_values + h * lanes;
             Vec out = Simd::load(at);
             if (rescale != 1.0f) out = Simd::mul(out, Simd::set1(rescale));  // as output_tile
@@ -1122,18 +1101,18 @@ bool block_values_as_integers(BlockState& st, std::size_t n_vecs, const FusedPie
         runs.first_key[runs.count] = piece.probs_first;
         ++runs.count;
     });
-    // Up to four columns at a time (eight accumulators, two code vectors and a weight in flight),
-    // the width of output_tile's one-row tiles, so that both make as many prefetch calls a key.
-    constexpr std::size_t columns_per_tile = 4;
-    static_assert(tiles.out_vecs == 2 * columns_per_tile);
+    // As many columns at a time as output_tile's one-row tiles hold (eight accumulators: four
+    // columns on AVX-512, two on AVX2), so that both make as many prefetch calls a key.
+    constexpr std::size_t columns_per_tile = output_vecs_for(1) / pair_vecs;
+    static_assert(columns_per_tile * pair_vecs == output_vecs_for(1) && columns_per_tile <= 4);
     std::size_t column = 0;
     for (; column + columns_per_tile <= n_columns; column += columns_per_tile) {
         integer_value_tile<dtype, columns_per_tile>(st, runs, w, column);
     }
-    switch (n_columns - column) {
+    switch (n_columns - column) {  // fewer than columns_per_tile left
         case 1: integer_value_tile<dtype, 1>(st, runs, w, column); break;
-        case 2: integer_value_tile<dtype, 2>(st, runs, w, column); break;
-        case 3: integer_value_tile<dtype, 3>(st, runs, w, column); break;
+        case 2: if constexpr (columns_per_tile > 2) integer_value_tile<dtype, 2>(st, runs, w, column); break;
+        case 3: if constexpr (columns_per_tile > 3) integer_value_tile<dtype, 3>(st, runs, w, column); break;
         default: break;
     }
     st.flops += 2 * st.n_keys * n_vecs * lanes;
@@ -1179,7 +1158,7 @@ void attend_block(BlockState& st, std::size_t n_rows, std::size_t n_vecs, const 
     for (std::size_t r = 0; r < n_rows; ++r) {
         update_softmax_row<key_dtype == KvDtype::int8, value_dtype == KvDtype::int8, n_block_vecs>(st, r);
     }
-#if defined(KVBENCH_Q4_0_INTEGER_KEYS)
+#if defined(KVBENCH_BLOCK_CODE_PAIRS)
     if constexpr (value_dtype == KvDtype::q8_0 || value_dtype == KvDtype::q4_0) {
         if (n_rows == 1 && block_values_as_integers<value_dtype>(st, n_vecs, pieces)) return;
     }
@@ -1300,6 +1279,12 @@ std::uint64_t attend_group_tiled(const GroupAttention& problem, const PartialSof
     alignas(64) std::array<std::int16_t, int8_dot_max_dim> query_i16;
     std::optional<float> query_i16_unscale;
     if (fused && problem.kv_dtype == KvDtype::int8 && n_rows == 1 && dim % int8_dot_lanes == 0 &&
+        dim <= int8_dot_max_dim) {
+        query_i16_unscale = round_query_to_i16(ws.queries(), dim, query_i16.data());
+    }
+#endif
+#if defined(KVBENCH_Q8_0_INTEGER_KEYS)
+    if (fused && problem.kv_dtype == KvDtype::q8_0 && n_rows == 1 && dim % kv_block_values == 0 &&
         dim <= int8_dot_max_dim) {
         query_i16_unscale = round_query_to_i16(ws.queries(), dim, query_i16.data());
     }
