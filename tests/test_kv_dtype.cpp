@@ -557,10 +557,9 @@ TEST_CASE("an 8-bit float NaN in one key or value makes its head's output NaN, a
 
 TEST_CASE("a NaN in one q8_0 or q4_0 key or value makes its head's output NaN, as in the naive twin, and no other's") {
     // The integer tiles (one query row, AVX2 and AVX-512: q4_0's keys, q8_0's on AVX2, both
-    // types' values) leave
-    // a block whose scales make a NaN to the float tiles or carry it through their scale: the
-    // NaN must reach the output wherever it lies, for heads of one block column (dh 32), of two
-    // (64) and of two tiles of columns (256).
+    // types' values) leave a block whose scales make a NaN to the float tiles or carry it
+    // through their scale: the NaN must reach the output wherever it lies, for heads of one
+    // block column (dh 32), of two (64) and of two tiles of columns (256).
     for (const KvDtype dtype : {KvDtype::q8_0, KvDtype::q4_0}) {
         for (const std::size_t head_dim : {32u, 64u, 256u}) {
             for (const bool in_values : {false, true}) {
