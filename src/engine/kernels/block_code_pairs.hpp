@@ -105,13 +105,8 @@ template <KvDtype dtype>
 [[gnu::always_inline]] inline PairVec add_lanes(PairVec a, PairVec b) { return _mm512_add_epi32(a, b); }
 [[gnu::always_inline]] inline std::int32_t sum_lanes(PairVec v) { return _mm512_reduce_add_epi32(v); }
 
-// A block's 16 code bytes of 16 keys (row_bytes apart, from `codes`), as the 4-byte gathers at
-// codes + 4g would bring them: lane k of out[g] holds key k's bytes 4g to 4g+3. Loaded as 16-byte
-// pieces, key i + 4j in 128-bit lane j of piece i, and transposed as 4x4 words within each
-// 128-bit lane, so out[g]'s lane 4j + i is key 4j + i's. On Zen 5 a 16-lane vpgatherdd costs
-// 3.6 ns, and this 2.7 ns for all four (bench/journal/2026-12-06-q4-0-codes-without-gathers.md).
-[[gnu::always_inline]] inline void load_q4_0_codes(const std::byte* codes, std::size_t row_bytes, PairVec (&out)[4]) {
-    PairVec piece[4];
+// load_q4_0_codes's pieces: key i + 4j's 16 code bytes in 128-bit lane j of piece i.
+[[gnu::always_inline]] inline void load_q4_0_pieces(const std::byte* codes, std::size_t row_bytes, PairVec (&piece)[4]) {
     for (std::size_t i = 0; i < 4; ++i) {
         const auto at = [&](std::size_t j) {
             return _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + (i + 4 * j) * row_bytes));
@@ -120,14 +115,17 @@ template <KvDtype dtype>
         piece[i] = _mm512_inserti32x4(piece[i], at(2), 2);
         piece[i] = _mm512_inserti32x4(piece[i], at(3), 3);
     }
-    const PairVec low01 = _mm512_unpacklo_epi32(piece[0], piece[1]);
-    const PairVec high01 = _mm512_unpackhi_epi32(piece[0], piece[1]);
-    const PairVec low23 = _mm512_unpacklo_epi32(piece[2], piece[3]);
-    const PairVec high23 = _mm512_unpackhi_epi32(piece[2], piece[3]);
-    out[0] = _mm512_unpacklo_epi64(low01, low23);
-    out[1] = _mm512_unpackhi_epi64(low01, low23);
-    out[2] = _mm512_unpacklo_epi64(high01, high23);
-    out[3] = _mm512_unpackhi_epi64(high01, high23);
+}
+
+// Within each 128-bit lane: the 32-bit words (`half` 0: low, 1: high) of a and b interleaved,
+// and the 64-bit ones.
+template <int half>
+[[gnu::always_inline]] inline PairVec interleave_words(PairVec a, PairVec b) {
+    return half == 0 ? _mm512_unpacklo_epi32(a, b) : _mm512_unpackhi_epi32(a, b);
+}
+template <int half>
+[[gnu::always_inline]] inline PairVec interleave_pairs_of_words(PairVec a, PairVec b) {
+    return half == 0 ? _mm512_unpacklo_epi64(a, b) : _mm512_unpackhi_epi64(a, b);
 }
 
 // The nibbles at bit `shift` of both 16-bit halves of each lane, as 16-bit integers.
@@ -213,24 +211,23 @@ template <KvDtype>
     return _mm_cvtsi128_si32(x);
 }
 
-// load_q4_0_codes's layout for 8 keys: out[g]'s lane 4j + i holds key 4j + i's code bytes 4g to
-// 4g+3 (keys i and i + 4 in the two 128-bit halves of piece i, transposed within each).
-[[gnu::always_inline]] inline void load_q4_0_codes(const std::byte* codes, std::size_t row_bytes, PairVec (&out)[4]) {
-    PairVec piece[4];
+// load_q4_0_codes's pieces for 8 keys: keys i and i + 4 in the two 128-bit halves of piece i.
+[[gnu::always_inline]] inline void load_q4_0_pieces(const std::byte* codes, std::size_t row_bytes, PairVec (&piece)[4]) {
     for (std::size_t i = 0; i < 4; ++i) {
         const auto at = [&](std::size_t j) {
             return _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + (i + 4 * j) * row_bytes));
         };
         piece[i] = _mm256_inserti128_si256(_mm256_castsi128_si256(at(0)), at(1), 1);
     }
-    const PairVec low01 = _mm256_unpacklo_epi32(piece[0], piece[1]);
-    const PairVec high01 = _mm256_unpackhi_epi32(piece[0], piece[1]);
-    const PairVec low23 = _mm256_unpacklo_epi32(piece[2], piece[3]);
-    const PairVec high23 = _mm256_unpackhi_epi32(piece[2], piece[3]);
-    out[0] = _mm256_unpacklo_epi64(low01, low23);
-    out[1] = _mm256_unpackhi_epi64(low01, low23);
-    out[2] = _mm256_unpacklo_epi64(high01, high23);
-    out[3] = _mm256_unpackhi_epi64(high01, high23);
+}
+
+template <int half>
+[[gnu::always_inline]] inline PairVec interleave_words(PairVec a, PairVec b) {
+    return half == 0 ? _mm256_unpacklo_epi32(a, b) : _mm256_unpackhi_epi32(a, b);
+}
+template <int half>
+[[gnu::always_inline]] inline PairVec interleave_pairs_of_words(PairVec a, PairVec b) {
+    return half == 0 ? _mm256_unpacklo_epi64(a, b) : _mm256_unpackhi_epi64(a, b);
 }
 
 template <int shift>
@@ -242,6 +239,25 @@ template <int shift>
 
 [[gnu::always_inline]] inline Vec pair_sums_to_floats(PairVec sums) { return _mm256_cvtepi32_ps(sums); }
 #endif
+
+// A block's 16 code bytes of a vector's keys (row_bytes apart, from `codes`), as 4-byte gathers
+// at codes + 4g would bring them: lane k of out[g] holds key k's bytes 4g to 4g+3. Loaded as
+// 16-byte pieces, key i + 4j in 128-bit lane j of piece i, and transposed as 4x4 words within
+// each 128-bit lane, so out[g]'s lane 4j + i is key 4j + i's. On Zen 5 a 16-lane vpgatherdd
+// costs 3.6 ns, and this 2.7 ns for all four
+// (bench/journal/2026-12-06-q4-0-codes-without-gathers.md).
+[[gnu::always_inline]] inline void load_q4_0_codes(const std::byte* codes, std::size_t row_bytes, PairVec (&out)[4]) {
+    PairVec piece[4];
+    load_q4_0_pieces(codes, row_bytes, piece);
+    const PairVec low01 = interleave_words<0>(piece[0], piece[1]);
+    const PairVec high01 = interleave_words<1>(piece[0], piece[1]);
+    const PairVec low23 = interleave_words<0>(piece[2], piece[3]);
+    const PairVec high23 = interleave_words<1>(piece[2], piece[3]);
+    out[0] = interleave_pairs_of_words<0>(low01, low23);
+    out[1] = interleave_pairs_of_words<1>(low01, low23);
+    out[2] = interleave_pairs_of_words<0>(high01, high23);
+    out[3] = interleave_pairs_of_words<1>(high01, high23);
+}
 
 }  // namespace kvbench::simd
 #endif
