@@ -22,11 +22,14 @@ inline std::uint64_t split_length(std::uint64_t n, std::uint64_t splits, std::ui
 }
 
 // attend_group's executed FLOPs as its header documents them, written from the documentation
-// and not from the kernel: the padding of keys and head_dim on top of the useful work.
-inline std::uint64_t documented_group_flops(std::uint64_t n_rows, std::uint64_t head_dim, std::uint64_t n_ctx) {
+// and not from the kernel: the padding of keys and head_dim on top of the useful work. A paged
+// cache's problems always take the tiled kernel (the lanes kernel reads no block table).
+inline std::uint64_t documented_group_flops(std::uint64_t n_rows, std::uint64_t head_dim, std::uint64_t n_ctx,
+                                            bool paged = false) {
     const AttendKernelShape shape = attend_group_shape();
     const std::uint64_t by_lanes = shape.lanes_kernel_rows;
-    if (by_lanes > 0 && n_rows >= shape.lanes_kernel_min_rows && n_rows % by_lanes == 0 && head_dim % by_lanes == 0) {
+    if (!paged && by_lanes > 0 && n_rows >= shape.lanes_kernel_min_rows && n_rows % by_lanes == 0 &&
+        head_dim % by_lanes == 0) {
         return 4 * n_rows * n_ctx * head_dim;  // the lanes kernel pads nothing
     }
     const std::uint64_t lanes = shape.lanes, key_block = shape.key_block;

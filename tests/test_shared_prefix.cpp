@@ -1,6 +1,6 @@
 // Shared prefixes (docs/model.md, "Shared prefixes"): one copy of the batch's first P positions,
-// read once per step for every sequence, on both paths, against the naive twins and the step that
-// shares nothing, and counted once (docs/counting.md).
+// read once per step for every sequence, on both paths, contiguous and paged, against the naive
+// twins and the step that shares nothing, and counted once (docs/counting.md).
 #include "kvbench/engine/cost_model.hpp"
 #include "kvbench/engine/decoder.hpp"
 #include "kvbench/engine/kernel_check.hpp"
@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <numeric>
 #include <vector>
 
 using namespace kvbench;
@@ -25,10 +27,19 @@ using kvbench::test::test_threads;
 
 namespace {
 
-ModelConfig with_prefix(ModelConfig config, std::size_t shared_prefix) {
+ModelConfig with_prefix(ModelConfig config, std::size_t shared_prefix, std::size_t kv_block = 0) {
     config.shared_prefix = shared_prefix;
+    config.kv_block = kv_block;
     validate(config);
     return config;
+}
+
+// A config as given, and paged in blocks of 8 and of 24 (the prefix's last block and the rows'
+// partly filled, or one block past the prefix).
+std::vector<ModelConfig> contiguous_and_paged(const ModelConfig& config) {
+    std::vector<ModelConfig> configs{config};
+    for (const std::size_t block : {8u, 24u}) configs.push_back(with_prefix(config, config.shared_prefix, block));
+    return configs;
 }
 
 // The runner's order: a prefill of the prompt `inputs` (make_inputs of the shared config, so the
@@ -72,22 +83,24 @@ TEST_CASE("a shared prefix's inputs are the same in every sequence, and only its
     CHECK(window == gather_positions(inputs, 3, 10, 8, 2, 5));
 }
 
-TEST_CASE("a shared prefix's cached step equals its uncached forward, on both kernels") {
+TEST_CASE("a shared prefix's cached step equals its uncached forward, on both kernels, contiguous and paged") {
     ModelConfig full = make_config(3, 24, 32, 4, 2, 2);
     full.block = BlockKind::full;
     full.ffn_dim = 48;
     ModelConfig two_tokens = make_config(2, 30, 32, 4, 1, 1);
     two_tokens.n_query_tokens = 2;
-    for (const ModelConfig& config :
+    for (const ModelConfig& shape :
          {with_prefix(make_config(3, 20, 32, 4, 4, 1), 8), with_prefix(make_config(4, 70, 32, 8, 2, 2), 35),
           with_prefix(make_config(5, 9, 32, 4, 1, 1), 8), with_prefix(full, 12), with_prefix(two_tokens, 28)}) {
-        INFO(describe(config));
-        for (const StepKernels* kernels : {&fast_kernels, &naive_kernels}) {
-            const StepResult result =
-                run_step(config, make_inputs(config, 11), make_step_inputs(config, 11), 11, *kernels);
-            CHECK(relative_error(result.step_out, result.newest) < spec_tolerance);
-            // Every query still attends to every position: the FLOPs of the batch sharing nothing.
-            CHECK(result.cached_flops.useful == step_flops(config, DecodePath::cached));
+        for (const ModelConfig& config : contiguous_and_paged(shape)) {
+            INFO(describe(config));
+            for (const StepKernels* kernels : {&fast_kernels, &naive_kernels}) {
+                const StepResult result =
+                    run_step(config, make_inputs(config, 11), make_step_inputs(config, 11), 11, *kernels);
+                CHECK(relative_error(result.step_out, result.newest) < spec_tolerance);
+                // Every query still attends to every position: the FLOPs of the batch sharing nothing.
+                CHECK(result.cached_flops.useful == step_flops(config, DecodePath::cached));
+            }
         }
     }
 }
@@ -96,7 +109,8 @@ TEST_CASE("the shared step equals the step that shares nothing over the same pro
     // The same tokens, cached once or B times: the two steps differ only in the order of their
     // sums (docs/model.md, "Shared prefixes": within the kernels' tolerance).
     for (const ModelConfig& shared : {with_prefix(make_config(4, 40, 32, 4, 2, 1), 20),
-                                      with_prefix(make_config(3, 33, 64, 8, 8, 2), 32)}) {
+                                      with_prefix(make_config(3, 33, 64, 8, 8, 2), 32),
+                                      with_prefix(make_config(4, 40, 32, 4, 2, 1), 20, 8)}) {
         INFO(describe(shared));
         ModelConfig unshared = shared;
         unshared.shared_prefix = 0;
@@ -113,7 +127,8 @@ namespace {
 
 // What attend_decode over a shared prefix executes, from attend_group's documented padding
 // (docs/counting.md, "Executed FLOPs"): each KV head's prefix splits scored for the B·group rows of
-// every sequence at once, then each sequence's own positions in splits of their own.
+// every sequence at once, then each sequence's own positions in splits of their own; on a paged
+// cache by the tiled kernel alone.
 std::uint64_t documented_shared_prefix_executed(const ModelConfig& config, std::size_t n_ctx, const DecodeAttentionScratch& scratch) {
     const std::size_t n_prefix = std::min(config.shared_prefix, n_ctx), n_suffix = n_ctx - n_prefix;
     const std::size_t threads = scratch.n_threads;
@@ -123,43 +138,48 @@ std::uint64_t documented_shared_prefix_executed(const ModelConfig& config, std::
         decode_split_count(config.n_batch * config.n_kv_heads, n_suffix, threads, scratch.max_splits);
     const std::uint64_t group = config.group_size(), dh = config.head_dim();
     std::uint64_t executed = 0;
+    const bool paged = config.is_paged();
     for (std::uint64_t k = 0; k < prefix_splits; ++k) {
-        executed += config.n_kv_heads *
-                    test::documented_group_flops(config.n_batch * group, dh, test::split_length(n_prefix, prefix_splits, k));
+        const std::uint64_t length = test::split_length(n_prefix, prefix_splits, k);
+        executed += config.n_kv_heads * test::documented_group_flops(config.n_batch * group, dh, length, paged);
     }
     for (std::uint64_t k = 0; k < suffix_splits; ++k) {
-        executed += config.n_batch * config.n_kv_heads *
-                    test::documented_group_flops(group, dh, test::split_length(n_suffix, suffix_splits, k));
+        const std::uint64_t length = test::split_length(n_suffix, suffix_splits, k);
+        executed += config.n_batch * config.n_kv_heads * test::documented_group_flops(group, dh, length, paged);
     }
     return executed;
 }
 
 }  // namespace
 
-TEST_CASE("attend_decode over a shared prefix equals its naive twin in every KV type, with the prefix split") {
+TEST_CASE("attend_decode over a shared prefix equals its naive twin in every KV type, with the prefix split, paged too") {
     // G = 1 on 8 threads: one prefix task per KV head is too few, so the prefix is cut in splits,
     // and B·G = 3 suffix tasks are cut too. B·group_size = 12 rows (B = 3, group 4) and 8 rows
     // (B = 8, group 1) take each kernel's row shapes.
     for (const ModelConfig& base : {make_config(3, 300, 64, 4, 1, 1), make_config(8, 200, 32, 2, 2, 1)}) {
         for (const KvDtype dtype : {KvDtype::f32, KvDtype::f16, KvDtype::bf16, KvDtype::int8, KvDtype::q8_0,
                                     KvDtype::q4_0, KvDtype::e4m3, KvDtype::e5m2}) {
-            ModelConfig config = with_prefix(base, base.seq_len / 2);
-            config.kv_dtype = dtype;
-            INFO(describe(config));
-            KvCache cache(config, config.seq_len);
-            fill_cache_seeded(config, cache, config.seq_len, 3);
-            const std::vector<float> q = test::random_vector(config.n_batch * config.q_dim(), 4);
-            DecodeAttentionScratch scratch(config, config.seq_len, 8);
-            std::vector<float> fast(q.size()), naive(q.size());
-            for (const std::size_t n_ctx : {config.seq_len, config.shared_prefix + 1, std::size_t{5}}) {
-                const FlopCount fast_flops =
-                    attend_decode(config, q.data(), config.q_dim(), cache, 0, n_ctx, fast.data(), scratch);
-                const FlopCount naive_flops =
-                    attend_decode_naive(config, q.data(), config.q_dim(), cache, 0, n_ctx, naive.data(), scratch);
-                CHECK(relative_error(fast, naive) < 1e-5);
-                CHECK(fast_flops.useful == 4u * config.n_heads * config.head_dim() * config.n_batch * n_ctx);
-                CHECK(naive_flops.useful == fast_flops.useful);
-                CHECK(fast_flops.executed == documented_shared_prefix_executed(config, n_ctx, scratch));
+          // Paged: blocks of 16 split the prefix and the rows inside blocks; of 64, each split
+          // reads one or two blocks, in place or gathered.
+            for (const std::size_t block : {0u, 16u, 64u}) {
+                ModelConfig config = with_prefix(base, base.seq_len / 2, block);
+                config.kv_dtype = dtype;
+                INFO(describe(config));
+                KvCache cache(config, config.seq_len, 5);
+                fill_cache_seeded(config, cache, config.seq_len, 3);
+                const std::vector<float> q = test::random_vector(config.n_batch * config.q_dim(), 4);
+                DecodeAttentionScratch scratch(config, config.seq_len, 8);
+                std::vector<float> fast(q.size()), naive(q.size());
+                for (const std::size_t n_ctx : {config.seq_len, config.shared_prefix + 1, std::size_t{5}}) {
+                    const FlopCount fast_flops =
+                        attend_decode(config, q.data(), config.q_dim(), cache, 0, n_ctx, fast.data(), scratch);
+                    const FlopCount naive_flops =
+                        attend_decode_naive(config, q.data(), config.q_dim(), cache, 0, n_ctx, naive.data(), scratch);
+                    CHECK(relative_error(fast, naive) < 1e-5);
+                    CHECK(fast_flops.useful == 4u * config.n_heads * config.head_dim() * config.n_batch * n_ctx);
+                    CHECK(naive_flops.useful == fast_flops.useful);
+                    CHECK(fast_flops.executed == documented_shared_prefix_executed(config, n_ctx, scratch));
+                }
             }
         }
     }
@@ -169,33 +189,35 @@ TEST_CASE("an 8-bit float NaN in the shared prefix makes its head's output NaN i
     // The prefix's problems take the cache's word on whether it holds a pattern the conversion
     // fixes up, as the rows' own do: a NaN stored there must reach every sequence's output.
     for (const KvDtype dtype : {KvDtype::e4m3, KvDtype::e5m2}) {
-        for (const bool in_values : {false, true}) {
-            ModelConfig config = with_prefix(make_config(3, 64, 256, 4, 4, 1), 32);  // MHA: fused tiles
-            config.kv_dtype = dtype;
-            CAPTURE(describe(config));
-            CAPTURE(in_values);
-            KvCache cache(config, config.seq_len);
-            fill_cache_seeded(config, cache, config.seq_len, 3);
-            std::vector<float> k(config.head_dim()), v(config.head_dim());
-            cache.load_key(0, 0, 2, 5, k.data());
-            cache.load_value(0, 0, 2, 5, v.data());
-            (in_values ? v : k)[7] = std::numeric_limits<float>::quiet_NaN();
-            cache.store(0, 0, 2, 5, k.data(), v.data());  // position 5: the prefix, one copy for every row
-            const std::vector<float> q = test::random_vector(config.n_batch * config.q_dim(), 4);
-            DecodeAttentionScratch scratch(config, config.seq_len, 2);
-            std::vector<float> fast(q.size()), naive(q.size());
-            attend_decode(config, q.data(), config.q_dim(), cache, 0, config.seq_len, fast.data(), scratch);
-            attend_decode_naive(config, q.data(), config.q_dim(), cache, 0, config.seq_len, naive.data(), scratch);
-            const std::size_t dh = config.head_dim();
-            for (std::size_t b = 0; b < config.n_batch; ++b) {
-                for (std::size_t h = 0; h < config.n_heads; ++h) {
-                    CAPTURE(b);
-                    CAPTURE(h);
-                    const float* head = fast.data() + (b * config.n_heads + h) * dh;
-                    const float* twin = naive.data() + (b * config.n_heads + h) * dh;
-                    const auto n_nan = std::count_if(head, head + dh, [](float x) { return std::isnan(x); });
-                    CHECK(n_nan == std::count_if(twin, twin + dh, [](float x) { return std::isnan(x); }));
-                    CHECK((n_nan > 0) == (h == 2));
+        for (const std::size_t block : {0u, 16u}) {
+            for (const bool in_values : {false, true}) {
+                ModelConfig config = with_prefix(make_config(3, 64, 256, 4, 4, 1), 32, block);  // MHA: fused tiles
+                config.kv_dtype = dtype;
+                CAPTURE(describe(config));
+                CAPTURE(in_values);
+                KvCache cache(config, config.seq_len, 2);
+                fill_cache_seeded(config, cache, config.seq_len, 3);
+                std::vector<float> k(config.head_dim()), v(config.head_dim());
+                cache.load_key(0, 0, 2, 5, k.data());
+                cache.load_value(0, 0, 2, 5, v.data());
+                (in_values ? v : k)[7] = std::numeric_limits<float>::quiet_NaN();
+                cache.store(0, 0, 2, 5, k.data(), v.data());  // position 5: the prefix, one copy for every row
+                const std::vector<float> q = test::random_vector(config.n_batch * config.q_dim(), 4);
+                DecodeAttentionScratch scratch(config, config.seq_len, 2);
+                std::vector<float> fast(q.size()), naive(q.size());
+                attend_decode(config, q.data(), config.q_dim(), cache, 0, config.seq_len, fast.data(), scratch);
+                attend_decode_naive(config, q.data(), config.q_dim(), cache, 0, config.seq_len, naive.data(), scratch);
+                const std::size_t dh = config.head_dim();
+                for (std::size_t b = 0; b < config.n_batch; ++b) {
+                    for (std::size_t h = 0; h < config.n_heads; ++h) {
+                        CAPTURE(b);
+                        CAPTURE(h);
+                        const float* head = fast.data() + (b * config.n_heads + h) * dh;
+                        const float* twin = naive.data() + (b * config.n_heads + h) * dh;
+                        const auto n_nan = std::count_if(head, head + dh, [](float x) { return std::isnan(x); });
+                        CHECK(n_nan == std::count_if(twin, twin + dh, [](float x) { return std::isnan(x); }));
+                        CHECK((n_nan > 0) == (h == 2));
+                    }
                 }
             }
         }
@@ -222,6 +244,46 @@ TEST_CASE("a shared prefix is cached and read once, its FLOPs those of the batch
     // 192·4 weight bytes + 704 of cache + 2·4·8·4 of activations; the uncached path as before.
     CHECK(step_bytes(config, DecodePath::cached) == 768 + 704 + 256);
     CHECK(step_bytes(config, DecodePath::uncached) == step_bytes(unshared, DecodePath::uncached));
+}
+
+TEST_CASE("a paged shared prefix takes its blocks once, and every block of the pool is used once (by hand)") {
+    // The same B = 4, N = 10, P = 6, G = 1, L = 1 in blocks of 4: the prefix's 2 blocks (the last
+    // half empty) and each row's 1 (its 4 own positions): 6 blocks of 4 slots of 32 bytes, and 6
+    // table entries of 4 bytes.
+    const ModelConfig config = with_prefix(make_config(4, 10, 8, 2, 1, 1), 6, 4);
+    CHECK(kv_blocks_per_head(config) == 2 + 4 * 1);
+    CHECK(kv_cache_bytes(config) == 6 * 4 * 32 + 6 * 4);
+    CHECK(KvCache::bytes_for(config, config.seq_len) == kv_cache_bytes(config));
+    // The step reads the 22 positions once, as contiguous, and the 6 table entries.
+    CHECK(step_bytes(config, DecodePath::cached) == 768 + 704 + 256 + 24);
+    // Two layers, G = 2, blocks of 3: every block of the pool in exactly one table, a layer's
+    // prefix table the same for every row, and store and load through it.
+    const ModelConfig two_layers = with_prefix(make_config(3, 17, 32, 4, 2, 2), 7, 3);
+    KvCache cache(two_layers, two_layers.seq_len, 11);
+    CHECK(cache.bytes() == kv_cache_bytes(two_layers));
+    std::vector<std::uint32_t> used;
+    for (std::size_t layer = 0; layer < 2; ++layer) {
+        for (std::size_t g = 0; g < 2; ++g) {
+            used.insert(used.end(), cache.prefix_block_table(layer, g), cache.prefix_block_table(layer, g) + 3);
+            for (std::size_t b = 0; b < 3; ++b) {
+                used.insert(used.end(), cache.block_table(layer, b, g), cache.block_table(layer, b, g) + 4);
+            }
+        }
+    }
+    std::sort(used.begin(), used.end());
+    std::vector<std::uint32_t> every(used.size());
+    std::iota(every.begin(), every.end(), std::uint32_t{0});
+    CHECK(used == every);
+    CHECK(used.size() * (3 * 8 * sizeof(float) * 2 + 4) == cache.bytes());  // 3 slots of K and V, dh = 8
+    const std::vector<float> key{1, 2, 3, 4, 5, 6, 7, 8}, value{-1, -2, -3, -4, -5, -6, -7, -8};
+    cache.store(1, 0, 1, 4, key.data(), value.data());  // the prefix: row 0 stands for every row
+    std::vector<float> back(8);
+    cache.load_key(1, 2, 1, 4, back.data());
+    CHECK(back == key);
+    cache.load_value(1, 1, 1, 4, back.data());
+    CHECK(back == value);
+    CHECK(cache.prefix_block_table(0, 0) != nullptr);
+    CHECK(KvCache(with_prefix(make_config(3, 17, 32, 4, 2, 2), 7), 17).prefix_block_table(0, 0) == nullptr);
 }
 
 TEST_CASE("a shared prefix that breaks a rule is refused naming --shared-prefix") {

@@ -108,7 +108,6 @@ void validate_shared_prefix(const ModelConfig& config) {
         refuse("--window", "a sliding window's ring overwrites the shared positions");
     }
     if (config.is_latent()) refuse("--kv-lora-rank", "the latent step reads no shared prefix");
-    if (config.is_paged()) refuse("--kv-block", "the shared block is measured on the contiguous cache only");
 }
 
 }  // namespace

@@ -207,6 +207,13 @@ std::uint64_t cached_positions(const ModelConfig& c) {
 std::uint64_t kv_blocks_per_head(const ModelConfig& c) {
     if (!c.is_paged()) return 0;
     const std::uint64_t block = u64(c.kv_block);
+    const auto blocks_of = [block](std::uint64_t positions) { return (positions + block - 1) / block; };
+    // A shared prefix's blocks once per layer, each sequence's own positions in blocks after it
+    // (a uniform batch without windows, validate()).
+    if (c.has_shared_prefix()) {
+        const std::uint64_t prefix = u64(c.shared_prefix);
+        return u64(c.n_layers) * (blocks_of(prefix) + u64(c.n_batch) * blocks_of(u64(c.seq_len) - prefix));
+    }
     return sum_over_sequences(c, [&c, block](std::uint64_t n) {
         std::uint64_t blocks = 0;
         for (std::size_t layer = 0; layer < c.n_layers; ++layer) {

@@ -76,13 +76,21 @@ std::size_t blocks_of(std::size_t capacity, std::size_t block_positions) {
     return (capacity + block_positions - 1) / block_positions;
 }
 
-// Paged: each (layer, row)'s first entry in the block tables, its KV heads' rings one after another.
-std::vector<std::size_t> row_first_blocks(const ModelConfig& config, const std::vector<std::size_t>& row_capacity) {
+// Paged: each (layer, row)'s first entry in the block tables, its KV heads' rings one after
+// another, each layer's rows after its shared prefix's tables (n_kv_heads of ceil(P / block)
+// entries, none without a prefix). Sets prefix_first_block to each layer's first prefix entry.
+std::vector<std::size_t> row_first_blocks(const ModelConfig& config, const std::vector<std::size_t>& row_capacity,
+                                          std::vector<std::size_t>& prefix_first_block) {
     if (!config.is_paged()) return {};
     const std::size_t n_kv_heads = cached_attention_shape(config).n_kv_heads;
     std::vector<std::size_t> first(row_capacity.size());
+    prefix_first_block.assign(config.n_layers, 0);
     std::size_t at = 0;
     for (std::size_t row = 0; row < row_capacity.size(); ++row) {
+        if (row % config.n_batch == 0) {
+            prefix_first_block[row / config.n_batch] = at;
+            at = checked_add(at, checked_mul(n_kv_heads, blocks_of(config.shared_prefix, config.kv_block)));
+        }
         first[row] = at;
         at = checked_add(at, checked_mul(n_kv_heads, blocks_of(row_capacity[row], config.kv_block)));
     }
@@ -109,7 +117,7 @@ KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len, std::uint64
       max_roll_back_(config.n_query_tokens),
       row_first_(row_first_vectors(config, row_capacity_, prefix_first_)),
       block_positions_(config.kv_block),
-      row_first_block_(row_first_blocks(config, row_capacity_)),
+      row_first_block_(row_first_blocks(config, row_capacity_, prefix_first_block_)),
       // The pool holds exactly the blocks the rings need, so the tables are a permutation of it.
       block_table_(shuffled_free_blocks(table_entries_for(config, max_seq_len), block_seed)),
       keys_(checked_mul(vectors_for(config, max_seq_len), key_row_bytes_)),
@@ -136,7 +144,8 @@ std::size_t KvCache::vectors_for(const ModelConfig& config, std::size_t max_seq_
 
 std::size_t KvCache::table_entries_for(const ModelConfig& config, std::size_t max_seq_len) {
     if (!config.is_paged()) return 0;
-    std::size_t blocks = 0;  // summed over layers and rows
+    // Summed over layers and rows, and each layer's shared prefix, its blocks once.
+    std::size_t blocks = checked_mul(config.n_layers, blocks_of(config.shared_prefix, config.kv_block));
     for (const std::size_t capacity : row_capacities(config, max_seq_len)) {
         blocks = checked_add(blocks, blocks_of(capacity, config.kv_block));
     }
@@ -159,7 +168,10 @@ std::size_t KvCache::first_vector(std::size_t layer, std::size_t batch, std::siz
 }
 
 std::size_t KvCache::vector_of(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos) const {
-    if (pos < shared_prefix_) return prefix_first_[layer] + kv_head * shared_prefix_ + pos;
+    if (pos < shared_prefix_) {
+        if (!paged()) return prefix_first_[layer] + kv_head * shared_prefix_ + pos;
+        return prefix_block_table(layer, kv_head)[pos / block_positions_] * block_positions_ + pos % block_positions_;
+    }
     const std::size_t slot = (pos - shared_prefix_) % row_capacity_[layer * n_batch_ + batch];
     if (!paged()) return first_vector(layer, batch, kv_head) + slot;
     return block_table(layer, batch, kv_head)[slot / block_positions_] * block_positions_ + slot % block_positions_;
@@ -171,12 +183,17 @@ const std::uint32_t* KvCache::block_table(std::size_t layer, std::size_t batch, 
     return block_table_.data() + row_first_block_[row] + kv_head * blocks_of(row_capacity_[row], block_positions_);
 }
 
+const std::uint32_t* KvCache::prefix_block_table(std::size_t layer, std::size_t kv_head) const {
+    if (!paged() || shared_prefix_ == 0) return nullptr;
+    return block_table_.data() + prefix_first_block_[layer] + kv_head * blocks_of(shared_prefix_, block_positions_);
+}
+
 std::size_t KvCache::data_vector(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
     return paged() ? 0 : first_vector(layer, batch, kv_head);
 }
 
 std::size_t KvCache::first_prefix_vector(std::size_t layer, std::size_t kv_head) const {
-    return prefix_first_[layer] + kv_head * shared_prefix_;
+    return paged() ? 0 : prefix_first_[layer] + kv_head * shared_prefix_;
 }
 
 const void* KvCache::prefix_key_data(std::size_t layer, std::size_t kv_head) const {

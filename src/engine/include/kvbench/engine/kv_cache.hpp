@@ -44,7 +44,10 @@ namespace kvbench {
 // slot s is slot s % P of physical block block_table[s / P], and the keys (values, scales) are
 // one pool of physical blocks, P vectors each, handed out by the seeded allocator
 // (kv_block_allocator.hpp) so that a ring's blocks are neither adjacent nor in order. A ragged
-// row's rings take their own blocks, as many as their own capacity needs.
+// row's rings take their own blocks, as many as their own capacity needs. A shared prefix takes
+// blocks of its own, once per layer and KV head, found through a table of its own
+// (prefix_block_table): every row's table is then its own positions', as a serving engine's
+// tables point at the prefix's blocks and then at the sequence's.
 //
 // A latent cache (docs/model.md, "Latent attention") holds one vector of r + d_r per position,
 // the latent and the RoPE key, and no V: a value is the first r elements of its key
@@ -102,8 +105,13 @@ public:
 
     // P: the positions every row shares, kept once (0: none).
     std::size_t shared_prefix() const { return shared_prefix_; }
+    // A paged cache's shared prefix of one layer and KV head: the physical block of each of its
+    // ceil(P / block_positions()) blocks, position t in block t / block_positions(); nullptr for a
+    // contiguous cache or without a prefix.
+    const std::uint32_t* prefix_block_table(std::size_t layer, std::size_t kv_head) const;
     // The shared prefix of one layer and KV head, as key_data and the rest: (P, head_dim)
-    // elements, slot t holding position t. Requires: shared_prefix() > 0.
+    // elements, slot t holding position t; of a paged cache, its pool's first vector (position
+    // t at vector prefix_block_table[t / P]·P + t % P). Requires: shared_prefix() > 0.
     const void* prefix_key_data(std::size_t layer, std::size_t kv_head) const;
     const void* prefix_value_data(std::size_t layer, std::size_t kv_head) const;
     const float* prefix_key_scales(std::size_t layer, std::size_t kv_head) const;
@@ -185,6 +193,7 @@ private:
     std::vector<std::size_t> prefix_first_;  // (n_layers): index of each layer's shared prefix block
     std::vector<std::size_t> row_first_;     // (n_layers, n_batch): index of each row's first vector
     std::size_t block_positions_;            // P of a paged cache, else 0
+    std::vector<std::size_t> prefix_first_block_;  // paged: (n_layers), each layer's first prefix table entry
     std::vector<std::size_t> row_first_block_;  // paged: (n_layers, n_batch), each row's first table entry
     std::vector<std::uint32_t> block_table_;    // paged: every ring's physical blocks, rows as row_first_block_
     std::size_t length_ = 0;
