@@ -34,8 +34,8 @@ ModelConfig with_prefix(ModelConfig config, std::size_t shared_prefix, std::size
     return config;
 }
 
-// A config as given, and paged in blocks of 8 and of 24 (the prefix's last block and the rows'
-// partly filled, or one block past the prefix).
+// A config as given, and paged in blocks of 8 and of 24: blocks that the prefix fills exactly or
+// leaves partly filled, and blocks longer than a row's own positions.
 std::vector<ModelConfig> contiguous_and_paged(const ModelConfig& config) {
     std::vector<ModelConfig> configs{config};
     for (const std::size_t block : {8u, 24u}) configs.push_back(with_prefix(config, config.shared_prefix, block));
@@ -159,8 +159,8 @@ TEST_CASE("attend_decode over a shared prefix equals its naive twin in every KV 
     for (const ModelConfig& base : {make_config(3, 300, 64, 4, 1, 1), make_config(8, 200, 32, 2, 2, 1)}) {
         for (const KvDtype dtype : {KvDtype::f32, KvDtype::f16, KvDtype::bf16, KvDtype::int8, KvDtype::q8_0,
                                     KvDtype::q4_0, KvDtype::e4m3, KvDtype::e5m2}) {
-          // Paged: blocks of 16 split the prefix and the rows inside blocks; of 64, each split
-          // reads one or two blocks, in place or gathered.
+            // Paged: blocks of 16 split the prefix and the rows inside blocks; of 64, each split
+            // reads one or two blocks, in place or gathered.
             for (const std::size_t block : {0u, 16u, 64u}) {
                 ModelConfig config = with_prefix(base, base.seq_len / 2, block);
                 config.kv_dtype = dtype;
@@ -256,8 +256,9 @@ TEST_CASE("a paged shared prefix takes its blocks once, and every block of the p
     CHECK(KvCache::bytes_for(config, config.seq_len) == kv_cache_bytes(config));
     // The step reads the 22 positions once, as contiguous, and the 6 table entries.
     CHECK(step_bytes(config, DecodePath::cached) == 768 + 704 + 256 + 24);
-    // Two layers, G = 2, blocks of 3: every block of the pool in exactly one table, a layer's
-    // prefix table the same for every row, and store and load through it.
+    // Two layers, G = 2, blocks of 3: every block of the pool in exactly one table, and one
+    // prefix table per layer and KV head that every row reads (stored through row 0, loaded
+    // through rows 1 and 2).
     const ModelConfig two_layers = with_prefix(make_config(3, 17, 32, 4, 2, 2), 7, 3);
     KvCache cache(two_layers, two_layers.seq_len, 11);
     CHECK(cache.bytes() == kv_cache_bytes(two_layers));
