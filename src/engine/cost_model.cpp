@@ -214,10 +214,10 @@ std::uint64_t kv_blocks_per_head(const ModelConfig& c) {
         const std::uint64_t prefix = u64(c.shared_prefix);
         return u64(c.n_layers) * (blocks_of(prefix) + u64(c.n_batch) * blocks_of(u64(c.seq_len) - prefix));
     }
-    return sum_over_sequences(c, [&c, block](std::uint64_t n) {
+    return sum_over_sequences(c, [&c, &blocks_of](std::uint64_t n) {
         std::uint64_t blocks = 0;
         for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
-            blocks += (u64(c.ring_positions(layer, static_cast<std::size_t>(n))) + block - 1) / block;
+            blocks += blocks_of(u64(c.ring_positions(layer, static_cast<std::size_t>(n))));
         }
         return blocks;
     });
