@@ -21,26 +21,29 @@ std::uint64_t attend_group(const GroupAttention& problem, const PartialSoftmax& 
                                                                                             workspace);
 }
 
-GroupAttention cache_split_problem(const KvCache& cache, std::size_t layer, std::size_t b, std::size_t kv_head,
-                                   const float* queries, std::size_t n_rows, std::size_t head_dim, std::size_t t_begin,
-                                   std::size_t t_end, float scale) {
+namespace {
+
+// Slots [t_begin, t_end) of one ring of `cache` whose first vector (of a paged cache, the pool's)
+// is at keys, values and their scales, reached through `table` when paged.
+GroupAttention ring_split_problem(const KvCache& cache, const void* keys, const void* values, const float* key_scales,
+                                  const float* value_scales, const std::uint32_t* table, const float* queries,
+                                  std::size_t n_rows, std::size_t head_dim, std::size_t t_begin, std::size_t t_end,
+                                  float scale) {
     GroupAttention problem;
     problem.q = queries;
     problem.q_stride = head_dim;
     problem.n_rows = n_rows;
     const std::size_t first_row = cache.paged() ? 0 : t_begin;
-    problem.keys = static_cast<const std::byte*>(cache.key_data(layer, b, kv_head)) +
-                   first_row * kv_row_bytes(cache.key_dtype(), head_dim);
-    problem.values = static_cast<const std::byte*>(cache.value_data(layer, b, kv_head)) +
-                     first_row * kv_row_bytes(cache.value_dtype(), head_dim);
+    problem.keys = static_cast<const std::byte*>(keys) + first_row * kv_row_bytes(cache.key_dtype(), head_dim);
+    problem.values = static_cast<const std::byte*>(values) + first_row * kv_row_bytes(cache.value_dtype(), head_dim);
     problem.kv_stride = head_dim;
     problem.kv_dtype = cache.key_dtype();
     problem.value_dtype = cache.value_dtype();
     problem.fp8_fix_free = !cache.holds_fp8_fix_patterns();
-    if (const float* scales = cache.key_scales(layer, b, kv_head)) problem.key_scales = scales + first_row;
-    if (const float* scales = cache.value_scales(layer, b, kv_head)) problem.value_scales = scales + first_row;
+    if (key_scales != nullptr) problem.key_scales = key_scales + first_row;
+    if (value_scales != nullptr) problem.value_scales = value_scales + first_row;
     if (cache.paged()) {
-        problem.block_table = cache.block_table(layer, b, kv_head);
+        problem.block_table = table;
         problem.block_positions = cache.block_positions();
         problem.first_slot = t_begin;
     }
@@ -48,6 +51,25 @@ GroupAttention cache_split_problem(const KvCache& cache, std::size_t layer, std:
     problem.head_dim = head_dim;
     problem.scale = scale;
     return problem;
+}
+
+}  // namespace
+
+GroupAttention cache_split_problem(const KvCache& cache, std::size_t layer, std::size_t b, std::size_t kv_head,
+                                   const float* queries, std::size_t n_rows, std::size_t head_dim, std::size_t t_begin,
+                                   std::size_t t_end, float scale) {
+    return ring_split_problem(cache, cache.key_data(layer, b, kv_head), cache.value_data(layer, b, kv_head),
+                              cache.key_scales(layer, b, kv_head), cache.value_scales(layer, b, kv_head),
+                              cache.block_table(layer, b, kv_head), queries, n_rows, head_dim, t_begin, t_end, scale);
+}
+
+GroupAttention prefix_split_problem(const KvCache& cache, std::size_t layer, std::size_t kv_head, const float* queries,
+                                    std::size_t n_rows, std::size_t head_dim, std::size_t t_begin, std::size_t t_end,
+                                    float scale) {
+    return ring_split_problem(cache, cache.prefix_key_data(layer, kv_head), cache.prefix_value_data(layer, kv_head),
+                              cache.prefix_key_scales(layer, kv_head), cache.prefix_value_scales(layer, kv_head),
+                              cache.prefix_block_table(layer, kv_head), queries, n_rows, head_dim, t_begin, t_end,
+                              scale);
 }
 
 AttendKernelShape attend_group_shape() {

@@ -6,7 +6,6 @@
 #include "partial_softmax_merge.hpp"
 
 #include "kvbench/engine/checked_size.hpp"
-#include "kvbench/engine/kv_convert.hpp"
 
 #include <omp.h>
 
@@ -81,8 +80,6 @@ FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q,
     const std::size_t suffix_splits = decode_split_count(n_batch * n_kv_heads, n_suffix, n_threads, scratch.max_splits);
     const std::size_t n_prefix_tasks = n_kv_heads * prefix_splits;
     const std::size_t n_tasks = n_prefix_tasks + n_batch * n_kv_heads * suffix_splits;
-    const std::size_t key_bytes = kv_row_bytes(cache.key_dtype(), head_dim);
-    const std::size_t value_bytes = kv_row_bytes(cache.value_dtype(), head_dim);
     const GroupKernel prefix_kernel = group_kernel_for(prefix_rows, head_dim, cache.paged());
     const GroupKernel suffix_kernel = group_kernel_for(group_size, head_dim, cache.paged());
 
@@ -94,38 +91,14 @@ FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q,
         }
     }
 
-    // Positions [t_begin, t_end) of one block of the cache (prefix or a row's own, slot 0 at
-    // first_pos) for n_rows queries; of a paged cache, slots of the ring `table` finds in the pool
-    // that keys and the rest point at.
-    const auto attend = [&](GroupKernel kernel, const float* queries, std::size_t n_rows, const void* keys,
-                            const void* values, const float* key_scales, const float* value_scales,
-                            const std::uint32_t* table, std::size_t t_begin, std::size_t t_end,
-                            const PartialSoftmax& result, AttendWorkspace& workspace) -> std::uint64_t {
-        if (t_begin == t_end) {
-            write_empty_partial(result, n_rows, head_dim);
+    // One split's problem, positions [t_begin, t_end) of the prefix or of a row's own; an empty
+    // split writes the partial softmax of nothing.
+    const auto attend = [&](GroupKernel kernel, const GroupAttention& problem, const PartialSoftmax& result,
+                            AttendWorkspace& workspace) -> std::uint64_t {
+        if (problem.n_ctx == 0) {
+            write_empty_partial(result, problem.n_rows, head_dim);
             return 0;
         }
-        GroupAttention problem;
-        problem.q = queries;
-        problem.q_stride = head_dim;
-        problem.n_rows = n_rows;
-        const std::size_t first_row = table != nullptr ? 0 : t_begin;
-        problem.keys = static_cast<const std::byte*>(keys) + first_row * key_bytes;
-        problem.values = static_cast<const std::byte*>(values) + first_row * value_bytes;
-        problem.kv_stride = head_dim;
-        problem.kv_dtype = cache.key_dtype();
-        problem.value_dtype = cache.value_dtype();
-        problem.fp8_fix_free = !cache.holds_fp8_fix_patterns();
-        if (key_scales != nullptr) problem.key_scales = key_scales + first_row;
-        if (value_scales != nullptr) problem.value_scales = value_scales + first_row;
-        if (table != nullptr) {
-            problem.block_table = table;
-            problem.block_positions = cache.block_positions();
-            problem.first_slot = t_begin;
-        }
-        problem.n_ctx = t_end - t_begin;
-        problem.head_dim = head_dim;
-        problem.scale = scale;
         return kernel(problem, result, workspace);
     };
 
@@ -141,11 +114,12 @@ FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q,
             result.out_stride = head_dim;
             result.row_max = shared.prefix_max.data() + first_row;
             result.row_sum = shared.prefix_sum.data() + first_row;
-            return attend(prefix_kernel, shared.queries.data() + kv_head * prefix_rows * head_dim, prefix_rows,
-                          cache.prefix_key_data(layer, kv_head), cache.prefix_value_data(layer, kv_head),
-                          cache.prefix_key_scales(layer, kv_head), cache.prefix_value_scales(layer, kv_head),
-                          cache.prefix_block_table(layer, kv_head), split * n_prefix / prefix_splits,
-                          (split + 1) * n_prefix / prefix_splits, result, workspace);
+            const float* queries = shared.queries.data() + kv_head * prefix_rows * head_dim;
+            return attend(prefix_kernel,
+                          prefix_split_problem(cache, layer, kv_head, queries, prefix_rows, head_dim,
+                                               split * n_prefix / prefix_splits, (split + 1) * n_prefix / prefix_splits,
+                                               scale),
+                          result, workspace);
         }
         const std::size_t suffix_index = index - n_prefix_tasks;
         const std::size_t split = suffix_index % suffix_splits;
@@ -158,11 +132,11 @@ FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q,
         result.out_stride = head_dim;
         result.row_max = scratch.partial_max.data() + partial_row;
         result.row_sum = scratch.partial_sum.data() + partial_row;
-        return attend(suffix_kernel, q + b * q_stride + first_head * head_dim, group_size,
-                      cache.key_data(layer, b, kv_head), cache.value_data(layer, b, kv_head),
-                      cache.key_scales(layer, b, kv_head), cache.value_scales(layer, b, kv_head),
-                      cache.block_table(layer, b, kv_head), split * n_suffix / suffix_splits,
-                      (split + 1) * n_suffix / suffix_splits, result, workspace);
+        return attend(suffix_kernel,
+                      cache_split_problem(cache, layer, b, kv_head, q + b * q_stride + first_head * head_dim,
+                                          group_size, head_dim, split * n_suffix / suffix_splits,
+                                          (split + 1) * n_suffix / suffix_splits, scale),
+                      result, workspace);
     };
 
     std::uint64_t executed = 0;
