@@ -21,13 +21,6 @@
 
 namespace kvbench::test {
 
-inline ModelConfig ragged_batch(ModelConfig config, std::vector<std::uint32_t> seq_lens) {
-    config.n_batch = seq_lens.size();
-    config.seq_len = *std::max_element(seq_lens.begin(), seq_lens.end());
-    config.seq_lens = std::move(seq_lens);
-    return config;
-}
-
 inline ModelConfig paged_cache(ModelConfig config, std::size_t block) {
     config.kv_block = block;
     return config;

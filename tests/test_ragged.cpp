@@ -15,6 +15,7 @@
 
 using namespace kvbench;
 using kvbench::test::make_config;
+using kvbench::test::ragged_batch;
 
 namespace {
 
@@ -22,9 +23,7 @@ using kvbench::test::spec_tolerance;
 using kvbench::test::test_threads;
 
 ModelConfig ragged(ModelConfig config, std::vector<std::uint32_t> seq_lens) {
-    config.n_batch = seq_lens.size();
-    config.seq_len = *std::max_element(seq_lens.begin(), seq_lens.end());
-    config.seq_lens = std::move(seq_lens);
+    config = ragged_batch(std::move(config), std::move(seq_lens));
     validate(config);
     return config;
 }

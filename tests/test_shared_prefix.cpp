@@ -22,6 +22,7 @@
 
 using namespace kvbench;
 using kvbench::test::make_config;
+using kvbench::test::ragged_batch;
 using kvbench::test::spec_tolerance;
 using kvbench::test::test_threads;
 
@@ -81,6 +82,16 @@ TEST_CASE("a shared prefix's inputs are the same in every sequence, and only its
     // A window of positions draws what the whole prompt holds there, prefix and not.
     const std::vector<float> window = make_input_positions(config, 7, 2, 5);
     CHECK(window == gather_positions(inputs, 3, 10, 8, 2, 5));
+    // A ragged batch's sequences share the same first P positions, and hold at each of their own
+    // what the uniform batch holds there.
+    const ModelConfig uneven = with_prefix(ragged_batch(make_config(1, 1, 8, 2, 1, 1), {10, 6, 8}), 4);
+    const std::vector<float> packed = make_inputs(uneven, 7);
+    for (std::size_t b = 0; b < 3; ++b) {
+        for (std::size_t t = 0; t < uneven.seq_len_of(b); ++t) {
+            const auto row = packed.begin() + static_cast<std::ptrdiff_t>((uneven.first_token(b) + t) * 8);
+            CHECK(std::equal(row, row + 8, inputs.begin() + static_cast<std::ptrdiff_t>((b * 10 + t) * 8)));
+        }
+    }
 }
 
 TEST_CASE("a shared prefix's cached step equals its uncached forward, on both kernels, contiguous and paged") {
@@ -89,9 +100,13 @@ TEST_CASE("a shared prefix's cached step equals its uncached forward, on both ke
     full.ffn_dim = 48;
     ModelConfig two_tokens = make_config(2, 30, 32, 4, 1, 1);
     two_tokens.n_query_tokens = 2;
+    // Ragged: rows behind the longest by their lags, the shortest holding one position of its own
+    // after the prefix, or two for Q = 2; RoPE turns each row at its own positions.
     for (const ModelConfig& shape :
          {with_prefix(make_config(3, 20, 32, 4, 4, 1), 8), with_prefix(make_config(4, 70, 32, 8, 2, 2), 35),
-          with_prefix(make_config(5, 9, 32, 4, 1, 1), 8), with_prefix(full, 12), with_prefix(two_tokens, 28)}) {
+          with_prefix(make_config(5, 9, 32, 4, 1, 1), 8), with_prefix(full, 12), with_prefix(two_tokens, 28),
+          with_prefix(ragged_batch(make_config(1, 1, 32, 8, 2, 2), {40, 13, 27, 40}), 12),
+          with_prefix(ragged_batch(full, {24, 9, 17}), 8), with_prefix(ragged_batch(two_tokens, {30, 12}), 10)}) {
         for (const ModelConfig& config : contiguous_and_paged(shape)) {
             INFO(describe(config));
             for (const StepKernels* kernels : {&fast_kernels, &naive_kernels}) {
@@ -110,7 +125,9 @@ TEST_CASE("the shared step equals the step that shares nothing over the same pro
     // sums (docs/model.md, "Shared prefixes": within the kernels' tolerance).
     for (const ModelConfig& shared : {with_prefix(make_config(4, 40, 32, 4, 2, 1), 20),
                                       with_prefix(make_config(3, 33, 64, 8, 8, 2), 32),
-                                      with_prefix(make_config(4, 40, 32, 4, 2, 1), 20, 8)}) {
+                                      with_prefix(make_config(4, 40, 32, 4, 2, 1), 20, 8),
+                                      with_prefix(ragged_batch(make_config(1, 1, 32, 4, 2, 1), {40, 21, 33, 28}), 20),
+                                      with_prefix(ragged_batch(make_config(1, 1, 32, 4, 2, 1), {40, 21, 33, 28}), 20, 8)}) {
         INFO(describe(shared));
         ModelConfig unshared = shared;
         unshared.shared_prefix = 0;
@@ -127,8 +144,8 @@ namespace {
 
 // What attend_decode over a shared prefix executes, from attend_group's documented padding
 // (docs/counting.md, "Executed FLOPs"): each KV head's prefix splits scored for the B·group rows of
-// every sequence at once, then each sequence's own positions in splits of their own; on a paged
-// cache by the tiled kernel alone.
+// every sequence at once, then each sequence's own positions in splits of their own (cut for the
+// longest row's, a ragged row's shorter); on a paged cache by the tiled kernel alone.
 std::uint64_t documented_shared_prefix_executed(const ModelConfig& config, std::size_t n_ctx, const DecodeAttentionScratch& scratch) {
     const std::size_t n_prefix = std::min(config.shared_prefix, n_ctx), n_suffix = n_ctx - n_prefix;
     const std::size_t threads = scratch.n_threads;
@@ -143,9 +160,12 @@ std::uint64_t documented_shared_prefix_executed(const ModelConfig& config, std::
         const std::uint64_t length = test::split_length(n_prefix, prefix_splits, k);
         executed += config.n_kv_heads * test::documented_group_flops(config.n_batch * group, dh, length, paged);
     }
-    for (std::uint64_t k = 0; k < suffix_splits; ++k) {
-        const std::uint64_t length = test::split_length(n_suffix, suffix_splits, k);
-        executed += config.n_batch * config.n_kv_heads * test::documented_group_flops(group, dh, length, paged);
+    for (std::size_t b = 0; b < config.n_batch; ++b) {
+        const std::size_t own = n_suffix - config.seq_lag_of(b);
+        for (std::uint64_t k = 0; k < suffix_splits; ++k) {
+            const std::uint64_t length = test::split_length(own, suffix_splits, k);
+            executed += config.n_kv_heads * test::documented_group_flops(group, dh, length, paged);
+        }
     }
     return executed;
 }
@@ -155,14 +175,16 @@ std::uint64_t documented_shared_prefix_executed(const ModelConfig& config, std::
 TEST_CASE("attend_decode over a shared prefix equals its naive twin in every KV type, with the prefix split, paged too") {
     // G = 1 on 8 threads: one prefix task per KV head is too few, so the prefix is cut in splits,
     // and B·G = 3 suffix tasks are cut too. B·group_size = 12 rows (B = 3, group 4) and 8 rows
-    // (B = 8, group 1) take each kernel's row shapes.
-    for (const ModelConfig& base : {make_config(3, 300, 64, 4, 1, 1), make_config(8, 200, 32, 2, 2, 1)}) {
+    // (B = 8, group 1) take each kernel's row shapes; a ragged batch's rows read their own
+    // positions through splits cut for the longest.
+    for (const ModelConfig& base : {make_config(3, 300, 64, 4, 1, 1), make_config(8, 200, 32, 2, 2, 1),
+                                    ragged_batch(make_config(1, 1, 64, 4, 1, 1), {300, 160, 230})}) {
         for (const KvDtype dtype : {KvDtype::f32, KvDtype::f16, KvDtype::bf16, KvDtype::int8, KvDtype::q8_0,
                                     KvDtype::q4_0, KvDtype::e4m3, KvDtype::e5m2}) {
             // Paged: blocks of 16 split the prefix and the rows inside blocks; of 64, each split
             // reads one or two blocks, in place or gathered.
             for (const std::size_t block : {0u, 16u, 64u}) {
-                ModelConfig config = with_prefix(base, base.seq_len / 2, block);
+                ModelConfig config = with_prefix(base, base.shortest_seq_len() / 2, block);
                 config.kv_dtype = dtype;
                 INFO(describe(config));
                 KvCache cache(config, config.seq_len, 5);
@@ -170,15 +192,29 @@ TEST_CASE("attend_decode over a shared prefix equals its naive twin in every KV 
                 const std::vector<float> q = test::random_vector(config.n_batch * config.q_dim(), 4);
                 DecodeAttentionScratch scratch(config, config.seq_len, 8);
                 std::vector<float> fast(q.size()), naive(q.size());
-                for (const std::size_t n_ctx : {config.seq_len, config.shared_prefix + 1, std::size_t{5}}) {
+                // Contexts at which every row holds the prefix: the longest, the shortest row one
+                // past the prefix, and (uniform) a context inside the prefix.
+                std::vector<std::size_t> contexts{config.seq_len, config.shared_prefix + 1 + config.seq_len -
+                                                                      config.shortest_seq_len()};
+                if (!config.is_ragged()) contexts.push_back(5);
+                for (const std::size_t n_ctx : contexts) {
+                    CAPTURE(n_ctx);
                     const FlopCount fast_flops =
                         attend_decode(config, q.data(), config.q_dim(), cache, 0, n_ctx, fast.data(), scratch);
                     const FlopCount naive_flops =
                         attend_decode_naive(config, q.data(), config.q_dim(), cache, 0, n_ctx, naive.data(), scratch);
                     CHECK(relative_error(fast, naive) < 1e-5);
-                    CHECK(fast_flops.useful == 4u * config.n_heads * config.head_dim() * config.n_batch * n_ctx);
+                    std::uint64_t attended = 0;
+                    for (std::size_t b = 0; b < config.n_batch; ++b) attended += n_ctx - config.seq_lag_of(b);
+                    CHECK(fast_flops.useful == 4u * config.n_heads * config.head_dim() * attended);
                     CHECK(naive_flops.useful == fast_flops.useful);
                     CHECK(fast_flops.executed == documented_shared_prefix_executed(config, n_ctx, scratch));
+                }
+                if (config.is_ragged()) {
+                    // One context less, and the shortest row would end inside the prefix.
+                    CHECK_THROWS_AS(attend_decode(config, q.data(), config.q_dim(), cache, 0, contexts.back() - 2,
+                                                  fast.data(), scratch),
+                                    std::logic_error);
                 }
             }
         }
@@ -246,6 +282,35 @@ TEST_CASE("a shared prefix is cached and read once, its FLOPs those of the batch
     CHECK(step_bytes(config, DecodePath::uncached) == step_bytes(unshared, DecodePath::uncached));
 }
 
+TEST_CASE("a ragged batch's shared prefix is cached once, each sequence's own positions after it (by hand)") {
+    // B = 3 of N_b = 10, 7, 9, P = 6, D = 8, H = 2, G = 1, dh = 4, L = 1: 6 + (4 + 1 + 3) = 14
+    // positions of 32 bytes, against the 26 of the batch sharing nothing.
+    const ModelConfig config = with_prefix(ragged_batch(make_config(1, 1, 8, 2, 1, 1), {10, 7, 9}), 6);
+    ModelConfig unshared = config;
+    unshared.shared_prefix = 0;
+    CHECK(cached_positions(config) == 14);
+    CHECK(kv_cache_bytes(config) == 448);
+    CHECK(kv_cache_bytes(unshared) == 832);
+    const KvCache cache(config, config.seq_len);
+    CHECK(cache.bytes() == 448);
+    CHECK(KvCache::bytes_for(config, config.seq_len) == 448);
+    CHECK(cache.capacity(0, 0) == 4);
+    CHECK(cache.capacity(0, 1) == 1);
+    CHECK(cache.capacity(0, 2) == 3);
+    // 3·2·192 + 4·2·4·(10 + 7 + 9): every query attends to its own sequence's positions.
+    CHECK(step_flops(config, DecodePath::cached) == 1152 + 832);
+    CHECK(step_flops(config, DecodePath::cached) == step_flops(unshared, DecodePath::cached));
+    // 192·4 weight bytes + 448 of cache + 2·3·8·4 of activations.
+    CHECK(step_bytes(config, DecodePath::cached) == 768 + 448 + 192);
+    // Blocks of 4: the prefix's 2 and one per row (4, 1 and 3 own positions), 5 of 4 slots of 32
+    // bytes and 5 table entries, which the step reads besides the 14 positions.
+    const ModelConfig paged = with_prefix(config, 6, 4);
+    CHECK(kv_blocks_per_head(paged) == 2 + 3);
+    CHECK(kv_cache_bytes(paged) == 5 * 4 * 32 + 5 * 4);
+    CHECK(KvCache(paged, paged.seq_len).bytes() == kv_cache_bytes(paged));
+    CHECK(step_bytes(paged, DecodePath::cached) == 768 + 448 + 192 + 20);
+}
+
 TEST_CASE("a paged shared prefix takes its blocks once, and every block of the pool is used once (by hand)") {
     // The same B = 4, N = 10, P = 6, G = 1, L = 1 in blocks of 4: the prefix's 2 blocks (the last
     // half empty) and each row's 1 (its 4 own positions): 6 blocks of 4 slots of 32 bytes, and 6
@@ -299,12 +364,15 @@ TEST_CASE("a shared prefix that breaks a rule is refused naming --shared-prefix"
     CHECK_THROWS_AS(validate(config), ConfigError);
     config.n_query_tokens = 1;
     validate(config);
-    ModelConfig ragged = config;
-    ragged.seq_lens = {10, 4};
-    ragged.shared_prefix = 2;
-    CHECK_THROWS_WITH_AS(validate(ragged),
-                         "--shared-prefix 2 with --seq-lens or --seq-dist: a shared prefix is measured on uniform "
-                         "batches only (give --shared-prefix 0)",
+    // Every sequence of a ragged batch holds the prefix and its own new token after it.
+    ModelConfig uneven = config;
+    uneven.seq_lens = {10, 4};
+    uneven.shared_prefix = 3;
+    validate(uneven);
+    uneven.shared_prefix = 4;
+    CHECK_THROWS_WITH_AS(validate(uneven),
+                         "--shared-prefix 4 must be at most the ragged batch's shortest context 4 less the step's 1 "
+                         "new token(s), 3: the new tokens are each sequence's own (try --shared-prefix 2)",
                          ConfigError);
     ModelConfig windowed = config;
     windowed.layer_windows = {4};

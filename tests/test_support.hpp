@@ -45,6 +45,15 @@ inline ModelConfig make_config(std::size_t n_batch, std::size_t seq_len, std::si
     return config;
 }
 
+// A ragged batch of these contexts (docs/model.md, "Ragged batches"): B and the longest N
+// from them, not validated (a caller may add a prefix, blocks or windows first).
+inline ModelConfig ragged_batch(ModelConfig config, std::vector<std::uint32_t> seq_lens) {
+    config.n_batch = seq_lens.size();
+    config.seq_len = *std::max_element(seq_lens.begin(), seq_lens.end());
+    config.seq_lens = std::move(seq_lens);
+    return config;
+}
+
 // Rows [first, first + count) of every sequence of a (n_batch, seq_len, dim) tensor.
 using kvbench::gather_positions;
 

@@ -226,7 +226,7 @@ TEST_CASE("--query-tokens is an axis after the context") {
                          ConfigError);
 }
 
-TEST_CASE("shared prefixes are an axis after the query tokens, a percentage taken of each point's N") {
+TEST_CASE("shared prefixes are an axis after the query tokens, a percentage taken of each point's shortest context") {
     SweepSpec spec;
     spec.dim = {64};
     spec.heads = {4};
@@ -242,4 +242,15 @@ TEST_CASE("shared prefixes are an axis after the query tokens, a percentage take
     CHECK(prefixes == std::vector<std::size_t>{0, 4, 6, 0, 50, 6});
     spec.shared_prefixes = {{8, false}};
     CHECK_THROWS_WITH_AS(expand(spec), doctest::Contains("--shared-prefix 8 must be at most --seq 8"), ConfigError);
+    // A ragged batch's 50 % is of its shortest sequence, which holds the prefix too.
+    spec.seq = {300};
+    spec.seq_lens = {300, 20};
+    spec.shared_prefixes = {{50, true}};
+    const Grid ragged = expand(spec);
+    REQUIRE(ragged.points.size() == 1);
+    CHECK(ragged.points[0].config.shared_prefix == 10);
+    spec.shared_prefixes = {{20, false}};
+    CHECK_THROWS_WITH_AS(expand(spec), doctest::Contains("--shared-prefix 20 must be at most the ragged batch's "
+                                                         "shortest context 20"),
+                         ConfigError);
 }

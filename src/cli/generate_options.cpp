@@ -73,7 +73,7 @@ CLI::App* add_generate_command(CLI::App& app, GenerateCliOptions& options) {
         ->type_name("N")
         ->capture_default_str();
     list_option(*generate, "-b,--batch", options.batch, "Batch sizes B");
-    add_shared_prefix_option(*generate, options.shared_prefix, "P");
+    add_shared_prefix_option(*generate, options.shared_prefix, "the shortest prompt P");
     list_option(*generate, "-d,--dim", options.dim, "Model dimensions D");
     list_option(*generate, "--heads", options.heads, "Query heads H (each must divide D, unless --head-dim is given)");
     list_option(*generate, "--head-dim", options.head_dim, "Head dimensions dh, when not D/H (Gemma-7B: 256 at D=3072)");
@@ -142,10 +142,6 @@ GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
                                               plan.prompt_lens.size(), batch, plan.prompt_lens.size()));
             }
         }
-        if (options.shared_prefix && *options.shared_prefix != "0") {
-            throw ConfigError("--shared-prefix with --prompt-lens: a shared prefix is measured on uniform batches only "
-                              "(give one of them)");
-        }
         // The prefill runs to the longest prompt; the generation's steps are the longest sequence's.
         plan.generation.prompt_len = *std::max_element(plan.prompt_lens.begin(), plan.prompt_lens.end());
         for (const std::size_t prompt_len : plan.prompt_lens) {
@@ -162,14 +158,19 @@ GeneratePlan to_generate_plan(const GenerateCliOptions& options) {
     spec.kv_blocks = parse_kv_blocks(options.kv_block);
     if (options.shared_prefix) {
         spec.shared_prefixes.clear();
+        // The prefix is every prompt's beginning, so a percentage is of the shortest prompt and
+        // every decode step's new token is each sequence's own.
+        const std::size_t shortest =
+            plan.prompt_lens.empty() ? plan.generation.prompt_len
+                                     : *std::min_element(plan.prompt_lens.begin(), plan.prompt_lens.end());
+        const std::string prompt = plan.prompt_lens.empty() ? fmt::format("--prompt {}", shortest)
+                                                            : fmt::format("the shortest of --prompt-lens, {}", shortest);
         for (const SharedPrefixLength& prefix : parse_shared_prefixes(*options.shared_prefix)) {
-            // The prefix is the prompt's beginning, so a percentage is of P and every decode step's
-            // new token is each sequence's own.
-            const std::size_t positions = prefix.positions_at(plan.generation.prompt_len);
-            if (positions >= plan.generation.prompt_len) {
-                throw ConfigError(fmt::format("--shared-prefix {} must be less than --prompt {}: the shared positions "
+            const std::size_t positions = prefix.positions_at(shortest);
+            if (positions >= shortest) {
+                throw ConfigError(fmt::format("--shared-prefix {} must be less than {}: the shared positions "
                                               "are the prompt's first ones (try --shared-prefix {})",
-                                              positions, plan.generation.prompt_len, plan.generation.prompt_len / 2));
+                                              positions, prompt, shortest / 2));
             }
             spec.shared_prefixes.push_back({positions, false});
         }

@@ -128,7 +128,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCliOptions& options) {
                 "Context lengths N: positions attended, the new token's included");
     list_option(*sweep, "-b,--batch", options.batch, "Batch sizes B");
     add_ragged_options(*sweep, options.ragged);
-    add_shared_prefix_option(*sweep, options.shared_prefix);
+    add_shared_prefix_option(*sweep, options.shared_prefix, "the shortest context N");
     list_option(*sweep, "-d,--dim", options.dim, "Model dimensions D");
     list_option(*sweep, "--heads", options.heads, "Query heads H (each must divide D, unless --head-dim is given)");
     list_option(*sweep, "--head-dim", options.head_dim, "Head dimensions dh, when not D/H (Gemma-7B: 256 at D=3072)");

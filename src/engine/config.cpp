@@ -67,7 +67,6 @@ void validate_layer_parts(const ModelConfig& config) {
 
 void validate_seq_lens(const ModelConfig& config) {
     require_positive(config.n_query_tokens, "--query-tokens");
-    std::size_t shortest = config.seq_len;
     if (config.is_ragged()) {
         if (config.seq_lens.size() != config.n_batch) {
             throw ConfigError(fmt::format("--seq-lens has {} values for --batch {}: give one context per sequence",
@@ -80,8 +79,8 @@ void validate_seq_lens(const ModelConfig& config) {
         if (longest != config.seq_len) {
             throw ConfigError(fmt::format("--seq {} must be the longest of --seq-lens, {}", config.seq_len, longest));
         }
-        shortest = *std::min_element(config.seq_lens.begin(), config.seq_lens.end());
     }
+    const std::size_t shortest = config.shortest_seq_len();
     if (config.n_query_tokens > shortest) {
         throw ConfigError(fmt::format("--query-tokens {} must be at most the shortest context, {}: the step's tokens "
                                       "are the last Q of each sequence",
@@ -90,20 +89,23 @@ void validate_seq_lens(const ModelConfig& config) {
 }
 
 // docs/model.md, "Shared prefixes": one copy of the first P positions serves every sequence, so
-// each must hold them all, and the step's own tokens come after them.
+// each must hold them all, the shortest of a ragged batch too, and the step's own tokens come
+// after them.
 void validate_shared_prefix(const ModelConfig& config) {
     const std::size_t prefix = config.shared_prefix;
     if (prefix == 0) return;
-    if (prefix + config.n_query_tokens > config.seq_len) {
-        throw ConfigError(fmt::format("--shared-prefix {} must be at most --seq {} less the step's {} new token(s), "
+    const std::size_t shortest = config.shortest_seq_len();
+    if (prefix + config.n_query_tokens > shortest) {
+        const std::string context = config.is_ragged() ? fmt::format("the ragged batch's shortest context {}", shortest)
+                                                       : fmt::format("--seq {}", shortest);
+        throw ConfigError(fmt::format("--shared-prefix {} must be at most {} less the step's {} new token(s), "
                                       "{}: the new tokens are each sequence's own (try --shared-prefix {})",
-                                      prefix, config.seq_len, config.n_query_tokens,
-                                      config.seq_len - config.n_query_tokens, config.seq_len / 2));
+                                      prefix, context, config.n_query_tokens, shortest - config.n_query_tokens,
+                                      shortest / 2));
     }
     auto refuse = [prefix](const char* other, const char* why) {
         throw ConfigError(fmt::format("--shared-prefix {} with {}: {} (give --shared-prefix 0)", prefix, other, why));
     };
-    if (config.is_ragged()) refuse("--seq-lens or --seq-dist", "a shared prefix is measured on uniform batches only");
     if (!config.layer_windows.empty()) {
         refuse("--window", "a sliding window's ring overwrites the shared positions");
     }

@@ -193,7 +193,7 @@ std::uint64_t cached_positions(const ModelConfig& c) {
     // (docs/counting.md, "Multi-token queries").
     if (c.has_shared_prefix()) {
         const std::uint64_t prefix = u64(c.shared_prefix);
-        return u64(c.n_layers) * (prefix + u64(c.n_batch) * (u64(c.seq_len) - prefix));
+        return u64(c.n_layers) * (prefix + sum_over_sequences(c, [prefix](std::uint64_t n) { return n - prefix; }));
     }
     return sum_over_sequences(c, [&c](std::uint64_t n) {
         std::uint64_t positions = 0;
@@ -209,10 +209,11 @@ std::uint64_t kv_blocks_per_head(const ModelConfig& c) {
     const std::uint64_t block = u64(c.kv_block);
     const auto blocks_of = [block](std::uint64_t positions) { return (positions + block - 1) / block; };
     // A shared prefix's blocks once per layer, each sequence's own positions in blocks after it
-    // (a uniform batch without windows, validate()).
+    // (no windows, validate()).
     if (c.has_shared_prefix()) {
         const std::uint64_t prefix = u64(c.shared_prefix);
-        return u64(c.n_layers) * (blocks_of(prefix) + u64(c.n_batch) * blocks_of(u64(c.seq_len) - prefix));
+        return u64(c.n_layers) *
+               (blocks_of(prefix) + sum_over_sequences(c, [&](std::uint64_t n) { return blocks_of(n - prefix); }));
     }
     return sum_over_sequences(c, [&c, &blocks_of](std::uint64_t n) {
         std::uint64_t blocks = 0;

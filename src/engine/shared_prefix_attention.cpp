@@ -74,6 +74,15 @@ FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q,
     const std::size_t prefix_rows = n_batch * group_size;  // one KV head's rows of every sequence
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     const std::size_t n_prefix = std::min(cache.shared_prefix(), n_ctx);
+    // A ragged batch's row b sees its own n_ctx - lag positions (docs/model.md, "Ragged batches"),
+    // the prefix and its own after it; the suffix splits are cut for the longest row's.
+    const auto row_suffix = [&](std::size_t b) -> std::size_t {
+        const std::size_t row_ctx = n_ctx - config.seq_lag_of(b);
+        if (row_ctx < n_prefix) {
+            throw std::logic_error("attend_decode: a row of a ragged batch ends inside the shared prefix");
+        }
+        return row_ctx - n_prefix;
+    };
     const std::size_t n_suffix = n_ctx - n_prefix;
     const std::size_t n_threads = scratch.n_threads;
     const std::size_t prefix_splits = prefix_splits_for(config, n_prefix, n_threads, shared.max_prefix_splits);
@@ -132,12 +141,17 @@ FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q,
         result.out_stride = head_dim;
         result.row_max = scratch.partial_max.data() + partial_row;
         result.row_sum = scratch.partial_sum.data() + partial_row;
+        const std::size_t own = row_suffix(b);
         return attend(suffix_kernel,
                       cache_split_problem(cache, layer, b, kv_head, q + b * q_stride + first_head * head_dim,
-                                          group_size, head_dim, split * n_suffix / suffix_splits,
-                                          (split + 1) * n_suffix / suffix_splits, scale),
+                                          group_size, head_dim, split * own / suffix_splits,
+                                          (split + 1) * own / suffix_splits, scale),
                       result, workspace);
     };
+
+    // Before the tasks: no exception may leave the parallel region.
+    std::uint64_t attended_pairs = 0;  // (row, key) pairs, Σ_b of each row's keys
+    for (std::size_t b = 0; b < n_batch; ++b) attended_pairs += n_prefix + row_suffix(b);
 
     std::uint64_t executed = 0;
     // As attend_decode: each task writes only its own partial rows, merged below in a fixed order.
@@ -167,7 +181,7 @@ FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q,
                                     head_dim, out + b * config.q_dim() + h * head_dim);
         }
     }
-    return {4ull * n_heads * head_dim * n_batch * n_ctx, executed};
+    return {4ull * n_heads * head_dim * attended_pairs, executed};
 }
 
 }  // namespace kvbench

@@ -34,11 +34,13 @@ struct SharedPrefixScratch {
 // attend_decode's contract for a cache with a shared prefix of P = cache.shared_prefix()
 // positions: for each KV head, the prefix is read once for the query rows of every sequence
 // (one attend_group call of n_batch·group_size rows per split of it), each sequence's own
-// positions [P, n_ctx) once for its group's rows, and the two partial softmaxes merged by their
-// running max and sum in a fixed order. Returns the useful FLOPs of attend_decode, 4·H·dh·B·n_ctx
-// (every query still attends to every position, docs/counting.md), and the FLOPs executed.
+// positions [P, N_b) once for its group's rows (N_b = n_ctx less a ragged row's lag), and the
+// two partial softmaxes merged by their running max and sum in a fixed order. Returns the useful
+// FLOPs of attend_decode, 4·H·dh·Σ_b N_b (every query still attends to every position,
+// docs/counting.md), and the FLOPs executed.
 // Requires: attend_decode's; config.shared_prefix == cache.shared_prefix() > 0, no window, not
-// latent; scratch built for this config.
+// latent; every row's N_b at least min(P, n_ctx) (else std::logic_error); scratch built for
+// this config.
 FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q, std::size_t q_stride,
                                       const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
                                       DecodeAttentionScratch& scratch, const float* sinks);

@@ -72,7 +72,12 @@ void fill_shared_prefix_cache(const ModelConfig& config, KvCache& cache, std::si
         for (std::size_t g = 0; g < config.n_kv_heads; ++g) fill_block(layer, 0, g, 0, prefix);
         for (std::size_t b = 0; b < config.n_batch; ++b) {
             if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
-            for (std::size_t g = 0; g < config.n_kv_heads; ++g) fill_block(layer, b, g, prefix, length - prefix);
+            // A ragged batch's row b holds `length` less its lag, the prefix and its own after it.
+            const std::size_t lag = config.seq_lag_of(b);
+            const std::size_t row_length = length > lag ? length - lag : 0;
+            for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
+                fill_block(layer, b, g, prefix, row_length > prefix ? row_length - prefix : 0);
+            }
         }
     }
     cache.extend_to(length);
@@ -209,11 +214,16 @@ std::vector<float> make_inputs(const ModelConfig& config, std::uint64_t seed) {
     if (!config.is_ragged()) return make_input_positions(config, seed, 0, config.seq_len);
     const std::size_t dim = config.model_dim;
     std::vector<float> inputs(checked_mul(config.total_tokens(), dim));
+    // As make_input_positions: a shared prefix's positions are row 0's in every row, the rest
+    // each row's own draws at their place in the stream.
     for (std::size_t b = 0; b < config.n_batch; ++b) {
+        const std::size_t shared = std::min(config.shared_prefix, config.seq_len_of(b));
+        float* row = inputs.data() + config.first_token(b) * dim;
+        Rng shared_rng(seed ^ input_stream);
+        fill_uniform(shared_rng, {row, shared * dim}, uniform_bound_for_variance(1.0));
         Rng rng(seed ^ input_stream);
-        rng.discard(b * config.seq_len * dim);
-        fill_uniform(rng, {inputs.data() + config.first_token(b) * dim, config.seq_len_of(b) * dim},
-                     uniform_bound_for_variance(1.0));
+        rng.discard((b * config.seq_len + shared) * dim);
+        fill_uniform(rng, {row + shared * dim, (config.seq_len_of(b) - shared) * dim}, uniform_bound_for_variance(1.0));
     }
     return inputs;
 }

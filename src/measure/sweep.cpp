@@ -112,7 +112,8 @@ Grid expand(const SweepSpec& spec) {
                                         contexts.end()) {
                                         config.seq_lens = contexts;
                                     }
-                                    config.shared_prefix = shared_prefix.positions_at(config.seq_len);
+                                    // A percentage is of the shortest context: every sequence holds the prefix.
+                                    config.shared_prefix = shared_prefix.positions_at(config.shortest_seq_len());
                                     config.set_kv_dtypes(spec.kv_dtypes[i].key, spec.kv_dtypes[i].value);
                                     config.kv_block = spec.kv_blocks[j];
                                     validate(config);

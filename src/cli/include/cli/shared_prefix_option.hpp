@@ -14,10 +14,12 @@
 namespace kvbench {
 
 // Registers --shared-prefix on `command`, writing what the user typed into `text`. Its
-// percentages are of `whole`: each point's context N in `sweep`, the prompt P in `generate`.
-void add_shared_prefix_option(CLI::App& command, std::optional<std::string>& text, std::string_view whole = "N");
+// percentages are of `whole`: each point's shortest context in `sweep`, the shortest prompt in
+// `generate`.
+void add_shared_prefix_option(CLI::App& command, std::optional<std::string>& text, std::string_view whole);
 
-// "0,2048,50%": each value P positions, or a whole percentage of each point's N (0 to 99).
+// "0,2048,50%": each value P positions, or a whole percentage of each point's shortest context
+// (0 to 99).
 // Throws ConfigError naming --shared-prefix and the value for an empty value, a value that is
 // not a whole number from 0 to 2^30, or a percentage above 99 (whether P fits each N is validate()'s).
 std::vector<SharedPrefixLength> parse_shared_prefixes(const std::string& text);

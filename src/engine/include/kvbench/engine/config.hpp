@@ -4,6 +4,7 @@
 #include "kvbench/engine/kv_dtype.hpp"
 #include "kvbench/engine/weight_dtype.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -134,6 +135,10 @@ struct ModelConfig {
     bool is_paged() const { return kv_block != 0; }
     // N_b: sequence b's context at this step. Requires: b < n_batch.
     std::size_t seq_len_of(std::size_t b) const { return seq_lens.empty() ? seq_len : seq_lens[b]; }
+    // min_b N_b: the shortest sequence's context, N in a uniform batch.
+    std::size_t shortest_seq_len() const {
+        return seq_lens.empty() ? seq_len : *std::min_element(seq_lens.begin(), seq_lens.end());
+    }
     // N - N_b: how many positions sequence b is behind the longest; 0 in a uniform batch.
     std::size_t seq_lag_of(std::size_t b) const { return seq_len - seq_len_of(b); }
     // Σ_b N_b, the rows of an uncached forward (B·N in a uniform batch).

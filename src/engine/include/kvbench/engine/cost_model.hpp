@@ -68,7 +68,7 @@ std::uint64_t step_bytes(const ModelConfig& config, DecodePath path,
 // blocks whole (the last one's empty slots included) plus its block table.
 std::uint64_t kv_cache_bytes(const ModelConfig& config);
 // A paged cache's blocks summed over layers and sequences, per KV head: Σ ceil(min(N_b, W) / P);
-// with a shared prefix of S positions, L·(ceil(S / P) + B·ceil((N - S) / P)); 0 for a
+// with a shared prefix of S positions, L·(ceil(S / P) + Σ_b ceil((N_b - S) / P)); 0 for a
 // contiguous cache.
 std::uint64_t kv_blocks_per_head(const ModelConfig& config);
 // Its block tables, one entry per block of each KV head: what the step reads besides the

@@ -13,12 +13,12 @@
 
 namespace kvbench {
 
-// One --shared-prefix value: P positions, or a percentage of each point's N (docs/model.md,
-// "Shared prefixes"); 0 shares nothing.
+// One --shared-prefix value: P positions, or a percentage of each point's shortest context
+// (docs/model.md, "Shared prefixes"); 0 shares nothing.
 struct SharedPrefixLength {
     std::size_t value = 0;
-    bool percent = false;  // value % of N, rounded down
-    std::size_t positions_at(std::size_t seq_len) const { return percent ? seq_len * value / 100 : value; }
+    bool percent = false;  // value % of the shortest context, rounded down
+    std::size_t positions_at(std::size_t shortest) const { return percent ? shortest * value / 100 : value; }
     bool operator==(const SharedPrefixLength&) const = default;
 };
 
