@@ -209,6 +209,58 @@ TEST_CASE("check_kernels holds every latent kernel to its naive twin") {
     CHECK(cache.length() == config.seq_len - 1);
 }
 
+TEST_CASE("a latent cache shares a prefix: one copy of its latents, the step equal to the forward and to its twins") {
+    // DeepSeek served with prefix caching: the batch's first P latents cached once per layer,
+    // the prefix pass scoring all B·H absorbed queries against them (docs/model.md, "Shared
+    // prefixes"). By hand: B = 3, N = 40, P = 20, L = 2, r + d_r = 24 floats: (20 + 3·20)·2
+    // latents of 96 bytes, against 3·40·2 unshared.
+    ModelConfig attention_only = latent_config(3, 40, 2);
+    attention_only.shared_prefix = 20;
+    validate(attention_only);
+    ModelConfig unshared = attention_only;
+    unshared.shared_prefix = 0;
+    CHECK(kv_cache_bytes(attention_only) == 160 * 96);
+    CHECK(kv_cache_bytes(unshared) == 240 * 96);
+    CHECK(KvCache(attention_only, 40).bytes() == kv_cache_bytes(attention_only));
+    CHECK(step_flops(attention_only, DecodePath::cached) == step_flops(unshared, DecodePath::cached));
+    CHECK(step_bytes(unshared, DecodePath::cached) - step_bytes(attention_only, DecodePath::cached) == 80 * 96);
+    ModelConfig whole_layer = full_latent_config(3, 17, 2);
+    whole_layer.shared_prefix = 8;
+    validate(whole_layer);
+    for (const ModelConfig& config : {attention_only, whole_layer}) {
+        INFO(describe(config));
+        const LatentComparison c = compare_paths(config, 17);
+        CHECK(c.rel_error < spec_tolerance);
+        CHECK(c.trace_error < spec_tolerance);
+        CHECK(c.trace_error > 0);
+        CHECK(c.cached_flops.useful == step_flops(config, DecodePath::cached));
+    }
+    // --check's twins on a cache filled through the prefix: the absorbed queries of every
+    // sequence against one copy of it.
+    ModelConfig checked = latent_config(2, 150, 2);
+    checked.shared_prefix = 75;
+    validate(checked);
+    const ModelWeights weights = make_weights(checked, 6);
+    const auto inputs = make_inputs(checked, 6);
+    const auto step_in = gather_positions(inputs, 2, 150, checked.model_dim, 149, 1);
+    KvCache cache(checked, checked.seq_len);
+    fill_cache_seeded(checked, cache, checked.seq_len - 1, 6);
+    // The seeded fill reaches every position of every row, the prefix's and each row's own.
+    std::vector<float> latent(cache.head_dim());
+    std::size_t empty = 0;
+    for (std::size_t b = 0; b < 2; ++b) {
+        for (std::size_t t = 0; t < checked.seq_len - 1; ++t) {
+            cache.load_key(1, b, 0, t, latent.data());
+            if (std::all_of(latent.begin(), latent.end(), [](float x) { return x == 0.0f; })) ++empty;
+        }
+    }
+    CHECK(empty == 0);
+    for (const KernelCheck& check : check_kernels(checked, weights, {step_in.data(), inputs.data(), &cache, test_threads})) {
+        INFO(check.kernel);
+        CHECK(check.rel_error < kernel_check_tolerance);
+    }
+}
+
 TEST_CASE("a latent config is measurable, and one with sinks is refused by name") {
     ModelConfig config = latent_config(1, 8, 1);
     CHECK_NOTHROW(require_measurable(config));

@@ -109,7 +109,6 @@ void validate_shared_prefix(const ModelConfig& config) {
     if (!config.layer_windows.empty()) {
         refuse("--window", "a sliding window's ring overwrites the shared positions");
     }
-    if (config.is_latent()) refuse("--kv-lora-rank", "the latent step reads no shared prefix");
 }
 
 }  // namespace

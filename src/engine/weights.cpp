@@ -21,22 +21,30 @@ constexpr std::uint64_t sink_stream = 0x5141'C000'0000'0004ull;
 float uniform_bound_for_variance(double variance) {
     return static_cast<float>(std::sqrt(3.0 * variance));
 }
-// fill_cache_seeded of a latent cache: one vector of r + d_r per position, no values of their own.
+// fill_cache_seeded of a latent cache: one vector of r + d_r per position, no values of their own;
+// with a shared prefix, each layer's one copy of positions [0, P) (stored through row 0), then
+// every row's own positions from P.
 void fill_latent_cache(const ModelConfig& config, KvCache& cache, std::size_t length, Rng& rng,
                        const std::atomic<bool>* stop) {
     const float bound = uniform_bound_for_variance(1.0);
     const std::size_t width = cache.head_dim();
+    const std::size_t prefix = std::min(length, cache.shared_prefix());
     std::vector<float> vector(width);  // (r + d_r) floats: one position's c | k_rope
+    const auto fill_positions = [&](std::size_t layer, std::size_t b, std::size_t first, std::size_t end) {
+        for (std::size_t t = first; t < end; ++t) {
+            fill_uniform(rng, vector, bound);
+            cache.store(layer, b, 0, t, vector.data(), nullptr);
+        }
+    };
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        fill_positions(layer, 0, 0, prefix);
         for (std::size_t b = 0; b < config.n_batch; ++b) {
             if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
-            // A ragged batch's row b holds `length` less its lag (docs/model.md, "Ragged batches").
+            // A ragged batch's row b holds `length` less its lag (docs/model.md, "Ragged batches"),
+            // a ring layer its last capacity positions, in slots from 0.
             const std::size_t lag = config.seq_lag_of(b);
-            const std::size_t n_slots = std::min(length > lag ? length - lag : 0, cache.capacity(layer, b));
-            for (std::size_t t = 0; t < n_slots; ++t) {
-                fill_uniform(rng, vector, bound);
-                cache.store(layer, b, 0, t, vector.data(), nullptr);
-            }
+            const std::size_t n_slots = std::min(length > lag ? length - lag : 0, prefix + cache.capacity(layer, b));
+            fill_positions(layer, b, prefix, n_slots);
         }
     }
     cache.extend_to(length);
