@@ -36,7 +36,7 @@ GroupAttention cache_split_problem(const KvCache& cache, std::size_t layer, std:
                                    std::size_t t_end, float scale);
 // The same over positions [t_begin, t_end) of the shared prefix of (layer, kv_head), kept once for
 // every row (docs/model.md, "Shared prefixes"), through the prefix's own table when paged.
-// Requires: cache.shared_prefix() >= t_end.
+// Requires: cache.shared_prefix(layer) >= t_end.
 GroupAttention prefix_split_problem(const KvCache& cache, std::size_t layer, std::size_t kv_head, const float* queries,
                                     std::size_t n_rows, std::size_t head_dim, std::size_t t_begin, std::size_t t_end,
                                     float scale);

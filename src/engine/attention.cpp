@@ -41,7 +41,7 @@ void merge_splits(const ModelConfig& config, std::size_t n_splits, const DecodeA
 FlopCount attend_decode(const ModelConfig& config, const float* q, std::size_t q_stride,
                             const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,
                             DecodeAttentionScratch& scratch, const float* sinks) {
-    if (cache.shared_prefix() != 0) {
+    if (cache.shared_prefix(layer) != 0) {
         return attend_decode_shared_prefix(config, q, q_stride, cache, layer, n_ctx, out, scratch, sinks);
     }
     const std::size_t n_batch = config.n_batch;

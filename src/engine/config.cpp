@@ -103,12 +103,6 @@ void validate_shared_prefix(const ModelConfig& config) {
                                       prefix, context, config.n_query_tokens, shortest - config.n_query_tokens,
                                       shortest / 2));
     }
-    auto refuse = [prefix](const char* other, const char* why) {
-        throw ConfigError(fmt::format("--shared-prefix {} with {}: {} (give --shared-prefix 0)", prefix, other, why));
-    };
-    if (!config.layer_windows.empty()) {
-        refuse("--window", "a sliding window's ring overwrites the shared positions");
-    }
 }
 
 }  // namespace

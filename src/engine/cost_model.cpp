@@ -187,41 +187,36 @@ std::uint64_t step_bytes(const ModelConfig& c, DecodePath path, std::optional<st
 }
 
 std::uint64_t cached_positions(const ModelConfig& c) {
-    // A shared prefix is cached once per layer, each sequence's own positions after it
-    // (docs/counting.md, "Shared prefixes"); it has no windows (validate()). A window layer
-    // caches, and a step of Q tokens reads, the union of their windows: W + Q - 1 positions
-    // (docs/counting.md, "Multi-token queries").
-    if (c.has_shared_prefix()) {
-        const std::uint64_t prefix = u64(c.shared_prefix);
-        return u64(c.n_layers) * (prefix + sum_over_sequences(c, [prefix](std::uint64_t n) { return n - prefix; }));
-    }
-    return sum_over_sequences(c, [&c](std::uint64_t n) {
-        std::uint64_t positions = 0;
-        for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
-            positions += u64(c.ring_positions(layer, static_cast<std::size_t>(n)));
-        }
-        return positions;
-    });
+    // A shared prefix is cached once per global layer, each sequence's own positions after it
+    // (docs/counting.md, "Shared prefixes"). A window layer caches, and a step of Q tokens
+    // reads, the union of their windows: W + Q - 1 positions (docs/counting.md, "Multi-token
+    // queries"), a prefix's among them.
+    std::uint64_t positions = 0;
+    for (std::size_t layer = 0; layer < c.n_layers; ++layer) positions += u64(c.shared_prefix_of(layer));
+    return positions + sum_over_sequences(c, [&c](std::uint64_t n) {
+               std::uint64_t own = 0;
+               for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
+                   own += u64(c.ring_positions(layer, static_cast<std::size_t>(n)) - c.shared_prefix_of(layer));
+               }
+               return own;
+           });
 }
 
 std::uint64_t kv_blocks_per_head(const ModelConfig& c) {
     if (!c.is_paged()) return 0;
     const std::uint64_t block = u64(c.kv_block);
     const auto blocks_of = [block](std::uint64_t positions) { return (positions + block - 1) / block; };
-    // A shared prefix's blocks once per layer, each sequence's own positions in blocks after it
-    // (no windows, validate()).
-    if (c.has_shared_prefix()) {
-        const std::uint64_t prefix = u64(c.shared_prefix);
-        return u64(c.n_layers) *
-               (blocks_of(prefix) + sum_over_sequences(c, [&](std::uint64_t n) { return blocks_of(n - prefix); }));
-    }
-    return sum_over_sequences(c, [&c, &blocks_of](std::uint64_t n) {
-        std::uint64_t blocks = 0;
-        for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
-            blocks += blocks_of(u64(c.ring_positions(layer, static_cast<std::size_t>(n))));
-        }
-        return blocks;
-    });
+    // A shared prefix's blocks once per global layer, each sequence's own positions in blocks
+    // after it.
+    std::uint64_t blocks = 0;
+    for (std::size_t layer = 0; layer < c.n_layers; ++layer) blocks += blocks_of(u64(c.shared_prefix_of(layer)));
+    return blocks + sum_over_sequences(c, [&c, &blocks_of](std::uint64_t n) {
+               std::uint64_t own = 0;
+               for (std::size_t layer = 0; layer < c.n_layers; ++layer) {
+                   own += blocks_of(u64(c.ring_positions(layer, static_cast<std::size_t>(n)) - c.shared_prefix_of(layer)));
+               }
+               return own;
+           });
 }
 
 std::uint64_t kv_block_table_bytes(const ModelConfig& c) {

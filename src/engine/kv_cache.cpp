@@ -37,10 +37,17 @@ std::vector<std::size_t> row_capacities(const ModelConfig& config, std::size_t m
         for (std::size_t b = 0; b < config.n_batch; ++b) {
             // A shared prefix's positions live in the layer's one prefix block, not the row's.
             capacities[layer * config.n_batch + b] =
-                config.ring_positions(layer, max_seq_len - lags[b]) - config.shared_prefix;
+                config.ring_positions(layer, max_seq_len - lags[b]) - config.shared_prefix_of(layer);
         }
     }
     return capacities;
+}
+
+// Each layer's shared positions, config.shared_prefix_of.
+std::vector<std::size_t> layer_prefixes(const ModelConfig& config) {
+    std::vector<std::size_t> prefixes(config.n_layers);
+    for (std::size_t layer = 0; layer < config.n_layers; ++layer) prefixes[layer] = config.shared_prefix_of(layer);
+    return prefixes;
 }
 
 // Slots of each layer's longest ring, the row of no lag.
@@ -52,7 +59,8 @@ std::vector<std::size_t> layer_capacities(const ModelConfig& config, std::size_t
     return capacities;
 }
 
-// Each layer's vectors: its shared prefix block (n_kv_heads, P), empty without one, then its
+// Each layer's vectors: its shared prefix block (n_kv_heads, P), empty without one (or on a
+// window layer), then its
 // rows. Returns the index of each row's first vector, (n_layers, n_batch), and sets
 // prefix_first to each layer's prefix block's, (n_layers).
 std::vector<std::size_t> row_first_vectors(const ModelConfig& config, const std::vector<std::size_t>& row_capacity,
@@ -64,7 +72,7 @@ std::vector<std::size_t> row_first_vectors(const ModelConfig& config, const std:
     for (std::size_t row = 0; row < row_capacity.size(); ++row) {
         if (row % config.n_batch == 0) {
             prefix_first[row / config.n_batch] = at;
-            at = checked_add(at, checked_mul(n_kv_heads, config.shared_prefix));
+            at = checked_add(at, checked_mul(n_kv_heads, config.shared_prefix_of(row / config.n_batch)));
         }
         first[row] = at;
         at = checked_add(at, checked_mul(n_kv_heads, row_capacity[row]));
@@ -78,7 +86,8 @@ std::size_t blocks_of(std::size_t capacity, std::size_t block_positions) {
 
 // Paged: each (layer, row)'s first entry in the block tables, its KV heads' rings one after
 // another, each layer's rows after its shared prefix's tables (n_kv_heads of ceil(P / block)
-// entries, none without a prefix). Sets prefix_first_block to each layer's first prefix entry.
+// entries, none without a prefix or on a window layer). Sets prefix_first_block to each layer's
+// first prefix entry.
 std::vector<std::size_t> row_first_blocks(const ModelConfig& config, const std::vector<std::size_t>& row_capacity,
                                           std::vector<std::size_t>& prefix_first_block) {
     if (!config.is_paged()) return {};
@@ -89,7 +98,8 @@ std::vector<std::size_t> row_first_blocks(const ModelConfig& config, const std::
     for (std::size_t row = 0; row < row_capacity.size(); ++row) {
         if (row % config.n_batch == 0) {
             prefix_first_block[row / config.n_batch] = at;
-            at = checked_add(at, checked_mul(n_kv_heads, blocks_of(config.shared_prefix, config.kv_block)));
+            at = checked_add(at, checked_mul(n_kv_heads, blocks_of(config.shared_prefix_of(row / config.n_batch),
+                                                                   config.kv_block)));
         }
         first[row] = at;
         at = checked_add(at, checked_mul(n_kv_heads, blocks_of(row_capacity[row], config.kv_block)));
@@ -113,7 +123,7 @@ KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len, std::uint64
       row_lag_(row_lags(config, max_seq_len)),
       capacity_(layer_capacities(config, max_seq_len)),
       row_capacity_(row_capacities(config, max_seq_len)),
-      shared_prefix_(config.shared_prefix),
+      layer_prefix_(layer_prefixes(config)),
       max_roll_back_(config.n_query_tokens),
       row_first_(row_first_vectors(config, row_capacity_, prefix_first_)),
       block_positions_(config.kv_block),
@@ -137,7 +147,8 @@ KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len, std::uint64
 std::size_t KvCache::vectors_for(const ModelConfig& config, std::size_t max_seq_len) {
     if (config.is_paged()) return checked_mul(table_entries_for(config, max_seq_len), config.kv_block);
     // Summed over layers and rows, and each layer's one copy of the shared prefix.
-    std::size_t slots = checked_mul(config.n_layers, config.shared_prefix);
+    std::size_t slots = 0;
+    for (std::size_t layer = 0; layer < config.n_layers; ++layer) slots = checked_add(slots, config.shared_prefix_of(layer));
     for (const std::size_t capacity : row_capacities(config, max_seq_len)) slots = checked_add(slots, capacity);
     return checked_mul(slots, cached_attention_shape(config).n_kv_heads);
 }
@@ -145,7 +156,10 @@ std::size_t KvCache::vectors_for(const ModelConfig& config, std::size_t max_seq_
 std::size_t KvCache::table_entries_for(const ModelConfig& config, std::size_t max_seq_len) {
     if (!config.is_paged()) return 0;
     // Summed over layers and rows, and each layer's shared prefix, its blocks once.
-    std::size_t blocks = checked_mul(config.n_layers, blocks_of(config.shared_prefix, config.kv_block));
+    std::size_t blocks = 0;
+    for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        blocks = checked_add(blocks, blocks_of(config.shared_prefix_of(layer), config.kv_block));
+    }
     for (const std::size_t capacity : row_capacities(config, max_seq_len)) {
         blocks = checked_add(blocks, blocks_of(capacity, config.kv_block));
     }
@@ -168,11 +182,12 @@ std::size_t KvCache::first_vector(std::size_t layer, std::size_t batch, std::siz
 }
 
 std::size_t KvCache::vector_of(std::size_t layer, std::size_t batch, std::size_t kv_head, std::size_t pos) const {
-    if (pos < shared_prefix_) {
-        if (!paged()) return prefix_first_[layer] + kv_head * shared_prefix_ + pos;
+    const std::size_t prefix = layer_prefix_[layer];
+    if (pos < prefix) {
+        if (!paged()) return prefix_first_[layer] + kv_head * prefix + pos;
         return prefix_block_table(layer, kv_head)[pos / block_positions_] * block_positions_ + pos % block_positions_;
     }
-    const std::size_t slot = (pos - shared_prefix_) % row_capacity_[layer * n_batch_ + batch];
+    const std::size_t slot = (pos - prefix) % row_capacity_[layer * n_batch_ + batch];
     if (!paged()) return first_vector(layer, batch, kv_head) + slot;
     return block_table(layer, batch, kv_head)[slot / block_positions_] * block_positions_ + slot % block_positions_;
 }
@@ -184,8 +199,8 @@ const std::uint32_t* KvCache::block_table(std::size_t layer, std::size_t batch, 
 }
 
 const std::uint32_t* KvCache::prefix_block_table(std::size_t layer, std::size_t kv_head) const {
-    if (!paged() || shared_prefix_ == 0) return nullptr;
-    return block_table_.data() + prefix_first_block_[layer] + kv_head * blocks_of(shared_prefix_, block_positions_);
+    if (!paged() || layer_prefix_[layer] == 0) return nullptr;
+    return block_table_.data() + prefix_first_block_[layer] + kv_head * blocks_of(layer_prefix_[layer], block_positions_);
 }
 
 std::size_t KvCache::data_vector(std::size_t layer, std::size_t batch, std::size_t kv_head) const {
@@ -193,7 +208,7 @@ std::size_t KvCache::data_vector(std::size_t layer, std::size_t batch, std::size
 }
 
 std::size_t KvCache::first_prefix_vector(std::size_t layer, std::size_t kv_head) const {
-    return paged() ? 0 : prefix_first_[layer] + kv_head * shared_prefix_;
+    return paged() ? 0 : prefix_first_[layer] + kv_head * layer_prefix_[layer];
 }
 
 const void* KvCache::prefix_key_data(std::size_t layer, std::size_t kv_head) const {
@@ -300,7 +315,7 @@ void KvCache::assign_converted(const KvCache& source) {
     if (source.key_dtype_ != KvDtype::f32 || source.value_dtype_ != KvDtype::f32 ||
         source.keys_.size() != n_vectors * head_dim_ * sizeof(float) || source.max_seq_len_ != max_seq_len_ ||
         source.head_dim_ != head_dim_ || source.values_in_keys_ != values_in_keys_ ||
-        source.row_capacity_ != row_capacity_ || source.shared_prefix_ != shared_prefix_ ||
+        source.row_capacity_ != row_capacity_ || source.layer_prefix_ != layer_prefix_ ||
         source.block_table_ != block_table_) {
         throw std::invalid_argument("KvCache::assign_converted: the source must be an f32 cache of the same shape");
     }
@@ -339,7 +354,7 @@ void KvCache::roll_back(std::size_t new_length) {
         const std::size_t lag = row_lag_[row % n_batch_];
         const std::size_t row_length = length_ > lag ? length_ - lag : 0;
         const std::size_t row_new_length = new_length > lag ? new_length - lag : 0;
-        const bool wrapped = row_length > shared_prefix_ + row_capacity_[row];
+        const bool wrapped = row_length > layer_prefix_[row / n_batch_] + row_capacity_[row];
         if (wrapped && row_new_length != 0 && row_length - row_new_length > max_roll_back_) {
             throw std::out_of_range(fmt::format(
                 "KV cache: layer {}'s ring of {} positions cannot roll back from {} to {} ({} position{}, or to 0)",

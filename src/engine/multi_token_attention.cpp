@@ -88,8 +88,8 @@ FlopCount attend_decode_tokens(const ModelConfig& config, const float* q, std::s
                                const float* sinks) {
     const std::size_t n_tokens = config.n_query_tokens;
     // One token is attend_decode's own problem. A shared prefix has its own pass over the
-    // prefix, which the tokens take one at a time.
-    if (n_tokens == 1 || cache.shared_prefix() != 0) {
+    // prefix, which the tokens take one at a time (a window layer has none).
+    if (n_tokens == 1 || cache.shared_prefix(layer) != 0) {
         return attend_each_token(&attend_decode, config, q, q_stride, cache, layer, n_ctx, out, scratch, sinks);
     }
     if (!scratch.multi_token || scratch.multi_token->n_tokens != n_tokens) {

@@ -73,7 +73,7 @@ FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q,
     const std::size_t group_size = config.group_size();
     const std::size_t prefix_rows = n_batch * group_size;  // one KV head's rows of every sequence
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-    const std::size_t n_prefix = std::min(cache.shared_prefix(), n_ctx);
+    const std::size_t n_prefix = std::min(cache.shared_prefix(layer), n_ctx);
     // A ragged batch's row b sees its own n_ctx - lag positions (docs/model.md, "Ragged batches"),
     // the prefix and its own after it; the suffix splits are cut for the longest row's.
     const auto row_suffix = [&](std::size_t b) -> std::size_t {

@@ -31,15 +31,15 @@ struct SharedPrefixScratch {
     TaskRanges tasks;                   // the prefix tasks, then the suffix tasks, dealt by each call
 };
 
-// attend_decode's contract for a cache with a shared prefix of P = cache.shared_prefix()
+// attend_decode's contract for a layer with a shared prefix of P = cache.shared_prefix(layer)
 // positions: for each KV head, the prefix is read once for the query rows of every sequence
 // (one attend_group call of n_batch·group_size rows per split of it), each sequence's own
 // positions [P, N_b) once for its group's rows (N_b = n_ctx less a ragged row's lag), and the
 // two partial softmaxes merged by their running max and sum in a fixed order. Returns the useful
 // FLOPs of attend_decode, 4·H·dh·Σ_b N_b (every query still attends to every position,
 // docs/counting.md), and the FLOPs executed.
-// Requires: attend_decode's; config.shared_prefix == cache.shared_prefix() > 0, no window, not
-// latent; every row's N_b at least min(P, n_ctx) (else std::logic_error); scratch built for
+// Requires: attend_decode's; config.shared_prefix == cache.shared_prefix(layer) > 0 (a global
+// layer); every row's N_b at least min(P, n_ctx) (else std::logic_error); scratch built for
 // this config.
 FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q, std::size_t q_stride,
                                       const KvCache& cache, std::size_t layer, std::size_t n_ctx, float* out,

@@ -22,13 +22,12 @@ float uniform_bound_for_variance(double variance) {
     return static_cast<float>(std::sqrt(3.0 * variance));
 }
 // fill_cache_seeded of a latent cache: one vector of r + d_r per position, no values of their own;
-// with a shared prefix, each layer's one copy of positions [0, P) (stored through row 0), then
-// every row's own positions from P.
+// with a shared prefix, each global layer's one copy of positions [0, P) (stored through row 0),
+// then every row's own positions from P.
 void fill_latent_cache(const ModelConfig& config, KvCache& cache, std::size_t length, Rng& rng,
                        const std::atomic<bool>* stop) {
     const float bound = uniform_bound_for_variance(1.0);
     const std::size_t width = cache.head_dim();
-    const std::size_t prefix = std::min(length, cache.shared_prefix());
     std::vector<float> vector(width);  // (r + d_r) floats: one position's c | k_rope
     const auto fill_positions = [&](std::size_t layer, std::size_t b, std::size_t first, std::size_t end) {
         for (std::size_t t = first; t < end; ++t) {
@@ -37,6 +36,7 @@ void fill_latent_cache(const ModelConfig& config, KvCache& cache, std::size_t le
         }
     };
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
+        const std::size_t prefix = std::min(length, cache.shared_prefix(layer));
         fill_positions(layer, 0, 0, prefix);
         for (std::size_t b = 0; b < config.n_batch; ++b) {
             if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
@@ -51,14 +51,13 @@ void fill_latent_cache(const ModelConfig& config, KvCache& cache, std::size_t le
 }
 
 // fill_cache_seeded of a cache with a shared prefix (docs/model.md, "Shared prefixes"): per
-// layer, each KV head's one copy of positions [0, P), then every row's own positions from P.
-// Any type through store(), keys before values of each block, so every type holds the f32
-// draws converted.
+// global layer, each KV head's one copy of positions [0, P), then every row's own positions from
+// P; a window layer's rings as without a prefix, their slots from 0. Any type through store(),
+// keys before values of each block, so every type holds the f32 draws converted.
 void fill_shared_prefix_cache(const ModelConfig& config, KvCache& cache, std::size_t length, Rng& rng,
                               const std::atomic<bool>* stop) {
     const float bound = uniform_bound_for_variance(1.0);
     const std::size_t head_dim = config.head_dim();
-    const std::size_t prefix = std::min(length, cache.shared_prefix());
     constexpr std::size_t positions_per_draw = 64;
     std::vector<float> keys(positions_per_draw * head_dim), values(keys.size());
     // Positions [first, first + n) of row b (row 0 stands for all in the prefix) and KV head g.
@@ -77,14 +76,16 @@ void fill_shared_prefix_cache(const ModelConfig& config, KvCache& cache, std::si
     };
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
+        const std::size_t prefix = std::min(length, cache.shared_prefix(layer));
         for (std::size_t g = 0; g < config.n_kv_heads; ++g) fill_block(layer, 0, g, 0, prefix);
         for (std::size_t b = 0; b < config.n_batch; ++b) {
             if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
-            // A ragged batch's row b holds `length` less its lag, the prefix and its own after it.
+            // A ragged batch's row b holds `length` less its lag, the prefix and its own after it
+            // (a ring's slots, at most).
             const std::size_t lag = config.seq_lag_of(b);
-            const std::size_t row_length = length > lag ? length - lag : 0;
+            const std::size_t end = std::min(length > lag ? length - lag : 0, prefix + cache.capacity(layer, b));
             for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
-                fill_block(layer, b, g, prefix, row_length > prefix ? row_length - prefix : 0);
+                fill_block(layer, b, g, prefix, end > prefix ? end - prefix : 0);
             }
         }
     }
@@ -304,7 +305,7 @@ void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t le
         fill_latent_cache(config, cache, length, rng, stop);
         return;
     }
-    if (cache.shared_prefix() != 0) {
+    if (config.has_shared_prefix()) {
         fill_shared_prefix_cache(config, cache, length, rng, stop);
         return;
     }

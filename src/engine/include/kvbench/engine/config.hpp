@@ -157,6 +157,10 @@ struct ModelConfig {
     bool has_experts() const { return moe.n_experts != 0; }
     // 0 (global) or the layer's window. Requires: layer < n_layers.
     std::size_t window_of(std::size_t layer) const { return layer_windows.empty() ? 0 : layer_windows[layer]; }
+    // Positions `layer` keeps once for every sequence: the shared prefix P on a global layer, 0
+    // on a window layer, whose ring keeps each sequence's own last positions (docs/model.md,
+    // "Shared prefixes").
+    std::size_t shared_prefix_of(std::size_t layer) const { return window_of(layer) == 0 ? shared_prefix : 0; }
     // Positions a new token of `layer` attends to at context n, itself included: min(n, W).
     std::size_t attended_positions(std::size_t layer, std::size_t n) const {
         const std::size_t window = window_of(layer);

@@ -35,10 +35,11 @@ namespace kvbench {
 // the cache's bytes are the sum of its sequences' caches. Rows advance together: row b's own
 // length is length() minus its lag, and its positions count from its own 0.
 //
-// A shared prefix of P positions (docs/model.md, "Shared prefixes") is kept once per layer and
-// KV head, a (P, head_dim) block before the layer's rows: positions [0, P) of every row are its
-// slots, and each row's own block holds positions P onwards (slot s is position P + s), so a
-// row's capacity is max_seq_len - P.
+// A shared prefix of P positions (docs/model.md, "Shared prefixes") is kept once per global
+// layer and KV head, a (P, head_dim) block before the layer's rows: positions [0, P) of every
+// row are its slots, and each row's own block holds positions P onwards (slot s is position
+// P + s), so a row's capacity is max_seq_len - P. A window layer shares nothing: its rings keep
+// each row's last positions, prefix or not.
 // A paged cache (config.kv_block = P > 0; docs/model.md, "Paged caches") cuts each (layer, row,
 // KV head) ring into blocks of P slots, ceil(capacity / P) of them, the last partly filled: its
 // slot s is slot s % P of physical block block_table[s / P], and the keys (values, scales) are
@@ -93,7 +94,7 @@ public:
     const float* values(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
 
     // Any type: the (capacity(layer), head_dim) elements of one block, slot s at element
-    // s·head_dim (position shared_prefix() + s); of a paged cache, its pool's first vector
+    // s·head_dim (position shared_prefix(layer) + s); of a paged cache, its pool's first vector
     // whatever the arguments (slot s at vector block_table[s / P]·P + s % P). A latent cache's
     // value_data is its key_data.
     const void* key_data(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
@@ -103,15 +104,15 @@ public:
     const float* key_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
     const float* value_scales(std::size_t layer, std::size_t batch, std::size_t kv_head) const;
 
-    // P: the positions every row shares, kept once (0: none).
-    std::size_t shared_prefix() const { return shared_prefix_; }
+    // P: the positions every row shares in `layer`, kept once (0: none, or a window layer).
+    std::size_t shared_prefix(std::size_t layer) const { return layer_prefix_[layer]; }
     // A paged cache's shared prefix of one layer and KV head: the physical block of each of its
     // ceil(P / block_positions()) blocks, position t in block t / block_positions(); nullptr for a
     // contiguous cache or without a prefix.
     const std::uint32_t* prefix_block_table(std::size_t layer, std::size_t kv_head) const;
     // The shared prefix of one layer and KV head, as key_data and the rest: (P, head_dim)
     // elements, slot t holding position t; of a paged cache, its pool's first vector (position
-    // t at vector prefix_block_table[t / P]·P + t % P). Requires: shared_prefix() > 0.
+    // t at vector prefix_block_table[t / P]·P + t % P). Requires: shared_prefix(layer) > 0.
     const void* prefix_key_data(std::size_t layer, std::size_t kv_head) const;
     const void* prefix_value_data(std::size_t layer, std::size_t kv_head) const;
     const float* prefix_key_scales(std::size_t layer, std::size_t kv_head) const;
@@ -187,7 +188,7 @@ private:
     std::vector<std::size_t> row_lag_;       // (n_batch): positions each row is behind the longest
     std::vector<std::size_t> capacity_;      // (n_layers): slots of each layer's longest ring
     std::vector<std::size_t> row_capacity_;  // (n_layers, n_batch): slots of each row's ring
-    std::size_t shared_prefix_;              // P, positions every row shares
+    std::vector<std::size_t> layer_prefix_;  // (n_layers): P, positions every row shares (0 on a window layer)
     bool fp8_fix_patterns_ = false;          // holds_fp8_fix_patterns()
     std::size_t max_roll_back_;              // Q: positions a wrapped ring can take back
     std::vector<std::size_t> prefix_first_;  // (n_layers): index of each layer's shared prefix block
