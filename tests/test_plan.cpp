@@ -211,6 +211,57 @@ TEST_CASE("a window that fits the budget makes every context fit") {
     CHECK(*short_of_it == 4095);
 }
 
+TEST_CASE("a shared prefix is billed once, each sequence its own tokens after it (by hand)") {
+    // llama-3-8b at f16: 32 layers of 8 KV heads of 128, 4096 bytes a layer-position, 128 KiB a
+    // token. A 2048-token prompt shared by 16 sequences of 8192: 2048 tokens once, 6144 each.
+    const ModelPreset model = with_window(preset("llama-3-8b"), std::nullopt);
+    CacheLayout layout;
+    layout.shared_prefix = 2048;
+    const std::uint64_t per_token = 131072;
+    CHECK(prefix_bill(model, layout).kv_bytes == 2048 * per_token);
+    CHECK(sequence_bill(model, 8192, layout).kv_bytes == 6144 * per_token);
+    CHECK(batch_kv_bytes(model, 8192, 16, layout) == (2048 + 16 * 6144) * per_token);
+    CHECK(prefix_bill(model, CacheLayout{}).kv_bytes == 0);
+    // Blocks of 16 and a prefix of 2050: the prefix's last block is its own (2 tokens in 16), and
+    // each sequence's 6142 own tokens take 384 blocks.
+    layout.block_size = 16;
+    layout.shared_prefix = 2050;
+    CHECK(prefix_bill(model, layout).kv_bytes == 2064 * per_token);
+    CHECK(prefix_bill(model, layout).waste_bytes == 14 * per_token);
+    CHECK(sequence_bill(model, 8192, layout).kv_bytes == 6144 * per_token);
+    // The capacity answers at the boundary: the answer fits, one more does not.
+    const std::uint64_t budget = (std::uint64_t{9} << 30) + 12345;
+    const auto fits = [&](std::uint64_t seq, std::uint64_t batch) { return batch_kv_bytes(model, seq, batch, layout) <= budget; };
+    const std::uint64_t batch = max_batch(model, 8192, layout, budget);
+    CHECK(batch == ((std::uint64_t{9} << 30) + 12345 - 2064 * per_token) / (6144 * per_token));
+    CHECK(fits(8192, batch));
+    CHECK_FALSE(fits(8192, batch + 1));
+    const std::optional<std::uint64_t> seq = max_context(model, 16, layout, budget);
+    REQUIRE(seq.has_value());
+    CHECK(*seq > 2050);
+    CHECK(fits(*seq, 16));
+    CHECK_FALSE(fits(*seq + 1, 16));
+    // A budget below the prefix holds nothing.
+    CHECK(max_batch(model, 8192, layout, 2064 * per_token - 1) == 0);
+    CHECK(max_context(model, 1, layout, 2064 * per_token - 1) == std::optional<std::uint64_t>(0));
+}
+
+TEST_CASE("a window layer's sequences keep their own tokens: only global layers share the prefix") {
+    // gemma-3-27b: 62 layers, one global in six; the prefix is billed on its global layers only.
+    const ModelPreset& model = preset("gemma-3-27b");
+    std::size_t global = 0;
+    for (const std::uint32_t window : model.layer_windows) global += window == 0 ? 1 : 0;
+    REQUIRE(global > 0);
+    CacheLayout layout;
+    layout.shared_prefix = 16384;
+    const std::uint64_t per_layer_position = kv_bytes_per_token(model, KvDtype::f16) / model.n_layers;
+    CHECK(prefix_bill(model, layout).kv_bytes == global * 16384 * per_layer_position);
+    CHECK(sequence_bill(model, 32768, layout).kv_bytes ==
+          (global * 16384 + (model.n_layers - global) * 1024) * per_layer_position);
+    // Mistral's window on every layer: nothing is shared.
+    CHECK(prefix_bill(preset("mistral-7b"), layout).kv_bytes == 0);
+}
+
 TEST_CASE("weights at each dtype: bits per parameter, int4 rounded up to whole bytes") {
     CHECK(weight_bytes(8030261248, KvDtype::f16) == 16060522496);
     CHECK(weight_bytes(8030261248, KvDtype::f32) == 32121044992);

@@ -6,6 +6,7 @@
 
 #include "cli/model_options.hpp"
 #include "cli/plan_sheet.hpp"
+#include "cli/shared_prefix_option.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/checked_size.hpp"
 #include "kvbench/engine/ascii_case.hpp"
@@ -35,6 +36,8 @@ constexpr const char* memory_examples = R"(Examples:
       per-layer windows and latent caches, and N* for each
   kvbench memory --model llama-3-8b --seq 1000 --block-size 16
       paged, as vLLM: the bytes lost to each sequence's last block
+  kvbench memory --model llama-3-8b -n 8K --shared-prefix 0,2K --budget 24GiB
+      a 2K system prompt every request shares, cached once: how many more fit
   kvbench memory --model-config path/to/config.json --params 8B --budget 24GiB
       any model on disk (a config.json has no parameter count)
 
@@ -112,6 +115,19 @@ MemoryRequest to_memory_request(const MemoryCliOptions& options) {
         }
     }
     request.block_size = parse_whole_number(options.block_size, "--block-size", 1, 1 << 20);
+    if (options.shared_prefix) {
+        request.shared_prefixes = parse_shared_prefixes(*options.shared_prefix);
+        // Every sequence holds the prefix and at least a token of its own.
+        const std::uint64_t shortest = *std::min_element(request.seq.begin(), request.seq.end());
+        for (const SharedPrefixLength& prefix : request.shared_prefixes) {
+            const std::uint64_t positions = prefix.positions_at(static_cast<std::size_t>(shortest));
+            if (positions >= shortest) {
+                throw ConfigError(fmt::format("--shared-prefix {} must be less than every --seq, {} the shortest: "
+                                              "each sequence holds the prefix and its own tokens after it",
+                                              positions, shortest));
+            }
+        }
+    }
     if (options.budget) request.budget_bytes = parse_byte_size(*options.budget, "--budget");
     request.twins = !options.no_twins;
     if (request.budget_bytes) {
@@ -170,6 +186,8 @@ std::string n_star_note(const MemoryRequest& request) {
 Sheet memory_sheet(const MemoryRequest& request, const std::vector<MemoryRow>& rows) {
     const bool budget = request.budget_bytes.has_value();
     const bool paged = request.block_size > 1;
+    const bool shared = std::any_of(request.shared_prefixes.begin(), request.shared_prefixes.end(),
+                                    [](const SharedPrefixLength& p) { return p.value != 0; });
     bool windowed = false;
     for (const MemoryRow& row : rows) windowed = windowed || row.window.has_value();
 
@@ -192,9 +210,11 @@ Sheet memory_sheet(const MemoryRequest& request, const std::vector<MemoryRow>& r
     column("window", "window", Align::right, windowed);
     column("block_size", "block", Align::right, false);
     column("seq", "N", Align::right, true, SheetRole::axis);
+    column("shared_prefix", "P", Align::right, shared, SheetRole::axis);
     column("cached_tokens", "cached", Align::right, windowed);
     column("batch", "B", Align::right, true, SheetRole::axis);
     column("kv_bytes_per_token", "KV/token", Align::right, true);
+    column("kv_bytes_prefix", "KV prefix", Align::right, shared);
     column("kv_bytes_per_seq", "KV/seq", Align::right, true);
     column("block_waste_bytes_per_seq", "last-block waste", Align::right, paged);
     column("kv_bytes_total", "KV total", Align::right, true);
@@ -221,9 +241,11 @@ Sheet memory_sheet(const MemoryRequest& request, const std::vector<MemoryRow>& r
         cells.push_back(row.window ? SheetCell{*row.window, row.window_layers} : null_cell());
         cells.push_back(count_cell(row.block_size));
         cells.push_back(count_cell(row.seq_len));
+        cells.push_back(count_cell(row.shared_prefix));
         cells.push_back(count_cell(row.sequence.cached_tokens));
         cells.push_back(count_cell(row.batch));
         cells.push_back(bytes_cell(row.kv_bytes_per_token));
+        cells.push_back(bytes_cell(row.prefix.kv_bytes));
         cells.push_back(bytes_cell(row.sequence.kv_bytes));
         cells.push_back(bytes_cell(row.sequence.waste_bytes));
         cells.push_back(bytes_cell(row.kv_bytes_total));
@@ -283,6 +305,11 @@ Sheet memory_sheet(const MemoryRequest& request, const std::vector<MemoryRow>& r
                                           "unused slots are the waste.",
                                           request.block_size));
     }
+    if (shared) {
+        sheet.notes.push_back("P: the tokens every sequence starts with (a system prompt), cached once on each global "
+                              "layer (a window layer's sequences keep their own); KV prefix is that one copy, KV/seq "
+                              "each sequence's own part, and KV total = KV prefix + B x KV/seq (docs/memory.md).");
+    }
     return sheet;
 }
 
@@ -330,6 +357,7 @@ CLI::App* add_memory_command(CLI::App& app, MemoryCliOptions& options) {
                        "Paged cache: tokens per block (vLLM: 16); a sequence holds whole blocks")
         ->type_name("N")
         ->capture_default_str();
+    add_shared_prefix_option(*memory, options.shared_prefix, "each N");
     memory->add_flag("--no-twins", options.no_twins, "Omit the MHA and MQA twins of each model");
     add_output_options(memory, options.out, sheet_formats());
     return memory;

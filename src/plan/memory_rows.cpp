@@ -53,10 +53,12 @@ MemoryRow plan_row(const ModelPreset& model, bool twin, const CacheLayout& layou
     row.window_layers = window_label(model);
     row.block_size = layout.block_size;
     row.seq_len = seq_len;
+    row.shared_prefix = layout.shared_prefix;
     row.batch = batch;
     row.kv_bytes_per_token = kv_bytes_per_token(model, layout.kv_dtype);
+    row.prefix = prefix_bill(model, layout);
     row.sequence = sequence_bill(model, seq_len, layout);
-    row.kv_bytes_total = checked_mul(batch, row.sequence.kv_bytes);
+    row.kv_bytes_total = batch_kv_bytes(model, seq_len, batch, layout);
     row.weight_dtype = request.weight_dtype;
     row.n_params = model.n_params;
     row.weight_bytes = weight_bytes(model.n_params, request.weight_dtype);
@@ -90,8 +92,11 @@ std::vector<MemoryRow> plan_memory(const MemoryRequest& request) {
             const ModelPreset windowed = request.window ? with_window(model, *request.window) : model;
             for (const ModelPreset& variant : with_twins(windowed, request.twins)) {
                 for (std::uint64_t seq_len : request.seq) {
-                    for (std::uint64_t batch : request.batch) {
-                        rows.push_back(plan_row(variant, twin, layout, seq_len, batch, request));
+                    for (const SharedPrefixLength& prefix : request.shared_prefixes) {
+                        layout.shared_prefix = prefix.positions_at(static_cast<std::size_t>(seq_len));
+                        for (std::uint64_t batch : request.batch) {
+                            rows.push_back(plan_row(variant, twin, layout, seq_len, batch, request));
+                        }
                     }
                 }
                 twin = true;

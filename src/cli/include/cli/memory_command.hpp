@@ -25,6 +25,7 @@ struct MemoryCliOptions {
     std::optional<std::string> budget;       // e.g. "80GiB"
     std::optional<std::string> window;       // N or "none"; unset: each model's own
     std::string block_size = "1";
+    std::optional<std::string> shared_prefix;  // --shared-prefix: positions or percentages of N
     bool no_twins = false;
     OutputCliOptions out;  // -o, -f, --export, -q, -v (output_options.hpp)
 };

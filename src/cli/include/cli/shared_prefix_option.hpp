@@ -2,7 +2,7 @@
 // sequences share, a system prompt, as an axis.
 #pragma once
 
-#include "kvbench/measure/sweep.hpp"
+#include "kvbench/engine/shared_prefix_length.hpp"
 
 #include <CLI/CLI.hpp>
 

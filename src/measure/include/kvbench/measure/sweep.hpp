@@ -3,6 +3,7 @@
 
 #include "kvbench/engine/config.hpp"
 #include "kvbench/engine/kv_dtype.hpp"
+#include "kvbench/engine/shared_prefix_length.hpp"
 #include "kvbench/measure/seq_dist.hpp"
 
 #include <cstddef>
@@ -12,15 +13,6 @@
 #include <vector>
 
 namespace kvbench {
-
-// One --shared-prefix value: P positions, or a percentage of each point's shortest context
-// (docs/model.md, "Shared prefixes"); 0 shares nothing.
-struct SharedPrefixLength {
-    std::size_t value = 0;
-    bool percent = false;  // value % of the shortest context, rounded down
-    std::size_t positions_at(std::size_t shortest) const { return percent ? shortest * value / 100 : value; }
-    bool operator==(const SharedPrefixLength&) const = default;
-};
 
 struct SweepSpec {
     std::vector<std::size_t> batch{1};

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kvbench/engine/kv_dtype.hpp"
+#include "kvbench/engine/shared_prefix_length.hpp"
 #include "kvbench/plan/memory_plan.hpp"
 #include "kvbench/plan/model_preset.hpp"
 
@@ -22,6 +23,9 @@ struct MemoryRequest {
     // Unset: each model's own window. Set: this one for every model (nullopt inside: none).
     std::optional<std::optional<std::uint64_t>> window;
     std::uint64_t block_size = 1;
+    // Tokens the batch's sequences share (a system prompt), cached once: positions, or a
+    // percentage of each N. Requires: each less than every N.
+    std::vector<SharedPrefixLength> shared_prefixes{SharedPrefixLength{}};
     std::optional<std::uint64_t> budget_bytes;
     bool twins = true;  // add the MHA and MQA twins of each model (those differing from it)
 };
@@ -39,10 +43,12 @@ struct MemoryRow {
     std::string window_layers;            // "4096" on every layer, "4096:LG" on some; "" none
     std::uint64_t block_size = 1;
     std::uint64_t seq_len = 0;
+    std::uint64_t shared_prefix = 0;  // P: tokens every sequence shares, cached once
     std::uint64_t batch = 0;
     std::uint64_t kv_bytes_per_token = 0;
-    SequenceBill sequence;             // one sequence's cache
-    std::uint64_t kv_bytes_total = 0;  // batch * sequence.kv_bytes
+    SequenceBill prefix;               // the shared prefix's one copy (empty without one)
+    SequenceBill sequence;             // one sequence's cache, its own past the prefix
+    std::uint64_t kv_bytes_total = 0;  // prefix.kv_bytes + batch * sequence.kv_bytes
     KvDtype weight_dtype = KvDtype::f16;
     std::uint64_t n_params = 0;        // 0: unknown (weights not counted)
     std::uint64_t weight_bytes = 0;
@@ -67,7 +73,8 @@ struct MemoryRow {
 std::optional<ModelConfig> step_config(const ModelPreset& model, KvDtype kv_dtype, KvDtype weight_dtype,
                                        std::uint64_t batch);
 
-// Order: model, KV dtype, grouping (published, then MHA and MQA twins), context, batch.
+// Order: model, KV dtype, grouping (published, then MHA and MQA twins), context, shared
+// prefix, batch.
 // A model whose parameter count is unknown (n_params 0) gets no weights+KV total and no
 // capacity answers. Requires: non-empty lists, block_size >= 1. Throws SizeOverflow past 2^64
 // bytes.
