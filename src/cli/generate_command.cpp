@@ -226,11 +226,23 @@ int report_generation_outcome(const GeneratePlan& plan, const GenerationOutcome&
     if (!outcome.verify_failures.empty()) {
         for (const std::string& failure : outcome.verify_failures) messages.failure("--verify failed at " + failure);
     } else if (plan.generation.verify && !outcome.rows.rows.empty()) {
-        streams.notes() << wrap_text(fmt::format("verify: cached output == uncached forward at every step; worst "
-                                                  "relative error {:.2e} (tolerance {:.0e})",
-                                                  outcome.verified.worst_f32_error, f32_verify_tolerance()),
-                                      0, 2, streams.table_width())
-                        << '\n';
+        // As the sweep's: the f32 caches' worst error, and a reduced type's against its own
+        // tolerance, each only when some step of it was compared.
+        const VerifyTally& verified = outcome.verified;
+        const auto note = [&](const std::string& text) {
+            streams.notes() << wrap_text(text, 0, 2, streams.table_width()) << '\n';
+        };
+        if (verified.n_f32 > 0) {
+            note(fmt::format("verify: cached output == uncached forward at every step; worst relative error {:.2e} "
+                             "(tolerance {:.0e})",
+                             verified.worst_f32_error, f32_verify_tolerance()));
+        }
+        if (verified.n_reduced > 0) {
+            note(fmt::format("verify: with a reduced-precision cache, cached output ~ uncached forward at every step "
+                             "within its types' tolerance (docs/model.md#kv-cache-element-types); worst at {:.0f} % "
+                             "of it",
+                             100 * verified.worst_reduced_fraction));
+        }
         streams.notes().flush();
     }
     announce_written(streams, exported, outcome.rows.rows.size());
