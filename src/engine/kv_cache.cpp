@@ -59,10 +59,9 @@ std::vector<std::size_t> layer_capacities(const ModelConfig& config, std::size_t
     return capacities;
 }
 
-// Each layer's vectors: its shared prefix block (n_kv_heads, P), empty without one (or on a
-// window layer), then its
-// rows. Returns the index of each row's first vector, (n_layers, n_batch), and sets
-// prefix_first to each layer's prefix block's, (n_layers).
+// Each layer's vectors: its shared prefix block (n_kv_heads, P), empty without one or on a
+// window layer, then its rows. Returns the index of each row's first vector, (n_layers,
+// n_batch), and sets prefix_first to each layer's prefix block's, (n_layers).
 std::vector<std::size_t> row_first_vectors(const ModelConfig& config, const std::vector<std::size_t>& row_capacity,
                                            std::vector<std::size_t>& prefix_first) {
     const std::size_t n_kv_heads = cached_attention_shape(config).n_kv_heads;
@@ -146,7 +145,7 @@ KvCache::KvCache(const ModelConfig& config, std::size_t max_seq_len, std::uint64
 
 std::size_t KvCache::vectors_for(const ModelConfig& config, std::size_t max_seq_len) {
     if (config.is_paged()) return checked_mul(table_entries_for(config, max_seq_len), config.kv_block);
-    // Summed over layers and rows, and each layer's one copy of the shared prefix.
+    // Summed over layers and rows, and each global layer's one copy of the shared prefix.
     std::size_t slots = 0;
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) slots = checked_add(slots, config.shared_prefix_of(layer));
     for (const std::size_t capacity : row_capacities(config, max_seq_len)) slots = checked_add(slots, capacity);
@@ -155,7 +154,7 @@ std::size_t KvCache::vectors_for(const ModelConfig& config, std::size_t max_seq_
 
 std::size_t KvCache::table_entries_for(const ModelConfig& config, std::size_t max_seq_len) {
     if (!config.is_paged()) return 0;
-    // Summed over layers and rows, and each layer's shared prefix, its blocks once.
+    // Summed over layers and rows, and each global layer's shared prefix, its blocks once.
     std::size_t blocks = 0;
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
         blocks = checked_add(blocks, blocks_of(config.shared_prefix_of(layer), config.kv_block));
