@@ -321,11 +321,15 @@ TEST_CASE("a window layer's rings share nothing, its global layer's prefix is ca
     paged_cache.store(0, 0, 0, 2, key.data(), value.data());
     paged_cache.store(0, 1, 0, 2, other.data(), other.data());
     paged_cache.store(1, 0, 0, 2, key.data(), value.data());
-    std::vector<float> back(4);
-    paged_cache.load_key(0, 0, 0, 2, back.data());
-    CHECK(back == key);
-    paged_cache.load_key(1, 3, 0, 2, back.data());
-    CHECK(back == key);
+    struct Read {
+        std::size_t layer, row;
+        const std::vector<float>& stored;
+    };
+    for (const Read& read : {Read{0, 0, key}, Read{0, 1, other}, Read{1, 3, key}}) {
+        std::vector<float> back(4);
+        paged_cache.load_key(read.layer, read.row, 0, 2, back.data());
+        CHECK(back == read.stored);
+    }
 }
 
 TEST_CASE("a ragged batch's shared prefix is cached once, each sequence's own positions after it (by hand)") {
