@@ -6,6 +6,7 @@
 #include "kvbench/plan/calibration.hpp"
 #include "kvbench/plan/hardware_profile.hpp"
 #include "kvbench/plan/latency_model.hpp"
+#include "kvbench/plan/memory_plan.hpp"
 #include "kvbench/plan/model_preset.hpp"
 #include "kvbench/plan/parallelism.hpp"
 #include "kvbench/plan/service_plan.hpp"
@@ -294,6 +295,43 @@ TEST_CASE("a window on some layers caps only theirs: Gemma 2's global layers kee
     const std::uint64_t n_layers = deployment.model.n_layers;  // 42, every other one local with 4096
     const std::uint64_t per_position = 2 * deployment.model.n_kv_heads * deployment.model.head_dim * 2;  // K and V, f16
     CHECK(predict_step(deployment, 1, 8192).cost.kv_bytes == (n_layers / 2) * per_position * (8192 + 4096));
+}
+
+TEST_CASE("a shared prefix is held and read once on the global layers, as kvbench memory bills it") {
+    Deployment deployment = llama_70b_on_h100(1);
+    const std::uint64_t per_position = 2 * 8 * 128 * 2;  // Llama-3-70B: K and V of 8 heads of 128, f16
+    deployment.shared_prefix = 2048;
+    // 80 layers of 2048 tokens once and 16 · 6144 of each sequence's own.
+    CHECK(predict_step(deployment, 16, 8192).cost.kv_bytes == 80 * per_position * (2048 + 16 * 6144));
+    for (const char* name : {"llama-3-70b", "gemma-2-9b", "gemma-3-27b"}) {
+        CAPTURE(name);
+        deployment.model = preset(name);
+        CacheLayout layout;
+        layout.shared_prefix = 2048;
+        CHECK(predict_step(deployment, 16, 8192).cost.kv_bytes == batch_kv_bytes(deployment.model, 8192, 16, layout));
+    }
+    // Two pipeline stages hold their own layers' prefix: the two halves of the whole (every
+    // layer global, so that the halves are alike).
+    deployment.model = preset("llama-3-70b");
+    const std::uint64_t whole = predict_step(deployment, 16, 8192).cost.kv_bytes;
+    deployment.parallelism.pp = 2;
+    CHECK(2 * predict_step(deployment, 16, 8192).cost.kv_bytes == whole);
+    // The answers at the boundary, the context's past the prefix: more fit than without it.
+    deployment = llama_70b_on_h100(8);
+    const PlanAnswer unshared = max_batch_for_target(deployment, 8192, 0.050);
+    deployment.shared_prefix = 4096;
+    const PlanAnswer batch = max_batch_for_target(deployment, 8192, 0.050);
+    REQUIRE(batch.value.has_value());
+    CHECK(*batch.value > *unshared.value);
+    CHECK(meets_target(predict_step(deployment, *batch.value, 8192), 0.050));
+    CHECK_FALSE(meets_target(predict_step(deployment, *batch.value + 1, 8192), 0.050));
+    const PlanAnswer context = max_context_for_target(deployment, 16, 0.050);
+    REQUIRE(context.value.has_value());
+    CHECK(*context.value > 4096);
+    CHECK(meets_target(predict_step(deployment, 16, *context.value), 0.050));
+    CHECK_FALSE(meets_target(predict_step(deployment, 16, *context.value + 1), 0.050));
+    // Not one token of its own meets a target below the weights' time.
+    CHECK(*max_context_for_target(deployment, 16, 1e-6).value == 0);
 }
 
 TEST_CASE("calibration takes each path's median roofline fraction, and a missing path the other's") {

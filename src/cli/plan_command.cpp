@@ -32,6 +32,9 @@ constexpr const char* plan_examples = R"(Examples:
   kvbench plan --model mistral-7b --tpot 20ms --efficiency 0.7 \
       --hardware bw=1TB/s,flops=200T,mem=48GB
       a device of your own
+  kvbench plan --model llama-3-8b --hardware h100-sxm --tpot 50ms -n 8K \
+      --shared-prefix 2K --efficiency 0.8
+      requests sharing a 2K system prompt, cached and read once
 
 Every figure is predicted, not measured: the larger of a step's bytes over
 bandwidth x efficiency and its FLOPs over peak x efficiency, per device
@@ -203,6 +206,9 @@ Deployment to_deployment(const PlanCliOptions& options, std::string& efficiency_
     const Calibrated calibrated = resolve_efficiency(options);
     deployment.efficiency = calibrated.efficiency;
     efficiency_note = calibrated.note;
+    if (options.shared_prefix && *options.shared_prefix != "0") {  // parse_count's suffixes (2K), and 0 for none
+        deployment.shared_prefix = parse_count(*options.shared_prefix, "--shared-prefix", 1, max_planned_context - 1);
+    }
     return deployment;
 }
 
@@ -229,6 +235,7 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
     column("kv_dtype", "KV dtype", Align::left, false, SheetRole::axis);
     column("weight_dtype", "weight dtype", Align::left, false, SheetRole::axis);
     column("seq", "N", Align::right, true, SheetRole::axis);
+    column("shared_prefix", "P", Align::right, false, SheetRole::axis);
     column("batch", "B", Align::right, true, SheetRole::axis);
     column("weight_bytes_per_device", "weights/device", Align::right, true);
     // A mixture of experts reads less than it holds; a dense model reads what it holds.
@@ -265,6 +272,7 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
             cells.push_back(text_cell(kv_dtype));
             cells.push_back(text_cell(weight_dtype));
             cells.push_back(count_cell(seq));
+            cells.push_back(count_cell(deployment.shared_prefix));
             cells.push_back(count_cell(batch));
             cells.push_back(bytes_cell(prediction.cost.weight_bytes));
             cells.push_back(bytes_cell(prediction.cost.weight_read_bytes));
@@ -329,6 +337,13 @@ Sheet plan_sheet(const Deployment& deployment, const std::vector<std::uint64_t>&
         format_bytes(deployment.memory_bytes), parallelism.tp, parallelism.pp, parallelism.tp * parallelism.pp,
         parallelism.tp * parallelism.pp == 1 ? "" : "s"));
     sheet.notes.push_back(efficiency_note);
+    if (deployment.shared_prefix != 0) {
+        sheet.notes.push_back(fmt::format("P={}: the tokens every sequence starts with (a system prompt), cached once on "
+                                          "each global layer and read once a step for the batch, as kvbench's step "
+                                          "reads them; an engine that reads them for each sequence pays their bytes "
+                                          "B times in time, not in memory (docs/planning.md).",
+                                          deployment.shared_prefix));
+    }
     sheet.notes.push_back("Every time is predicted: max(weight bytes read / (bandwidth x e_w) + KV bytes / (bandwidth x e_kv), "
                           "FLOPs / (peak x e)) per device, times PP stages; "
                           "interconnect time not counted (docs/planning.md).");
@@ -386,6 +401,10 @@ CLI::App* add_plan_command(CLI::App& app, PlanCliOptions& options) {
     plan->add_option("--efficiency", options.efficiency,
                      "The fraction of the peaks a step achieves, instead of --calibrate: 0.8, or bw=0.8,compute=0.5")
         ->type_name("E");
+    plan->add_option("--shared-prefix", options.shared_prefix,
+                     "Tokens every sequence starts with (a system prompt: 2K), cached and read once for the batch on "
+                     "each global layer; less than every N (default 0)")
+        ->type_name("P");
     add_output_options(plan, options.out, sheet_formats());
     return plan;
 }
@@ -399,6 +418,13 @@ int run_plan_command(const PlanCliOptions& options) {
         return std::vector<std::uint64_t>(values.begin(), values.end());
     };
     const std::vector<std::uint64_t> seqs = to_u64(parse_value_list(options.seq, "--seq", max_planned_context));
+    for (const std::uint64_t seq : seqs) {
+        if (seq <= deployment.shared_prefix) {
+            throw ConfigError(fmt::format("--shared-prefix {} must be less than every --seq, {} among them: each "
+                                          "sequence holds the prefix and its own tokens after it",
+                                          deployment.shared_prefix, seq));
+        }
+    }
     const std::vector<std::uint64_t> batches = to_u64(parse_value_list(options.batch, "--batch", max_planned_batch));
     const OutputPlan output = to_output_plan(options.out, sheet_formats());
     emit_sheet(plan_sheet(deployment, seqs, batches, tpot_s, efficiency_note), output);

@@ -113,17 +113,26 @@ Prediction predict_step(const Deployment& deployment, std::uint64_t batch, std::
     cost.weight_read_bytes =
         weight_bytes(params_per_device - std::min(params_per_device, unread_params_per_device), deployment.weight_dtype);
     // One layer's cache of one sequence at one position, times the positions every layer keeps
-    // (min(N, its window)) and B, so that a point past 2^64 bytes is refused rather than wrapped.
+    // (min(N, its window); a global layer's shared prefix once, each sequence's own N - P) and
+    // B, so that a point past 2^64 bytes is refused rather than wrapped.
     ModelConfig one_position = device;
     one_position.n_batch = 1;
     one_position.seq_len = 1;
     one_position.n_layers = 1;
     one_position.layer_windows.clear();
-    std::uint64_t layer_positions = 0;  // at most L·N <= 2^7·2^28 for the searches' bounds
+    one_position.shared_prefix = 0;
+    ModelConfig sharing = device;
+    sharing.shared_prefix = deployment.shared_prefix;
+    std::uint64_t shared_positions = 0;  // at most L·N <= 2^7·2^28 for the searches' bounds
+    std::uint64_t own_positions = 0;
     for (std::size_t layer = 0; layer < device.n_layers; ++layer) {
-        layer_positions += device.attended_positions(layer, device.seq_len);
+        shared_positions += sharing.shared_prefix_of(layer);
+        own_positions += device.attended_positions(layer, device.seq_len) - sharing.shared_prefix_of(layer);
     }
-    const std::optional<std::uint64_t> positions = checked_product(device.n_batch, layer_positions);
+    const std::optional<std::uint64_t> own = checked_product(device.n_batch, own_positions);
+    const std::optional<std::uint64_t> positions =
+        own && *own <= UINT64_MAX - shared_positions ? std::optional<std::uint64_t>(*own + shared_positions)
+                                                     : std::nullopt;
     const std::optional<std::uint64_t> kv_bytes =
         positions ? checked_product(*positions, kv_cache_bytes(one_position)) : std::nullopt;
     cost.fits = kv_bytes && cost.weight_bytes <= deployment.memory_bytes &&

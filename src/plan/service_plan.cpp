@@ -41,8 +41,12 @@ PlanAnswer max_batch_for_target(const Deployment& deployment, std::uint64_t seq_
 }
 
 PlanAnswer max_context_for_target(const Deployment& deployment, std::uint64_t batch, double tpot_s) {
-    return largest_meeting([&](std::uint64_t seq_len) { return predict_step(deployment, batch, seq_len); },
-                           max_planned_context, tpot_s);
+    // Over each sequence's own tokens past the shared prefix (all of them without one).
+    const std::uint64_t shared = deployment.shared_prefix;
+    PlanAnswer answer = largest_meeting([&](std::uint64_t own) { return predict_step(deployment, batch, shared + own); },
+                                        max_planned_context - shared, tpot_s);
+    if (answer.value && *answer.value > 0) *answer.value += shared;
+    return answer;
 }
 
 }  // namespace kvbench

@@ -29,6 +29,7 @@ struct PlanCliOptions {
     std::string pp = "1";
     std::optional<std::string> calibrate;     // --calibrate FILE
     std::optional<std::string> efficiency;    // --efficiency E or bw=E,compute=E
+    std::optional<std::string> shared_prefix; // --shared-prefix P: tokens every sequence starts with
     OutputCliOptions out;  // -o, -f, --export, -q, -v (output_options.hpp)
 };
 

@@ -45,6 +45,9 @@ struct Deployment {
     KvDtype weight_dtype = KvDtype::f16;
     Parallelism parallelism;
     Efficiency efficiency;
+    // Tokens every sequence starts with (a system prompt), cached once on each global layer and
+    // read once a step for the batch, as kvbench's step reads it (docs/planning.md).
+    std::uint64_t shared_prefix = 0;
 };
 
 // What bounds a point: it does not fit, or the larger time term and, for bandwidth, the larger
@@ -59,7 +62,7 @@ struct DeviceCost {
     // What a step reads of them: all but the routed experts no sequence of the batch was
     // routed to (docs/planning.md, "Experts"); weight_bytes for a dense model.
     std::uint64_t weight_read_bytes = 0;
-    std::uint64_t kv_bytes = 0;      // the device's cache, read once per step
+    std::uint64_t kv_bytes = 0;      // the device's cache, a shared prefix's once, read once per step
     // The step's FLOPs; unset only where a point that does not fit could count past 2^64.
     std::optional<std::uint64_t> flops;
     bool fits = false;               // weight_bytes + kv_bytes within Deployment::memory_bytes
@@ -85,7 +88,7 @@ ModelConfig model_config_of(const ModelPreset& model, std::uint64_t batch, std::
 
 // The predicted step of `batch` sequences at `seq_len` on each device of `deployment`. A point
 // that does not fit is not timed (times 0, limit memory). Requires: check_parallelism passes,
-// model.n_params covers the attention weights, batch and seq_len >= 1.
+// model.n_params covers the attention weights, batch >= 1, seq_len > deployment.shared_prefix.
 Prediction predict_step(const Deployment& deployment, std::uint64_t batch, std::uint64_t seq_len);
 
 }  // namespace kvbench

@@ -27,7 +27,9 @@ bool meets_target(const Prediction& prediction, double tpot_s);
 // The largest B at context seq_len. Requires: seq_len >= 1, tpot_s > 0.
 PlanAnswer max_batch_for_target(const Deployment& deployment, std::uint64_t seq_len, double tpot_s);
 
-// The longest N at batch `batch`. Requires: batch >= 1, tpot_s > 0.
+// The longest N at batch `batch`, a shared prefix's tokens and each sequence's own; 0 when not
+// one token of its own past the prefix meets the target. Requires: batch >= 1, tpot_s > 0,
+// deployment.shared_prefix < max_planned_context.
 PlanAnswer max_context_for_target(const Deployment& deployment, std::uint64_t batch, double tpot_s);
 
 }  // namespace kvbench
