@@ -21,76 +21,6 @@ constexpr std::uint64_t sink_stream = 0x5141'C000'0000'0004ull;
 float uniform_bound_for_variance(double variance) {
     return static_cast<float>(std::sqrt(3.0 * variance));
 }
-// fill_cache_seeded of a latent cache: one vector of r + d_r per position, no values of their own;
-// with a shared prefix, each global layer's one copy of positions [0, P) (stored through row 0),
-// then every row's own positions from P.
-void fill_latent_cache(const ModelConfig& config, KvCache& cache, std::size_t length, Rng& rng,
-                       const std::atomic<bool>* stop) {
-    const float bound = uniform_bound_for_variance(1.0);
-    const std::size_t width = cache.head_dim();
-    std::vector<float> vector(width);  // (r + d_r) floats: one position's c | k_rope
-    const auto fill_positions = [&](std::size_t layer, std::size_t b, std::size_t first, std::size_t end) {
-        for (std::size_t t = first; t < end; ++t) {
-            fill_uniform(rng, vector, bound);
-            cache.store(layer, b, 0, t, vector.data(), nullptr);
-        }
-    };
-    for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
-        const std::size_t prefix = std::min(length, cache.shared_prefix(layer));
-        fill_positions(layer, 0, 0, prefix);
-        for (std::size_t b = 0; b < config.n_batch; ++b) {
-            if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
-            // A ragged batch's row b holds `length` less its lag (docs/model.md, "Ragged batches"),
-            // a ring layer its last capacity positions, in slots from 0.
-            const std::size_t lag = config.seq_lag_of(b);
-            const std::size_t n_slots = std::min(length > lag ? length - lag : 0, prefix + cache.capacity(layer, b));
-            fill_positions(layer, b, prefix, n_slots);
-        }
-    }
-    cache.extend_to(length);
-}
-
-// fill_cache_seeded of a cache with a shared prefix (docs/model.md, "Shared prefixes"): per
-// global layer, each KV head's one copy of positions [0, P), then every row's own positions from
-// P; a window layer's rings as without a prefix, their slots from 0. Any type through store(),
-// keys before values of each block, so every type holds the f32 draws converted.
-void fill_shared_prefix_cache(const ModelConfig& config, KvCache& cache, std::size_t length, Rng& rng,
-                              const std::atomic<bool>* stop) {
-    const float bound = uniform_bound_for_variance(1.0);
-    const std::size_t head_dim = config.head_dim();
-    constexpr std::size_t positions_per_draw = 64;
-    std::vector<float> keys(positions_per_draw * head_dim), values(keys.size());
-    // Positions [first, first + n) of row b (row 0 stands for all in the prefix) and KV head g.
-    const auto fill_block = [&](std::size_t layer, std::size_t b, std::size_t g, std::size_t first, std::size_t n) {
-        Rng value_rng = rng;
-        value_rng.discard(n * head_dim);
-        for (std::size_t t0 = 0; t0 < n; t0 += positions_per_draw) {
-            const std::size_t count = std::min(positions_per_draw, n - t0);
-            fill_uniform(rng, {keys.data(), count * head_dim}, bound);
-            fill_uniform(value_rng, {values.data(), count * head_dim}, bound);
-            for (std::size_t t = 0; t < count; ++t) {
-                cache.store(layer, b, g, first + t0 + t, keys.data() + t * head_dim, values.data() + t * head_dim);
-            }
-        }
-        rng = value_rng;
-    };
-    for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
-        if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
-        const std::size_t prefix = std::min(length, cache.shared_prefix(layer));
-        for (std::size_t g = 0; g < config.n_kv_heads; ++g) fill_block(layer, 0, g, 0, prefix);
-        for (std::size_t b = 0; b < config.n_batch; ++b) {
-            if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
-            // A ragged batch's row b holds `length` less its lag, the prefix and its own after it
-            // (a ring's slots, at most).
-            const std::size_t lag = config.seq_lag_of(b);
-            const std::size_t end = std::min(length > lag ? length - lag : 0, prefix + cache.capacity(layer, b));
-            for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
-                fill_block(layer, b, g, prefix, end > prefix ? end - prefix : 0);
-            }
-        }
-    }
-    cache.extend_to(length);
-}
 
 }  // namespace
 
@@ -301,51 +231,53 @@ void fill_cache_seeded(const ModelConfig& config, KvCache& cache, std::size_t le
     cache.roll_back(0);
     Rng rng(seed ^ cache_fill_stream);
     const float bound = uniform_bound_for_variance(1.0);
-    if (cache.values_in_keys()) {
-        fill_latent_cache(config, cache, length, rng, stop);
-        return;
-    }
-    if (config.has_shared_prefix()) {
-        fill_shared_prefix_cache(config, cache, length, rng, stop);
-        return;
-    }
-    const std::size_t head_dim = config.head_dim();
-    // A cache of another type gets the values an f32 cache of the same seed holds, converted:
-    // drawn a few positions at a time, keys then values, in the order the f32 fill draws them.
+    // A latent cache's vectors are r + d_r wide, one KV head of no values of their own.
+    const std::size_t width = cache.head_dim();
+    const bool with_values = !cache.values_in_keys();
+    // A contiguous f32 cache's rows are arrays, drawn into in place; every other cache (a paged
+    // one's rings are not arrays, a shared prefix has none) gets the values an f32 cache of the
+    // same seed holds, through store(), converted.
+    const bool f32_arrays =
+        with_values && cache.key_dtype() == KvDtype::f32 && cache.value_dtype() == KvDtype::f32 && !cache.paged();
     constexpr std::size_t positions_per_draw = 64;
-    std::vector<float> keys, values;
-    // A paged cache's rings are not arrays: its f32 values go through store() as the other types'.
-    const bool all_f32 = cache.key_dtype() == KvDtype::f32 && cache.value_dtype() == KvDtype::f32 && !cache.paged();
-    if (!all_f32) {
-        keys.resize(positions_per_draw * head_dim);
-        values.resize(keys.size());
-    }
+    std::vector<float> keys(positions_per_draw * width), values(with_values ? keys.size() : 0);
+    // Positions [first, first + n) of row b (row 0 stands for every row in a shared prefix) and
+    // KV head g, drawn as the f32 arrays are: all of a block's keys, then its values (two streams).
+    const auto fill_block = [&](std::size_t layer, std::size_t b, std::size_t g, std::size_t first, std::size_t n,
+                                bool in_prefix) {
+        if (f32_arrays && !in_prefix) {  // a row's own slots, from slot 0
+            fill_uniform(rng, {cache.keys(layer, b, g), n * width}, bound);
+            fill_uniform(rng, {cache.values(layer, b, g), n * width}, bound);
+            return;
+        }
+        Rng value_rng = rng;
+        if (with_values) value_rng.discard(n * width);
+        for (std::size_t t0 = 0; t0 < n; t0 += positions_per_draw) {
+            const std::size_t count = std::min(positions_per_draw, n - t0);
+            fill_uniform(rng, {keys.data(), count * width}, bound);
+            if (with_values) fill_uniform(value_rng, {values.data(), count * width}, bound);
+            for (std::size_t t = 0; t < count; ++t) {
+                cache.store(layer, b, g, first + t0 + t, keys.data() + t * width,
+                            with_values ? values.data() + t * width : nullptr);
+            }
+        }
+        if (with_values) rng = value_rng;
+    };
+    // Per layer, a shared prefix's one copy of positions [0, P) (none on a window layer or
+    // without one, docs/model.md, "Shared prefixes"), then each row's own positions from P: a
+    // ragged row holds `length` less its lag (docs/model.md, "Ragged batches"), and a ring keeps
+    // only its last capacity positions, whose slots get values as seeded as the positions they
+    // stand for.
     for (std::size_t layer = 0; layer < config.n_layers; ++layer) {
-        // A ring layer keeps only its last capacity positions: fill its slots, whose values
-        // are as seeded as the positions they stand for.
+        if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
+        const std::size_t prefix = std::min(length, cache.shared_prefix(layer));
+        for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) fill_block(layer, 0, g, 0, prefix, true);
         for (std::size_t b = 0; b < config.n_batch; ++b) {
             if (stop != nullptr && stop->load(std::memory_order_relaxed)) return;
-            // A ragged batch's row b holds `length` less its lag (docs/model.md, "Ragged batches").
             const std::size_t lag = config.seq_lag_of(b);
-            const std::size_t n_slots = std::min(length > lag ? length - lag : 0, cache.capacity(layer, b));
-            for (std::size_t g = 0; g < config.n_kv_heads; ++g) {
-                if (all_f32) {
-                    fill_uniform(rng, {cache.keys(layer, b, g), n_slots * head_dim}, bound);
-                    fill_uniform(rng, {cache.values(layer, b, g), n_slots * head_dim}, bound);
-                    continue;
-                }
-                // The f32 fill draws all of a block's keys before its values: two streams.
-                Rng value_rng = rng;
-                value_rng.discard(n_slots * head_dim);
-                for (std::size_t t0 = 0; t0 < n_slots; t0 += positions_per_draw) {
-                    const std::size_t n = std::min(positions_per_draw, n_slots - t0);
-                    fill_uniform(rng, {keys.data(), n * head_dim}, bound);
-                    fill_uniform(value_rng, {values.data(), n * head_dim}, bound);
-                    for (std::size_t t = 0; t < n; ++t) {
-                        cache.store(layer, b, g, t0 + t, keys.data() + t * head_dim, values.data() + t * head_dim);
-                    }
-                }
-                rng = value_rng;
+            const std::size_t end = std::min(length > lag ? length - lag : 0, prefix + cache.capacity(layer, b));
+            for (std::size_t g = 0; g < cache.n_kv_heads(); ++g) {
+                fill_block(layer, b, g, prefix, end > prefix ? end - prefix : 0, false);
             }
         }
     }
