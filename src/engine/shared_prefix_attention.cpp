@@ -75,14 +75,12 @@ FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q,
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     const std::size_t n_prefix = std::min(cache.shared_prefix(layer), n_ctx);
     // A ragged batch's row b sees its own n_ctx - lag positions (docs/model.md, "Ragged batches"),
-    // the prefix and its own after it; the suffix splits are cut for the longest row's.
-    const auto row_suffix = [&](std::size_t b) -> std::size_t {
-        const std::size_t row_ctx = n_ctx - config.seq_lag_of(b);
-        if (row_ctx < n_prefix) {
-            throw std::logic_error("attend_decode: a row of a ragged batch ends inside the shared prefix");
-        }
-        return row_ctx - n_prefix;
-    };
+    // the prefix and its own after it, so the row furthest behind must still hold the prefix;
+    // the suffix splits are cut for the longest row's.
+    if (n_ctx < n_prefix + (config.seq_len - config.shortest_seq_len())) {
+        throw std::logic_error("attend_decode: a row of a ragged batch ends inside the shared prefix");
+    }
+    const auto row_suffix = [&](std::size_t b) { return n_ctx - config.seq_lag_of(b) - n_prefix; };
     const std::size_t n_suffix = n_ctx - n_prefix;
     const std::size_t n_threads = scratch.n_threads;
     const std::size_t prefix_splits = prefix_splits_for(config, n_prefix, n_threads, shared.max_prefix_splits);
@@ -149,10 +147,6 @@ FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q,
                       result, workspace);
     };
 
-    // Before the tasks: no exception may leave the parallel region.
-    std::uint64_t attended_pairs = 0;  // (row, key) pairs, Σ_b of each row's keys
-    for (std::size_t b = 0; b < n_batch; ++b) attended_pairs += n_prefix + row_suffix(b);
-
     std::uint64_t executed = 0;
     // As attend_decode: each task writes only its own partial rows, merged below in a fixed order.
     shared.tasks.reset(n_tasks);
@@ -181,6 +175,8 @@ FlopCount attend_decode_shared_prefix(const ModelConfig& config, const float* q,
                                     head_dim, out + b * config.q_dim() + h * head_dim);
         }
     }
+    std::uint64_t attended_pairs = 0;  // (row, key) pairs, Σ_b of each row's keys
+    for (std::size_t b = 0; b < n_batch; ++b) attended_pairs += n_prefix + row_suffix(b);
     return {4ull * n_heads * head_dim * attended_pairs, executed};
 }
 
