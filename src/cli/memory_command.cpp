@@ -117,15 +117,10 @@ MemoryRequest to_memory_request(const MemoryCliOptions& options) {
     request.block_size = parse_whole_number(options.block_size, "--block-size", 1, 1 << 20);
     if (options.shared_prefix) {
         request.shared_prefixes = parse_shared_prefixes(*options.shared_prefix);
-        // Every sequence holds the prefix and at least a token of its own.
+        // A percentage is of each N, so the shortest is the one to hold it.
         const std::uint64_t shortest = *std::min_element(request.seq.begin(), request.seq.end());
         for (const SharedPrefixLength& prefix : request.shared_prefixes) {
-            const std::uint64_t positions = prefix.positions_at(static_cast<std::size_t>(shortest));
-            if (positions >= shortest) {
-                throw ConfigError(fmt::format("--shared-prefix {} must be less than every --seq, {} the shortest: "
-                                              "each sequence holds the prefix and its own tokens after it",
-                                              positions, shortest));
-            }
+            require_prefix_below_every_seq(prefix.positions_at(static_cast<std::size_t>(shortest)), request.seq);
         }
     }
     if (options.budget) request.budget_bytes = parse_byte_size(*options.budget, "--budget");

@@ -7,6 +7,7 @@
 #include "cli/model_options.hpp"
 #include "cli/option_conventions.hpp"
 #include "cli/plan_sheet.hpp"
+#include "cli/shared_prefix_option.hpp"
 #include "cli/value_list.hpp"
 #include "kvbench/engine/config.hpp"
 #include "kvbench/plan/service_plan.hpp"
@@ -418,13 +419,7 @@ int run_plan_command(const PlanCliOptions& options) {
         return std::vector<std::uint64_t>(values.begin(), values.end());
     };
     const std::vector<std::uint64_t> seqs = to_u64(parse_value_list(options.seq, "--seq", max_planned_context));
-    for (const std::uint64_t seq : seqs) {
-        if (seq <= deployment.shared_prefix) {
-            throw ConfigError(fmt::format("--shared-prefix {} must be less than every --seq, {} among them: each "
-                                          "sequence holds the prefix and its own tokens after it",
-                                          deployment.shared_prefix, seq));
-        }
-    }
+    require_prefix_below_every_seq(deployment.shared_prefix, seqs);
     const std::vector<std::uint64_t> batches = to_u64(parse_value_list(options.batch, "--batch", max_planned_batch));
     const OutputPlan output = to_output_plan(options.out, sheet_formats());
     emit_sheet(plan_sheet(deployment, seqs, batches, tpot_s, efficiency_note), output);

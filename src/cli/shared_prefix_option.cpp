@@ -1,8 +1,11 @@
-// --shared-prefix: its help, and the list of prefix lengths it lays into the grid's spec.
+// --shared-prefix: its help, the list of prefix lengths it lays into the grid's spec, and its
+// rule against a list of contexts.
 #include "cli/shared_prefix_option.hpp"
 
 #include "cli/value_list.hpp"
+#include "kvbench/engine/config.hpp"
 
+#include <algorithm>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -38,6 +41,15 @@ std::vector<SharedPrefixLength> parse_shared_prefixes(const std::string& text) {
         at = end + 1;
     }
     return prefixes;
+}
+
+void require_prefix_below_every_seq(std::uint64_t positions, const std::vector<std::uint64_t>& seqs) {
+    const std::uint64_t shortest = *std::min_element(seqs.begin(), seqs.end());
+    if (positions >= shortest) {
+        throw ConfigError(fmt::format("--shared-prefix {} must be less than every --seq, {} the shortest: each "
+                                      "sequence holds the prefix and its own tokens after it",
+                                      positions, shortest));
+    }
 }
 
 }  // namespace kvbench
