@@ -87,7 +87,8 @@ ModelConfig model_config_of(const ModelPreset& model, std::uint64_t batch, std::
 Prediction predict_step(const Deployment& deployment, std::uint64_t batch, std::uint64_t seq_len) {
     const ModelPreset& model = deployment.model;
     const Parallelism& parallelism = deployment.parallelism;
-    const ModelConfig whole = model_config_of(model, batch, seq_len, deployment.kv_dtype);
+    ModelConfig whole = model_config_of(model, batch, seq_len, deployment.kv_dtype);
+    whole.shared_prefix = deployment.shared_prefix;  // the cache's count; the FLOPs do not change
     const ModelConfig device = device_config(whole, parallelism);
     const std::uint64_t n_ranks = parallelism.tp * parallelism.pp;
 
@@ -121,13 +122,11 @@ Prediction predict_step(const Deployment& deployment, std::uint64_t batch, std::
     one_position.n_layers = 1;
     one_position.layer_windows.clear();
     one_position.shared_prefix = 0;
-    ModelConfig sharing = device;
-    sharing.shared_prefix = deployment.shared_prefix;
     std::uint64_t shared_positions = 0;  // at most L·N <= 2^7·2^28 for the searches' bounds
     std::uint64_t own_positions = 0;
     for (std::size_t layer = 0; layer < device.n_layers; ++layer) {
-        shared_positions += sharing.shared_prefix_of(layer);
-        own_positions += device.attended_positions(layer, device.seq_len) - sharing.shared_prefix_of(layer);
+        shared_positions += device.shared_prefix_of(layer);
+        own_positions += device.attended_positions(layer, device.seq_len) - device.shared_prefix_of(layer);
     }
     const std::optional<std::uint64_t> own = checked_product(device.n_batch, own_positions);
     const std::optional<std::uint64_t> positions =
