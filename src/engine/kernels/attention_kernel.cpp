@@ -484,10 +484,27 @@ static_assert(kv_block_values == 2 * int8_dot_lanes);
 // AVX-512 q8_0's keys the same way ran no faster than its float tile, by eight gathers a block
 // or by loads and this transpose (bench/journal/2026-12-07-q8-0-keys-in-lanes-on-zen-5.md), and
 // keep it; AVX2's take int8's tile (q8_0_dot_score_tile).
+// With VNNI's byte products (vpdpbusd, four products of an unsigned and a signed byte added into
+// each 32-bit lane) the codes need no widening to 16 bits: a lane's 4 code bytes, masked to their
+// low or high nibbles, are 4 codes as bytes. The 16-bit query element q = 256·h + l is split into
+// a signed high byte h (the codes unsigned) and an unsigned low byte l (the codes, 0 to 15, read
+// as signed), and the block's sum is 256·Σ h·c + Σ l·c: the same exact integer as the 16-bit
+// products', so the same scores, with a mask and half a shift per 4 codes where the pairs took
+// two of each.
+#if defined(__AVX512VNNI__)
+#define KVBENCH_Q4_0_BYTE_PRODUCTS 1
+#endif
+
 struct Q4_0Query {
+#if defined(KVBENCH_Q4_0_BYTE_PRODUCTS)
+    // Per block and group g of 4 code bytes, 4 query bytes a word: the high bytes of elements 4g
+    // to 4g+3 (the codes' low nibbles), of the 16 past them (the high nibbles), then the low bytes
+    // of the same two runs.
+#else
     // Per block and group g of 4 code bytes, the query pairs (two int16 in an int32) that
     // multiply the low nibbles of bytes 4g and 4g+2, of 4g+1 and 4g+3, then their high nibbles:
     // elements 4g, 4g+2; 4g+1, 4g+3; and 16 past each (kv_convert.hpp's layout).
+#endif
     alignas(64) std::array<std::int32_t, int8_dot_max_dim / kv_block_values * 16> pairs;
     std::array<std::int32_t, int8_dot_max_dim / kv_block_values> offsets;  // -8 Σ q over each block
 };
@@ -495,10 +512,22 @@ struct Q4_0Query {
 // The query rounded to 16 bits (round_query_to_i16's) in Q4_0Query's layout. Requires: dim a
 // multiple of kv_block_values, at most int8_dot_max_dim.
 void arrange_query_for_q4_0(const std::int16_t* q, std::size_t dim, Q4_0Query& out) {
+#if defined(KVBENCH_Q4_0_BYTE_PRODUCTS)
+    // Elements e..e+3 as 4 bytes of a word, each its high (signed) or low (unsigned) byte.
+    const auto bytes = [](const std::int16_t* e, bool high) {
+        std::uint32_t word = 0;
+        for (std::size_t i = 0; i < 4; ++i) {
+            const auto element = static_cast<std::uint16_t>(e[i]);
+            word |= static_cast<std::uint32_t>(high ? element >> 8 : element & 0xffu) << (8 * i);
+        }
+        return static_cast<std::int32_t>(word);
+    };
+#else
     const auto pair = [](std::int16_t low, std::int16_t high) {
         return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint16_t>(low)) |
                                          static_cast<std::uint32_t>(static_cast<std::uint16_t>(high)) << 16);
     };
+#endif
     for (std::size_t b = 0; b < dim / kv_block_values; ++b) {
         const std::int16_t* low = q + b * kv_block_values;  // the low nibbles' elements
         const std::int16_t* high = low + kv_block_values / 2;
@@ -507,10 +536,17 @@ void arrange_query_for_q4_0(const std::int16_t* q, std::size_t dim, Q4_0Query& o
         out.offsets[b] = -8 * sum;
         std::int32_t* pairs = out.pairs.data() + 16 * b;
         for (std::size_t g = 0; g < 4; ++g) {
+#if defined(KVBENCH_Q4_0_BYTE_PRODUCTS)
+            pairs[4 * g + 0] = bytes(low + 4 * g, true);
+            pairs[4 * g + 1] = bytes(high + 4 * g, true);
+            pairs[4 * g + 2] = bytes(low + 4 * g, false);
+            pairs[4 * g + 3] = bytes(high + 4 * g, false);
+#else
             pairs[4 * g + 0] = pair(low[4 * g], low[4 * g + 2]);
             pairs[4 * g + 1] = pair(low[4 * g + 1], low[4 * g + 3]);
             pairs[4 * g + 2] = pair(high[4 * g], high[4 * g + 2]);
             pairs[4 * g + 3] = pair(high[4 * g + 1], high[4 * g + 3]);
+#endif
         }
     }
 }
@@ -531,6 +567,18 @@ void arrange_query_for_q4_0(const std::int16_t* q, std::size_t dim, Q4_0Query& o
         PairVec sums = broadcast_pair(query.offsets[b]);
         PairVec block_codes[4];
         load_q4_0_codes(block + 2, row_bytes, block_codes);
+#if defined(KVBENCH_Q4_0_BYTE_PRODUCTS)
+        PairVec high_sums = zero_pairs();  // Σ h·c, 256 times smaller than its part of the sum
+        for (std::size_t g = 0; g < 4; ++g) {
+            const PairVec low_nibbles = nibble_bytes<0>(block_codes[g]);
+            const PairVec high_nibbles = nibble_bytes<4>(block_codes[g]);
+            high_sums = add_byte_products(high_sums, low_nibbles, broadcast_pair(pairs[4 * g]));
+            high_sums = add_byte_products(high_sums, high_nibbles, broadcast_pair(pairs[4 * g + 1]));
+            sums = add_byte_products(sums, broadcast_pair(pairs[4 * g + 2]), low_nibbles);
+            sums = add_byte_products(sums, broadcast_pair(pairs[4 * g + 3]), high_nibbles);
+        }
+        sums = add_lanes(sums, times_256(high_sums));
+#else
         for (std::size_t g = 0; g < 4; ++g) {
             const PairVec codes = block_codes[g];
             sums = add_pair_products(sums, nibble_words<0>(codes), broadcast_pair(pairs[4 * g]));
@@ -538,6 +586,7 @@ void arrange_query_for_q4_0(const std::int16_t* q, std::size_t dim, Q4_0Query& o
             sums = add_pair_products(sums, nibble_words<4>(codes), broadcast_pair(pairs[4 * g + 2]));
             sums = add_pair_products(sums, nibble_words<12>(codes), broadcast_pair(pairs[4 * g + 3]));
         }
+#endif
         scores = Simd::fma(gather_block_scales(block, rows), pair_sums_to_floats(sums), scores);
         // As many calls a block as the float tile makes (one a vector of the block), so the
         // prefetch plan's count per block holds for either.

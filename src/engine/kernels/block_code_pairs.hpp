@@ -138,6 +138,22 @@ template <int shift>
 
 [[gnu::always_inline]] inline Vec pair_sums_to_floats(PairVec sums) { return _mm512_cvtepi32_ps(sums); }
 
+#if defined(__AVX512VNNI__)
+// sums + the 4 products of each lane's unsigned bytes of a and signed bytes of b.
+[[gnu::always_inline]] inline PairVec add_byte_products(PairVec sums, PairVec a, PairVec b) {
+    return _mm512_dpbusd_epi32(sums, a, b);
+}
+#endif
+
+// The nibbles at bit `shift` (0 or 4) of every byte, as bytes.
+template <int shift>
+[[gnu::always_inline]] inline PairVec nibble_bytes(PairVec codes) {
+    if constexpr (shift != 0) codes = _mm512_srli_epi16(codes, shift);
+    return _mm512_and_si512(codes, _mm512_set1_epi8(0x0f));
+}
+
+[[gnu::always_inline]] inline PairVec times_256(PairVec v) { return _mm512_slli_epi32(v, 8); }
+
 #else  // AVX2
 using PairVec = __m256i;
 
