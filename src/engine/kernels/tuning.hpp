@@ -238,6 +238,23 @@ struct KernelTuning {
         std::size_t amx_prefetch_bytes = 128;
     } small_m_typed;
 
+    // small_m_gemm_lanes (small_m_lanes.cpp): f32 weights times 9 to 64 rows of x in the lanes of
+    // zmm registers, AVX-512 builds only. From min_rows rows linear() takes it, where groups of 8
+    // rows of small_m_gemm ran each group's arithmetic in turn (16 rows 12.8 → 7.7 ms, 32 rows
+    // 21-25 → 10.9 ms at D=4096 GQA-8, the step's projections; 9 rows 1.16 → 0.95 ms at D=1024;
+    // bench/journal/2026-12-08-rows-of-x-in-lanes.md); 0: no build class here takes it.
+    struct SmallMLanes {
+        std::size_t min_rows;
+        // Per vector count (16, 32, 48, 64 rows of x): weight rows a tile and columns a step, so
+        // that rows · vectors accumulators and columns · vectors x vectors fill the 32 registers;
+        // 16 × 8 at 16 rows measured against 24 × 4, 12 × 16, 8 × 16 and 20 × 8, and 11 × 4 at 32
+        // against 14 × 2, 8 × 8, 6 × 8 and 10 × 4 (the same journal).
+        std::size_t rows_16, columns_16;
+        std::size_t rows_32, columns_32;
+        std::size_t rows_48, columns_48;
+        std::size_t rows_64, columns_64;
+    } small_m_lanes;
+
     // linear() (linear.cpp): the projections' kernel by row count.
     struct Projection {
         // Up to this many groups of small_m.max_rows rows, small_m_gemm reads W once per group;
@@ -282,6 +299,8 @@ inline constexpr KernelTuning avx512_tuning{
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .x_in_l2_on_intel = true, .line_prefetch_bytes = 2048,
                       .min_parallel_weights = std::size_t{1} << 16, .amx_int8_from_rows = 5},
+    .small_m_lanes = {.min_rows = 9, .rows_16 = 16, .columns_16 = 8, .rows_32 = 11, .columns_32 = 4, .rows_48 = 7,
+                      .columns_48 = 2, .rows_64 = 5, .columns_64 = 2},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024,
                    .converted_block_max_bytes = 32 * 1024 * 1024},
     .decode = {.min_split_positions = 64},
@@ -308,6 +327,8 @@ inline constexpr KernelTuning avx2_tuning{
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .x_in_l2_on_intel = false, .line_prefetch_bytes = 2048,
                       .min_parallel_weights = std::size_t{1} << 16},
+    .small_m_lanes = {.min_rows = 0, .rows_16 = 0, .columns_16 = 0, .rows_32 = 0, .columns_32 = 0, .rows_48 = 0,
+                      .columns_48 = 0, .rows_64 = 0, .columns_64 = 0},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024,
                    .converted_block_max_bytes = 32 * 1024 * 1024},
     .decode = {.min_split_positions = 64},
@@ -336,6 +357,8 @@ inline constexpr KernelTuning portable_tuning{
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .x_in_l2_on_intel = false, .line_prefetch_bytes = 2048,
                       .min_parallel_weights = std::size_t{1} << 16},
+    .small_m_lanes = {.min_rows = 0, .rows_16 = 0, .columns_16 = 0, .rows_32 = 0, .columns_32 = 0, .rows_48 = 0,
+                      .columns_48 = 0, .rows_64 = 0, .columns_64 = 0},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024,
                    .converted_block_max_bytes = 32 * 1024 * 1024},
     .decode = {.min_split_positions = 64},
