@@ -28,7 +28,8 @@ from pathlib import Path
 # the model calls, which never include one another (the model chooses between them); the model.
 ENGINE = "src/engine/"
 KERNELS = ENGINE + "kernels/"
-KERNEL_ENTRY_POINTS = ["attention_kernel", "attention_grouped", "small_m_gemm", "small_m_typed", "vector_math", "task_ranges"]
+KERNEL_ENTRY_POINTS = ["attention_kernel", "attention_grouped", "small_m_gemm", "small_m_lanes", "small_m_typed", "vector_math",
+                       "task_ranges"]
 LAYERS = [
     ("files", ["src/files/"], []),
     ("engine types", [ENGINE + "include/kvbench/engine/kv_dtype.hpp", ENGINE + "include/kvbench/engine/kv_convert.hpp",

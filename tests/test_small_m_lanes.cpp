@@ -5,6 +5,7 @@
 #include "kvbench/engine/blas.hpp"
 #include "kvbench/engine/linear.hpp"
 #include "kvbench/engine/reference.hpp"
+#include "kvbench/engine/weight_matrix.hpp"
 
 #include "test_support.hpp"
 
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 using namespace kvbench;
@@ -63,6 +65,38 @@ TEST_CASE("small_m_gemm_lanes matches the naive twin for every vector count, rag
     }
 }
 
+TEST_CASE("small_m_gemm_typed_lanes matches the naive twin on bf16, f16 and int8 weights") {
+    if (!small_m_lanes_compiled()) {
+        MESSAGE("small_m_gemm_typed_lanes is built for AVX-512 only; this build has none to test");
+        return;
+    }
+    // 263 columns: a whole block of 256 converted, then 7, ragged against a vector; 4099 sixteen
+    // blocks and a ragged seventeenth. 37 weight rows leave rows after the last whole tile.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (const WeightDtype dtype : {WeightDtype::bf16, WeightDtype::f16, WeightDtype::int8}) {
+        for (std::size_t in_dim : {7u, 263u, 4099u}) {
+            const std::size_t out_dim = 37;
+            const WeightMatrix f32(WeightDtype::f32, out_dim, in_dim, random_vector(out_dim * in_dim, 98));
+            const WeightMatrix w(dtype, out_dim, in_dim, f32.to_f32());
+            const WeightView view = w.view();
+            for (std::size_t n_rows : {9u, 16u, 17u, 40u, 64u}) {
+                const auto x = random_vector(n_rows * in_dim, 99);
+                const auto y0 = random_vector(n_rows * out_dim, 100);
+                for (float beta : {0.0f, 1.0f}) {
+                    std::vector<float> fast = y0, naive = y0;
+                    if (beta == 0.0f) std::fill(fast.begin(), fast.end(), nan);
+                    small_m_gemm_typed_lanes(x.data(), n_rows, in_dim, view.elements, view.scales, dtype, out_dim, beta,
+                                             fast.data());
+                    linear_naive(x.data(), n_rows, in_dim, view, out_dim, beta, naive.data());
+                    INFO(std::string(weight_dtype_info(dtype).name) << " rows=" << n_rows << " in=" << in_dim
+                                                                   << " beta=" << beta);
+                    CHECK(relative_error(fast, naive) < 1e-5);
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("small_m_gemm_lanes gives the same bits on any number of threads and wherever x and W lie") {
     if (!small_m_lanes_compiled()) {
         MESSAGE("small_m_gemm_lanes is built for AVX-512 only; this build has none to test");
@@ -99,29 +133,38 @@ TEST_CASE("small_m_gemm_lanes gives the same bits on any number of threads and w
     set_compute_threads(threads_before);
 }
 
-TEST_CASE("linear takes f32 weights to the lanes kernel from its first row count to 64 rows, and counts its buffer") {
+TEST_CASE("linear takes 9 to 64 rows of x to the lanes kernels, and counts their buffer") {
     const std::size_t in_dim = 300, out_dim = 50;
     const auto w = random_vector(out_dim * in_dim, 97);
-    for (std::size_t n_rows = 1; n_rows <= small_m_lanes_max_rows + 1; ++n_rows) {
-        const auto x = random_vector(n_rows * in_dim, 96);
-        std::vector<float> y(n_rows * out_dim), lanes(n_rows * out_dim);
-        linear(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data());
-        INFO("rows=" << n_rows);
-        CHECK(relative_error(y, naive_product(x, n_rows, in_dim, w, out_dim, 0.0f, y)) < 1e-5);
-        const bool takes = small_m_lanes_takes(n_rows);
-        CHECK(takes == (small_m_lanes_compiled() && n_rows >= small_m_lanes_min_rows && n_rows <= small_m_lanes_max_rows));
-        if (takes) {
-            // The same bits as the kernel called alone: linear() ran it.
-            small_m_gemm_lanes(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, lanes.data());
-            CHECK(std::memcmp(y.data(), lanes.data(), y.size() * sizeof(float)) == 0);
-            CHECK(linear_lanes_bytes(n_rows, in_dim) >= (n_rows + 15) / 16 * 16 * in_dim * sizeof(float));
-        } else if (n_rows < small_m_lanes_min_rows || !small_m_lanes_compiled()) {
-            CHECK(linear_lanes_bytes(n_rows, in_dim) == 0);
+    const WeightMatrix bf16(WeightDtype::bf16, out_dim, in_dim, w);
+    for (const WeightDtype dtype : {WeightDtype::f32, WeightDtype::bf16}) {
+        const WeightView view = dtype == WeightDtype::f32 ? WeightView{w.data(), nullptr, WeightDtype::f32} : bf16.view();
+        const std::size_t min_rows = small_m_lanes_min_rows(dtype);
+        for (std::size_t n_rows = 1; n_rows <= small_m_lanes_max_rows + 1; ++n_rows) {
+            const auto x = random_vector(n_rows * in_dim, 96);
+            std::vector<float> y(n_rows * out_dim), naive(n_rows * out_dim), lanes(n_rows * out_dim);
+            linear(x.data(), n_rows, in_dim, view, out_dim, 0.0f, y.data());
+            linear_naive(x.data(), n_rows, in_dim, view, out_dim, 0.0f, naive.data());
+            INFO(std::string(weight_dtype_info(dtype).name) << " rows=" << n_rows);
+            CHECK(relative_error(y, naive) < 1e-5);
+            const bool takes = small_m_lanes_takes(n_rows, dtype);
+            CHECK(takes == (min_rows != 0 && n_rows >= min_rows && n_rows <= small_m_lanes_max_rows));
+            if (takes) {
+                // The same bits as the kernel called alone: linear() ran it.
+                if (dtype == WeightDtype::f32) {
+                    small_m_gemm_lanes(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, lanes.data());
+                } else {
+                    small_m_gemm_typed_lanes(x.data(), n_rows, in_dim, view.elements, view.scales, dtype, out_dim, 0.0f,
+                                             lanes.data());
+                }
+                CHECK(std::memcmp(y.data(), lanes.data(), y.size() * sizeof(float)) == 0);
+                CHECK(linear_lanes_bytes(n_rows, in_dim, dtype) >= (n_rows + 15) / 16 * 16 * in_dim * sizeof(float));
+            } else if (n_rows < min_rows || min_rows == 0) {
+                CHECK(linear_lanes_bytes(n_rows, in_dim, dtype) == 0);
+            }
         }
-    }
-    // More rows than the kernel takes: a call over any subset of them may still take it, so the
-    // bound is 64 rows' buffer.
-    if (small_m_lanes_compiled()) {
-        CHECK(linear_lanes_bytes(1000, in_dim) == linear_lanes_bytes(small_m_lanes_max_rows, in_dim));
+        // More rows than the kernels take: a call over any subset of them may still take them, so
+        // the bound is 64 rows' buffer.
+        CHECK(linear_lanes_bytes(1000, in_dim, dtype) == linear_lanes_bytes(small_m_lanes_max_rows, in_dim, dtype));
     }
 }

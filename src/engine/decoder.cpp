@@ -35,9 +35,10 @@ std::size_t weight_conversion_bytes(const ModelConfig& config, std::size_t rows)
     const std::size_t longest_in = std::max({config.model_dim, config.q_dim(), config.ffn_dim, config.moe.expert_dim,
                                              config.n_heads * config.mla.v_head_dim, config.mla.q_lora_rank,
                                              config.mla.kv_lora_rank});
-    if (config.weight_dtype == WeightDtype::f32) return linear_lanes_bytes(rows, longest_in);
+    const std::size_t lanes = linear_lanes_bytes(rows, longest_in, config.weight_dtype);
+    if (config.weight_dtype == WeightDtype::f32) return lanes;
     const std::size_t tiles = config.weight_dtype == WeightDtype::int8 ? linear_int8_tile_bytes(longest_in) : 0;
-    return checked_add(linear_conversion_bytes(rows, longest_in), tiles);
+    return checked_add(checked_add(linear_conversion_bytes(rows, longest_in), tiles), lanes);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Projections on the kernel measured fastest for the row count: the small-m kernel for 1 row to
 // 3 groups of 8 rows (int8 weights from tuning.hpp's amx_int8_from_rows rows on AMX's tiles where
-// the CPU has them; f32 weights from 9 to 64 rows, on AVX-512, with the rows in vector lanes),
+// the CPU has them; on AVX-512, f32 weights from 9 to 64 rows and reduced ones from 25, with the
+// rows in vector lanes),
 // OpenBLAS sgemm for more. The small-m kernel reads W once per group, where
 // sgemm streams W far below the memory bandwidth
 // (bench/journal/2026-11-30-linear-sgemv-small-m-or-sgemm.md), and one row's W as four far-apart
@@ -54,8 +55,12 @@ bool ran_on_amx_tiles(const float* x, std::size_t n_rows, std::size_t in_dim, We
 
 std::uint64_t linear(const float* x, std::size_t n_rows, std::size_t in_dim, WeightView w,
                      std::size_t out_dim, float beta, float* y) {
-    if (w.dtype == WeightDtype::f32 && small_m_lanes_takes(n_rows)) {
-        small_m_gemm_lanes(x, n_rows, in_dim, static_cast<const float*>(w.elements), out_dim, beta, y);
+    if (small_m_lanes_takes(n_rows, w.dtype) && !ran_on_amx_tiles(x, n_rows, in_dim, w, out_dim, beta, y)) {
+        if (w.dtype == WeightDtype::f32) {
+            small_m_gemm_lanes(x, n_rows, in_dim, static_cast<const float*>(w.elements), out_dim, beta, y);
+        } else {
+            small_m_gemm_typed_lanes(x, n_rows, in_dim, w.elements, w.scales, w.dtype, out_dim, beta, y);
+        }
         return 2ull * n_rows * out_dim * in_dim;
     }
     const std::size_t n_groups = (n_rows + small_m_max_rows - 1) / small_m_max_rows;
@@ -106,8 +111,8 @@ std::size_t linear_conversion_bytes(std::size_t n_rows, std::size_t max_in_dim) 
                                                     std::max(converted_block_max_bytes, longest_row_bytes)));
 }
 
-std::size_t linear_lanes_bytes(std::size_t n_rows, std::size_t max_in_dim) {
-    return small_m_lanes_bytes(n_rows, max_in_dim);
+std::size_t linear_lanes_bytes(std::size_t n_rows, std::size_t max_in_dim, WeightDtype dtype) {
+    return small_m_lanes_bytes(n_rows, max_in_dim, dtype);
 }
 
 std::size_t linear_int8_tile_bytes(std::size_t max_in_dim) {

@@ -245,6 +245,12 @@ struct KernelTuning {
     // bench/journal/2026-12-08-rows-of-x-in-lanes.md); 0: no build class here takes it.
     struct SmallMLanes {
         std::size_t min_rows;
+        // bf16, f16 and int8 weights from this many rows: below it, up to three groups of 8 rows
+        // of small_m_gemm_typed read half or a quarter of f32's bytes and ran 1.09-1.57× faster
+        // than the lanes at 9 to 24 rows; above, sgemm over converted blocks ran 4-6× slower
+        // (Llama-3.2-1B at B=32: 224 → 63 ms in bf16;
+        // bench/journal/2026-12-08-reduced-weights-in-lanes.md).
+        std::size_t typed_min_rows;
         // Per vector count (16, 32, 48, 64 rows of x): weight rows a tile and columns a step, so
         // that rows · vectors accumulators and columns · vectors x vectors fill the 32 registers;
         // 16 × 8 at 16 rows measured against 24 × 4, 12 × 16, 8 × 16 and 20 × 8, and 11 × 4 at 32
@@ -299,7 +305,7 @@ inline constexpr KernelTuning avx512_tuning{
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .x_in_l2_on_intel = true, .line_prefetch_bytes = 2048,
                       .min_parallel_weights = std::size_t{1} << 16, .amx_int8_from_rows = 5},
-    .small_m_lanes = {.min_rows = 9, .rows_16 = 16, .columns_16 = 8, .rows_32 = 11, .columns_32 = 4, .rows_48 = 7,
+    .small_m_lanes = {.min_rows = 9, .typed_min_rows = 25, .rows_16 = 16, .columns_16 = 8, .rows_32 = 11, .columns_32 = 4, .rows_48 = 7,
                       .columns_48 = 2, .rows_64 = 5, .columns_64 = 2},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024,
                    .converted_block_max_bytes = 32 * 1024 * 1024},
@@ -327,7 +333,7 @@ inline constexpr KernelTuning avx2_tuning{
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .x_in_l2_on_intel = false, .line_prefetch_bytes = 2048,
                       .min_parallel_weights = std::size_t{1} << 16},
-    .small_m_lanes = {.min_rows = 0, .rows_16 = 0, .columns_16 = 0, .rows_32 = 0, .columns_32 = 0, .rows_48 = 0,
+    .small_m_lanes = {.min_rows = 0, .typed_min_rows = 0, .rows_16 = 0, .columns_16 = 0, .rows_32 = 0, .columns_32 = 0, .rows_48 = 0,
                       .columns_48 = 0, .rows_64 = 0, .columns_64 = 0},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024,
                    .converted_block_max_bytes = 32 * 1024 * 1024},
@@ -357,7 +363,7 @@ inline constexpr KernelTuning portable_tuning{
                       .int8_max_rows = 7, .x_l1_chunk_bytes = 32 * 1024, .x_l2_chunk_bytes = 128 * 1024,
                       .min_run_bytes = 2048, .x_in_l2_on_intel = false, .line_prefetch_bytes = 2048,
                       .min_parallel_weights = std::size_t{1} << 16},
-    .small_m_lanes = {.min_rows = 0, .rows_16 = 0, .columns_16 = 0, .rows_32 = 0, .columns_32 = 0, .rows_48 = 0,
+    .small_m_lanes = {.min_rows = 0, .typed_min_rows = 0, .rows_16 = 0, .columns_16 = 0, .rows_32 = 0, .columns_32 = 0, .rows_48 = 0,
                       .columns_48 = 0, .rows_64 = 0, .columns_64 = 0},
     .projection = {.max_small_m_groups = 3, .converted_block_bytes = 512 * 1024,
                    .converted_block_max_bytes = 32 * 1024 * 1024},

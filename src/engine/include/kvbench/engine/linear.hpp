@@ -27,10 +27,10 @@ std::uint64_t linear_sgemm(const float* x, std::size_t n_rows, std::size_t in_di
 // weights for sgemm over n_rows rows of x whose rows are at most max_in_dim long (an upper bound,
 // linear_sgemm's included): counted in the scratch's memory budget.
 std::size_t linear_conversion_bytes(std::size_t n_rows, std::size_t max_in_dim);
-// The most bytes linear() keeps, per calling thread and for reuse, to multiply f32 weights by at
-// most n_rows rows of x up to max_in_dim long with the rows in vector lanes (x transposed); 0
-// where it does not.
-std::size_t linear_lanes_bytes(std::size_t n_rows, std::size_t max_in_dim);
+// The most bytes linear() keeps, per calling thread and for reuse, to multiply weights of `dtype`
+// by at most n_rows rows of x up to max_in_dim long with the rows in vector lanes (x transposed);
+// 0 where it does not.
+std::size_t linear_lanes_bytes(std::size_t n_rows, std::size_t max_in_dim, WeightDtype dtype);
 // The most bytes linear() keeps, per calling thread and for reuse, to multiply int8 weights on
 // AMX's tiles (x's packed parts, for rows up to max_in_dim long); 0 where the tiles are not used.
 std::size_t linear_int8_tile_bytes(std::size_t max_in_dim);
