@@ -57,9 +57,10 @@ BENCHMARK(BM_Linear)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
+// From 9 rows (a serving batch) AVX-512 builds take the rows-in-lanes kernel (linear.cpp).
 BENCHMARK(BM_Linear)
     ->ArgNames({"rows", "D", "cold"})
-    ->ArgsProduct({{1, 2, 3, 4, 6, 8}, {1024, 4096}, {1}})
+    ->ArgsProduct({{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64}, {1024, 4096}, {1}})
     ->Iterations(cold_iterations)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
@@ -97,7 +98,7 @@ void BM_LinearTyped(benchmark::State& state) {
 
 BENCHMARK(BM_LinearTyped)
     ->ArgNames({"rows", "D", "dtype", "cold"})
-    ->ArgsProduct({{1, 2, 3, 4, 6, 8}, {4096}, {0, 1, 2, 3}, {1}})
+    ->ArgsProduct({{1, 2, 3, 4, 6, 8, 16, 32}, {4096}, {0, 1, 2, 3}, {1}})
     ->Iterations(cold_iterations)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
