@@ -28,9 +28,9 @@ std::size_t full_block_rows(const ModelConfig& config, bool forward) {
     return forward ? config.total_tokens() : checked_mul(config.n_query_tokens, config.n_batch);
 }
 
-// What linear() keeps to convert reduced-type weights for sgemm, or to transpose x for f32
-// weights, over `rows` rows (linear.hpp): a buffer per thread, not the scratch's own, but held
-// while the scratch is in use.
+// What linear() keeps to convert reduced-type weights for sgemm and to transpose x for the
+// rows-in-lanes kernels, over `rows` rows (linear.hpp): buffers per thread, not the scratch's
+// own, but held while the scratch is in use.
 std::size_t weight_conversion_bytes(const ModelConfig& config, std::size_t rows) {
     const std::size_t longest_in = std::max({config.model_dim, config.q_dim(), config.ffn_dim, config.moe.expert_dim,
                                              config.n_heads * config.mla.v_head_dim, config.mla.q_lora_rank,

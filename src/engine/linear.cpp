@@ -1,8 +1,8 @@
 // Projections on the kernel measured fastest for the row count: the small-m kernel for 1 row to
 // 3 groups of 8 rows (int8 weights from tuning.hpp's amx_int8_from_rows rows on AMX's tiles where
-// the CPU has them; on AVX-512, f32 weights from 9 to 64 rows and reduced ones from 25, with the
-// rows in vector lanes),
-// OpenBLAS sgemm for more. The small-m kernel reads W once per group, where
+// the CPU has them); on AVX-512 the rows-in-lanes kernel for f32 weights from 9 to 64 rows and
+// reduced ones from 25 (bench/journal/2026-12-08-rows-of-x-in-lanes.md); OpenBLAS sgemm for
+// more. The small-m kernel reads W once per group, where
 // sgemm streams W far below the memory bandwidth
 // (bench/journal/2026-11-30-linear-sgemv-small-m-or-sgemm.md), and one row's W as four far-apart
 // streams, faster than OpenBLAS's sgemv (bench/journal/2026-12-02-one-row-of-x-as-four-streams.md).

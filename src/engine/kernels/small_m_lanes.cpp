@@ -1,4 +1,5 @@
-// small_m_gemm_lanes(): rows of x in the lanes of zmm registers, each weight broadcast once.
+// small_m_gemm_lanes() and small_m_gemm_typed_lanes(): rows of x in the lanes of zmm registers, each
+// weight broadcast once.
 //
 // Why it exists: the small-m kernel (small_m_gemm.cpp) multiplies a weight vector by each row of
 // x with an FMA a row, and its tiles reach about 105-115 GFLOP/s on two Emerald Rapids cores; from
