@@ -18,6 +18,7 @@
 #include <vector>
 
 using namespace kvbench;
+using kvbench::test::expected_product;
 using kvbench::test::random_vector;
 
 namespace {
@@ -46,18 +47,6 @@ std::vector<SmallMPath> every_small_m_path() {
 std::string name_of(const SmallMPath& path) {
     return std::string(isa_name(path.isa)) + (path.l1 == SmallML1::kib32 ? " for a 32 KiB L1" : " for a 48 KiB L1") +
            (path.pass_prefetch == PassPrefetch::spread ? "" : ", first pass prefetching");
-}
-
-// y = x · W^T + beta · y0 by the reference, for comparing with a kernel's output.
-std::vector<float> expected_product(const std::vector<float>& x, std::size_t n_rows,
-                                    std::size_t in_dim, const std::vector<float>& w,
-                                    std::size_t out_dim, float beta, const std::vector<float>& y0) {
-    std::vector<float> y(n_rows * out_dim);
-    linear_naive(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data());
-    if (beta != 0.0f) {
-        for (std::size_t i = 0; i < y.size(); ++i) y[i] += y0[i];
-    }
-    return y;
 }
 
 }  // namespace

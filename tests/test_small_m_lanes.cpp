@@ -18,23 +18,8 @@
 #include <vector>
 
 using namespace kvbench;
+using kvbench::test::expected_product;
 using kvbench::test::random_vector;
-
-namespace {
-
-// y0 + x · W^T (beta 1) or x · W^T (beta 0) by the naive twin.
-std::vector<float> naive_product(const std::vector<float>& x, std::size_t n_rows, std::size_t in_dim,
-                                 const std::vector<float>& w, std::size_t out_dim, float beta,
-                                 const std::vector<float>& y0) {
-    std::vector<float> y(n_rows * out_dim);
-    linear_naive(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data());
-    if (beta != 0.0f) {
-        for (std::size_t i = 0; i < y.size(); ++i) y[i] += y0[i];
-    }
-    return y;
-}
-
-}  // namespace
 
 TEST_CASE("small_m_gemm_lanes matches the naive twin for every vector count, ragged shape and beta") {
     if (!small_m_lanes_compiled()) {
@@ -58,7 +43,7 @@ TEST_CASE("small_m_gemm_lanes matches the naive twin for every vector count, rag
                     if (beta == 0.0f) std::fill(y.begin(), y.end(), nan);
                     small_m_gemm_lanes(x.data(), n_rows, in_dim, w.data(), out_dim, beta, y.data());
                     INFO("rows=" << n_rows << " in=" << in_dim << " out=" << out_dim << " beta=" << beta);
-                    CHECK(relative_error(y, naive_product(x, n_rows, in_dim, w, out_dim, beta, y0)) < 1e-5);
+                    CHECK(relative_error(y, expected_product(x, n_rows, in_dim, w, out_dim, beta, y0)) < 1e-5);
                 }
             }
         }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kvbench/engine/config.hpp"
+#include "kvbench/engine/linear.hpp"
 #include "kvbench/engine/rng.hpp"
 #include "kvbench/engine/weights.hpp"
 
@@ -22,6 +23,18 @@ inline std::vector<float> random_vector(std::size_t n, std::uint64_t seed, float
     std::vector<float> v(n);
     fill_uniform(rng, v, scale);
     return v;
+}
+
+// y = x · W^T + beta · y0 by the naive twin (linear_naive), for comparing with a kernel's output.
+inline std::vector<float> expected_product(const std::vector<float>& x, std::size_t n_rows, std::size_t in_dim,
+                                           const std::vector<float>& w, std::size_t out_dim, float beta,
+                                           const std::vector<float>& y0) {
+    std::vector<float> y(n_rows * out_dim);
+    linear_naive(x.data(), n_rows, in_dim, w.data(), out_dim, 0.0f, y.data());
+    if (beta != 0.0f) {
+        for (std::size_t i = 0; i < y.size(); ++i) y[i] += y0[i];
+    }
+    return y;
 }
 
 inline ModelConfig make_config(std::size_t n_batch, std::size_t seq_len, std::size_t model_dim,
