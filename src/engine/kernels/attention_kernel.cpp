@@ -490,7 +490,7 @@ static_assert(kv_block_values == 2 * int8_dot_lanes);
 // a signed high byte h (the codes unsigned) and an unsigned low byte l (the codes, 0 to 15, read
 // as signed), and the block's sum is 256·Σ h·c + Σ l·c: the same exact integer as the 16-bit
 // products', so the same scores, with a mask and half a shift per 4 codes where the pairs took
-// two of each.
+// one and a half of each.
 #if defined(__AVX512VNNI__)
 #define KVBENCH_Q4_0_BYTE_PRODUCTS 1
 #endif
