@@ -32,10 +32,12 @@
 
 namespace kvbench {
 
+namespace {
+constexpr std::size_t width = 16;  // floats per zmm: rows of x per vector
+}  // namespace
+
 #if defined(__AVX512F__)
 namespace {
-
-constexpr std::size_t width = 16;  // floats per zmm: rows of x per vector
 constexpr auto choices = tuning.small_m_lanes;
 
 // Each output sums its products in blocks of k_block columns, one running sum a block, then the
@@ -246,8 +248,7 @@ bool small_m_lanes_takes(std::size_t n_rows, WeightDtype dtype) {
 std::size_t small_m_lanes_bytes(std::size_t n_rows, std::size_t in_dim, WeightDtype dtype) {
     const std::size_t rows = std::min(n_rows, small_m_lanes_max_rows);
     if (!small_m_lanes_takes(rows, dtype)) return 0;
-    constexpr std::size_t lanes = 16;
-    return ((rows + lanes - 1) / lanes * lanes * in_dim + lanes) * sizeof(float);
+    return ((rows + width - 1) / width * width * in_dim + width) * sizeof(float);
 }
 
 void small_m_gemm_lanes(const float* x, std::size_t n_rows, std::size_t in_dim, const float* w, std::size_t out_dim,
@@ -266,7 +267,7 @@ void small_m_gemm_typed_lanes(const float* x, std::size_t n_rows, std::size_t in
     assert(n_rows >= 1 && n_rows <= small_m_lanes_max_rows && in_dim >= 1 && small_m_lanes_compiled() &&
            dtype != WeightDtype::f32);
 #if defined(__AVX512F__)
-    const std::size_t element_bytes = dtype == WeightDtype::int8 ? 1 : 2;
+    const std::size_t element_bytes = weight_dtype_info(dtype).bytes;
     run_for_rows(x, n_rows, in_dim, out_dim, beta, y, tuning.small_m_typed.min_parallel_weights,
                  [&](std::size_t o) {
                      // Each thread's block of converted weights: R rows of k_block floats, in L1.
